@@ -1,0 +1,57 @@
+"""The registry of calibrators: short name -> class, imported lazily.
+
+Tests, benchmarks, the CLI and the demo iterate over this table, so adding a calibrator is
+one module plus one line here. Classes are imported on first use, so ``import bayescal``
+stays light (the Bayesian ones import PyMC only when a model is built).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+__all__ = ["REGISTRY", "calibrators", "get_calibrator_class", "make_calibrator"]
+
+REGISTRY: dict[str, str] = {
+    "histogram": "bayescal.baselines.histogram:HistogramBinning",
+    "platt": "bayescal.baselines.platt:PlattScaling",
+    "isotonic": "bayescal.baselines.isotonic:IsotonicCalibrator",
+    "kde": "bayescal.baselines.kde:KDECalibrator",
+    "beta": "bayescal.baselines.beta:BetaCalibration",
+    "scaling_binning": "bayescal.baselines.scaling_binning:ScalingBinning",
+    "bbq": "bayescal.baselines.bbq:BBQ",
+    "enir": "bayescal.baselines.enir:ENIR",
+    "elite": "bayescal.baselines.elite:ELiTE",
+    "mbct": "bayescal.baselines.mbct:MBCT",
+    "dpm": "bayescal.bayesian.dpm:DPMCalibrator",
+}
+
+
+def calibrators() -> list[str]:
+    """Names of every available calibrator, sorted."""
+    return sorted(REGISTRY)
+
+
+def get_calibrator_class(name: str) -> type:
+    """The calibrator class registered under ``name``."""
+    try:
+        target = REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"Unknown calibrator {name!r}: choose one of {calibrators()}.") from None
+    module, cls = target.split(":")
+    return getattr(import_module(module), cls)
+
+
+def make_calibrator(name: str, **params: Any):
+    """Build the calibrator registered under ``name`` with the given parameters."""
+    return get_calibrator_class(name)(**params)
+
+
+def registry_name(obj_or_cls: Any) -> str:
+    """The registry name of a calibrator instance or class."""
+    cls = obj_or_cls if isinstance(obj_or_cls, type) else type(obj_or_cls)
+    target = f"{cls.__module__}:{cls.__name__}"
+    for name, path in REGISTRY.items():
+        if path == target:
+            return name
+    raise ValueError(f"{cls.__name__} is not a registered calibrator: add it to bayescal._registry.REGISTRY.")

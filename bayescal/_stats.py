@@ -1,0 +1,42 @@
+"""Small weighted-statistics helpers shared by several calibrators."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["weighted_mean_std", "weighted_quantile", "silverman_bandwidth"]
+
+
+def weighted_mean_std(x: np.ndarray, w: np.ndarray | None = None) -> tuple[float, float]:
+    """Weighted mean and (population) standard deviation."""
+    x = np.asarray(x, dtype=np.float64)
+    w = np.ones_like(x) if w is None else np.asarray(w, dtype=np.float64)
+    mu = float(np.average(x, weights=w))
+    return mu, float(np.sqrt(np.average((x - mu) ** 2, weights=w)))
+
+
+def weighted_quantile(x: np.ndarray, q: np.ndarray | float, w: np.ndarray | None = None) -> np.ndarray:
+    """Quantiles of a weighted sample (inverse of the weighted ECDF, midpoint convention)."""
+    x = np.asarray(x, dtype=np.float64)
+    w = np.ones_like(x) if w is None else np.asarray(w, dtype=np.float64)
+    order = np.argsort(x, kind="stable")
+    xs, ws = x[order], w[order]
+    cum = np.cumsum(ws) - 0.5 * ws
+    cum /= ws.sum()
+    return np.interp(q, cum, xs)
+
+
+def silverman_bandwidth(x: np.ndarray, w: np.ndarray | None = None) -> float:
+    r"""Silverman's rule of thumb :math:`h = 1.06\,\hat\sigma\,N^{-1/5}`.
+
+    ``N`` is the effective sample size :math:`(\sum w)^2 / \sum w^2` under weights.
+    Falls back to a small positive value when the sample has no spread.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    w = np.ones_like(x) if w is None else np.asarray(w, dtype=np.float64)
+    _, sd = weighted_mean_std(x, w)
+    n_eff = w.sum() ** 2 / np.sum(w**2)
+    h = 1.06 * sd * n_eff ** (-0.2)
+    if not h > 0:
+        h = 1e-3 * max(1.0, float(np.abs(x).max()))
+    return float(h)

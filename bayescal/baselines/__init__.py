@@ -1,0 +1,1 @@
+"""Frequentist calibrators of the literature, one module per family."""

@@ -1,0 +1,1 @@
+"""Bayesian calibrators (PyMC models, imported only when a model is built)."""

@@ -1,0 +1,219 @@
+"""Scores on the working scale, and compressed sufficient statistics for large data.
+
+Two scales appear throughout bayescal:
+
+* the **input scale**: what the user passes, either probabilities in [0, 1]
+  (``score_kind="probability"``) or raw decision values (``score_kind="decision"``);
+* the **working scale** ``t``: the logit of a probability, or the decision value as is.
+  Probabilities of exactly 0 or 1 are clipped to ``[PROB_EPS, 1 - PROB_EPS]`` before the
+  logit, so ``t`` is always finite (``|t| <= logit(1 - PROB_EPS)`` ~ 27.6).
+
+Every calibrator is a function of the working scale; monotone calibrators give the same
+fit on either scale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.special import expit, logit
+
+from bayescal._validation import (
+    check_consistent_length,
+    check_labels,
+    check_sample_weight,
+    check_score_kind,
+    check_scores,
+)
+
+__all__ = ["PROB_EPS", "to_working", "from_working", "ScoreData", "prepare_data", "ScoreSummary"]
+
+PROB_EPS = 1e-12
+"""Probabilities are clipped to [PROB_EPS, 1 - PROB_EPS] before taking the logit."""
+
+
+def to_working(scores: np.ndarray, score_kind: str) -> np.ndarray:
+    """Map validated scores from the input scale to the working scale ``t``.
+
+    ``t = logit(clip(p, PROB_EPS, 1 - PROB_EPS))`` for probabilities, ``t = s`` for decision values.
+    """
+    check_score_kind(score_kind)
+    scores = np.asarray(scores, dtype=np.float64)
+    if score_kind == "probability":
+        return logit(np.clip(scores, PROB_EPS, 1.0 - PROB_EPS))
+    return scores.copy()
+
+
+def from_working(t: np.ndarray, score_kind: str) -> np.ndarray:
+    """Inverse of :func:`to_working` (up to the clipping of exact 0 and 1)."""
+    check_score_kind(score_kind)
+    t = np.asarray(t, dtype=np.float64)
+    return expit(t) if score_kind == "probability" else t.copy()
+
+
+@dataclass(frozen=True)
+class ScoreData:
+    """Validated calibration data.
+
+    Attributes
+    ----------
+    scores : ndarray of shape (n,)
+        Scores on the input scale (a copy of what the user passed).
+    t : ndarray of shape (n,)
+        Scores on the working scale.
+    y : ndarray of shape (n,)
+        Labels as 0/1 (int8).
+    w : ndarray of shape (n,)
+        Sample weights (ones when none were given).
+    score_kind : {"probability", "decision"}
+    classes : ndarray of shape (2,)
+        The original label values, ``[negative, positive]``.
+    """
+
+    scores: np.ndarray
+    t: np.ndarray
+    y: np.ndarray
+    w: np.ndarray
+    score_kind: str
+    classes: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.t.shape[0])
+
+    @property
+    def weighted(self) -> bool:
+        return bool(np.any(self.w != 1.0))
+
+
+def prepare_data(
+    scores: Any,
+    y: Any,
+    sample_weight: Any = None,
+    *,
+    score_kind: str = "probability",
+    pos_label: Any = None,
+) -> ScoreData:
+    """Validate user input and return a :class:`ScoreData` (inputs are not modified)."""
+    s = check_scores(scores, score_kind=score_kind)
+    y01, classes = check_labels(y, pos_label=pos_label)
+    check_consistent_length(scores=s, y=y01)
+    w = check_sample_weight(sample_weight, s.shape[0])
+    return ScoreData(scores=s, t=to_working(s, score_kind), y=y01, w=w, score_kind=score_kind, classes=classes)
+
+
+@dataclass
+class ScoreSummary:
+    """Per-class weighted counts of working-scale scores on a fixed grid (sufficient statistics).
+
+    A 1-D calibrator needs only how much weight of each class sits at each score. The
+    summary keeps it on ``n_bins`` equal-width bins of the working scale between ``lo`` and
+    ``hi`` (scores outside are counted in the end bins), plus exact probability 0 and 1 as
+    atoms. Summaries with the same grid add (``a + b``), so shards can be summarised where
+    they live and merged. Fitting on a summary treats every score as sitting at its bin
+    centre: the approximation error of a calibration map is at most its change over half a
+    bin width, ``(hi - lo) / (2 n_bins)`` on the working scale.
+
+    Attributes
+    ----------
+    edges : ndarray of shape (n_bins + 1,)
+    counts : ndarray of shape (2, n_bins)
+        Weighted counts per class (row 0: negatives, row 1: positives).
+    atoms : ndarray of shape (n_atoms,)
+        Input-scale values kept exactly (0.0 and 1.0 for probabilities; none for decisions).
+    atom_counts : ndarray of shape (2, n_atoms)
+    score_kind : str
+    classes : ndarray of shape (2,)
+    """
+
+    edges: np.ndarray
+    counts: np.ndarray
+    atoms: np.ndarray
+    atom_counts: np.ndarray
+    score_kind: str
+    classes: np.ndarray = field(default_factory=lambda: np.array([0, 1]))
+
+    @classmethod
+    def from_arrays(
+        cls,
+        scores: Any,
+        y: Any,
+        sample_weight: Any = None,
+        *,
+        score_kind: str = "probability",
+        pos_label: Any = None,
+        n_bins: int = 1024,
+        lo: float | None = None,
+        hi: float | None = None,
+    ) -> "ScoreSummary":
+        """Summarise in-memory scores and labels (see the class docstring)."""
+        data = prepare_data(scores, y, sample_weight, score_kind=score_kind, pos_label=pos_label)
+        return cls.from_data(data, n_bins=n_bins, lo=lo, hi=hi)
+
+    @classmethod
+    def from_data(cls, data: ScoreData, *, n_bins: int = 1024, lo: float | None = None, hi: float | None = None) -> "ScoreSummary":
+        if int(n_bins) < 2:
+            raise ValueError(f"n_bins={n_bins} is too small: use at least 2 bins (1024 by default).")
+        atoms = np.array([0.0, 1.0]) if data.score_kind == "probability" else np.empty(0)
+        is_atom = np.isin(data.scores, atoms) if atoms.size else np.zeros(data.n, dtype=bool)
+        t = data.t[~is_atom]
+        if lo is None or hi is None:
+            lo_, hi_ = (float(t.min()), float(t.max())) if t.size else (-1.0, 1.0)
+            pad = max(1e-9, 1e-9 * (hi_ - lo_))
+            lo = lo_ - pad if lo is None else lo
+            hi = hi_ + pad if hi is None else hi
+        if not hi > lo:
+            raise ValueError(f"lo={lo} must be below hi={hi}.")
+        edges = np.linspace(lo, hi, int(n_bins) + 1)
+        counts = np.zeros((2, int(n_bins)))
+        atom_counts = np.zeros((2, atoms.size))
+        for c in (0, 1):
+            sel = data.y[~is_atom] == c
+            idx = np.clip(np.searchsorted(edges, t[sel], side="right") - 1, 0, n_bins - 1)
+            counts[c] = np.bincount(idx, weights=data.w[~is_atom][sel], minlength=n_bins)
+            for j, a in enumerate(atoms):
+                m = (data.scores == a) & (data.y == c)
+                atom_counts[c, j] = data.w[m].sum()
+        return cls(edges=edges, counts=counts, atoms=atoms, atom_counts=atom_counts,
+                   score_kind=data.score_kind, classes=np.asarray(data.classes))
+
+    @property
+    def centers(self) -> np.ndarray:
+        return 0.5 * (self.edges[1:] + self.edges[:-1])
+
+    @property
+    def n_bins(self) -> int:
+        return int(self.counts.shape[1])
+
+    @property
+    def total(self) -> np.ndarray:
+        """Total weight per class, ``[n0, n1]``, atoms included."""
+        return self.counts.sum(axis=1) + self.atom_counts.sum(axis=1)
+
+    def __add__(self, other: "ScoreSummary") -> "ScoreSummary":
+        if not isinstance(other, ScoreSummary):
+            return NotImplemented
+        if (self.score_kind != other.score_kind or self.edges.shape != other.edges.shape
+                or not np.allclose(self.edges, other.edges) or not np.array_equal(self.atoms, other.atoms)):
+            raise ValueError("ScoreSummary objects have different grids: build them with the same n_bins, lo and hi.")
+        return ScoreSummary(self.edges.copy(), self.counts + other.counts, self.atoms.copy(),
+                            self.atom_counts + other.atom_counts, self.score_kind, self.classes)
+
+    def to_data(self) -> ScoreData:
+        """Weighted pseudo-data: one row per non-empty (bin or atom, class), weight = its count."""
+        t_all = np.concatenate([self.centers, to_working(self.atoms, self.score_kind) if self.atoms.size else np.empty(0)])
+        s_all = np.concatenate([from_working(self.centers, self.score_kind), self.atoms])
+        ts, ss, ys, ws = [], [], [], []
+        for c in (0, 1):
+            cnt = np.concatenate([self.counts[c], self.atom_counts[c]])
+            keep = cnt > 0
+            ts.append(t_all[keep]); ss.append(s_all[keep]); ws.append(cnt[keep])
+            ys.append(np.full(keep.sum(), c, dtype=np.int8))
+        t, s, y, w = (np.concatenate(v) for v in (ts, ss, ys, ws))
+        if y.min() == y.max():
+            raise ValueError("The summary holds a single class: calibration needs samples of both classes.")
+        order = np.argsort(t, kind="stable")
+        return ScoreData(scores=s[order], t=t[order], y=y[order], w=w[order],
+                         score_kind=self.score_kind, classes=self.classes)

@@ -1,0 +1,193 @@
+"""Save and load fitted calibrators as netCDF (HDF5) files: no pickle, no code execution.
+
+Format (``FORMAT_VERSION`` = 1): one ``xarray.DataTree`` written with h5netcdf.
+
+* root attrs: ``bayescal_format``, ``bayescal_version``, ``calibrator`` (registry name),
+  ``params`` (JSON of ``get_params()``), ``state`` (JSON: for every fitted attribute its kind
+  and, for small values, the value itself), ``content_hash`` (SHA-256 of params, state and
+  every array, checked on load so a truncated or edited file is rejected);
+* root data variables ``<attr>`` for each fitted ``numpy`` array (booleans stored as uint8);
+  ``<attr>__<i>`` for each member of a list of arrays;
+* child nodes named after fitted ``xarray`` attributes (``idata_`` of Bayesian calibrators
+  keeps its groups: ``idata_/posterior``, ...).
+
+A fitted attribute is any instance attribute whose name ends in ``_`` and does not start
+with ``_``; calibrators keep their fitted state in arrays, scalars, strings, lists of those,
+or xarray objects, so this one mechanism serves all of them. After loading,
+``Calibrator._restore()`` rebuilds anything derived.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from bayescal._version import __version__
+
+__all__ = ["FORMAT_VERSION", "save", "load"]
+
+FORMAT_VERSION = 1
+_ENGINE = "h5netcdf"
+
+
+def _fitted_attrs(est: Any) -> dict[str, Any]:
+    return {k: v for k, v in vars(est).items() if k.endswith("_") and not k.startswith("_")}
+
+
+def _jsonable(value: Any, what: str) -> Any:
+    if isinstance(value, (np.generic,)):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, what) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v, what) for k, v in value.items()}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise ValueError(f"{what} holds a {type(value).__name__}, which bayescal files cannot store: use numbers, strings, lists or dicts.")
+
+
+def _array_for_file(arr: np.ndarray) -> tuple[np.ndarray, str]:
+    dtype = arr.dtype
+    if dtype.kind == "b":
+        return arr.astype(np.uint8), "bool"
+    if dtype.kind == "O":
+        try:
+            return arr.astype(str), "str"
+        except Exception:  # pragma: no cover - defensive
+            raise ValueError("an object array could not be stored as strings") from None
+    return arr, dtype.str
+
+
+def _hash(params: str, state: str, tree: xr.DataTree) -> str:
+    h = hashlib.sha256()
+    h.update(params.encode())
+    h.update(state.encode())
+    for node in sorted(tree.subtree, key=lambda n: n.path):
+        ds = node.to_dataset(inherit=False)
+        for name in sorted(ds.variables):
+            values = np.asarray(ds[name].values)
+            h.update(f"{node.path}/{name}:{values.dtype.kind}:{values.shape}".encode())
+            if values.dtype.kind in "OUS":
+                h.update("\x1f".join(map(str, values.ravel().tolist())).encode())
+            else:
+                h.update(np.ascontiguousarray(values.astype(values.dtype.newbyteorder("<"))).tobytes())
+    return h.hexdigest()
+
+
+def _tree(est: Any) -> tuple[xr.DataTree, dict[str, Any]]:
+    arrays: dict[str, Any] = {}
+    children: dict[str, xr.DataTree] = {}
+    state: dict[str, Any] = {}
+    for name, value in _fitted_attrs(est).items():
+        if isinstance(value, np.ndarray):
+            arr, dt = _array_for_file(value)
+            arrays[name] = (tuple(f"{name}__d{i}" for i in range(arr.ndim)), arr)
+            state[name] = {"kind": "array", "dtype": dt}
+        elif isinstance(value, list) and value and all(isinstance(v, np.ndarray) for v in value):
+            dts = []
+            for i, v in enumerate(value):
+                arr, dt = _array_for_file(v)
+                arrays[f"{name}__{i}"] = (tuple(f"{name}__{i}__d{j}" for j in range(arr.ndim)), arr)
+                dts.append(dt)
+            state[name] = {"kind": "array_list", "dtypes": dts}
+        elif isinstance(value, xr.DataTree):
+            children[name] = value
+            state[name] = {"kind": "datatree"}
+        elif isinstance(value, (xr.Dataset, xr.DataArray)):
+            ds = value.to_dataset(name=value.name or "values") if isinstance(value, xr.DataArray) else value
+            children[name] = xr.DataTree(ds)
+            state[name] = {"kind": "dataarray" if isinstance(value, xr.DataArray) else "dataset",
+                           "name": getattr(value, "name", None) or "values"}
+        else:
+            state[name] = {"kind": "json", "value": _jsonable(value, f"Fitted attribute {name}")}
+    tree = xr.DataTree(xr.Dataset(arrays))
+    for name, child in children.items():
+        tree[name] = child.copy()
+    return tree, state
+
+
+def save(est: Any, path: str | Path) -> None:
+    """Write a fitted calibrator to ``path`` (netCDF via h5netcdf)."""
+    from sklearn.utils.validation import check_is_fitted
+
+    from bayescal._registry import registry_name
+
+    check_is_fitted(est)
+    params = json.dumps(_jsonable(est.get_params(deep=False), f"A parameter of {type(est).__name__}"), sort_keys=True)
+    tree, state = _tree(est)
+    state_json = json.dumps(state, sort_keys=True)
+    tree.attrs.update({
+        "bayescal_format": FORMAT_VERSION,
+        "bayescal_version": __version__,
+        "calibrator": registry_name(est),
+        "params": params,
+        "state": state_json,
+        "content_hash": _hash(params, state_json, tree),
+    })
+    tree.to_netcdf(Path(path), engine=_ENGINE)
+
+
+def _restore_array(arr: np.ndarray, dt: str) -> np.ndarray:
+    if dt == "bool":
+        return arr.astype(bool)
+    if dt == "str":
+        return arr.astype(str)
+    return arr.astype(np.dtype(dt))
+
+
+def load(path: str | Path, *, expected: type | None = None) -> Any:
+    """Read a calibrator written by :func:`save`, checking its format version and content hash."""
+    from bayescal._registry import get_calibrator_class
+
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"No file at {str(path)!r}: pass the path of a file written by save().")
+    try:
+        with xr.open_datatree(path, engine=_ENGINE) as opened:
+            tree = opened.load().copy()
+    except Exception as exc:
+        raise ValueError(f"{str(path)!r} could not be read as a bayescal file (truncated or not netCDF): {exc}") from None
+    attrs = tree.attrs
+    if "bayescal_format" not in attrs:
+        raise ValueError(f"{str(path)!r} is not a bayescal file (no 'bayescal_format' attribute).")
+    fmt = int(attrs["bayescal_format"])
+    if fmt > FORMAT_VERSION:
+        raise ValueError(
+            f"{str(path)!r} has format version {fmt}, newer than this bayescal ({__version__}) reads "
+            f"(up to {FORMAT_VERSION}): upgrade bayescal."
+        )
+    try:
+        params_json, state_json, digest = attrs["params"], attrs["state"], attrs["content_hash"]
+        name = attrs["calibrator"]
+    except KeyError as exc:
+        raise ValueError(f"{str(path)!r} is missing the attribute {exc}: the file is damaged.") from None
+    if _hash(params_json, state_json, tree) != digest:
+        raise ValueError(f"{str(path)!r} failed its content check: the file was modified or damaged.")
+    cls = get_calibrator_class(name)
+    if expected is not None and not issubclass(cls, expected):
+        raise ValueError(f"{str(path)!r} holds a {cls.__name__}, not a {expected.__name__}.")
+    est = cls(**json.loads(params_json))
+    root = tree.to_dataset(inherit=False)
+    for attr, info in json.loads(state_json).items():
+        kind = info["kind"]
+        if kind == "array":
+            value = _restore_array(root[attr].values, info["dtype"])
+        elif kind == "array_list":
+            value = [_restore_array(root[f"{attr}__{i}"].values, dt) for i, dt in enumerate(info["dtypes"])]
+        elif kind == "datatree":
+            value = tree[attr].copy()
+            value.orphan() if hasattr(value, "orphan") else None
+        elif kind == "dataset":
+            value = tree[attr].to_dataset(inherit=False)
+        elif kind == "dataarray":
+            value = tree[attr].to_dataset(inherit=False)[info["name"]]
+        else:
+            value = info["value"]
+        setattr(est, attr, value)
+    est._restore()
+    return est
