@@ -30,6 +30,8 @@ def _as_1d_float(values: Any, name: str) -> np.ndarray:
     """Convert a list / numpy array / pandas Series / (n, 1) array to a new 1-D float64 array."""
     if values is None:
         raise ValueError(f"{name} is None: pass a 1-D array of numbers.")
+    if hasattr(values, "tocsr") or hasattr(values, "todense"):
+        raise ValueError(f"{name} is a sparse matrix: sparse input is not supported; pass a dense 1-D array.")
     if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
         values = values.to_numpy()
     if isinstance(values, (str, bytes)):
@@ -39,7 +41,7 @@ def _as_1d_float(values: Any, name: str) -> np.ndarray:
     except Exception as exc:  # ragged lists and the like
         raise ValueError(f"{name} could not be read as an array ({exc}): pass a 1-D array of numbers.") from None
     if arr.dtype.kind == "c":
-        raise ValueError(f"{name} has complex values: pass real numbers.")
+        raise ValueError(f"{name} has complex values (Complex data not supported): pass real numbers.")
     if arr.dtype.kind == "b":
         arr = arr.astype(np.float64)
     if arr.dtype.kind not in "iuf":
@@ -53,6 +55,10 @@ def _as_1d_float(values: Any, name: str) -> np.ndarray:
         arr = arr[:, 0]
     if arr.ndim == 0:
         raise ValueError(f"{name} is a scalar: pass a 1-D array of shape (n,) or (n, 1).")
+    if arr.ndim == 2 and arr.shape[1] == 0:
+        raise ValueError(
+            f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required: pass one score per sample."
+        )
     if arr.ndim != 1:
         raise ValueError(
             f"{name} has shape {arr.shape}: pass one score per sample, shape (n,) or (n, 1). "
@@ -115,9 +121,10 @@ def check_labels(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return ``(y01, classes)``: labels as a new int8 array of 0/1 and the two original classes.
 
-    Accepts {0, 1}, booleans, or any two distinct values. With values other than {0, 1},
-    {False, True} or {-1, 1}, ``pos_label`` names the positive class. ``classes`` is ordered
-    ``[negative, positive]``.
+    Accepts {0, 1}, booleans, or any two distinct values. ``pos_label`` names the positive
+    class; by default it is the greater of the two sorted values, as in scikit-learn
+    (1 for {0, 1} and {-1, 1}, True for booleans, "yes" for {"no", "yes"}). ``classes`` is
+    ordered ``[negative, positive]``.
     """
     if y is None:
         raise ValueError(f"{name} is None: pass the true binary labels.")
@@ -143,24 +150,20 @@ def check_labels(
         raise ValueError(f"{name} mixes value types that cannot be compared: pass binary labels such as 0/1.") from None
     if classes.size > 2:
         shown = ", ".join(map(repr, classes[:5].tolist())) + (", ..." if classes.size > 5 else "")
+        continuous = arr.dtype.kind == "f" and np.any(classes != np.round(classes))
         raise ValueError(
-            f"{name} has {classes.size} distinct values ({shown}) but calibration here is binary: "
-            "pass labels with exactly two values (e.g. 0/1), or binarise one class against the rest."
+            (f"Unknown label type: continuous. {name} has non-integer values ({shown}): " if continuous
+             else f"Only binary classification is supported. {name} has {classes.size} distinct values ({shown}): ")
+            + "pass labels with exactly two values (e.g. 0/1), or binarise one class against the rest."
         )
     if classes.size == 1 and require_both:
         raise ValueError(
             f"{name} has a single class ({classes[0]!r}): calibration needs samples of both classes."
         )
     if pos_label is None:
-        values = set(classes.tolist())
-        if values <= {0, 1}:
-            pos_label = 1 if arr.dtype.kind != "b" else True
-        elif values <= {-1, 1}:
-            pos_label = 1
-        else:
-            raise ValueError(
-                f"{name} has values {classes.tolist()}: say which one is the positive class with pos_label=..."
-            )
+        # scikit-learn's convention: the greater of the two sorted values is the positive class
+        # ({0, 1}: 1; {False, True}: True; {-1, 1}: 1; {"no", "yes"}: "yes").
+        pos_label = classes[-1] if classes.size == 2 else (1 if classes[0] != 1 else classes[0])
     elif pos_label not in classes.tolist() and (require_both or classes.size == 2):
         raise ValueError(f"pos_label={pos_label!r} is not one of the values in {name}: {classes.tolist()}.")
     y01 = (arr == pos_label).astype(np.int8)

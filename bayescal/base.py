@@ -71,7 +71,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.one_d_array = True
-        tags.input_tags.two_d_array = False
+        tags.input_tags.two_d_array = True  # a single column (n, 1) is accepted
         tags.classifier_tags.multi_class = False
         tags.classifier_tags.poor_score = True
         return tags
@@ -134,7 +134,9 @@ class Calibrator(ClassifierMixin, BaseEstimator):
             data = scores.to_data()
         else:
             if y is None:
-                raise ValueError("y is None: pass the true binary labels with the scores.")
+                raise ValueError(
+                    f"{self._name} requires y to be passed, but the target y is None: pass the true binary labels."
+                )
             if sample_weight is not None and not self.supports_weights:
                 raise ValueError(f"{self._name} does not support sample_weight: fit without it.")
             data = prepare_data(scores, y, sample_weight, score_kind=score_kind, pos_label=pos_label)
