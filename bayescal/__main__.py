@@ -1,0 +1,7 @@
+"""``python -m bayescal`` runs the command line."""
+
+import sys
+
+from bayescal.cli import main
+
+sys.exit(main())
