@@ -1,0 +1,370 @@
+r"""Kernel-density-estimate calibration (Naeini, Cooper & Hauskrecht 2014).
+
+Bayes' rule with one kernel density estimate per class:
+
+.. math::
+
+    P(y=1 \mid x) = \frac{\pi\, \hat f_1(x)}{\pi\, \hat f_1(x) + (1-\pi)\, \hat f_0(x)},
+    \qquad
+    \hat f_c(x) = \frac{1}{W_c} \sum_{i:\, y_i = c} w_i\, K_{h_c}(x - x_i),
+
+with :math:`W_c = \sum_{i: y_i = c} w_i`, :math:`\pi = W_1 / (W_0 + W_1)` and
+:math:`K_h(u) = K(u/h)/h`. With one bandwidth ``h`` for both classes the factors
+:math:`W_c` cancel and the map is the Nadaraya-Watson estimator of :math:`E[y \mid x]`:
+
+.. math::
+
+    P(y=1 \mid x) = \frac{\sum_i w_i\, y_i\, K_h(x - x_i)}{\sum_i w_i\, K_h(x - x_i)}.
+
+Everything costs :math:`O((N + M)\log N)` for ``N`` training and ``M`` query scores, never
+:math:`O(NM)`:
+
+* boxcar and Epanechnikov kernels are evaluated **exactly** from prefix sums over the sorted
+  scores: the kernel is a polynomial in :math:`x - x_i` on the window :math:`|x - x_i| \le h`,
+  so window sums of :math:`w_i`, :math:`w_i u_i`, :math:`w_i u_i^2` (with
+  :math:`u_i = (x_i - m)/h` about the class mean ``m``, accumulated in extended precision)
+  give it without cancellation trouble (Fan & Marron 1994);
+* the Gaussian kernel is evaluated on a fine grid by **linear binning** and FFT
+  convolution (Wand 1994), then linearly interpolated; see :func:`class_density` for the
+  approximation error.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+from scipy.signal import fftconvolve
+from scipy.special import expit
+
+from bayescal._stats import weighted_mean_std
+from bayescal.base import Calibrator
+from bayescal.data import ScoreData
+
+__all__ = ["KDECalibrator", "class_density", "KERNELS", "DENSITY_FLOOR"]
+
+KERNELS = ("gaussian", "boxcar", "epanechnikov")
+"""Kernel names; ``h`` is the standard deviation of the Gaussian and the half-width of the others."""
+
+DENSITY_FLOOR = 1e-9
+"""Each class density is floored at this fraction of a uniform density over the data range."""
+
+_GAUSS_TRUNCATION = 8.0  # the Gaussian kernel is cut at 8 h: exp(-32) ~ 1e-14 of its peak
+_GRID_PER_BANDWIDTH = 128
+_MIN_GRID = 2**10
+_MAX_GRID = 2**20
+
+
+# ---- parameter checks ------------------------------------------------------------------
+def _check_kernel(kernel: Any) -> str:
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel={kernel!r} is not one of {KERNELS}: pick one of those names.")
+    return kernel
+
+
+def _check_fixed_bandwidth(bandwidth: Any, allowed: tuple[str, ...]) -> float | str:
+    if isinstance(bandwidth, str):
+        if bandwidth not in allowed:
+            raise ValueError(
+                f"bandwidth={bandwidth!r} is not one of {allowed}: use one of those rules or a positive number."
+            )
+        return bandwidth
+    if isinstance(bandwidth, (bool, np.bool_)) or not isinstance(bandwidth, (int, float, np.integer, np.floating)):
+        raise ValueError(f"bandwidth={bandwidth!r} is neither a rule {allowed} nor a number: pass a positive number.")
+    h = float(bandwidth)
+    if not (np.isfinite(h) and h > 0):
+        raise ValueError(f"bandwidth={bandwidth!r} must be a finite positive number.")
+    return h
+
+
+def _silverman(x: np.ndarray, w: np.ndarray) -> float:
+    r"""Silverman's rule :math:`h = 1.06\,\hat\sigma\,N^{-1/5}` with frequency weights.
+
+    :math:`\hat\sigma` is the weighted standard deviation and :math:`N = \sum_i w_i` (a weight
+    of 2 counts as two identical rows, so a :class:`~bayescal.data.ScoreSummary` gives the
+    bandwidth of the raw scores it summarises). Returns 0 when the sample has no spread.
+    """
+    _, sd = weighted_mean_std(x, w)
+    return 1.06 * sd * float(w.sum()) ** (-0.2)
+
+
+# ---- the two evaluation routes -----------------------------------------------------------
+def _linear_binning(x: np.ndarray, w: np.ndarray, lo: float, dx: float, n: int) -> np.ndarray:
+    """Split each weight between its two neighbouring grid points in proportion to proximity."""
+    pos = (x - lo) / dx
+    j = np.clip(np.floor(pos).astype(np.intp), 0, n - 2)
+    frac = np.clip(pos - j, 0.0, 1.0)
+    return np.bincount(j, w * (1.0 - frac), minlength=n) + np.bincount(j + 1, w * frac, minlength=n)
+
+
+def _binned_gaussian(x: np.ndarray, w: np.ndarray, h: float, grid: np.ndarray) -> np.ndarray:
+    """Normalised weighted Gaussian KDE on an equally spaced ``grid`` that covers every ``x``."""
+    n, dx = grid.size, grid[1] - grid[0]
+    counts = _linear_binning(x, w, grid[0], dx, n)
+    half = min(n - 1, int(np.ceil(_GAUSS_TRUNCATION * h / dx)))
+    u = np.arange(-half, half + 1) * (dx / h)
+    kernel = np.exp(-0.5 * u * u) / (h * np.sqrt(2.0 * np.pi))
+    dens = fftconvolve(counts, kernel, mode="same")
+    return np.maximum(dens, 0.0) / w.sum()
+
+
+def _gaussian_grid(lo: float, hi: float, h: float) -> np.ndarray:
+    n = int(np.clip(np.ceil((hi - lo) * _GRID_PER_BANDWIDTH / h) + 1, _MIN_GRID, _MAX_GRID))
+    return np.linspace(lo, hi, n)
+
+
+class _Window(NamedTuple):
+    """Sorted scores of one class with prefix sums of ``w``, ``w u``, ``w u^2``, ``u = (x - mean)/h``."""
+
+    xs: np.ndarray  # (n,) sorted scores
+    prefix: np.ndarray  # (1 or 3, n + 1) long-double prefix sums, starting at 0
+    mean: float
+    w_sum: float
+    h: float
+    kernel: str
+
+
+def _window(x: np.ndarray, w: np.ndarray, h: float, kernel: str) -> _Window:
+    order = np.argsort(x, kind="stable")
+    xs, ws = x[order], w[order].astype(np.longdouble)
+    mean = float(np.average(xs, weights=w[order]))
+    terms = [ws]
+    if kernel == "epanechnikov":
+        u = (xs.astype(np.longdouble) - mean) / h
+        terms += [ws * u, ws * u * u]
+    prefix = np.zeros((len(terms), xs.size + 1), dtype=np.longdouble)
+    for k, term in enumerate(terms):
+        np.cumsum(term, out=prefix[k, 1:])
+    return _Window(xs, prefix, mean, float(w.sum()), float(h), kernel)
+
+
+def _window_density(win: _Window, points: np.ndarray) -> np.ndarray:
+    r"""Exact normalised KDE at ``points``.
+
+    Boxcar: :math:`K(u) = \tfrac12 1\{|u| \le 1\}`; Epanechnikov:
+    :math:`K(u) = \tfrac34 (1 - u^2)_+`, whose sum over the window :math:`|x - x_i| \le h` is
+    :math:`\tfrac34 [S_0 (1 - u^2) + 2 u S_1 - S_2]` with :math:`S_k = \sum w_i u_i^k`.
+    """
+    h = win.h
+    a = np.searchsorted(win.xs, points - h, side="left")
+    b = np.searchsorted(win.xs, points + h, side="right")
+    s0 = win.prefix[0, b] - win.prefix[0, a]
+    if win.kernel == "boxcar":
+        return s0.astype(np.float64) / (2.0 * h * win.w_sum)
+    u = (points.astype(np.longdouble) - win.mean) / h
+    s1 = win.prefix[1, b] - win.prefix[1, a]
+    s2 = win.prefix[2, b] - win.prefix[2, a]
+    total = 0.75 * (s0 * (1.0 - u * u) + 2.0 * u * s1 - s2)
+    return np.maximum(total.astype(np.float64), 0.0) / (h * win.w_sum)
+
+
+def class_density(t: Any, w: Any = None, *, grid: Any, kernel: str = "gaussian",
+                  bandwidth: float | str = "silverman") -> np.ndarray:
+    r"""Weighted kernel density estimate of one class's scores, evaluated at ``grid``.
+
+    .. math:: \hat f(x) = \frac{1}{\sum_i w_i} \sum_i w_i\, \frac{1}{h} K\!\left(\frac{x - t_i}{h}\right)
+
+    Parameters
+    ----------
+    t : array-like of shape (n,)
+        The class's scores, on whatever scale the density is wanted (e.g. the working scale).
+    w : array-like of shape (n,), optional
+        Non-negative frequency weights (ones by default).
+    grid : array-like of shape (m,)
+        Points at which to evaluate the density, in any order.
+    kernel : {"gaussian", "boxcar", "epanechnikov"}
+        Gaussian (``h`` = its standard deviation), boxcar (uniform on ``[-h, h]``) or
+        Epanechnikov (:math:`\tfrac34 (1 - u^2)` on ``[-h, h]``). Each integrates to 1.
+    bandwidth : "silverman" or float
+        ``"silverman"``: :math:`h = 1.06\,\hat\sigma\,N^{-1/5}` with :math:`N = \sum w_i`.
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        The density at each grid point (non-negative, never NaN).
+
+    Notes
+    -----
+    Boxcar and Epanechnikov are exact (prefix sums over the sorted scores). The Gaussian is
+    computed by linear binning onto an equally spaced grid of step
+    :math:`\delta = h/128` covering the data (and ``grid`` up to :math:`8h` beyond it), FFT
+    convolution with the kernel truncated at :math:`\pm 8h`, and linear interpolation.
+    Binning and interpolation each perturb the estimate by :math:`O(\delta^2 f'')`: relative
+    error :math:`\lesssim (\delta/h)^2 (u^2 + 1)/8 \approx 8\cdot 10^{-6}(u^2+1)` at
+    :math:`u` bandwidths from the bulk of the data; the truncation adds at most
+    :math:`e^{-32} \approx 10^{-14}` of the peak. Points farther than :math:`8h` from every
+    score get density 0. The grid has between :math:`2^{10}` and :math:`2^{20}` points; when
+    the data span more than :math:`2^{13}` bandwidths the step is coarser than :math:`h/128`.
+    In the calibrated probability the error is below :math:`10^{-4}` (measured against the
+    direct :math:`O(NM)` sum in ``tests/test_kde.py``).
+
+    References
+    ----------
+    Silverman, B. W. (1986). Density Estimation for Statistics and Data Analysis. Chapman & Hall.
+    Wand, M. P. (1994). Fast computation of multivariate kernel estimators. Journal of
+    Computational and Graphical Statistics, 3(4), 433-445.
+    Fan, J., & Marron, J. S. (1994). Fast implementations of nonparametric curve estimators.
+    Journal of Computational and Graphical Statistics, 3(1), 35-56.
+    """
+    from bayescal._validation import check_sample_weight, check_scores
+
+    kernel = _check_kernel(kernel)
+    x = check_scores(t, name="t")
+    w = check_sample_weight(w, x.shape[0], name="w")
+    pts = check_scores(grid, name="grid")
+    keep = w > 0
+    x, w = x[keep], w[keep]
+    h = _check_fixed_bandwidth(bandwidth, ("silverman",))
+    if h == "silverman":
+        h = _silverman(x, w)
+        if not h > 0:
+            raise ValueError("t has no spread, so Silverman's bandwidth is 0: pass bandwidth=<positive number>.")
+    if kernel == "gaussian":
+        reach = _GAUSS_TRUNCATION * h
+        lo = max(x.min() - reach, min(x.min(), pts.min()) - h)
+        hi = min(x.max() + reach, max(x.max(), pts.max()) + h)
+        g = _gaussian_grid(lo, hi, h)
+        return np.interp(pts, g, _binned_gaussian(x, w, h, g), left=0.0, right=0.0)
+    return _window_density(_window(x, w, h, kernel), pts)
+
+
+# ---- the calibrator ----------------------------------------------------------------------
+class KDECalibrator(Calibrator):
+    r"""Calibration by Bayes' rule with class-conditional kernel density estimates.
+
+    .. math::
+
+        P(y=1 \mid x) = \frac{\pi\, \tilde f_1(x)}{\pi\, \tilde f_1(x) + (1-\pi)\, \tilde f_0(x)},
+        \qquad \tilde f_c = \hat f_c + \epsilon,
+
+    (Naeini, Cooper & Hauskrecht 2014, eq. 5), where :math:`\hat f_c` is the weighted KDE of
+    class ``c`` (see :func:`class_density`), :math:`\pi = W_1/(W_0 + W_1)` the weighted
+    share of positives, and ``x`` the score on the KDE scale (``scale``).
+
+    With ``bandwidth="shared"`` both classes use one bandwidth and, where the floor
+    :math:`\epsilon` is negligible, the map is exactly the Nadaraya-Watson kernel regression
+    of the labels, :math:`\sum_i w_i y_i K_h(x - x_i) / \sum_i w_i K_h(x - x_i)`.
+
+    **Behaviour away from the data.** The ratio of two tiny densities is unstable (0/0 for
+    the compact kernels, a bandwidth artefact for the Gaussian), so:
+
+    1. queries are clamped to the range of the training scores ``[x_min, x_max]`` (on the
+       KDE scale): beyond it the map keeps its value at the nearest observed score, as
+       isotonic regression does;
+    2. each class density is floored by
+       :math:`\epsilon = 10^{-9} / (x_{max} - x_{min} + 2 h_{max})`, a :math:`10^{-9}` share
+       of uniform mass over the data range: inside gaps where neither class has data within
+       reach of its kernel the map shrinks to :math:`\pi`, and elsewhere the floor changes
+       it by about :math:`10^{-9}` relative.
+
+    Outputs are therefore always finite and in [0, 1].
+
+    Parameters
+    ----------
+    kernel : {"gaussian", "boxcar", "epanechnikov"}, default "gaussian"
+        ``h`` is the Gaussian's standard deviation, the others' half-width.
+    bandwidth : {"silverman", "shared"} or float, default "silverman"
+        ``"silverman"``: per class :math:`h_c = 1.06\,\hat\sigma_c\,N_c^{-1/5}` with
+        :math:`N_c = W_c` (weights count as repeated rows); ``"shared"``: Silverman's rule on
+        both classes pooled, used for both (the Nadaraya-Watson estimator); a float: that
+        bandwidth for both classes, on the KDE scale. A class whose scores have no spread
+        takes the pooled bandwidth.
+    scale : {"logit", "probability"}, default "logit"
+        The scale of the KDE for probability scores: their logit (the working scale) or the
+        probability itself (as in Naeini et al.). Decision values are always used as they
+        are, so ``scale="probability"`` with ``score_kind="decision"`` is an error.
+    score_kind : {"probability", "decision"}, default "probability"
+
+    Attributes
+    ----------
+    bandwidth_ : ndarray of shape (2,)
+        Bandwidths of class 0 and class 1 on the KDE scale.
+    prior_ : float
+        :math:`\pi`, the weighted share of positives.
+    kde_range_ : ndarray of shape (2,)
+        ``[x_min, x_max]``: the training range on the KDE scale (queries are clamped to it).
+    density_floor_ : float
+        :math:`\epsilon`.
+    grid_, density_ : ndarray of shapes (m,) and (2, m)
+        Gaussian kernel only: the binned class densities on the grid.
+    support_, support_weight_ : list of two ndarrays
+        Boxcar / Epanechnikov only: each class's sorted scores (KDE scale) and weights.
+
+    References
+    ----------
+    Naeini, M. P., Cooper, G. F., & Hauskrecht, M. (2014). Binary classifier calibration:
+    a Bayesian non-parametric approach. arXiv:1401.3390 (SIAM SDM 2015).
+    Nadaraya, E. A. (1964). On estimating regression. Theory of Probability and its
+    Applications, 9(1), 141-142. Watson, G. S. (1964). Smooth regression analysis. Sankhya A,
+    26(4), 359-372.
+    """
+
+    monotone = False
+
+    def __init__(self, *, kernel: str = "gaussian", bandwidth: float | str = "silverman",
+                 scale: str = "logit", score_kind: str = "probability"):
+        self.kernel = kernel
+        self.bandwidth = bandwidth
+        self.scale = scale
+        self.score_kind = score_kind
+
+    def _kde_scale(self, t: np.ndarray) -> np.ndarray:
+        return expit(t) if (self.scale == "probability" and self.score_kind == "probability") else t
+
+    def _fit(self, data: ScoreData, X: Any = None) -> None:
+        kernel = _check_kernel(self.kernel)
+        bandwidth = _check_fixed_bandwidth(self.bandwidth, ("silverman", "shared"))
+        if self.scale not in ("logit", "probability"):
+            raise ValueError(f"scale={self.scale!r} is not 'logit' or 'probability': pick one of those.")
+        if self.scale == "probability" and self.score_kind == "decision":
+            raise ValueError(
+                "scale='probability' needs probability scores, but score_kind='decision': decision values "
+                "are used as they are, so keep scale='logit'."
+            )
+        keep = data.w > 0
+        x, y, w = self._kde_scale(data.t)[keep], data.y[keep], data.w[keep]
+        xs = [x[y == c] for c in (0, 1)]
+        ws = [w[y == c] for c in (0, 1)]
+        if xs[0].size == 0 or xs[1].size == 0:
+            raise ValueError("sample_weight is zero for every sample of one class: give each class positive weight.")
+        pooled = _silverman(x, w)
+        if bandwidth == "silverman":
+            h = [_silverman(xs[c], ws[c]) for c in (0, 1)]
+            h = [hc if hc > 0 else pooled for hc in h]
+        elif bandwidth == "shared":
+            h = [pooled, pooled]
+        else:
+            h = [bandwidth, bandwidth]
+        lo, hi = float(x.min()), float(x.max())
+        if not min(h) > 0:  # every score identical: any positive bandwidth gives P = pi
+            h = [1e-3 * max(1.0, abs(lo))] * 2
+        self.bandwidth_ = np.array(h, dtype=np.float64)
+        self.prior_ = float(ws[1].sum() / w.sum())
+        self.kde_range_ = np.array([lo, hi])
+        self.density_floor_ = DENSITY_FLOOR / (hi - lo + 2.0 * max(h))
+        if kernel == "gaussian":
+            hmin = min(h)
+            self.grid_ = _gaussian_grid(lo - hmin, hi + hmin, hmin)
+            self.density_ = np.vstack([_binned_gaussian(xs[c], ws[c], h[c], self.grid_) for c in (0, 1)])
+        else:
+            order = [np.argsort(xs[c], kind="stable") for c in (0, 1)]
+            self.support_ = [xs[c][order[c]] for c in (0, 1)]
+            self.support_weight_ = [ws[c][order[c]] for c in (0, 1)]
+        self._restore()
+
+    def _restore(self) -> None:
+        if self.kernel != "gaussian":
+            self._windows = [_window(self.support_[c], self.support_weight_[c], float(self.bandwidth_[c]), self.kernel)
+                             for c in (0, 1)]
+
+    def _class_densities(self, x: np.ndarray) -> np.ndarray:
+        """Unfloored class densities at KDE-scale points ``x`` (clamped to ``kde_range_``), shape (2, n)."""
+        x = np.clip(x, *self.kde_range_)
+        if self.kernel == "gaussian":
+            return np.vstack([np.interp(x, self.grid_, self.density_[c]) for c in (0, 1)])
+        return np.vstack([_window_density(self._windows[c], x) for c in (0, 1)])
+
+    def _calibrate(self, t: np.ndarray, X: Any = None) -> np.ndarray:
+        f0, f1 = self._class_densities(self._kde_scale(t)) + self.density_floor_
+        a = self.prior_ * f1
+        return a / (a + (1.0 - self.prior_) * f0)
