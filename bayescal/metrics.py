@@ -1,0 +1,911 @@
+r"""Calibration and discrimination metrics for binary classifiers.
+
+Every function takes ``y_true`` (binary labels; {0, 1}, booleans or {-1, 1}) and
+``y_prob`` (the predicted :math:`P(y = 1)`), plus optional ``sample_weight``; inputs are
+validated by :mod:`bayescal._validation` and never modified. The literature disagrees on
+several definitions, so each docstring states the formula and its conventions, and the
+name or a parameter says which variant is computed (DESIGN.md, section 4).
+
+Notation: sample :math:`i` has label :math:`y_i`, prediction :math:`p_i` and weight
+:math:`w_i` (1 without weights), :math:`W = \sum_i w_i`. A binning puts the samples into
+bins :math:`b`; :math:`n_b = \sum_{i \in b} w_i` is the bin's (weighted) count,
+:math:`e_b` its mean prediction and :math:`o_b` its fraction of positives. Empty bins are
+dropped everywhere.
+
+Binnings (``strategy``), shared by :func:`ece`, :func:`mce`, :func:`calibration_error`,
+:func:`ece_sweep`, :func:`confidence_ece`, :func:`brier_decomposition` and
+:func:`reliability_curve`:
+
+``"uniform"``
+    :math:`B` bins of equal width, :math:`[k/B, (k+1)/B)`, the last one closed at 1
+    (so :math:`p = 1` does not open a phantom bin): bin index
+    :math:`\min(\lfloor B p \rfloor, B - 1)`.
+``"quantile"``
+    Equal-mass bins: the inner edges are the weighted quantiles of the predictions at
+    :math:`k/B` (midpoint convention of :func:`bayescal._stats.weighted_quantile`), and a
+    prediction equal to an edge goes to the lower bin. Equal predictions always share a
+    bin, so heavy ties give fewer (non-empty) bins.
+``"papers"``
+    The seed authors' MATLAB code (Naeini et al.): sort by prediction, ties by label
+    ascending, and cut the sorted list into :math:`B` groups of consecutive samples whose
+    sizes differ by at most one, the first :math:`N \bmod B` groups one larger. Group sizes
+    count samples; weights enter only the within-group averages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.signal import fftconvolve
+from scipy.special import xlogy
+from scipy.stats import norm as _normal
+
+from bayescal._stats import weighted_quantile
+from bayescal._validation import (
+    check_consistent_length,
+    check_labels,
+    check_probabilities,
+    check_sample_weight,
+)
+
+__all__ = [
+    "ece",
+    "mce",
+    "confidence_ece",
+    "calibration_error",
+    "ece_sweep",
+    "smooth_ece",
+    "mvce",
+    "brier_score",
+    "rmse",
+    "log_loss",
+    "roc_auc",
+    "accuracy",
+    "BrierDecomposition",
+    "brier_decomposition",
+    "CORPDecomposition",
+    "corp_decomposition",
+    "BayesErrorBounds",
+    "bayes_error_bounds",
+    "reliability_curve",
+]
+
+STRATEGIES = ("quantile", "uniform", "papers")
+NORMS = ("l1", "l2", "max")
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+def _check_inputs(
+    y_true: Any, y_prob: Any, sample_weight: Any, *, require_both: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return labels (float 0/1), probabilities and weights as new float64 arrays."""
+    y, _ = check_labels(y_true, name="y_true", require_both=require_both)
+    p = check_probabilities(y_prob, name="y_prob")
+    n = check_consistent_length(y_true=y, y_prob=p)
+    w = check_sample_weight(sample_weight, n)
+    return y.astype(np.float64), p, w
+
+
+def _check_n_bins(n_bins: Any, name: str = "n_bins") -> int:
+    if isinstance(n_bins, (bool, np.bool_)) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+        raise ValueError(f"{name}={n_bins!r} is not a positive integer: pass the number of bins, e.g. 10.")
+    return int(n_bins)
+
+
+def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise ValueError(f"{name}={value!r} is not one of {choices}: pick one of those.")
+    return value
+
+
+# ----------------------------------------------------------------------------- binning
+
+
+def _assign_bins(p: np.ndarray, y: np.ndarray, w: np.ndarray, n_bins: int, strategy: str):
+    """Bin index in ``[0, n_bins)`` of every sample, and each bin's lower / upper edge.
+
+    For "uniform" and "quantile" the edges are the bin boundaries (0 and 1 outside); for
+    "papers" they are the smallest and largest prediction of each group (NaN if empty).
+    """
+    if strategy == "uniform":
+        ids = np.minimum(np.floor(p * n_bins).astype(np.intp), n_bins - 1)
+        edges = np.arange(n_bins + 1) / n_bins
+        return ids, edges[:-1], edges[1:]
+    if strategy == "quantile":
+        inner = weighted_quantile(p, np.arange(1, n_bins) / n_bins, w)
+        ids = np.searchsorted(inner, p, side="left")
+        edges = np.concatenate([[0.0], inner, [1.0]])
+        return ids, edges[:-1], edges[1:]
+    # "papers": equal-count groups of the sorted predictions, ties by label ascending
+    order = np.lexsort((y, p))
+    sizes = np.full(n_bins, p.size // n_bins)
+    sizes[: p.size % n_bins] += 1
+    ids = np.empty(p.size, dtype=np.intp)
+    ids[order] = np.repeat(np.arange(n_bins), sizes)
+    lower = np.full(n_bins, np.nan)
+    upper = np.full(n_bins, np.nan)
+    filled = sizes > 0
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    sorted_p = p[order]
+    lower[filled] = sorted_p[starts[filled]]
+    upper[filled] = sorted_p[starts[filled] + sizes[filled] - 1]
+    return ids, lower, upper
+
+
+@dataclass(frozen=True)
+class _Bins:
+    """Per-bin statistics of the non-empty bins (weighted)."""
+
+    index: np.ndarray  # bin number in [0, n_bins)
+    weight: np.ndarray  # n_b: sum of weights
+    n_samples: np.ndarray  # number of samples
+    n_eff: np.ndarray  # effective sample size (sum w)^2 / sum w^2
+    mean_predicted: np.ndarray  # e_b
+    fraction_positive: np.ndarray  # o_b
+    lower: np.ndarray
+    upper: np.ndarray
+
+    @property
+    def gap(self) -> np.ndarray:
+        return self.fraction_positive - self.mean_predicted
+
+    @property
+    def share(self) -> np.ndarray:
+        return self.weight / self.weight.sum()
+
+
+def _bin_stats(p, y, w, n_bins: int, strategy: str) -> _Bins:
+    ids, lower, upper = _assign_bins(p, y, w, n_bins, strategy)
+    weight = np.bincount(ids, weights=w, minlength=n_bins)
+    count = np.bincount(ids, minlength=n_bins)
+    keep = np.flatnonzero(weight > 0)
+    wk = weight[keep]
+    return _Bins(
+        index=keep,
+        weight=wk,
+        n_samples=count[keep],
+        n_eff=wk**2 / np.bincount(ids, weights=w**2, minlength=n_bins)[keep],
+        mean_predicted=np.bincount(ids, weights=w * p, minlength=n_bins)[keep] / wk,
+        fraction_positive=np.bincount(ids, weights=w * y, minlength=n_bins)[keep] / wk,
+        lower=lower[keep],
+        upper=upper[keep],
+    )
+
+
+def _combine(gap: np.ndarray, share: np.ndarray, norm: str) -> float:
+    """Combine per-bin gaps: l1 = sum share |gap|, l2 = sqrt(sum share gap^2), max = max |gap|."""
+    if norm == "l1":
+        return float(np.sum(share * np.abs(gap)))
+    if norm == "l2":
+        return float(np.sqrt(np.sum(share * gap**2)))
+    return float(np.max(np.abs(gap)))
+
+
+# ----------------------------------------------------------------------------- binned errors
+
+
+def ece(
+    y_true: Any,
+    y_prob: Any,
+    *,
+    n_bins: int = 10,
+    strategy: str = "quantile",
+    norm: str = "l1",
+    sample_weight: Any = None,
+) -> float:
+    r"""Class-1 expected calibration error (Naeini et al. 2015; scikit-learn's curve).
+
+    .. math::
+
+        \mathrm{ECE} = \sum_b \frac{n_b}{W}\, |o_b - e_b|, \qquad
+        \mathrm{ECE}_{\ell_2} = \Big(\sum_b \frac{n_b}{W}\,(o_b - e_b)^2\Big)^{1/2}, \qquad
+        \mathrm{MCE} = \max_b |o_b - e_b|
+
+    over the non-empty bins, with :math:`o_b` the (weighted) fraction of positives and
+    :math:`e_b` the mean predicted :math:`P(y=1)` in bin :math:`b`. This compares the
+    probability of class 1, not the confidence of the predicted label: that is
+    :func:`confidence_ece`, a different number.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels; one class alone is allowed.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the positive class, in [0, 1].
+    n_bins : int, default 10
+    strategy : {"quantile", "uniform", "papers"}, default "quantile"
+        Binning, see the module docstring. ``"papers"`` reproduces the ECE and MCE the
+        seed authors publish (10 equal-count groups of the sorted predictions).
+    norm : {"l1", "l2", "max"}, default "l1"
+    sample_weight : array-like of shape (n,), optional
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    Naeini, M. P., Cooper, G. F. & Hauskrecht, M. (2015). Obtaining well calibrated
+    probabilities using Bayesian binning. AAAI, 2901-2907.
+    """
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    n_bins = _check_n_bins(n_bins)
+    _check_choice(strategy, "strategy", STRATEGIES)
+    _check_choice(norm, "norm", NORMS)
+    bins = _bin_stats(p, y, w, n_bins, strategy)
+    return _combine(bins.gap, bins.share, norm)
+
+
+def mce(
+    y_true: Any, y_prob: Any, *, n_bins: int = 10, strategy: str = "quantile", sample_weight: Any = None
+) -> float:
+    r"""Maximum calibration error: :math:`\max_b |o_b - e_b|` over the non-empty bins.
+
+    Same as ``ece(..., norm="max")``; see :func:`ece` for the binning conventions.
+    """
+    return ece(y_true, y_prob, n_bins=n_bins, strategy=strategy, norm="max", sample_weight=sample_weight)
+
+
+def confidence_ece(
+    y_true: Any,
+    y_prob: Any,
+    *,
+    n_bins: int = 10,
+    strategy: str = "uniform",
+    norm: str = "l1",
+    sample_weight: Any = None,
+) -> float:
+    r"""Top-label (confidence) expected calibration error (Guo et al. 2017).
+
+    Each sample is predicted as class 1 when :math:`p_i > 0.5` (as
+    :meth:`bayescal.base.Calibrator.predict` does), with confidence
+    :math:`c_i = \max(p_i, 1 - p_i)` and correctness :math:`a_i = [\hat y_i = y_i]`.
+    Binning the confidences (equal-width bins over [0, 1] by default, so only bins above
+    0.5 are ever filled),
+
+    .. math:: \mathrm{ECE}_{conf} = \sum_b \frac{n_b}{W}\,|\mathrm{acc}_b - \mathrm{conf}_b|
+
+    with :math:`\mathrm{acc}_b` the (weighted) accuracy and :math:`\mathrm{conf}_b` the
+    mean confidence in bin :math:`b`. This is not the class-1 :func:`ece`: the two
+    coincide only in special cases.
+
+    Parameters
+    ----------
+    y_true, y_prob, sample_weight
+        As in :func:`ece`.
+    n_bins : int, default 10
+    strategy : {"uniform", "quantile", "papers"}, default "uniform"
+        Binning of the confidences.
+    norm : {"l1", "l2", "max"}, default "l1"
+
+    References
+    ----------
+    Guo, C., Pleiss, G., Sun, Y. & Weinberger, K. Q. (2017). On calibration of modern
+    neural networks. ICML, 1321-1330.
+    """
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    n_bins = _check_n_bins(n_bins)
+    _check_choice(strategy, "strategy", STRATEGIES)
+    _check_choice(norm, "norm", NORMS)
+    predicted = (p > 0.5).astype(np.float64)
+    confidence = np.maximum(p, 1.0 - p)
+    correct = (predicted == y).astype(np.float64)
+    bins = _bin_stats(confidence, correct, w, n_bins, strategy)
+    return _combine(bins.gap, bins.share, norm)
+
+
+def calibration_error(
+    y_true: Any,
+    y_prob: Any,
+    *,
+    n_bins: int = 15,
+    strategy: str = "quantile",
+    norm: str = "l1",
+    debias: bool = False,
+    sample_weight: Any = None,
+) -> float:
+    r"""Binned calibration error, optionally Kumar et al.'s debiased :math:`\ell_2` estimate.
+
+    With ``debias=False`` this is :func:`ece` with 15 bins. With ``debias=True`` (only
+    for ``norm="l2"``) it is the debiased estimator of Kumar, Liang & Ma (2019):
+
+    .. math::
+
+        \widehat{\mathrm{CE}}_{\ell_2} = \Big(\max\Big(0,\ \sum_b \frac{n_b}{W}
+            \Big[(e_b - o_b)^2 - \frac{o_b (1 - o_b)}{m_b - 1}\Big]\Big)\Big)^{1/2}
+
+    The plug-in :math:`(e_b - o_b)^2` overestimates the squared bin error by the
+    variance of :math:`o_b`, estimated by :math:`o_b(1-o_b)/(m_b - 1)`; :math:`m_b` is the
+    number of samples in the bin, or under weights the effective size
+    :math:`(\sum w)^2 / \sum w^2`. Bins with :math:`m_b \le 1` contribute 0, as in the
+    authors' code. The estimate targets the binned error; with continuous
+    predictions the binning itself still underestimates the true calibration error.
+
+    Parameters
+    ----------
+    y_true, y_prob, sample_weight
+        As in :func:`ece`.
+    n_bins : int, default 15
+    strategy : {"quantile", "uniform", "papers"}, default "quantile"
+    norm : {"l1", "l2", "max"}, default "l1"
+    debias : bool, default False
+
+    References
+    ----------
+    Kumar, A., Liang, P. & Ma, T. (2019). Verified uncertainty calibration. NeurIPS 32.
+    """
+    if debias not in (True, False):
+        raise ValueError(f"debias={debias!r} must be True or False.")
+    if debias and norm != "l2":
+        raise ValueError(
+            f"debias=True needs norm='l2' (got norm={norm!r}): Kumar et al.'s correction is for the squared error."
+        )
+    if not debias:
+        return ece(y_true, y_prob, n_bins=n_bins, strategy=strategy, norm=norm, sample_weight=sample_weight)
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    n_bins = _check_n_bins(n_bins)
+    _check_choice(strategy, "strategy", STRATEGIES)
+    bins = _bin_stats(p, y, w, n_bins, strategy)
+    o = bins.fraction_positive
+    usable = bins.n_eff > 1.0 + 1e-12
+    correction = np.zeros_like(o)
+    correction[usable] = o[usable] * (1.0 - o[usable]) / (bins.n_eff[usable] - 1.0)
+    per_bin = np.where(usable, bins.gap**2 - correction, 0.0)
+    return float(np.sqrt(max(0.0, np.sum(bins.share * per_bin))))
+
+
+def ece_sweep(
+    y_true: Any,
+    y_prob: Any,
+    *,
+    norm: str = "l1",
+    strategy: str = "quantile",
+    sample_weight: Any = None,
+) -> float:
+    r"""ECE with the monotonic sweep binning of Roelofs et al. (2020).
+
+    The number of bins is the largest :math:`b^*` such that, for every :math:`b \le b^*`,
+    the bin label means :math:`o_1 \le o_2 \le \dots` of the :math:`b`-bin binning are
+    non-decreasing (the sweep stops at the first :math:`b` that breaks monotonicity), with
+    :math:`b` running from 1 up to the number of samples. The error is then the binned
+    error of :func:`ece` with :math:`b^*` bins:
+
+    .. math:: \mathrm{ECE}_{sweep} = \Big(\sum_{k=1}^{b^*} \frac{n_k}{W} |o_k - e_k|^q\Big)^{1/q}
+
+    with :math:`q = 1` for ``norm="l1"`` and :math:`q = 2` for ``"l2"`` (``"max"`` gives
+    the largest gap). Equal-mass bins (``"quantile"``) are the paper's ECE_EM^sweep;
+    ``"uniform"`` its equal-width variant. Monotonicity is judged over non-empty bins.
+
+    References
+    ----------
+    Roelofs, R., Cain, N., Shlens, J. & Mozer, M. C. (2022). Mitigating bias in calibration
+    error estimation. AISTATS (arXiv:2012.08668, 2020).
+    """
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    _check_choice(norm, "norm", NORMS)
+    _check_choice(strategy, "strategy", ("quantile", "uniform"))
+    best = _bin_stats(p, y, w, 1, strategy)
+    for b in range(2, p.size + 1):
+        bins = _bin_stats(p, y, w, b, strategy)
+        if np.any(np.diff(bins.fraction_positive) < 0):
+            break
+        best = bins
+    return _combine(best.gap, best.share, norm)
+
+
+# ----------------------------------------------------------------------------- smooth ECE
+
+
+def _smooth_ece_at(grid_mass: np.ndarray, sigma: float) -> float:
+    r""":math:`\int_0^1 |\hat r_\sigma(t)|\,dt` from residual masses on a uniform grid of [0, 1]."""
+    m = grid_mass.size
+    h = 1.0 / (m - 1)
+    # reflect the masses at 0 and 1: image of g at -g and at 2 - g
+    extended = np.concatenate([grid_mass[::-1][:-1], grid_mass, grid_mass[::-1][1:]])
+    kernel = _normal.pdf(np.arange(-(m - 1), m) * h, scale=sigma)
+    smoothed = fftconvolve(extended, kernel, mode="valid")
+    return float(np.trapezoid(np.abs(smoothed), dx=h))
+
+
+def _grid_mass(p: np.ndarray, r: np.ndarray, m: int) -> np.ndarray:
+    """Spread each value ``r_i`` linearly onto the two grid points around ``p_i``."""
+    pos = p * (m - 1)
+    left = np.minimum(np.floor(pos).astype(np.intp), m - 2)
+    frac = pos - left
+    return np.bincount(left, weights=(1 - frac) * r, minlength=m) + np.bincount(
+        left + 1, weights=frac * r, minlength=m
+    )
+
+
+def smooth_ece(
+    y_true: Any,
+    y_prob: Any,
+    *,
+    sigma: float | None = None,
+    sample_weight: Any = None,
+) -> float:
+    r"""Smooth ECE (Blasiok & Nakkiran 2023).
+
+    The residuals :math:`r_i = y_i - p_i` are smoothed with a Gaussian kernel reflected
+    at 0 and 1,
+
+    .. math::
+
+        \hat r_\sigma(t) = \frac{1}{W}\sum_i w_i r_i\, \tilde K_\sigma(t, p_i), \qquad
+        \tilde K_\sigma(t, p) = \varphi_\sigma(t - p) + \varphi_\sigma(t + p)
+            + \varphi_\sigma(t - 2 + p),
+
+    and :math:`\mathrm{smECE}_\sigma = \int_0^1 |\hat r_\sigma(t)|\,dt`. With
+    ``sigma=None`` the bandwidth is the fixed point :math:`\sigma^* = \mathrm{smECE}_{\sigma^*}`
+    (unique, as :math:`\mathrm{smECE}_\sigma` decreases in :math:`\sigma`), found by
+    bisection on [0.001, 1] to a width of 1e-4 as in the authors' ``relplot`` package
+    (which stops at width 1e-3); the value at the upper end of the final interval is
+    returned. Numerically, as in ``relplot``, the weighted residuals are spread linearly
+    onto a uniform grid of :math:`M = \max(1001, \lceil 20/\sigma \rceil + 1)` points, the
+    reflected kernel (one image at each boundary) is applied by FFT convolution and the
+    integral is taken by the trapezoidal rule.
+
+    Parameters
+    ----------
+    y_true, y_prob, sample_weight
+        As in :func:`ece`.
+    sigma : float in (0, 1], optional
+        Fixed kernel bandwidth; ``None`` uses the fixed point.
+
+    References
+    ----------
+    Blasiok, J. & Nakkiran, P. (2024). Smooth ECE: principled reliability diagrams via
+    kernel smoothing. ICLR (arXiv:2309.12236, 2023).
+    """
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    if sigma is not None and not (isinstance(sigma, (int, float, np.floating)) and 0.0 < sigma <= 1.0):
+        raise ValueError(f"sigma={sigma!r} must be a number in (0, 1], or None for the fixed-point bandwidth.")
+    r = w * (y - p) / w.sum()
+    masses: dict[int, np.ndarray] = {}
+
+    def at(s: float) -> float:
+        m = max(1001, int(np.ceil(20.0 / s)) + 1)
+        if m not in masses:
+            masses[m] = _grid_mass(p, r, m)
+        return _smooth_ece_at(masses[m], s)
+
+    if sigma is not None:
+        return at(float(sigma))
+    lo, hi = 1e-3, 1.0
+    if at(lo) <= lo:
+        return at(lo)
+    while hi - lo > 1e-4:
+        mid = 0.5 * (lo + hi)
+        if at(mid) > mid:
+            lo = mid
+        else:
+            hi = mid
+    return at(hi)
+
+
+# ----------------------------------------------------------------------------- MVCE
+
+
+def mvce(
+    y_true: Any,
+    y_prob: Any,
+    *,
+    n_bins: int = 10,
+    n_shuffles: int = 100,
+    p: float = 1,
+    random_state: Any = None,
+    sample_weight: Any = None,
+) -> float:
+    r"""Multi-view calibration error (Huang et al. 2022, the MBCT paper).
+
+    For each of :math:`R` = ``n_shuffles`` random permutations of the rows, the permuted
+    rows are cut into :math:`B` = ``n_bins`` consecutive chunks of equal size (sizes
+    differ by at most one, the first :math:`N \bmod B` chunks one larger); then
+
+    .. math::
+
+        \mathrm{MVCE}_p = \frac{1}{R}\sum_{r=1}^{R}\Big(\sum_{b=1}^{B}
+            \frac{n_b^{(r)}}{W}\,\big|e_b^{(r)} - o_b^{(r)}\big|^p\Big)^{1/p}
+
+    with :math:`e_b^{(r)}` the mean prediction and :math:`o_b^{(r)}` the fraction of
+    positives (both weighted) of chunk :math:`b` of shuffle :math:`r`. Random chunks
+    (rather than bins of sorted predictions) are the "views"; the metric rewards
+    predictors that are calibrated on every random subpopulation, so it penalises both
+    global bias and individual-level noise. With ``n_bins=1`` it is
+    :math:`|\bar p - \bar y|` whatever the shuffles.
+
+    Parameters
+    ----------
+    y_true, y_prob, sample_weight
+        As in :func:`ece`.
+    n_bins : int, default 10
+        Number of chunks per shuffle.
+    n_shuffles : int, default 100
+    p : float >= 1, default 1
+    random_state : None, int or numpy Generator
+        Seed of ``numpy.random.default_rng``; shuffle :math:`r` is the
+        :math:`r`-th ``rng.permutation(n)``.
+
+    References
+    ----------
+    Huang, S., Wang, Y., Mou, L., Zhang, H., Zhu, H., Yu, C. & Zheng, B. (2022). MBCT:
+    tree-based feature-aware binning for individual uncertainty calibration. WWW '22,
+    2236-2246.
+    """
+    y, prob, w = _check_inputs(y_true, y_prob, sample_weight)
+    n_bins = _check_n_bins(n_bins)
+    n_shuffles = _check_n_bins(n_shuffles, "n_shuffles")
+    if not (isinstance(p, (int, float, np.integer, np.floating)) and np.isfinite(p) and p >= 1):
+        raise ValueError(f"p={p!r} must be a finite number >= 1 (1 for the mean absolute gap, 2 for RMS).")
+    if n_bins > prob.size:
+        raise ValueError(f"n_bins={n_bins} exceeds the {prob.size} samples: pass n_bins <= number of samples.")
+    rng = np.random.default_rng(random_state)
+    sizes = np.full(n_bins, prob.size // n_bins)
+    sizes[: prob.size % n_bins] += 1
+    chunk = np.repeat(np.arange(n_bins), sizes)
+    total = 0.0
+    for _ in range(n_shuffles):
+        perm = rng.permutation(prob.size)
+        wp, yp, pp = w[perm], y[perm], prob[perm]
+        n_b = np.bincount(chunk, weights=wp, minlength=n_bins)
+        keep = n_b > 0
+        gap = (np.bincount(chunk, weights=wp * pp, minlength=n_bins)[keep]
+               - np.bincount(chunk, weights=wp * yp, minlength=n_bins)[keep]) / n_b[keep]
+        total += np.sum(n_b[keep] / w.sum() * np.abs(gap) ** p) ** (1.0 / p)
+    return float(total / n_shuffles)
+
+
+# ----------------------------------------------------------------------------- scores
+
+
+def brier_score(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+    r"""Brier score :math:`\frac{1}{W}\sum_i w_i (y_i - p_i)^2` (scikit-learn's ``brier_score_loss``).
+
+    This is the one-class form in [0, 1], not the two-class sum (which is twice as large).
+    """
+    from sklearn.metrics import brier_score_loss
+
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    return float(brier_score_loss(y, p, sample_weight=w, labels=[0.0, 1.0]))
+
+
+def rmse(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+    r"""Root mean squared error :math:`\sqrt{\mathrm{Brier}}` of the probabilities against the labels."""
+    return float(np.sqrt(brier_score(y_true, y_prob, sample_weight=sample_weight)))
+
+
+def log_loss(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+    r"""Mean negative log-likelihood :math:`-\frac{1}{W}\sum_i w_i[y_i \log p_i + (1-y_i)\log(1-p_i)]`.
+
+    Computed by scikit-learn's ``log_loss``, which clips the probabilities to
+    :math:`[\epsilon, 1 - \epsilon]` with :math:`\epsilon` the float64 machine epsilon
+    (about 2.2e-16), so a confident wrong prediction costs about 36 nats instead of
+    infinity.
+    """
+    from sklearn.metrics import log_loss as _sk_log_loss
+
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    return float(_sk_log_loss(y, p, sample_weight=w, labels=[0.0, 1.0]))
+
+
+def roc_auc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+    """Area under the ROC curve (scikit-learn's ``roc_auc_score``; ties count one half).
+
+    Needs both classes in ``y_true``.
+    """
+    from sklearn.metrics import roc_auc_score
+
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight, require_both=True)
+    return float(roc_auc_score(y, p, sample_weight=w))
+
+
+def accuracy(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+    r"""Accuracy of the rule :math:`\hat y = [p > 0.5]` (a tie at 0.5 predicts class 0).
+
+    The same rule as :meth:`bayescal.base.Calibrator.predict` with its default threshold.
+    """
+    from sklearn.metrics import accuracy_score
+
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    return float(accuracy_score(y, (p > 0.5).astype(np.float64), sample_weight=w))
+
+
+# ----------------------------------------------------------------------------- decompositions
+
+
+@dataclass(frozen=True)
+class BrierDecomposition:
+    r"""Murphy's and Cohen & Goldszmidt's decompositions of the Brier score.
+
+    Attributes
+    ----------
+    brier : float
+        The Brier score of the forecasts.
+    reliability : float
+        REL :math:`= \sum_k \frac{n_k}{W}(f_k - o_k)^2`.
+    resolution : float
+        RES :math:`= \sum_k \frac{n_k}{W}(o_k - \bar o)^2`.
+    uncertainty : float
+        UNC :math:`= \bar o (1 - \bar o)`.
+    calibration : float
+        Cohen & Goldszmidt's calibration term (= REL).
+    refinement : float
+        Cohen & Goldszmidt's refinement term (= UNC - RES).
+    n_groups : int
+        Number of groups (distinct forecast values, or non-empty bins).
+    binned : bool
+        False when the groups are the distinct forecast values, where
+        ``brier == reliability - resolution + uncertainty`` exactly; True for bins, where
+        the identity is off by the within-bin variation of the forecasts.
+    """
+
+    brier: float
+    reliability: float
+    resolution: float
+    uncertainty: float
+    calibration: float
+    refinement: float
+    n_groups: int
+    binned: bool
+
+
+def brier_decomposition(
+    y_true: Any,
+    y_prob: Any,
+    *,
+    n_bins: int | None = None,
+    strategy: str = "uniform",
+    sample_weight: Any = None,
+) -> BrierDecomposition:
+    r"""Murphy's (1973) decomposition Brier = REL - RES + UNC, and Cohen & Goldszmidt's.
+
+    Group the samples by forecast: with ``n_bins=None`` each distinct value of
+    :math:`p` is a group :math:`k` with forecast :math:`f_k = p`; otherwise the groups are
+    the non-empty bins of ``strategy`` and :math:`f_k` is the bin's mean forecast (the
+    binned decomposition, flagged ``binned=True``). With :math:`n_k` the group weight,
+    :math:`o_k` its fraction of positives and :math:`\bar o` the overall one,
+
+    .. math::
+
+        \mathrm{REL} = \sum_k \tfrac{n_k}{W}(f_k - o_k)^2,\quad
+        \mathrm{RES} = \sum_k \tfrac{n_k}{W}(o_k - \bar o)^2,\quad
+        \mathrm{UNC} = \bar o(1 - \bar o).
+
+    Over distinct values Brier = REL - RES + UNC exactly. Cohen & Goldszmidt (2004) call
+    REL the calibration and UNC - RES the refinement, so Brier = calibration + refinement.
+    With continuous forecasts every distinct value is its own group, REL = Brier and the
+    refinement is 0; use bins (or :func:`corp_decomposition`) for a useful split.
+
+    References
+    ----------
+    Murphy, A. H. (1973). A new vector partition of the probability score. J. Appl.
+    Meteorol. 12, 595-600. Cohen, I. & Goldszmidt, M. (2004). Properties and benefits of
+    calibrated classifiers. PKDD, LNCS 3202, 125-136.
+    """
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    W = w.sum()
+    if n_bins is None:
+        values, ids = np.unique(p, return_inverse=True)
+        n_k = np.bincount(ids, weights=w)
+        f_k = values
+        o_k = np.bincount(ids, weights=w * y) / n_k
+        keep = n_k > 0
+        n_k, f_k, o_k = n_k[keep], f_k[keep], o_k[keep]
+    else:
+        n_bins = _check_n_bins(n_bins)
+        _check_choice(strategy, "strategy", STRATEGIES)
+        bins = _bin_stats(p, y, w, n_bins, strategy)
+        n_k, f_k, o_k = bins.weight, bins.mean_predicted, bins.fraction_positive
+    o_bar = float(np.sum(w * y) / W)
+    rel = float(np.sum(n_k * (f_k - o_k) ** 2) / W)
+    res = float(np.sum(n_k * (o_k - o_bar) ** 2) / W)
+    unc = o_bar * (1.0 - o_bar)
+    return BrierDecomposition(
+        brier=float(np.sum(w * (y - p) ** 2) / W),
+        reliability=rel,
+        resolution=res,
+        uncertainty=unc,
+        calibration=rel,
+        refinement=unc - res,
+        n_groups=int(n_k.size),
+        binned=n_bins is not None,
+    )
+
+
+@dataclass(frozen=True)
+class CORPDecomposition:
+    """CORP decomposition ``score = mcb - dsc + unc`` of a proper score.
+
+    Attributes
+    ----------
+    score : float
+        Mean score of the forecasts, S(p).
+    mcb : float
+        Miscalibration S(p) - S(PAV-recalibrated p), >= 0.
+    dsc : float
+        Discrimination UNC - S(PAV-recalibrated p), >= 0.
+    unc : float
+        Uncertainty: the score of the climatological forecast (the mean label).
+    score_name : str
+        "brier" or "log".
+    """
+
+    score: float
+    mcb: float
+    dsc: float
+    unc: float
+    score_name: str
+
+
+def _mean_score(y: np.ndarray, q: np.ndarray, w: np.ndarray, score: str) -> float:
+    if score == "brier":
+        s = (y - q) ** 2
+    else:
+        s = -(xlogy(y, q) + xlogy(1.0 - y, 1.0 - q))
+    return float(np.sum(w * s) / w.sum())
+
+
+def corp_decomposition(
+    y_true: Any, y_prob: Any, *, score: str = "brier", sample_weight: Any = None
+) -> CORPDecomposition:
+    r"""CORP score decomposition (Dimitriadis, Gneiting & Jordan 2021).
+
+    The forecasts are recalibrated by the pool-adjacent-violators algorithm: equal
+    forecast values are first pooled into one block (weight :math:`n_k`, event rate
+    :math:`o_k`), so the order of tied samples never matters, then
+    ``scipy.optimize.isotonic_regression`` fits the non-decreasing :math:`\hat p` to the
+    blocks. With :math:`S` the mean score and :math:`\bar y` the (weighted) event rate,
+
+    .. math::
+
+        \mathrm{MCB} = S(p) - S(\hat p),\qquad \mathrm{DSC} = S(\bar y) - S(\hat p),\qquad
+        \mathrm{UNC} = S(\bar y),\qquad S(p) = \mathrm{MCB} - \mathrm{DSC} + \mathrm{UNC}.
+
+    Both components are non-negative for any proper score, because the PAV fit is
+    optimal among monotone recalibrations for all of them at once.
+
+    Parameters
+    ----------
+    y_true, y_prob, sample_weight
+        As in :func:`ece`.
+    score : {"brier", "log"}, default "brier"
+        Brier score :math:`(y - p)^2` or logarithmic score
+        :math:`-y\log p - (1-y)\log(1-p)` (not clipped: a forecast of exactly 0 or 1
+        that misses gives an infinite score).
+
+    References
+    ----------
+    Dimitriadis, T., Gneiting, T. & Jordan, A. I. (2021). Stable reliability diagrams for
+    probabilistic classifiers. PNAS 118(8), e2016191118.
+    """
+    from scipy.optimize import isotonic_regression
+
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    _check_choice(score, "score", ("brier", "log"))
+    values, ids = np.unique(p, return_inverse=True)
+    n_k = np.bincount(ids, weights=w, minlength=values.size)
+    keep = n_k > 0
+    o_k = np.zeros_like(n_k)
+    o_k[keep] = np.bincount(ids, weights=w * y, minlength=values.size)[keep] / n_k[keep]
+    fitted = np.zeros_like(n_k)
+    fitted[keep] = isotonic_regression(o_k[keep], weights=n_k[keep], increasing=True).x
+    recalibrated = np.clip(fitted[ids], 0.0, 1.0)
+    climatology = np.full_like(p, np.sum(w * y) / w.sum())
+    s_p = _mean_score(y, p, w, score)
+    s_pav = _mean_score(y, recalibrated, w, score)
+    unc = _mean_score(y, climatology, w, score)
+    return CORPDecomposition(score=s_p, mcb=s_p - s_pav, dsc=unc - s_pav, unc=unc, score_name=score)
+
+
+@dataclass(frozen=True)
+class BayesErrorBounds:
+    r"""Bounds on the error of the 0.5-threshold rule from a calibrated forecast.
+
+    Attributes
+    ----------
+    refinement : float
+        :math:`R = \frac{1}{W}\sum_i w_i p_i(1 - p_i)`, the refinement of a calibrated
+        forecast.
+    error_rate : float
+        Observed error rate :math:`e_t` of the rule :math:`\hat y = [p > 0.5]`; an upper
+        bound on the Bayes error :math:`e^*`.
+    expected_error_rate : float
+        :math:`\frac{1}{W}\sum_i w_i \min(p_i, 1 - p_i)`: the error rate :math:`e_t` the
+        forecast itself predicts when it is calibrated.
+    lower : float
+        :math:`(1 - \sqrt{1 - 4R})/2 \ (\ge R)`: lower bound on :math:`e_t`.
+    upper : float
+        :math:`2R`: upper bound on :math:`e_t` (and so on :math:`e^*`).
+    """
+
+    refinement: float
+    error_rate: float
+    expected_error_rate: float
+    lower: float
+    upper: float
+
+
+def bayes_error_bounds(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> BayesErrorBounds:
+    r"""Cohen & Goldszmidt's (2004, Theorem 1) bounds for calibrated predictions.
+
+    For a calibrated forecast :math:`p` (:math:`P(y=1 \mid p) = p`) the refinement term
+    of the Brier score is :math:`R = E[p(1-p)]` and the error of the threshold rule
+    :math:`\hat y = [p > 0.5]` is :math:`e_t = E[\min(p, 1-p)]`. Since
+    :math:`p(1-p) \le \min(p, 1-p) \le 2p(1-p)` pointwise and the Bayes classifier is the
+    best rule,
+
+    .. math:: e^* \le e_t \le 2R,
+
+    which is the theorem as the issue states it. Because
+    :math:`\min(p,1-p) = (1 - \sqrt{1 - 4p(1-p)})/2` is convex in :math:`p(1-p)`, Jensen's
+    inequality also gives the lower bound :math:`e_t \ge (1 - \sqrt{1 - 4R})/2 \ge R`
+    (our addition, not in the paper). The bounds hold for the population quantities when
+    the forecast is calibrated; the returned ``error_rate`` is the observed error, which
+    fluctuates around :math:`e_t` with sampling noise, and nothing checks calibration
+    here (use :func:`ece` or :func:`corp_decomposition` for that).
+
+    References
+    ----------
+    Cohen, I. & Goldszmidt, M. (2004). Properties and benefits of calibrated classifiers.
+    PKDD, LNCS 3202, 125-136.
+    """
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    W = w.sum()
+    refinement = float(np.sum(w * p * (1.0 - p)) / W)
+    error_rate = float(np.sum(w * ((p > 0.5) != (y == 1.0))) / W)
+    expected = float(np.sum(w * np.minimum(p, 1.0 - p)) / W)
+    lower = float((1.0 - np.sqrt(max(0.0, 1.0 - 4.0 * refinement))) / 2.0)
+    return BayesErrorBounds(
+        refinement=refinement,
+        error_rate=error_rate,
+        expected_error_rate=expected,
+        lower=lower,
+        upper=2.0 * refinement,
+    )
+
+
+# ----------------------------------------------------------------------------- curve
+
+
+def reliability_curve(
+    y_true: Any,
+    y_prob: Any,
+    *,
+    n_bins: int = 10,
+    strategy: str = "quantile",
+    sample_weight: Any = None,
+):
+    r"""Binned reliability curve as an ``xarray.Dataset`` over the dimension ``bin``.
+
+    Variables (non-empty bins only, in increasing order of prediction):
+
+    - ``count``: :math:`n_b`, the summed weight (the number of samples without weights);
+    - ``mean_predicted``: :math:`e_b`; ``fraction_positive``: :math:`o_b`;
+    - ``bin_lower``, ``bin_upper``: the bin's edges (for ``"papers"``, the smallest and
+      largest prediction of the group).
+
+    The ``bin`` coordinate is the bin's number among the ``n_bins``. The same binning as
+    :func:`ece`, so ``ece(...) == sum(count / count.sum() * |fraction_positive -
+    mean_predicted|)`` on the same arguments.
+    """
+    import xarray as xr
+
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    n_bins = _check_n_bins(n_bins)
+    _check_choice(strategy, "strategy", STRATEGIES)
+    bins = _bin_stats(p, y, w, n_bins, strategy)
+    return xr.Dataset(
+        {
+            "count": ("bin", bins.weight),
+            "mean_predicted": ("bin", bins.mean_predicted),
+            "fraction_positive": ("bin", bins.fraction_positive),
+            "bin_lower": ("bin", bins.lower),
+            "bin_upper": ("bin", bins.upper),
+        },
+        coords={"bin": bins.index},
+        attrs={"n_bins": n_bins, "strategy": strategy},
+    )
