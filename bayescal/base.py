@@ -159,11 +159,34 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         return to_working(s, getattr(self, "score_kind", "probability"))
 
     def predict_proba(self, scores: Any, *, X: Any = None) -> np.ndarray:
-        """Calibrated probabilities, shape ``(n, 2)``: columns P(y=negative), P(y=positive)."""
+        """Calibrated probabilities, shape ``(n, 2)``: columns P(y=negative), P(y=positive).
+
+        A Dask array (or Dask dataframe column) gives a lazy Dask result computed block by
+        block (``map_blocks`` / ``map_partitions``): nothing is collected.
+        """
+        if hasattr(scores, "__dask_graph__"):
+            return self._predict_proba_dask(scores, X)
         t = self._working(scores)
         X = self._check_X(X, t.shape[0], fitting=False)
         p = np.clip(self._calibrate(t, X), 0.0, 1.0)
         return np.column_stack([1.0 - p, p])
+
+    def _predict_proba_dask(self, scores: Any, X: Any) -> Any:
+        check_is_fitted(self)
+        if X is not None:
+            raise ValueError(f"{self._name}: Dask input with features is not supported; compute X or use numpy.")
+        if hasattr(scores, "map_partitions") and not hasattr(scores, "map_blocks"):  # Dask Series
+            import pandas as pd
+
+            columns = [str(c) for c in self.classes_]
+            meta = pd.DataFrame({c: pd.Series(dtype=float) for c in columns})
+            return scores.map_partitions(
+                lambda part: pd.DataFrame(self.predict_proba(part.to_numpy()), index=part.index, columns=columns),
+                meta=meta)
+        if scores.ndim == 2:
+            scores = scores[:, 0]
+        return scores.map_blocks(lambda block: self.predict_proba(block), new_axis=1,
+                                 chunks=(scores.chunks[0], (2,)), dtype=np.float64, meta=np.empty((0, 2)))
 
     def predict(self, scores: Any, threshold: float | None = None, *, X: Any = None) -> np.ndarray:
         """Predicted labels: the positive class where the calibrated P(y=1) exceeds ``threshold`` (0.5)."""

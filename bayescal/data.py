@@ -148,36 +148,92 @@ class ScoreSummary:
         lo: float | None = None,
         hi: float | None = None,
     ) -> "ScoreSummary":
-        """Summarise in-memory scores and labels (see the class docstring)."""
+        """Summarise scores and labels (see the class docstring); Dask inputs go to :meth:`from_dask`."""
+        if any(hasattr(v, "__dask_graph__") for v in (scores, y, sample_weight)):
+            return cls.from_dask(scores, y, sample_weight, score_kind=score_kind, pos_label=pos_label,
+                                 n_bins=n_bins, lo=lo, hi=hi)
         data = prepare_data(scores, y, sample_weight, score_kind=score_kind, pos_label=pos_label)
         return cls.from_data(data, n_bins=n_bins, lo=lo, hi=hi)
 
     @classmethod
     def from_data(cls, data: ScoreData, *, n_bins: int = 1024, lo: float | None = None, hi: float | None = None) -> "ScoreSummary":
+        """Summarise validated :class:`ScoreData`; ``lo``/``hi`` default to the data's working-scale range."""
         if int(n_bins) < 2:
             raise ValueError(f"n_bins={n_bins} is too small: use at least 2 bins (1024 by default).")
-        atoms = np.array([0.0, 1.0]) if data.score_kind == "probability" else np.empty(0)
-        is_atom = np.isin(data.scores, atoms) if atoms.size else np.zeros(data.n, dtype=bool)
-        t = data.t[~is_atom]
+        atoms = _atoms(data.score_kind)
+        is_atom = np.isin(data.scores, atoms)
         if lo is None or hi is None:
-            lo_, hi_ = (float(t.min()), float(t.max())) if t.size else (-1.0, 1.0)
-            pad = max(1e-9, 1e-9 * (hi_ - lo_))
-            lo = lo_ - pad if lo is None else lo
-            hi = hi_ + pad if hi is None else hi
+            lo_, hi_ = _range(data.t[~is_atom])
+            lo, hi = (lo_ if lo is None else lo), (hi_ if hi is None else hi)
         if not hi > lo:
             raise ValueError(f"lo={lo} must be below hi={hi}.")
         edges = np.linspace(lo, hi, int(n_bins) + 1)
-        counts = np.zeros((2, int(n_bins)))
-        atom_counts = np.zeros((2, atoms.size))
-        for c in (0, 1):
-            sel = data.y[~is_atom] == c
-            idx = np.clip(np.searchsorted(edges, t[sel], side="right") - 1, 0, n_bins - 1)
-            counts[c] = np.bincount(idx, weights=data.w[~is_atom][sel], minlength=n_bins)
-            for j, a in enumerate(atoms):
-                m = (data.scores == a) & (data.y == c)
-                atom_counts[c, j] = data.w[m].sum()
+        counts, atom_counts = _bin_counts(data, edges, atoms, is_atom)
         return cls(edges=edges, counts=counts, atoms=atoms, atom_counts=atom_counts,
                    score_kind=data.score_kind, classes=np.asarray(data.classes))
+
+    @classmethod
+    def from_dask(
+        cls,
+        scores: Any,
+        y: Any,
+        sample_weight: Any = None,
+        *,
+        score_kind: str = "probability",
+        pos_label: Any = None,
+        n_bins: int = 1024,
+        lo: float | None = None,
+        hi: float | None = None,
+    ) -> "ScoreSummary":
+        """Summarise Dask arrays or Dask dataframe columns where the data lives.
+
+        Each chunk is validated and summarised by its own task (on whatever scheduler is
+        active: threads, processes, or a ``dask.distributed`` cluster), and the per-chunk
+        summaries are added in a tree; only ``2 x n_bins`` numbers per chunk travel. Two
+        passes: the first finds the label values and (unless ``lo``/``hi`` are given) the
+        working-scale range, the second counts.
+        """
+        import dask
+        import dask.array as da
+
+        def as_array(v, name):
+            if v is None:
+                return None
+            if hasattr(v, "to_dask_array"):
+                v = v.to_dask_array(lengths=True)
+            if not isinstance(v, da.Array):
+                v = da.from_array(np.asarray(v), chunks=s_chunks if name != "scores" else "auto")
+            if v.ndim == 2 and v.shape[1] == 1:
+                v = v[:, 0]
+            if v.ndim != 1:
+                raise ValueError(f"{name} has shape {v.shape}: pass one value per sample, shape (n,).")
+            return v
+
+        s_chunks = None
+        s = as_array(scores, "scores")
+        s_chunks = s.chunks
+        yy = as_array(y, "y")
+        ww = as_array(sample_weight, "sample_weight") if sample_weight is not None and not np.isscalar(sample_weight) else None
+        for name, v in (("y", yy), ("sample_weight", ww)):
+            if v is not None and v.shape[0] != s.shape[0]:
+                raise ValueError(f"Mismatched lengths: scores has {s.shape[0]}, {name} has {v.shape[0]}. Pass one value per sample in each.")
+        yy = yy.rechunk(s.chunks)
+        ww = ww.rechunk(s.chunks) if ww is not None else None
+        blocks = list(zip(s.to_delayed().ravel(), yy.to_delayed().ravel(),
+                          ww.to_delayed().ravel() if ww is not None else [None] * s.numblocks[0]))
+        stats = dask.compute(*[dask.delayed(_block_stats)(sb, yb, score_kind) for sb, yb, _ in blocks])
+        values = np.unique(np.concatenate([st[2] for st in stats]))
+        _, classes = check_labels(values, pos_label=pos_label)
+        if lo is None or hi is None:
+            lo_, hi_ = _range(np.array([v for st in stats for v in st[:2] if np.isfinite(v)]))
+            lo, hi = (lo_ if lo is None else lo), (hi_ if hi is None else hi)
+        parts = [dask.delayed(_block_summary)(sb, yb, wb, score_kind, classes, int(n_bins), lo, hi)
+                 for sb, yb, wb in blocks]
+        while len(parts) > 1:  # tree reduction: pairs of summaries add
+            parts = [dask.delayed(sum_pair)(*parts[i:i + 2]) if i + 1 < len(parts) else parts[i]
+                     for i in range(0, len(parts), 2)]
+        (summary,) = dask.compute(parts[0])
+        return summary
 
     @property
     def centers(self) -> np.ndarray:
@@ -217,3 +273,59 @@ class ScoreSummary:
         order = np.argsort(t, kind="stable")
         return ScoreData(scores=s[order], t=t[order], y=y[order], w=w[order],
                          score_kind=self.score_kind, classes=self.classes)
+
+
+def _atoms(score_kind: str) -> np.ndarray:
+    """Values kept exactly by a summary: probability 0 and 1 (none for decision values)."""
+    return np.array([0.0, 1.0]) if score_kind == "probability" else np.empty(0)
+
+
+def _range(t: np.ndarray) -> tuple[float, float]:
+    """Working-scale range of the data, padded so the extremes fall inside the end bins."""
+    lo, hi = (float(t.min()), float(t.max())) if t.size else (-1.0, 1.0)
+    if hi - lo < 1e-9:
+        lo, hi = lo - 0.5, hi + 0.5
+    pad = 1e-9 * (hi - lo)
+    return lo - pad, hi + pad
+
+
+def _bin_counts(data: ScoreData, edges: np.ndarray, atoms: np.ndarray, is_atom: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted counts per (class, bin) on equal-width ``edges``, and per (class, atom)."""
+    n_bins = edges.size - 1
+    cont = ~is_atom
+    width = (edges[-1] - edges[0]) / n_bins
+    idx = np.clip(((data.t[cont] - edges[0]) / width).astype(np.int64), 0, n_bins - 1)
+    counts = np.bincount(data.y[cont].astype(np.int64) * n_bins + idx, weights=data.w[cont],
+                         minlength=2 * n_bins).reshape(2, n_bins)
+    atom_counts = np.zeros((2, atoms.size))
+    for j, a in enumerate(atoms):
+        m = data.scores == a
+        atom_counts[:, j] = np.bincount(data.y[m], weights=data.w[m], minlength=2)
+    return counts, atom_counts
+
+
+def _block_stats(s: np.ndarray, y: np.ndarray, score_kind: str) -> tuple[float, float, np.ndarray]:
+    """One chunk's working-scale min and max (atoms excluded) and its label values."""
+    s = check_scores(s, score_kind=score_kind)
+    y = np.asarray(y)
+    check_consistent_length(scores=s, y=y)
+    t = to_working(s[~np.isin(s, _atoms(score_kind))], score_kind)
+    return (float(t.min()) if t.size else np.nan, float(t.max()) if t.size else np.nan, np.unique(y))
+
+
+def _block_summary(s, y, w, score_kind, classes, n_bins, lo, hi) -> "ScoreSummary":
+    s = check_scores(s, score_kind=score_kind)
+    y01, _ = check_labels(y, pos_label=classes[1], require_both=False)
+    if w is None:
+        w = np.ones(s.shape[0])
+    else:  # a chunk may legitimately hold only zero weights, so only finiteness and sign are checked
+        w = np.asarray(w, dtype=np.float64)
+        check_consistent_length(scores=s, sample_weight=w)
+        if not np.isfinite(w).all() or (w < 0).any():
+            raise ValueError("sample_weight has NaN, infinite or negative values: pass finite non-negative weights.")
+    data = ScoreData(scores=s, t=to_working(s, score_kind), y=y01, w=w, score_kind=score_kind, classes=classes)
+    return ScoreSummary.from_data(data, n_bins=n_bins, lo=lo, hi=hi)
+
+
+def sum_pair(a: "ScoreSummary", b: "ScoreSummary") -> "ScoreSummary":
+    return a + b
