@@ -1,4 +1,11 @@
-"""Command line: ``bayescal demo``.
+"""Command line: ``bayescal demo | fit | apply``.
+
+* ``bayescal demo [--out DIR]``: what ``make demo`` runs;
+* ``bayescal fit DATA... --score COL --label COL [--method dpm] [--out model.nc]``: fit a
+  calibrator on CSV or Parquet files (globs allowed); above ``--dask-above`` bytes the
+  files are read with Dask and reduced to a :class:`~bayescal.data.ScoreSummary` first;
+* ``bayescal apply MODEL DATA --score COL --out OUT``: add the calibrated probability as a
+  column and write CSV or Parquet (by the extension of OUT).
 
 Errors are one line naming the problem, with exit code 2 (``--debug`` shows the traceback).
 """
@@ -6,9 +13,11 @@ Errors are one line naming the problem, with exit code 2 (``--debug`` shows the 
 from __future__ import annotations
 
 import argparse
+import glob
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 __all__ = ["main", "run_demo"]
 
@@ -41,6 +50,7 @@ def run_demo(out: str | Path = "demo_output", *, random_state: int = 0, verbose:
 
     matplotlib.use("Agg")
     import bayescal
+    from bayescal._registry import get_calibrator_class
     from bayescal.datasets import make_naeini2014, svm_scores
     from bayescal.plotting import ReliabilityDisplay
 
@@ -55,7 +65,7 @@ def run_demo(out: str | Path = "demo_output", *, random_state: int = 0, verbose:
     times = {"uncalibrated": 0.0}
     fitted = {}
     for name in bayescal.calibrators():
-        cls = bayescal._registry.get_calibrator_class(name)
+        cls = get_calibrator_class(name)
         if cls.feature_aware:
             continue
         params = {"random_seed": random_state} if "random_seed" in cls().get_params() else {}
@@ -87,6 +97,99 @@ def run_demo(out: str | Path = "demo_output", *, random_state: int = 0, verbose:
     return table
 
 
+def _expand(patterns: list[str]) -> list[Path]:
+    paths: list[Path] = []
+    for pattern in patterns:
+        found = sorted(glob.glob(pattern)) if any(ch in pattern for ch in "*?[") else [pattern]
+        if not found:
+            raise ValueError(f"no file matches {pattern!r}")
+        for f in found:
+            path = Path(f)
+            if not path.is_file():
+                raise ValueError(f"no such file: {f}")
+            if path.suffix.lower() not in (".csv", ".parquet", ".pq"):
+                raise ValueError(f"{f}: unsupported file type {path.suffix!r}; use .csv or .parquet")
+            paths.append(path)
+    return paths
+
+
+def read_table(patterns: list[str], columns: list[str], *, dask_above: float = float("inf")) -> Any:
+    """Read ``columns`` from CSV / Parquet files (pandas, or a Dask dataframe when large)."""
+    import pandas as pd
+
+    paths = _expand(patterns)
+    use_dask = sum(p.stat().st_size for p in paths) > dask_above
+    frames = []
+    for path in paths:
+        is_csv = path.suffix.lower() == ".csv"
+        try:
+            if use_dask:
+                import dask.dataframe as dd
+
+                frame = dd.read_csv(str(path)) if is_csv else dd.read_parquet(str(path))
+            else:
+                frame = pd.read_csv(path) if is_csv else pd.read_parquet(path)
+        except Exception as exc:
+            raise ValueError(f"could not read {path}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+        missing = [c for c in columns if c not in frame.columns]
+        if missing:
+            raise ValueError(f"{path}: missing column(s) {missing}; available: {list(frame.columns)}")
+        frames.append(frame[columns])
+    if use_dask:
+        import dask.dataframe as dd
+
+        return dd.concat(frames)
+    return pd.concat(frames, ignore_index=True)
+
+
+def run_fit(args: argparse.Namespace) -> None:
+    from bayescal._registry import get_calibrator_class
+    from bayescal.data import ScoreSummary
+
+    cls = get_calibrator_class(args.method)
+    if cls.feature_aware:
+        raise ValueError(f"method {args.method!r} needs features; the command line fits score-only calibrators")
+    table = read_table(args.data, [args.score, args.label], dask_above=args.dask_above)
+    est = cls(score_kind=args.score_kind) if "score_kind" in cls().get_params() else cls()
+    pos_label = _parse_label(args.pos_label)
+    if hasattr(table, "__dask_graph__"):
+        from dask.diagnostics import ProgressBar
+
+        with ProgressBar():
+            summary = ScoreSummary.from_dask(table[args.score], table[args.label], score_kind=args.score_kind,
+                                             pos_label=pos_label)
+        est.fit(summary)
+    else:
+        est.fit(table[args.score], table[args.label], pos_label=pos_label)
+    est.save(args.out)
+    print(f"fitted {args.method}; wrote {args.out}")
+
+
+def _parse_label(value: str | None) -> Any:
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return value
+
+
+def run_apply(args: argparse.Namespace) -> None:
+    import bayescal
+
+    est = bayescal.load(args.model)
+    table = read_table(args.data, [args.score])
+    out = Path(args.out)
+    if out.suffix.lower() not in (".csv", ".parquet", ".pq"):
+        raise ValueError(f"--out {out}: use a .csv or .parquet file name")
+    table[args.column] = est.predict_proba(table[args.score].to_numpy())[:, 1]
+    if out.suffix.lower() == ".csv":
+        table.to_csv(out, index=False)
+    else:
+        table.to_parquet(out, index=False)
+    print(f"wrote {len(table)} calibrated probabilities to {out} (column {args.column!r})")
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bayescal", description="Bayesian calibration of binary classifiers.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
@@ -94,6 +197,22 @@ def _build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="fit every calibrator on simulated data; print metrics; write a diagram")
     demo.add_argument("--out", default="demo_output", help="folder for reliability.png and metrics.csv")
     demo.add_argument("--seed", type=int, default=0, help="random seed of the simulated data and the fits")
+    fit = sub.add_parser("fit", help="fit a calibrator on CSV/Parquet files and save it")
+    fit.add_argument("data", nargs="+", help="CSV or Parquet files (globs allowed)")
+    fit.add_argument("--score", required=True, help="column of classifier scores")
+    fit.add_argument("--label", required=True, help="column of true binary labels")
+    fit.add_argument("--method", default="dpm", help="calibrator name (see bayescal.calibrators())")
+    fit.add_argument("--score-kind", default="probability", choices=["probability", "decision"])
+    fit.add_argument("--pos-label", default=None, help="the positive label (default: the greater value)")
+    fit.add_argument("--out", default="model.nc", help="where to save the fitted calibrator (netCDF)")
+    fit.add_argument("--dask-above", type=float, default=1e9,
+                     help="read with Dask and fit on a ScoreSummary when the files exceed this many bytes")
+    apply = sub.add_parser("apply", help="apply a saved calibrator to scores in CSV/Parquet files")
+    apply.add_argument("model", help="a file written by 'bayescal fit' or Calibrator.save")
+    apply.add_argument("data", nargs="+", help="CSV or Parquet files (globs allowed)")
+    apply.add_argument("--score", required=True, help="column of classifier scores")
+    apply.add_argument("--out", required=True, help="output .csv or .parquet")
+    apply.add_argument("--column", default="p_calibrated", help="name of the added column")
     return parser
 
 
@@ -103,6 +222,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "demo":
             run_demo(args.out, random_state=args.seed)
+        elif args.command == "fit":
+            run_fit(args)
+        elif args.command == "apply":
+            run_apply(args)
         return 0
     except Exception as exc:  # one line for users; the traceback with --debug
         if args.debug:
