@@ -1,0 +1,325 @@
+r"""The per-class truncated Dirichlet-process mixture written once in PyMC, with its ADVI and NUTS routes.
+
+Model (one class; ``x_i`` points on the working scale with counts ``c_i``; ``K`` components)
+
+.. math::
+
+    \alpha &\sim \mathrm{Gamma}(a_\alpha, b_\alpha) \\
+    v_k \mid \alpha &\sim \mathrm{Beta}(1, \alpha), \quad k = 1, \dots, K-1, \qquad v_K = 1 \\
+    w_k &= v_k \prod_{j<k} (1 - v_j) \\
+    \mu_k &\sim \mathcal N(m_k, s), \qquad
+    \log \sigma_k \sim \mathcal N(\log h, \tau) \\
+    \log p(x \mid \theta) &= \sum_i c_i \log \sum_k w_k \, \mathcal N(x_i \mid \mu_k, \sigma_k)
+
+with the hyperparameters ``alpha_shape`` :math:`a_\alpha`, ``alpha_rate`` :math:`b_\alpha`,
+``mu_loc`` :math:`m`, ``mu_scale`` :math:`s`, ``sigma_logmean`` :math:`\log h`,
+``sigma_logsd`` :math:`\tau` of the ``prior`` dict (built by
+:mod:`bayescal.bayesian.priors`). The weighted likelihood is exact for raw data
+(``c_i = 1``) and is the binned approximation when ``x_i`` are bin centres.
+
+Compilation. The data (``x``, ``counts``) and every hyperparameter are ``pm.Data`` shared
+variables, so one model per ``K`` is built and its compiled functions (the ADVI step
+function, the log-density used for Pareto-smoothed importance sampling, the NUTS
+log-density and gradient) are kept in a per-process cache: a second fit with the same
+``K`` only swaps the shared values and resets the optimiser state. PyTensor also keeps
+the compiled C / numba modules on disk (``pytensor.config.base_compiledir``,
+``~/.pytensor`` by default), so a new process compiles from that cache.
+
+References
+----------
+Ishwaran, H. & James, L. F. (2001). Gibbs sampling methods for stick-breaking priors.
+JASA 96(453), 161-173.
+Kucukelbir, A. et al. (2017). Automatic differentiation variational inference. JMLR 18.
+Yao, Y., Vehtari, A., Simpson, D. & Gelman, A. (2018). Yes, but did it work?: Evaluating
+variational inference. ICML.
+Vehtari, A. et al. (2024). Pareto smoothed importance sampling. JMLR 25(72).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+from scipy.special import logit
+
+from bayescal.bayesian.routes import ClassFit
+
+__all__ = ["build_model", "fit_advi", "fit_nuts"]
+
+_PRIOR_KEYS = ("alpha_shape", "alpha_rate", "mu_loc", "mu_scale", "sigma_logmean", "sigma_logsd",
+               "init_mu", "init_sigma", "init_weight")
+
+
+def build_model(n_components: int):
+    """Build the PyMC model of one class's mixture for ``K = n_components``.
+
+    Data and hyperparameters are placeholders (``pm.Data``) set with :func:`pymc.set_data`;
+    the model exposes the deterministic ``weight`` (K,) next to ``alpha``, ``v``, ``mu`` and
+    ``sigma``, and the weighted log-likelihood as the potential ``loglik``.
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    K = int(n_components)
+    with pm.Model() as model:
+        x = pm.Data("x", np.zeros(2))
+        counts = pm.Data("counts", np.ones(2))
+        alpha_shape = pm.Data("alpha_shape", 1.0)
+        alpha_rate = pm.Data("alpha_rate", 1.0)
+        mu_loc = pm.Data("mu_loc", np.zeros(K))
+        mu_scale = pm.Data("mu_scale", 1.0)
+        sigma_logmean = pm.Data("sigma_logmean", 0.0)
+        sigma_logsd = pm.Data("sigma_logsd", 1.0)
+
+        alpha = pm.Gamma("alpha", alpha=alpha_shape, beta=alpha_rate)
+        v = pm.Beta("v", alpha=1.0, beta=alpha, shape=K - 1)
+        v_full = pt.concatenate([v, pt.ones(1)])
+        remaining = pt.concatenate([pt.ones(1), pt.cumprod(1.0 - v)])
+        weight = pm.Deterministic("weight", v_full * remaining)
+        mu = pm.Normal("mu", mu=mu_loc, sigma=mu_scale, shape=K)
+        sigma = pm.LogNormal("sigma", mu=sigma_logmean, sigma=sigma_logsd, shape=K)
+
+        z = (x[:, None] - mu[None, :]) / sigma[None, :]
+        log_comp = pt.log(weight)[None, :] - 0.5 * z**2 - pt.log(sigma)[None, :] - 0.5 * np.log(2 * np.pi)
+        pm.Potential("loglik", pt.sum(counts * pt.logsumexp(log_comp, axis=1)))
+    return model
+
+
+def _check_inputs(x, counts, prior, n_components, draws):
+    x = np.asarray(x, dtype=np.float64)
+    counts = np.asarray(counts, dtype=np.float64)
+    if x.ndim != 1 or x.shape != counts.shape or x.size == 0:
+        raise ValueError(f"x and counts must be non-empty 1-D arrays of equal length; got shapes {x.shape} and "
+                         f"{counts.shape}. Pass one class's points and their weights.")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(counts)) and np.all(counts >= 0) and counts.sum() > 0):
+        raise ValueError("x must be finite and counts finite, non-negative with a positive total; "
+                         "drop infinite scores or map them to the working scale first.")
+    if int(n_components) != n_components or n_components < 2:
+        raise ValueError(f"n_components must be an integer >= 2; got {n_components!r}.")
+    if int(draws) != draws or draws < 1:
+        raise ValueError(f"draws must be a positive integer; got {draws!r}.")
+    missing = [k for k in _PRIOR_KEYS if k not in prior]
+    if missing:
+        raise ValueError(f"prior is missing keys {missing}; build it with bayescal.bayesian.priors.")
+    K = int(n_components)
+    for key in ("mu_loc", "init_mu", "init_sigma", "init_weight"):
+        if np.shape(prior[key]) != (K,):
+            raise ValueError(f"prior[{key!r}] must have shape ({K},) to match n_components; got {np.shape(prior[key])}.")
+    for key in ("alpha_shape", "alpha_rate", "mu_scale", "sigma_logsd"):
+        if not float(prior[key]) > 0:
+            raise ValueError(f"prior[{key!r}] must be a positive number; got {prior[key]!r}.")
+    return x, counts
+
+
+def _set_data(model, x, counts, prior):
+    import pymc as pm
+
+    pm.set_data({"x": x, "counts": counts,
+                 "alpha_shape": float(prior["alpha_shape"]), "alpha_rate": float(prior["alpha_rate"]),
+                 "mu_loc": np.asarray(prior["mu_loc"], dtype=np.float64), "mu_scale": float(prior["mu_scale"]),
+                 "sigma_logmean": float(prior["sigma_logmean"]), "sigma_logsd": float(prior["sigma_logsd"])},
+                model=model)
+
+
+def _initial_values(prior) -> dict[str, np.ndarray]:
+    """KDE-informed starting point on the constrained scale (alpha at its prior mean)."""
+    w = np.clip(np.asarray(prior["init_weight"], dtype=np.float64), 1e-12, None)
+    w = w / w.sum()
+    remaining = 1.0 - np.concatenate([[0.0], np.cumsum(w)[:-1]])
+    v = np.clip(w[:-1] / np.clip(remaining[:-1], 1e-12, None), 1e-6, 1 - 1e-6)
+    return {"alpha": np.float64(prior["alpha_shape"] / prior["alpha_rate"]), "v": v,
+            "mu": np.asarray(prior["init_mu"], dtype=np.float64),
+            "sigma": np.asarray(prior["init_sigma"], dtype=np.float64)}
+
+
+def _unconstrained(init: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The same point on PyMC's transformed scale (log for alpha, sigma; log-odds for v)."""
+    return {"alpha_log__": np.log(init["alpha"]), "v_logodds__": logit(init["v"]),
+            "mu": init["mu"], "sigma_log__": np.log(init["sigma"])}
+
+
+@dataclass
+class _Engine:
+    """A model for one K and its compiled functions, reused by every fit in the process."""
+
+    model: object
+    step: object  # compiled ADVI step: one adam update, returns the negative ELBO estimate
+    learning_rate: object  # shared scalar read by adam
+    opt_state: list  # adam's shared moments and iteration counter
+    rngs: list  # random generators of the step function
+    mean: object  # shared mean-field location (flat vector on the transformed scale)
+    rho: object  # shared mean-field rho; std = log(1 + exp(rho))
+    ordering: dict  # transformed variable name -> slice of the flat vector
+    point_fn: object  # flat vector -> [log p(theta, data) with Jacobian, weight, mu, sigma, alpha]
+
+
+_ENGINES: dict[int, _Engine] = {}
+#: fewest draws for which the Pareto tail fit of PSIS is attempted
+_PSIS_MIN_DRAWS = 100
+#: number of models built and compiled in this process, per route (read by the tests)
+N_COMPILATIONS = {"advi": 0, "nuts": 0}
+
+
+def _engine(n_components: int) -> _Engine:
+    """Cached model and compiled ADVI / log-density functions for ``K`` components."""
+    K = int(n_components)
+    if K in _ENGINES:
+        return _ENGINES[K]
+    import pymc as pm
+    import pytensor
+    import pytensor.tensor as pt
+    from pytensor.graph.replace import graph_replace
+    from pytensor.tensor.random.type import RandomGeneratorType
+
+    model = build_model(K)
+    advi = pm.ADVI(model=model, random_seed=0)
+    group = advi.approx.groups[0]
+    mean, rho = group.params_dict["mu"], group.params_dict["rho"]
+    lr = pytensor.shared(np.float64(0.01), name="learning_rate")
+    step = advi.objective.step_function(obj_optimizer=pm.adam(learning_rate=lr), score=True)
+    updated = [inp.variable for inp in step.maker.inputs if inp.update is not None]
+    rngs = [v for v in updated if isinstance(v.type, RandomGeneratorType)]
+    opt_state = [v for v in updated if v not in rngs and v is not mean and v is not rho]
+
+    ordering = {name: info[1] for name, info in group.ordering.items()}
+    flat = pt.vector("flat", dtype="float64")
+    values = {v.name: v for v in model.value_vars}
+    replace = {values[name]: flat[info[1]].reshape(info[2]) for name, info in group.ordering.items()}
+    outs = model.replace_rvs_by_values(
+        [model.logp(jacobian=True), model["weight"], model["mu"], model["sigma"], model["alpha"]])
+    outs = graph_replace(outs, replace, strict=False)
+    point_fn = pm.pytensorf.compile([flat], outs)
+    engine = _Engine(model, step, lr, opt_state, rngs, mean, rho, ordering, point_fn)
+    _ENGINES[K] = engine
+    N_COMPILATIONS["advi"] += 1
+    return engine
+
+
+def _flat_start(engine: _Engine, prior) -> np.ndarray:
+    start = _unconstrained(_initial_values(prior))
+    flat = np.empty(engine.mean.get_value().shape)
+    for name, slc in engine.ordering.items():
+        flat[slc] = np.ravel(start[name])
+    return flat
+
+
+def _run_advi(engine, flat_start, seed, learning_rate, max_iterations, window, tol, init_std):
+    """Adam on the negative ELBO from the KDE-informed start; returns (losses, converged, nan)."""
+    from pymc.pytensorf import reseed_rngs
+
+    engine.mean.set_value(flat_start.copy())
+    engine.rho.set_value(np.full_like(flat_start, np.log(np.expm1(init_std))))
+    for var in engine.opt_state:
+        var.set_value(np.zeros_like(var.get_value()))
+    engine.learning_rate.set_value(np.float64(learning_rate))
+    reseed_rngs(engine.rngs, seed)
+    losses = np.empty(max_iterations)
+    previous = None
+    for i in range(max_iterations):
+        losses[i] = engine.step()
+        if not np.isfinite(losses[i]):
+            return losses[: i + 1], False, True
+        if (i + 1) % window == 0:
+            current = losses[i + 1 - window: i + 1].mean()
+            if previous is not None and abs(current - previous) <= tol * abs(current):
+                return losses[: i + 1], True, False
+            previous = current
+    return losses, False, False
+
+
+def _to_posterior(weight, mu, sigma, alpha, n_chains, n_draws) -> xr.Dataset:
+    K = weight.shape[-1]
+    coords = {"chain": np.arange(n_chains), "draw": np.arange(n_draws), "component": np.arange(K)}
+    shape3 = (n_chains, n_draws, K)
+    return xr.Dataset(
+        {"weight": (("chain", "draw", "component"), np.reshape(weight, shape3)),
+         "mu": (("chain", "draw", "component"), np.reshape(mu, shape3)),
+         "sigma": (("chain", "draw", "component"), np.reshape(sigma, shape3)),
+         "alpha": (("chain", "draw"), np.reshape(alpha, (n_chains, n_draws)))},
+        coords=coords)
+
+
+def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: int, draws: int,
+             random_seed: int | None, learning_rate: float = 0.01, max_iterations: int = 10_000,
+             window: int = 250, tol: float = 2e-4, init_std: float = 0.1, psis: bool = True) -> ClassFit:
+    r"""Mean-field ADVI of one class's mixture, optionally corrected by Pareto-smoothed importance sampling.
+
+    Adam (``learning_rate``) maximises the ELBO of a Gaussian mean-field approximation
+    :math:`q` on the unconstrained scale, started at the KDE-informed ``init_*`` values of
+    ``prior`` with standard deviation ``init_std`` in every coordinate. Convergence: the
+    mean negative ELBO over consecutive windows of ``window`` iterations changes by less
+    than ``tol`` relative to its size,
+    :math:`|\bar L_j - \bar L_{j-1}| \le \mathrm{tol}\,|\bar L_j|`; a ``UserWarning`` with
+    the numbers is raised when ``max_iterations`` pass without it. A NaN ELBO restarts once
+    with another seed and a tenth of the learning rate, then raises ``RuntimeError``.
+
+    ``draws`` draws :math:`\theta_s \sim q` are taken. With ``psis=True`` the importance
+    ratios :math:`\log r_s = \log p(\theta_s, x) - \log q(\theta_s)` are Pareto smoothed
+    (Vehtari et al. 2024) and the draws resampled (systematic resampling) with the
+    smoothed weights; the shape estimate :math:`\hat k` is reported as ``pareto_k``
+    (below 0.7 the corrected draws are reliable, Yao et al. 2018). PSIS needs at least
+    100 draws; with fewer, ``pareto_k`` is NaN and the draws are not reweighted.
+
+    Returns
+    -------
+    ClassFit
+        One chain of ``draws`` draws; diagnostics ``converged``, ``n_iterations``,
+        ``elbo_final`` (window mean), ``pareto_k``, ``ess_importance`` (importance-sampling
+        effective sample size), ``learning_rate``, ``retried``, ``runtime_s``.
+    """
+    from arviz_stats.base.array import array_stats
+
+    start_time = time.perf_counter()
+    x, counts = _check_inputs(x, counts, prior, n_components, draws)
+    engine = _engine(n_components)
+    _set_data(engine.model, x, counts, prior)
+    flat_start = _flat_start(engine, prior)
+    seeds = np.random.SeedSequence(random_seed).generate_state(3)
+    losses, converged, nan = _run_advi(engine, flat_start, int(seeds[0]), learning_rate, max_iterations,
+                                       window, tol, init_std)
+    retried = nan
+    if nan:
+        learning_rate = learning_rate / 10
+        losses, converged, nan = _run_advi(engine, flat_start, int(seeds[1]), learning_rate, max_iterations,
+                                           window, tol, init_std)
+        if nan:
+            raise RuntimeError(
+                f"ADVI produced a NaN ELBO at iteration {len(losses)} even after a retry with another seed and "
+                f"learning rate {learning_rate:g}; the prior hyperparameters or data are probably degenerate "
+                f"(check prior['mu_scale'], prior['sigma_logmean'], the score spread) or use inference='gibbs'.")
+    elbo = -losses[-min(window, len(losses)):].mean()
+    if not converged:
+        earlier = -losses[-2 * window: -window].mean() if len(losses) >= 2 * window else float("nan")
+        warnings.warn(
+            f"ADVI did not converge in {len(losses)} iterations: the windowed ELBO mean moved from {earlier:.6g} "
+            f"to {elbo:.6g} (relative change above tol={tol:g}); raise max_iterations or tol, or use "
+            f"inference='gibbs'.", UserWarning, stacklevel=3)
+
+    rng = np.random.default_rng(seeds[2])
+    mean = engine.mean.get_value()
+    std = np.log1p(np.exp(engine.rho.get_value()))
+    eps = rng.standard_normal((draws, mean.size))
+    theta = mean + std * eps
+    log_q = -0.5 * np.sum(eps**2, axis=1) - np.sum(np.log(std)) - 0.5 * mean.size * np.log(2 * np.pi)
+    results = [engine.point_fn(t) for t in theta]
+    log_p = np.array([r[0] for r in results])
+    weight, mu, sigma, alpha = (np.array([r[j] for r in results]) for j in range(1, 5))
+    log_ratio = log_p - log_q
+    pareto_k, ess = float("nan"), float("nan")
+    if draws >= _PSIS_MIN_DRAWS and np.all(np.isfinite(log_ratio)):
+        log_w, pareto_k = array_stats.psislw(-log_ratio)
+        w = np.exp(log_w - log_w.max())
+        w /= w.sum()
+        ess = float(1.0 / np.sum(w**2))
+        if psis:
+            positions = (rng.uniform() + np.arange(draws)) / draws
+            idx = np.minimum(np.searchsorted(np.cumsum(w), positions), draws - 1)
+            weight, mu, sigma, alpha = weight[idx], mu[idx], sigma[idx], alpha[idx]
+    diagnostics = {"route": "advi", "converged": bool(converged), "n_iterations": int(len(losses)),
+                   "elbo_final": float(elbo), "pareto_k": float(pareto_k), "ess_importance": ess,
+                   "psis_resampled": bool(psis and np.isfinite(pareto_k)), "learning_rate": float(learning_rate),
+                   "retried": bool(retried), "runtime_s": time.perf_counter() - start_time}
+    return ClassFit(_to_posterior(weight, mu, sigma, alpha, 1, draws), diagnostics)
