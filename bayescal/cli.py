@@ -117,6 +117,7 @@ def read_table(patterns: list[str], columns: list[str], *, dask_above: float = f
     """Read ``columns`` from CSV / Parquet files (pandas, or a Dask dataframe when large)."""
     import pandas as pd
 
+    columns = list(dict.fromkeys(columns))
     paths = _expand(patterns)
     use_dask = sum(p.stat().st_size for p in paths) > dask_above
     frames = []
