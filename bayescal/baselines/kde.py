@@ -84,6 +84,8 @@ def _silverman(x: np.ndarray, w: np.ndarray) -> float:
     of 2 counts as two identical rows, so a :class:`~bayescal.data.ScoreSummary` gives the
     bandwidth of the raw scores it summarises). Returns 0 when the sample has no spread.
     """
+    if x.max() == x.min():
+        return 0.0
     _, sd = weighted_mean_std(x, w)
     return 1.06 * sd * float(w.sum()) ** (-0.2)
 
