@@ -62,7 +62,7 @@ def test_pos_label_words(files, tmp_path):
         (["fit", "{bad}", "--score", "score", "--label", "label"], "could not read"),
         (["fit", "{csv}", "--score", "score", "--label", "score"], "continuous"),
         (["fit", "{csv}", "--score", "score", "--label", "label", "--method", "nope"], "Unknown calibrator 'nope'"),
-        (["fit", "{csv}", "--score", "label", "--label", "label", "--method", "platt"], "single class|distinct|Only binary|continuous|outside"),
+        (["fit", "{csv}", "--score", "word", "--label", "label", "--method", "platt"], "non-numeric"),
         (["apply", "{dir}/absent.nc", "{csv}", "--score", "score", "--out", "{dir}/o.csv"], "No file at"),
     ],
 )
