@@ -21,10 +21,14 @@ Binnings (``strategy``), shared by :func:`ece`, :func:`mce`, :func:`calibration_
     (so :math:`p = 1` does not open a phantom bin): bin index
     :math:`\min(\lfloor B p \rfloor, B - 1)`.
 ``"quantile"``
-    Equal-mass bins: the inner edges are the weighted quantiles of the predictions at
-    :math:`k/B` (midpoint convention of :func:`bayescal._stats.weighted_quantile`), and a
-    prediction equal to an edge goes to the lower bin. Equal predictions always share a
-    bin, so heavy ties give fewer (non-empty) bins.
+    Equal-mass bins: the inner edge :math:`k` is the weighted :math:`k/B` quantile of the
+    predictions, :math:`q_k = \min\{x : F_w(x) \ge k/B\}` with :math:`F_w` the weighted
+    empirical CDF, and bin :math:`k` holds :math:`q_{k} < p \le q_{k+1}` (:math:`q_0 = -\infty`,
+    :math:`q_B = 1`). With :math:`N` distinct predictions the bins hold the same counts as
+    ``"papers"``; integer weights act exactly as repeated rows; equal predictions always
+    share a bin, so heavy ties give fewer (non-empty) bins. (scikit-learn's
+    ``calibration_curve`` interpolates its quantile edges instead, which can move samples
+    sitting at an edge.)
 ``"papers"``
     The seed authors' MATLAB code (Naeini et al.): sort by prediction, ties by label
     ascending, and cut the sorted list into :math:`B` groups of consecutive samples whose
@@ -42,7 +46,6 @@ from scipy.signal import fftconvolve
 from scipy.special import xlogy
 from scipy.stats import norm as _normal
 
-from bayescal._stats import weighted_quantile
 from bayescal._validation import (
     check_consistent_length,
     check_labels,
@@ -116,7 +119,11 @@ def _assign_bins(p: np.ndarray, y: np.ndarray, w: np.ndarray, n_bins: int, strat
         edges = np.arange(n_bins + 1) / n_bins
         return ids, edges[:-1], edges[1:]
     if strategy == "quantile":
-        inner = weighted_quantile(p, np.arange(1, n_bins) / n_bins, w)
+        order = np.argsort(p, kind="stable")
+        # first sorted position where the weighted ECDF reaches k / n_bins, compared as
+        # cumsum(w) * n_bins >= k * W so that integer weights give exact ties
+        cut = np.searchsorted(np.cumsum(w[order]) * n_bins, np.arange(1, n_bins) * w.sum(), side="left")
+        inner = p[order][np.minimum(cut, p.size - 1)]
         ids = np.searchsorted(inner, p, side="left")
         edges = np.concatenate([[0.0], inner, [1.0]])
         return ids, edges[:-1], edges[1:]
