@@ -108,39 +108,50 @@ def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
 # ----------------------------------------------------------------------------- binning
 
 
-def _assign_bins(p: np.ndarray, y: np.ndarray, w: np.ndarray, n_bins: int, strategy: str):
-    """Bin index in ``[0, n_bins)`` of every sample, and each bin's lower / upper edge.
+@dataclass(frozen=True)
+class _Sorted:
+    """Samples sorted by prediction, ties by label ascending (every binning is contiguous here)."""
 
-    For "uniform" and "quantile" the edges are the bin boundaries (0 and 1 outside); for
-    "papers" they are the smallest and largest prediction of each group (NaN if empty).
-    """
-    if strategy == "uniform":
-        ids = np.minimum(np.floor(p * n_bins).astype(np.intp), n_bins - 1)
-        edges = np.arange(n_bins + 1) / n_bins
-        return ids, edges[:-1], edges[1:]
-    if strategy == "quantile":
-        order = np.argsort(p, kind="stable")
-        # first sorted position where the weighted ECDF reaches k / n_bins, compared as
-        # cumsum(w) * n_bins >= k * W so that integer weights give exact ties
-        cut = np.searchsorted(np.cumsum(w[order]) * n_bins, np.arange(1, n_bins) * w.sum(), side="left")
-        inner = p[order][np.minimum(cut, p.size - 1)]
-        ids = np.searchsorted(inner, p, side="left")
-        edges = np.concatenate([[0.0], inner, [1.0]])
-        return ids, edges[:-1], edges[1:]
-    # "papers": equal-count groups of the sorted predictions, ties by label ascending
+    p: np.ndarray
+    y: np.ndarray
+    w: np.ndarray
+
+
+def _sort(p: np.ndarray, y: np.ndarray, w: np.ndarray) -> _Sorted:
     order = np.lexsort((y, p))
-    sizes = np.full(n_bins, p.size // n_bins)
-    sizes[: p.size % n_bins] += 1
-    ids = np.empty(p.size, dtype=np.intp)
-    ids[order] = np.repeat(np.arange(n_bins), sizes)
+    return _Sorted(p[order], y[order], w[order])
+
+
+def _bin_ends(s: _Sorted, n_bins: int, strategy: str):
+    """End position (in sorted order) of each of the ``n_bins`` bins, and their lower / upper edges.
+
+    Every strategy cuts the sorted samples into consecutive runs. For "uniform" and
+    "quantile" the edges are the bin boundaries (0 and 1 outside); for "papers" they are
+    the smallest and largest prediction of each group (NaN if empty).
+    """
+    n = s.p.size
+    if strategy == "uniform":
+        ids = np.minimum(np.floor(s.p * n_bins).astype(np.intp), n_bins - 1)
+        edges = np.arange(n_bins + 1) / n_bins
+        return np.searchsorted(ids, np.arange(n_bins), side="right"), edges[:-1], edges[1:]
+    if strategy == "quantile":
+        # first position where the weighted ECDF reaches k / n_bins, compared as
+        # cumsum(w) * n_bins >= k * W so that integer weights give exact ties
+        cut = np.searchsorted(np.cumsum(s.w) * n_bins, np.arange(1, n_bins) * s.w.sum(), side="left")
+        inner = s.p[np.minimum(cut, n - 1)]
+        ends = np.append(np.searchsorted(s.p, inner, side="right"), n)
+        edges = np.concatenate([[0.0], inner, [1.0]])
+        return ends, edges[:-1], edges[1:]
+    # "papers": equal-count groups, the first n mod n_bins one larger
+    sizes = np.full(n_bins, n // n_bins)
+    sizes[: n % n_bins] += 1
+    ends = np.cumsum(sizes)
+    filled = sizes > 0
     lower = np.full(n_bins, np.nan)
     upper = np.full(n_bins, np.nan)
-    filled = sizes > 0
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    sorted_p = p[order]
-    lower[filled] = sorted_p[starts[filled]]
-    upper[filled] = sorted_p[starts[filled] + sizes[filled] - 1]
-    return ids, lower, upper
+    lower[filled] = s.p[ends[filled] - sizes[filled]]
+    upper[filled] = s.p[ends[filled] - 1]
+    return ends, lower, upper
 
 
 @dataclass(frozen=True)
@@ -149,7 +160,6 @@ class _Bins:
 
     index: np.ndarray  # bin number in [0, n_bins)
     weight: np.ndarray  # n_b: sum of weights
-    n_samples: np.ndarray  # number of samples
     n_eff: np.ndarray  # effective sample size (sum w)^2 / sum w^2
     mean_predicted: np.ndarray  # e_b
     fraction_positive: np.ndarray  # o_b
@@ -165,22 +175,28 @@ class _Bins:
         return self.weight / self.weight.sum()
 
 
-def _bin_stats(p, y, w, n_bins: int, strategy: str) -> _Bins:
-    ids, lower, upper = _assign_bins(p, y, w, n_bins, strategy)
-    weight = np.bincount(ids, weights=w, minlength=n_bins)
-    count = np.bincount(ids, minlength=n_bins)
-    keep = np.flatnonzero(weight > 0)
-    wk = weight[keep]
+def _sorted_bin_stats(s: _Sorted, n_bins: int, strategy: str) -> _Bins:
+    ends, lower, upper = _bin_ends(s, n_bins, strategy)
+    starts = np.concatenate([[0], ends[:-1]])
+    index = np.flatnonzero(ends > starts)
+    first = starts[index]  # bins are consecutive runs, so reduceat sums each run exactly
+    weight = np.add.reduceat(s.w, first)
+    keep = weight > 0  # drop bins whose samples all have weight 0
+    index, first, weight = index[keep], first[keep], weight[keep]
     return _Bins(
-        index=keep,
-        weight=wk,
-        n_samples=count[keep],
-        n_eff=wk**2 / np.bincount(ids, weights=w**2, minlength=n_bins)[keep],
-        mean_predicted=np.bincount(ids, weights=w * p, minlength=n_bins)[keep] / wk,
-        fraction_positive=np.bincount(ids, weights=w * y, minlength=n_bins)[keep] / wk,
-        lower=lower[keep],
-        upper=upper[keep],
+        index=index,
+        weight=weight,
+        n_eff=weight**2 / np.add.reduceat(s.w**2, first),
+        mean_predicted=np.add.reduceat(s.w * s.p, first) / weight,
+        fraction_positive=np.add.reduceat(s.w * s.y, first) / weight,
+        lower=lower[index],
+        upper=upper[index],
     )
+
+
+def _bin_stats(p: np.ndarray, y: np.ndarray, w: np.ndarray, n_bins: int, strategy: str) -> _Bins:
+    """The one binning of this module: statistics of the non-empty bins of ``strategy``."""
+    return _sorted_bin_stats(_sort(p, y, w), n_bins, strategy)
 
 
 def _combine(gap: np.ndarray, share: np.ndarray, norm: str) -> float:
@@ -395,9 +411,14 @@ def ece_sweep(
     y, p, w = _check_inputs(y_true, y_prob, sample_weight)
     _check_choice(norm, "norm", NORMS)
     _check_choice(strategy, "strategy", ("quantile", "uniform"))
-    best = _bin_stats(p, y, w, 1, strategy)
+    s = _sort(p, y, w)
+    if np.all(np.diff(s.y) >= 0):
+        # labels already sorted: every binning into consecutive runs is monotone
+        best = _sorted_bin_stats(s, p.size, strategy)
+        return _combine(best.gap, best.share, norm)
+    best = _sorted_bin_stats(s, 1, strategy)
     for b in range(2, p.size + 1):
-        bins = _bin_stats(p, y, w, b, strategy)
+        bins = _sorted_bin_stats(s, b, strategy)
         if np.any(np.diff(bins.fraction_positive) < 0):
             break
         best = bins

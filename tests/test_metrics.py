@@ -216,8 +216,11 @@ def test_debias_needs_l2():
 # ----------------------------------------------------------------------------- sweep
 
 
-def test_ece_sweep_uses_largest_monotone_equal_mass_binning(miscalibrated):
+@pytest.mark.parametrize("case", ["miscalibrated", "separated"])
+def test_ece_sweep_uses_largest_monotone_equal_mass_binning(miscalibrated, case):
     y, p = miscalibrated
+    if case == "separated":  # every equal-mass binning is monotone: the sweep goes to n bins
+        y, p = (p[:60] > 0.5).astype(int), p[:60]
     best = 1
     for b in range(2, p.size + 1):
         curve = M.reliability_curve(y, p, n_bins=b, strategy="quantile")
