@@ -22,12 +22,13 @@ any density, so :math:`P(y=1 \mid a) = \pi q_{1a} / (\pi q_{1a} + (1-\pi) q_{0a}
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit, logsumexp
+from scipy.special import expit
 
 __all__ = ["log_density", "log_odds_continuous", "atom_map", "map_draws"]
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
-_CHUNK_ELEMENTS = 2**22  # draws x components x points evaluated at once (~32 MB of float64)
+_CHUNK_ELEMENTS = 2**20  # draws x components x points evaluated at once (8 MB of float64)
+_TINY = 1e-250  # below this a directly summed density is recomputed in log space
 
 
 def log_density(t: np.ndarray, weight: np.ndarray, mu: np.ndarray, sigma: np.ndarray) -> np.ndarray:
@@ -44,21 +45,37 @@ def log_density(t: np.ndarray, weight: np.ndarray, mu: np.ndarray, sigma: np.nda
     -------
     ndarray of shape (..., n)
         :math:`\log \sum_k w_k \mathcal N(t \mid \mu_k, \sigma_k)`, evaluated in chunks of
-        draws so memory stays bounded.
+        draws so memory stays bounded: summed directly where that is exact, and by
+        log-sum-exp where the direct sum underflows (far tails), so it is finite everywhere.
     """
     t = np.asarray(t, dtype=np.float64)
     lead = weight.shape[:-1]
     K = weight.shape[-1]
     w2, m2, s2 = (np.asarray(a, dtype=np.float64).reshape(-1, K) for a in (weight, mu, sigma))
     with np.errstate(divide="ignore"):
-        logw = np.log(w2)
+        const = np.log(w2) - np.log(s2) - _LOG_SQRT_2PI  # (S, K)
+    inv_s = 1.0 / s2
     out = np.empty((w2.shape[0], t.size))
     step = max(1, _CHUNK_ELEMENTS // max(1, K * t.size))
     for start in range(0, w2.shape[0], step):
         sl = slice(start, start + step)
-        z = (t[None, None, :] - m2[sl, :, None]) / s2[sl, :, None]
-        comp = logw[sl, :, None] - 0.5 * z * z - np.log(s2[sl, :, None]) - _LOG_SQRT_2PI
-        out[sl] = logsumexp(comp, axis=1)
+        comp = (t[None, None, :] - m2[sl, :, None]) * inv_s[sl, :, None]
+        comp *= comp
+        comp *= -0.5
+        comp += const[sl, :, None]
+        np.exp(comp, out=comp)
+        out[sl] = comp.sum(axis=1)
+    # the direct sum is exact unless it underflows (far tails): redo those points in log space
+    small = out < _TINY
+    with np.errstate(divide="ignore"):
+        np.log(out, out=out)
+    rows, cols = np.nonzero(small)
+    for start in range(0, rows.size, max(1, _CHUNK_ELEMENTS // K)):
+        r, c = rows[start:start + _CHUNK_ELEMENTS // K], cols[start:start + _CHUNK_ELEMENTS // K]
+        comp = (t[c, None] - m2[r]) * inv_s[r]
+        comp = -0.5 * comp * comp + const[r]
+        top = comp.max(axis=1, keepdims=True)
+        out[r, c] = np.log(np.exp(comp - top).sum(axis=1)) + top[:, 0]
     return out.reshape(*lead, t.size)
 
 
