@@ -135,7 +135,7 @@ class HistogramBinning(Calibrator):
                 lo, hi = 0.0, 1.0
             else:
                 lo, hi = float(scores.min()), float(scores.max())
-            edges_input = np.linspace(lo, hi, n_bins + 1)[1:-1]
+            edges_input = lo + (hi - lo) * (np.arange(1, n_bins) / n_bins)  # exactly k/B for probabilities
             edges = to_working(edges_input, self.score_kind)
             n_used = n_bins
             bins = np.searchsorted(edges, t, side="right")

@@ -38,8 +38,9 @@ class ScalingBinning(Calibrator):
        bin containing :math:`g(t)`.
 
     The output takes at most ``n_bins`` values. When the Platt slope is positive (the usual
-    case) the map is non-decreasing; as for Platt scaling, a negative slope (scores that
-    rank backwards) reverses it. Weights enter the Platt fit and the bins; the random split
+    case) the map is non-decreasing; a negative slope (scores that rank backwards, or no
+    trend at all) makes it non-increasing, so the class does not promise monotonicity
+    (``monotone = False``). Weights enter the Platt fit and the bins; the random split
     acts on rows, so an integer weight is not exactly the same as a repeated row (the copies
     of a repeated row could land in both parts).
 
@@ -69,7 +70,7 @@ class ScalingBinning(Calibrator):
     Kumar, A., Liang, P. & Ma, T. (2019). Verified uncertainty calibration. NeurIPS 32.
     """
 
-    monotone = True
+    monotone = False
     _min_samples = 4
     _min_per_class = 2
 
@@ -95,7 +96,8 @@ class ScalingBinning(Calibrator):
         for name, sel in (("scaling", in_scaling), ("binning", part)):
             if data.w[sel].sum() <= 0:
                 raise ValueError(f"The {name} part of the split has zero total weight: give more samples positive weight.")
-        platt = PlattScaling(score_kind="decision", smooth_targets=False).fit(data.t[in_scaling], data.y[in_scaling], data.w[in_scaling])
+        platt = PlattScaling(score_kind="decision", smooth_targets=False)
+        platt.fit(data.t[in_scaling], data.y[in_scaling], data.w[in_scaling])
         part &= data.w > 0  # zero-weight rows carry no information
         g = platt.predict_proba(data.t[part])[:, 1]
         w = data.w[part]
