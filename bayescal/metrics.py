@@ -93,10 +93,10 @@ def _check_inputs(
     return y.astype(np.float64), p, w
 
 
-def _check_n_bins(n_bins: Any, name: str = "n_bins") -> int:
-    if isinstance(n_bins, (bool, np.bool_)) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
-        raise ValueError(f"{name}={n_bins!r} is not a positive integer: pass the number of bins, e.g. 10.")
-    return int(n_bins)
+def _check_positive_int(value: Any, name: str = "n_bins") -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name}={value!r} is not a positive integer: pass a whole number >= 1, e.g. 10.")
+    return int(value)
 
 
 def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
@@ -256,7 +256,7 @@ def ece(
     probabilities using Bayesian binning. AAAI, 2901-2907.
     """
     y, p, w = _check_inputs(y_true, y_prob, sample_weight)
-    n_bins = _check_n_bins(n_bins)
+    n_bins = _check_positive_int(n_bins)
     _check_choice(strategy, "strategy", STRATEGIES)
     _check_choice(norm, "norm", NORMS)
     bins = _bin_stats(p, y, w, n_bins, strategy)
@@ -311,7 +311,7 @@ def confidence_ece(
     neural networks. ICML, 1321-1330.
     """
     y, p, w = _check_inputs(y_true, y_prob, sample_weight)
-    n_bins = _check_n_bins(n_bins)
+    n_bins = _check_positive_int(n_bins)
     _check_choice(strategy, "strategy", STRATEGIES)
     _check_choice(norm, "norm", NORMS)
     predicted = (p > 0.5).astype(np.float64)
@@ -370,7 +370,7 @@ def calibration_error(
     if not debias:
         return ece(y_true, y_prob, n_bins=n_bins, strategy=strategy, norm=norm, sample_weight=sample_weight)
     y, p, w = _check_inputs(y_true, y_prob, sample_weight)
-    n_bins = _check_n_bins(n_bins)
+    n_bins = _check_positive_int(n_bins)
     _check_choice(strategy, "strategy", STRATEGIES)
     bins = _bin_stats(p, y, w, n_bins, strategy)
     o = bins.fraction_positive
@@ -490,7 +490,11 @@ def smooth_ece(
     kernel smoothing. ICLR (arXiv:2309.12236, 2023).
     """
     y, p, w = _check_inputs(y_true, y_prob, sample_weight)
-    if sigma is not None and not (isinstance(sigma, (int, float, np.floating)) and 0.0 < sigma <= 1.0):
+    if sigma is not None and (
+        isinstance(sigma, (bool, np.bool_))
+        or not isinstance(sigma, (int, float, np.integer, np.floating))
+        or not 0.0 < sigma <= 1.0
+    ):
         raise ValueError(f"sigma={sigma!r} must be a number in (0, 1], or None for the fixed-point bandwidth.")
     r = w * (y - p) / w.sum()
     masses: dict[int, np.ndarray] = {}
@@ -532,7 +536,8 @@ def mvce(
 
     For each of :math:`R` = ``n_shuffles`` random permutations of the rows, the permuted
     rows are cut into :math:`B` = ``n_bins`` consecutive chunks of equal size (sizes
-    differ by at most one, the first :math:`N \bmod B` chunks one larger); then
+    count rows and differ by at most one, the first :math:`N \bmod B` chunks one larger;
+    weights enter the chunk means and shares); then
 
     .. math::
 
@@ -565,8 +570,8 @@ def mvce(
     2236-2246.
     """
     y, prob, w = _check_inputs(y_true, y_prob, sample_weight)
-    n_bins = _check_n_bins(n_bins)
-    n_shuffles = _check_n_bins(n_shuffles, "n_shuffles")
+    n_bins = _check_positive_int(n_bins)
+    n_shuffles = _check_positive_int(n_shuffles, "n_shuffles")
     if not (isinstance(p, (int, float, np.integer, np.floating)) and np.isfinite(p) and p >= 1):
         raise ValueError(f"p={p!r} must be a finite number >= 1 (1 for the mean absolute gap, 2 for RMS).")
     if n_bins > prob.size:
@@ -724,7 +729,7 @@ def brier_decomposition(
         keep = n_k > 0
         n_k, f_k, o_k = n_k[keep], f_k[keep], o_k[keep]
     else:
-        n_bins = _check_n_bins(n_bins)
+        n_bins = _check_positive_int(n_bins)
         _check_choice(strategy, "strategy", STRATEGIES)
         bins = _bin_stats(p, y, w, n_bins, strategy)
         n_k, f_k, o_k = bins.weight, bins.mean_predicted, bins.fraction_positive
@@ -814,6 +819,8 @@ def corp_decomposition(
 
     y, p, w = _check_inputs(y_true, y_prob, sample_weight)
     _check_choice(score, "score", ("brier", "log"))
+    positive = w > 0  # zero-weight samples play no part (and would give 0 * inf under "log")
+    y, p, w = y[positive], p[positive], w[positive]
     values, ids = np.unique(p, return_inverse=True)
     n_k = np.bincount(ids, weights=w, minlength=values.size)
     keep = n_k > 0
@@ -923,7 +930,7 @@ def reliability_curve(
     import xarray as xr
 
     y, p, w = _check_inputs(y_true, y_prob, sample_weight)
-    n_bins = _check_n_bins(n_bins)
+    n_bins = _check_positive_int(n_bins)
     _check_choice(strategy, "strategy", STRATEGIES)
     bins = _bin_stats(p, y, w, n_bins, strategy)
     return xr.Dataset(

@@ -8,6 +8,8 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import integrate
 from scipy.special import expit
 from scipy.stats import norm
@@ -484,3 +486,24 @@ def test_importing_metrics_loads_neither_pymc_nor_matplotlib():
     code = "import sys, bayescal.metrics; print(any(m in sys.modules for m in ('pymc', 'matplotlib')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    data=st.lists(st.tuples(st.integers(0, 1), st.floats(0, 1)), min_size=1, max_size=60),
+    n_bins=st.integers(1, 12),
+    strategy=st.sampled_from(["quantile", "uniform", "papers"]),
+)
+def test_binned_error_invariants(data, n_bins, strategy):
+    y = np.array([d[0] for d in data])
+    p = np.array([d[1] for d in data])
+    l1 = M.ece(y, p, n_bins=n_bins, strategy=strategy)
+    l2 = M.ece(y, p, n_bins=n_bins, strategy=strategy, norm="l2")
+    worst = M.mce(y, p, n_bins=n_bins, strategy=strategy)
+    assert 0.0 <= l1 <= l2 + 1e-12 <= worst + 2e-12 <= 1.0 + 2e-12
+    # one bin: calibration in the large; the binned error never exceeds the mean absolute residual
+    assert M.ece(y, p, n_bins=1) == pytest.approx(abs(y.mean() - p.mean()), abs=1e-12)
+    assert l1 <= np.mean(np.abs(y - p)) + 1e-12
+    curve = M.reliability_curve(y, p, n_bins=n_bins, strategy=strategy)
+    assert float(curve["count"].sum()) == len(data)
+    assert np.all(np.diff(curve["mean_predicted"].values) >= -1e-12)
