@@ -14,20 +14,32 @@ _SELECTIONS = ("average", "best")
 _PRIOR_CLIP = 0.005
 
 
-def _bin_starts(s: np.ndarray, n_bins: int) -> np.ndarray:
-    """First index of every bin of the equal-frequency binning into ``n_bins`` (sorted ``s``).
+def _bin_starts(s: np.ndarray, cw: np.ndarray, n_bins: int) -> np.ndarray:
+    """Start (in cumulative weight) of every bin of the equal-frequency binning into ``n_bins``.
 
-    Chunks of ``c = floor(N / n_bins)`` scores, the last taking the remainder; chunk ``i+1``
-    joins the current bin when its last score equals the bin's first score. A chunk can only
-    do so when it and the chunk before are entirely tied at one value, so chunk ``i+1`` is
-    absorbed exactly when the first score of chunk ``i`` equals the last score of chunk ``i+1``.
+    ``s`` are the sorted scores and ``cw`` their cumulative weights (``cw[0] = 0``). Chunks
+    hold ``c = floor(W / n_bins)`` of the total weight ``W`` (the last takes the remainder);
+    chunk ``i+1`` joins the current bin when its last score equals the bin's first score. A
+    chunk can only do so when it and the chunk before are entirely tied at one value, so
+    chunk ``i+1`` is absorbed exactly when the first score of chunk ``i`` equals the last
+    score of chunk ``i+1``. With unit weights these are the authors' index chunks.
     """
-    n = s.shape[0]
-    c = n // n_bins
+    total = cw[-1]
+    c = np.floor(total / n_bins)
     chunk_first = np.arange(n_bins) * c
-    chunk_last = np.append(chunk_first[1:] - 1, n - 1)
-    absorbed = s[chunk_first[:-1]] == s[chunk_last[1:]]
+    chunk_end = np.append(chunk_first[1:], total)
+    absorbed = s[_first_at(cw, chunk_first[:-1])] == s[_last_before(cw, chunk_end[1:])]
     return chunk_first[np.concatenate([[True], ~absorbed])]
+
+
+def _first_at(cw: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Index of the sample that holds cumulative-weight position ``q`` (the first at ``q``)."""
+    return np.searchsorted(cw, q, side="right") - 1
+
+
+def _last_before(cw: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Index of the sample that holds the weight just below position ``q``."""
+    return np.searchsorted(cw, q, side="left") - 1
 
 
 def _elbow(rel: np.ndarray, alpha: float) -> np.ndarray:
@@ -40,9 +52,9 @@ def _elbow(rel: np.ndarray, alpha: float) -> np.ndarray:
     """
     order = np.argsort(-rel, kind="stable")
     r = rel[order]
-    var = float(np.var(rel))
-    if r.shape[0] == 1 or var == 0.0:
+    if r[0] == r[-1]:  # one model, or all equally likely (zero variance)
         return order
+    var = float(np.var(rel))
     k = 0
     while k < r.shape[0] - 1 and r[k] == r[k + 1]:
         k += 1
@@ -93,8 +105,12 @@ class BBQ(Calibrator):
     tied value (zero width) gets the mean of those bins (the authors' "odd case"); one model,
     or relative likelihoods with zero variance, keep every model.
 
-    BBQ is defined on sample counts, so it does not take ``sample_weight``. The averaged
-    map is not monotone in general (``monotone = False``).
+    ``sample_weight`` acts as frequency weights: :math:`N`, :math:`n_b` and :math:`m_b` are
+    sums of weights and the chunks are cut on the cumulative weight (a sample whose weight
+    straddles a cut is shared between the two bins in proportion), so integer weights give
+    the fit on the data with each row repeated that many times. Their scale therefore
+    matters, as for any count-based score. The averaged map is not monotone in general
+    (``monotone = False``).
 
     Parameters
     ----------
@@ -127,7 +143,6 @@ class BBQ(Calibrator):
     """
 
     monotone = False
-    supports_weights = False
 
     def __init__(self, *, score_kind: str = "probability", alpha: float = 0.001, selection: str = "average"):
         self.score_kind = score_kind
@@ -140,12 +155,15 @@ class BBQ(Calibrator):
         alpha = float(self.alpha)
         if not (np.isfinite(alpha) and alpha >= 0):
             raise ValueError(f"alpha={self.alpha!r} must be a non-negative number (0.001 by default).")
-        order = np.argsort(data.t, kind="stable")
-        s = expit(data.t[order])
-        y = data.y[order].astype(np.float64)
-        n = s.shape[0]
-        cum_y = np.concatenate([[0.0], np.cumsum(y)])
-        cum_sy = np.concatenate([[0.0], np.cumsum(s * y)])
+        keep = data.w > 0
+        order = np.argsort(data.t[keep], kind="stable")
+        s = expit(data.t[keep][order])
+        y = data.y[keep][order].astype(np.float64)
+        w = data.w[keep][order]
+        cw = np.concatenate([[0.0], np.cumsum(w)])
+        n = cw[-1]
+        cum_y = np.concatenate([[0.0], np.cumsum(w * y)])
+        cum_sy = np.concatenate([[0.0], np.cumsum(w * s * y)])
         b_min = max(1, int(np.floor(n ** (1 / 3) / 10)))
         b_max = min(int(np.ceil(n / 5)), int(np.ceil(10 * n ** (1 / 3))))
         n_bins = np.arange(b_min, max(b_min, b_max) + 1)
@@ -153,18 +171,18 @@ class BBQ(Calibrator):
         log_ml = np.empty(n_bins.shape[0])
         edges_all, proba_all = [], []
         for j, b in enumerate(n_bins):
-            starts = _bin_starts(s, int(b))
+            starts = _bin_starts(s, cw, int(b))
             ends = np.append(starts[1:], n)
-            cuts = 0.5 * (s[ends[:-1] - 1] + s[starts[1:]])
+            cuts = 0.5 * (s[_last_before(cw, starts[1:])] + s[_first_at(cw, starts[1:])])
             edges = np.concatenate([[0.0], cuts, [1.0]])
             mid = 0.5 * (edges[:-1] + edges[1:])
             prior = np.clip(mid, _PRIOR_CLIP, 1.0 - _PRIOR_CLIP)
-            nb = (ends - starts).astype(np.float64)
-            mb = cum_y[ends] - cum_y[starts]
+            nb = ends - starts
+            mb = np.interp(ends, cw, cum_y) - np.interp(starts, cw, cum_y)
             log_ml[j] = np.sum(gammaln(2.0) - gammaln(nb + 2.0)
                                + gammaln(mb + 2.0 * prior) - gammaln(2.0 * prior)
                                + gammaln(nb - mb + 2.0 * (1.0 - prior)) - gammaln(2.0 * (1.0 - prior)))
-            p0 = (cum_sy[ends] - cum_sy[starts] + mid) / (mb + 1.0)
+            p0 = (np.interp(ends, cw, cum_sy) - np.interp(starts, cw, cum_sy) + mid) / (mb + 1.0)
             edges_all.append(edges)
             proba_all.append((mb + p0) / (nb + 1.0))
 

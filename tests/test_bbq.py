@@ -1,0 +1,221 @@
+"""BBQ: the authors' published numbers, their binning and pruning rules, and the contract."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import betaln, expit
+
+import bayescal
+from bayescal import metrics
+from bayescal.baselines.bbq import BBQ, _bin_starts, _elbow
+
+
+def papers_metrics(y, p):
+    return {
+        "RMSE": metrics.rmse(y, p),
+        "AUC": metrics.roc_auc(y, p),
+        "ACC": metrics.accuracy(y, p),
+        "MCE": metrics.mce(y, p, strategy="papers"),
+        "ECE": metrics.ece(y, p, strategy="papers"),
+    }
+
+
+@pytest.fixture(scope="module")
+def quadratic_svm(reference_dir):
+    d = pd.read_csv(reference_dir / "naeini_quadratic_svm_scores.csv")
+    tr, te = d[d.split == "train"], d[d.split == "test"]
+    return tr.score.to_numpy(), tr.label.to_numpy(), te.score.to_numpy(), te.label.to_numpy()
+
+
+def test_reproduces_the_authors_quadratic_svm_output(quadratic_svm):
+    s_tr, y_tr, s_te, y_te = quadratic_svm
+    p = BBQ().fit(s_tr, y_tr).predict_proba(s_te)[:, 1]
+    published = {"RMSE": 0.0716, "AUC": 0.9999, "ACC": 0.9930, "MCE": 0.0491, "ECE": 0.0090}
+    got = papers_metrics(y_te, p)
+    for key, value in published.items():
+        assert got[key] == pytest.approx(value, abs=1e-3), (key, got[key])
+
+
+def test_linear_svm_on_the_simulated_data(reference_dir):
+    from sklearn.svm import SVC
+
+    d = pd.read_csv(reference_dir / "naeini2014_simulated.csv")
+    tr, te = d[d.split == "train"], d[d.split == "test"]
+    svm = SVC(kernel="linear").fit(tr[["x1", "x2"]].to_numpy(), tr.y.to_numpy())
+    s_tr = expit(svm.decision_function(tr[["x1", "x2"]].to_numpy()))
+    s_te = expit(svm.decision_function(te[["x1", "x2"]].to_numpy()))
+    y_te = te.y.to_numpy()
+    uncalibrated = metrics.ece(y_te, s_te, strategy="papers")
+    p = BBQ().fit(s_tr, tr.y.to_numpy()).predict_proba(s_te)[:, 1]
+    assert uncalibrated == pytest.approx(0.2681, abs=1e-3)
+    assert metrics.ece(y_te, p, strategy="papers") <= 0.06  # authors: 0.0438 with their SVM
+    assert metrics.roc_auc(y_te, p) >= 0.83  # authors: 0.8585
+
+
+def matlab_bins(ptr: np.ndarray, b: int) -> list[int]:
+    """Bin start indices by a line-by-line transcription of the authors' HistCalibrationFreq loop."""
+    n = len(ptr)
+    if b == 1:
+        return [0]
+    c = n // b
+    starts, i = [], 1
+    idx2 = 0
+    while i < b:
+        idx1, idx2 = (i - 1) * c + 1, i * c
+        j = i + 1
+        while j <= b:
+            jidx2 = j * c if j < b else n
+            if ptr[jidx2 - 1] == ptr[idx1 - 1]:
+                idx2, j = jidx2, j + 1
+            else:
+                break
+        starts.append(idx1 - 1)
+        i = j
+    if idx2 < n:
+        starts.append(idx2)
+    return starts
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_chunking_matches_the_authors_loop_with_ties(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(20, 300))
+    s = np.sort(np.round(rng.beta(0.5, 0.5, n), int(rng.integers(1, 3))))  # heavy ties
+    cw = np.arange(n + 1, dtype=np.float64)
+    for b in range(1, n // 3):
+        assert _bin_starts(s, cw, b).astype(int).tolist() == matlab_bins(s, b), b
+
+
+def test_one_bin_model_is_the_beta_binomial_marginal_likelihood():
+    rng = np.random.default_rng(3)
+    s = rng.random(40)
+    y = (rng.random(40) < s).astype(int)
+    est = BBQ().fit(s, y)
+    assert est.n_bins_[0] == 1  # floor(40^(1/3) / 10) = 0 -> 1
+    m, n = y.sum(), y.size
+    # 2 pseudo-counts with prior mean 1/2: Beta(1, 1), so P(D) = B(m + 1, n - m + 1)
+    assert est.log_marginal_likelihood_[0] == pytest.approx(betaln(m + 1, n - m + 1), rel=1e-12)
+    # and the model space runs up to min(ceil(N/5), ceil(10 N^(1/3)))
+    assert est.n_bins_[-1] == 8
+
+
+def test_bin_estimate_and_prior_by_hand():
+    # all scores equal: every binning collapses to one bin over [0, 1]
+    s = np.full(12, 0.3)
+    y = np.array([1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0])
+    est = BBQ().fit(s, y)
+    m, n = y.sum(), y.size
+    p0 = (0.3 * m + 0.5) / (m + 1)
+    expected = (m + p0) / (n + 1)
+    np.testing.assert_allclose(est.predict_proba([0.0, 0.3, 1.0])[:, 1], expected, rtol=1e-12)
+    assert all(len(e) == 2 for e in est.bin_edges_)
+
+
+@pytest.mark.parametrize(
+    ("rel", "kept"),
+    [
+        ([1.0, 0.5, 0.01, 0.0099999], [0, 1]),  # big drops, then a small one: stop there
+        ([1.0, 0.99999, 0.2], [0]),          # first drop small: only the best
+        ([0.3, 1.0, 1.0, 0.1], [1, 2, 0]),   # tied best models, then big drops to the end
+        ([0.7], [0]),                         # a single model
+        ([0.4, 0.4, 0.4], [0, 1, 2]),         # no variance: every model equally likely
+    ],
+)
+def test_elbow_rule(rel, kept):
+    assert _elbow(np.array(rel), 0.001).tolist() == kept
+
+
+def test_edges_ties_and_zero_width_bins():
+    # 8 low scores, 14 tied at 0.5, 8 high: with 3 bins of 10 the middle bin holds only 0.5,
+    # so both its edges are 0.5 (zero width) and a score of 0.5 gets that bin
+    s = np.concatenate([np.linspace(0.05, 0.3, 8), np.full(14, 0.5), np.linspace(0.7, 0.95, 8)])
+    y = np.array([0, 0, 1, 0, 0, 0, 0, 1] + [1, 0] * 7 + [1, 1, 0, 1, 1, 1, 1, 1])
+    est = BBQ(alpha=0.0).fit(s, y)  # alpha = 0 keeps the models until the first equal drop
+    zero_width = [k for k, e in enumerate(est.bin_edges_) if np.any(np.diff(e) == 0)]
+    assert zero_width, "the data should produce a zero-width bin"
+    for edges, proba in zip(est.bin_edges_, est.bin_proba_):
+        inner = edges[1:-1]
+        for x in (0.02, 0.3, 0.5, 0.6, 0.98):
+            hits = np.flatnonzero(inner == x)
+            if hits.size >= 2:  # zero-width bins [x, x] between equal edges: their mean
+                want = proba[hits[0] + 1: hits[-1] + 1].mean()
+            else:  # the bin above an edge the score sits on
+                want = proba[np.searchsorted(inner, x, side="right")]
+            assert BBQ._bin_predict(np.array([x]), edges, proba)[0] == pytest.approx(want)
+    edges, proba = est.bin_edges_[zero_width[0]], est.bin_proba_[zero_width[0]]
+    middle = int(np.flatnonzero(np.diff(edges) == 0)[0])
+    # the zero-width bin's estimate is (m + p0) / (n + 1) over the scores tied at 0.5 in it
+    assert BBQ._bin_predict(np.array([0.5]), edges, proba)[0] == proba[middle]
+
+
+def test_selection_best_uses_the_highest_marginal_likelihood(quadratic_svm):
+    s_tr, y_tr, s_te, _ = quadratic_svm
+    best = BBQ(selection="best").fit(s_tr, y_tr)
+    assert best.kept_.tolist() == [int(np.argmax(best.log_marginal_likelihood_))]
+    avg = BBQ().fit(s_tr, y_tr)
+    assert avg.kept_[0] == best.kept_[0] and len(avg.kept_) > 1
+    assert not np.allclose(avg.predict_proba(s_te), best.predict_proba(s_te))
+
+
+def test_integer_weights_equal_repeated_rows():
+    rng = np.random.default_rng(1)
+    s = np.round(rng.random(300), 2)
+    y = (rng.random(300) < s).astype(int)
+    w = rng.integers(0, 4, 300)
+    weighted = BBQ().fit(s, y, sample_weight=w)
+    repeated = BBQ().fit(np.repeat(s, w), np.repeat(y, w))
+    grid = np.linspace(0, 1, 101)
+    np.testing.assert_allclose(weighted.predict_proba(grid), repeated.predict_proba(grid), atol=1e-12)
+    np.testing.assert_allclose(weighted.log_marginal_likelihood_, repeated.log_marginal_likelihood_, rtol=1e-12)
+
+
+def test_decision_scores_use_their_logistic_transform():
+    rng = np.random.default_rng(2)
+    d = rng.normal(size=200)
+    y = (rng.random(200) < expit(2 * d)).astype(int)
+    a = BBQ(score_kind="decision").fit(d, y)
+    b = BBQ().fit(expit(d), y)
+    np.testing.assert_allclose(a.predict_proba(d), b.predict_proba(expit(d)), atol=1e-12)
+
+
+def test_deterministic_bounded_and_inputs_untouched(rng):
+    s = rng.random(500)
+    y = (rng.random(500) < s**2).astype(int)
+    s0, y0 = s.copy(), y.copy()
+    a = BBQ().fit(s, y).predict_proba(s)
+    b = BBQ().fit(s, y).predict_proba(s)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(s, s0)
+    np.testing.assert_array_equal(y, y0)
+    assert np.all(np.isfinite(a)) and a.min() > 0 and a.max() < 1
+    assert BBQ.monotone is False
+
+
+def test_save_load(tmp_path, rng):
+    s = rng.random(300)
+    y = (rng.random(300) < s).astype(int)
+    est = BBQ().fit(s, y)
+    est.save(tmp_path / "bbq.nc")
+    loaded = bayescal.load(tmp_path / "bbq.nc")
+    np.testing.assert_array_equal(loaded.predict_proba(s), est.predict_proba(s))
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [({"selection": "mean"}, "selection='mean' must be one of"),
+     ({"alpha": -1.0}, "alpha=-1.0 must be a non-negative number")],
+)
+def test_bad_parameters(params, match):
+    with pytest.raises(ValueError, match=match):
+        BBQ(**params).fit([0.1, 0.4, 0.6, 0.9], [0, 0, 1, 1])
+
+
+def test_bad_input_goes_through_the_base():
+    with pytest.raises(ValueError, match="scores"):
+        BBQ().fit([0.1, np.nan, 0.5], [0, 1, 1])
+    with pytest.raises(ValueError, match="class"):
+        BBQ().fit([0.1, 0.2, 0.5], [1, 1, 1])
+    with pytest.raises(ValueError):
+        BBQ().fit([0.1, 1.5, 0.5], [0, 1, 1])
