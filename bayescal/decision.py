@@ -1,0 +1,273 @@
+r"""Decisions read off a calibration map (Cohen & Goldszmidt 2004).
+
+With costs :math:`c_{FP}` of a false positive and :math:`c_{FN}` of a false negative, the
+expected cost of predicting 1 at a score with calibrated probability :math:`p` is
+:math:`(1-p)\,c_{FP}` and of predicting 0 is :math:`p\,c_{FN}`, so the optimal rule predicts
+1 exactly where
+
+.. math:: p(s) > c^* = \frac{c_{FP}}{c_{FP} + c_{FN}}.
+
+The decision regions are the score intervals where the calibration map lies above
+:math:`c^*`; there is one threshold when the map crosses :math:`c^*` once (Theorem 2 of
+the paper, for a monotone map) and several when it crosses more often. Under a posterior,
+each draw of the map gives its own regions, and since expected cost is linear in
+:math:`p`, the rule minimising posterior expected cost thresholds the posterior-mean map.
+
+Every function takes any calibrator: a point estimate is a posterior with one draw.
+To plug a calibrator into scikit-learn's threshold tools, use it directly:
+``FixedThresholdClassifier(cal, threshold=c_star)`` or ``TunedThresholdClassifierCV(cal)``
+with a one-column score matrix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from bayescal._validation import check_consistent_length, check_labels, check_sample_weight
+
+__all__ = ["cost_cutoff", "DecisionRegions", "decision_regions", "realized_cost", "expected_profit",
+           "expected_cost", "roc_from_map", "bayes_error_posterior"]
+
+
+def cost_cutoff(cost_fp: float = 1.0, cost_fn: float = 1.0) -> float:
+    """The probability cut-off :math:`c^* = c_{FP} / (c_{FP} + c_{FN})` of the optimal rule."""
+    cost_fp, cost_fn = float(cost_fp), float(cost_fn)
+    if not (np.isfinite(cost_fp) and np.isfinite(cost_fn)) or cost_fp < 0 or cost_fn < 0 or cost_fp + cost_fn == 0:
+        raise ValueError(f"cost_fp={cost_fp} and cost_fn={cost_fn} must be finite, non-negative and not both zero.")
+    return cost_fp / (cost_fp + cost_fn)
+
+
+def _crossings(grid: np.ndarray, values: np.ndarray, level: float) -> np.ndarray:
+    """Scores where ``values - level`` changes sign along ``grid`` (linear interpolation)."""
+    d = values - level
+    above = d > 0
+    idx = np.flatnonzero(above[1:] != above[:-1])
+    x0, x1, d0, d1 = grid[idx], grid[idx + 1], d[idx], d[idx + 1]
+    frac = np.where(d1 != d0, -d0 / np.where(d1 != d0, d1 - d0, 1.0), 0.5)
+    return x0 + frac * (x1 - x0)
+
+
+def _intervals(grid: np.ndarray, values: np.ndarray, level: float) -> list[tuple[float, float]]:
+    """Maximal score intervals (within the grid) where ``values > level``."""
+    cuts = _crossings(grid, values, level)
+    edges = np.concatenate([[grid[0]], cuts, [grid[-1]]])
+    out = []
+    starts_above = values[0] > level
+    for k in range(edges.size - 1):
+        if (k % 2 == 0) == starts_above:
+            out.append((float(edges[k]), float(edges[k + 1])))
+    return out
+
+
+@dataclass(frozen=True)
+class DecisionRegions:
+    """The cost-optimal decision rule read off a calibration map.
+
+    Attributes
+    ----------
+    cutoff : float
+        :math:`c^*`; predict 1 where the map exceeds it.
+    thresholds : ndarray
+        Scores where the posterior-mean map crosses :math:`c^*` (sorted).
+    intervals : list of (float, float)
+        Score intervals (within the grid) where the rule predicts 1.
+    rule : xarray.DataArray
+        Over ``score``: 1 where the rule predicts 1.
+    prob_optimal : xarray.DataArray
+        Over ``score``: posterior probability that predicting 1 is optimal (0/1 for a point estimate).
+    n_crossings : xarray.DataArray
+        Over ``(chain, draw)``: how many thresholds each posterior draw of the map has.
+    score_kind : str
+    """
+
+    cutoff: float
+    thresholds: np.ndarray
+    intervals: list
+    rule: xr.DataArray
+    prob_optimal: xr.DataArray
+    n_crossings: xr.DataArray
+    score_kind: str
+
+    def predict(self, scores: Any) -> np.ndarray:
+        """Apply the rule to scores on the input scale: 1 inside an interval, else 0."""
+        from bayescal._validation import check_scores
+
+        s = check_scores(scores, score_kind=self.score_kind)
+        inside = np.zeros(s.shape, dtype=bool)
+        for lo, hi in self.intervals:
+            inside |= (s >= lo) & (s <= hi)
+        return inside.astype(np.int8)
+
+
+def decision_regions(calibrator: Any, cost_fp: float = 1.0, cost_fn: float = 1.0, *,
+                     grid: Any = 2001) -> DecisionRegions:
+    """The score regions where predicting 1 minimises expected cost (see the module docstring).
+
+    Parameters
+    ----------
+    calibrator : fitted Calibrator
+    cost_fp, cost_fn : float
+        Costs of a false positive and a false negative.
+    grid : int or array-like
+        Scores (input scale) on which the map is evaluated; an integer gives that many points
+        over [0, 1] (probabilities) or the observed range (decision values).
+    """
+    c = cost_cutoff(cost_fp, cost_fn)
+    cmap = calibrator.calibration_map(grid)
+    g = cmap["score"].values
+    mean = cmap.mean(("chain", "draw")).values
+    draws = cmap.values.reshape(-1, g.size)
+    n_cross = np.array([_crossings(g, d, c).size for d in draws]).reshape(cmap.sizes["chain"], cmap.sizes["draw"])
+    rule = (mean > c).astype(np.int8)
+    return DecisionRegions(
+        cutoff=c,
+        thresholds=np.sort(_crossings(g, mean, c)),
+        intervals=_intervals(g, mean, c),
+        rule=xr.DataArray(rule, dims="score", coords={"score": g}, name="rule"),
+        prob_optimal=(cmap > c).mean(("chain", "draw")).rename("prob_optimal"),
+        n_crossings=xr.DataArray(n_cross, dims=("chain", "draw"), name="n_crossings"),
+        score_kind=cmap.attrs["score_scale"],
+    )
+
+
+def realized_cost(y_true: Any, y_pred: Any, *, cost_fp: float = 1.0, cost_fn: float = 1.0,
+                  sample_weight: Any = None) -> float:
+    """Mean cost per sample of predictions ``y_pred`` (0/1) against labels: :math:`(c_{FP} FP + c_{FN} FN)/N`."""
+    cost_cutoff(cost_fp, cost_fn)
+    y, _ = check_labels(y_true, require_both=False)
+    pred, _ = check_labels(y_pred, pos_label=1, require_both=False, name="y_pred")
+    check_consistent_length(y_true=y, y_pred=pred)
+    w = check_sample_weight(sample_weight, y.shape[0])
+    cost = cost_fp * ((pred == 1) & (y == 0)) + cost_fn * ((pred == 0) & (y == 1))
+    return float(np.sum(w * cost) / w.sum())
+
+
+def expected_profit(calibrator: Any, scores: Any, y_pred: Any = None, *, benefit_tp: Any = 1.0,
+                    benefit_fp: Any = 0.0, benefit_tn: Any = 0.0, benefit_fn: Any = 0.0,
+                    ci_prob: float | None = None) -> xr.Dataset:
+    r"""Expected profit per sample of a rule, under the calibrator's posterior.
+
+    For draw :math:`d` of the map and rule :math:`\hat y_i`,
+
+    .. math:: \text{profit}_d = \frac1N \sum_i \hat y_i [p_{di} b_{TP,i} + (1-p_{di}) b_{FP,i}]
+              + (1-\hat y_i) [p_{di} b_{FN,i} + (1-p_{di}) b_{TN,i}].
+
+    Benefits may be per-sample arrays (e.g. a donation amount minus the mailing cost).
+    ``y_pred=None`` applies the rule that maximises posterior expected profit per sample.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``profit`` over ``(chain, draw)``, its ``mean``, and the interval ``ci`` over ``ci_bound``.
+    """
+    p = calibrator.predict_posterior(scores).values if hasattr(calibrator, "predict_posterior") \
+        else calibrator.predict_proba(scores)[:, 1][None, None, :]
+    n = p.shape[-1]
+    b = [np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)) for v in (benefit_tp, benefit_fp, benefit_tn, benefit_fn)]
+    if not all(np.isfinite(v).all() for v in b):
+        raise ValueError("benefits must be finite numbers (or arrays with one value per score).")
+    b_tp, b_fp, b_tn, b_fn = b
+    gain1 = p * b_tp + (1 - p) * b_fp
+    gain0 = p * b_fn + (1 - p) * b_tn
+    if y_pred is None:
+        pred = (gain1.mean(axis=(0, 1)) > gain0.mean(axis=(0, 1))).astype(np.int8)
+    else:
+        pred, _ = check_labels(y_pred, pos_label=1, require_both=False, name="y_pred")
+        check_consistent_length(scores=np.empty(n), y_pred=pred)
+    profit = np.where(pred == 1, gain1, gain0).mean(axis=-1)
+    return _with_interval(xr.DataArray(profit, dims=("chain", "draw"), name="profit"), ci_prob)
+
+
+def expected_cost(calibrator: Any, scores: Any, y_pred: Any = None, *, cost_fp: float = 1.0,
+                  cost_fn: float = 1.0, ci_prob: float | None = None) -> xr.Dataset:
+    """Expected cost per sample of a rule under the posterior: :func:`expected_profit` with
+    benefits ``-cost_fp`` (false positive) and ``-cost_fn`` (false negative), sign flipped."""
+    cost_cutoff(cost_fp, cost_fn)
+    prof = expected_profit(calibrator, scores, y_pred, benefit_tp=0.0, benefit_fp=-cost_fp,
+                           benefit_tn=0.0, benefit_fn=-cost_fn, ci_prob=ci_prob)
+    out = -prof
+    out = out.rename({"profit": "cost"})
+    out["ci"] = out["ci"].isel(ci_bound=[1, 0]).assign_coords(ci_bound=["lower", "upper"])
+    out.attrs = prof.attrs
+    return out
+
+
+def _with_interval(draws: xr.DataArray, ci_prob: float | None) -> xr.Dataset:
+    import arviz_base
+    import arviz_stats
+
+    ci_prob = arviz_base.rcParams["stats.ci_prob"] if ci_prob is None else float(ci_prob)
+    ci = arviz_stats.eti(draws, prob=ci_prob) if draws.size > 1 else xr.DataArray(
+        [float(draws.values.ravel()[0])] * 2, dims="ci_bound", coords={"ci_bound": ["lower", "upper"]})
+    return xr.Dataset({draws.name: draws, "mean": draws.mean(), "ci": ci}, attrs={"ci_prob": ci_prob, "ci_kind": "eti"})
+
+
+def roc_from_map(calibrator: Any, scores: Any, *, n_thresholds: int = 101) -> xr.Dataset:
+    r"""The ROC curve implied by a calibration map and the score distribution (C&G 2004, eq. 15).
+
+    With the empirical distribution of ``scores`` standing for the score density,
+
+    .. math:: \mathrm{TPR}(\tau) = \frac{\sum_{s_i > \tau} p(s_i)}{\sum_i p(s_i)}, \qquad
+              \mathrm{FPR}(\tau) = \frac{\sum_{s_i > \tau} (1 - p(s_i))}{\sum_i (1 - p(s_i))},
+
+    for each posterior draw of the map :math:`p` — no labels needed. Thresholds are the
+    quantiles of ``scores`` (plus the ends), so every curve runs from (1, 1) to (0, 0).
+
+    Returns
+    -------
+    xarray.Dataset
+        ``tpr``, ``fpr`` over ``(chain, draw, threshold)`` and ``auc`` over ``(chain, draw)``.
+    """
+    post = calibrator.predict_posterior(scores) if hasattr(calibrator, "predict_posterior") else None
+    p = post.values if post is not None else calibrator.predict_proba(scores)[:, 1][None, None, :]
+    from bayescal._validation import check_scores
+
+    s = check_scores(scores, score_kind=getattr(calibrator, "score_kind", "probability"))
+    order = np.argsort(-s, kind="stable")
+    s_desc, p_desc = s[order], p[..., order]
+    taus = np.unique(np.concatenate([[s.min() - 1e-12], np.quantile(s, np.linspace(0, 1, n_thresholds)), [s.max()]]))
+    k = np.searchsorted(-s_desc, -taus, side="left")  # number of scores strictly above tau
+    cum1 = np.concatenate([np.zeros(p.shape[:2] + (1,)), np.cumsum(p_desc, axis=-1)], axis=-1)
+    cum0 = np.concatenate([np.zeros(p.shape[:2] + (1,)), np.cumsum(1 - p_desc, axis=-1)], axis=-1)
+    tpr = cum1[..., k] / np.maximum(cum1[..., -1:], 1e-300)
+    fpr = cum0[..., k] / np.maximum(cum0[..., -1:], 1e-300)
+    # trapezoid over increasing fpr (thresholds run upwards, so fpr runs downwards)
+    auc = -np.trapezoid(tpr, fpr, axis=-1)
+    dims = ("chain", "draw", "threshold")
+    return xr.Dataset({"tpr": (dims, tpr), "fpr": (dims, fpr), "auc": (("chain", "draw"), auc)},
+                      coords={"threshold": taus})
+
+
+def bayes_error_posterior(calibrator: Any, scores: Any, *, ci_prob: float | None = None) -> xr.Dataset:
+    r"""Cohen & Goldszmidt's Theorem 1 under the posterior.
+
+    For each draw :math:`d` the calibrated probabilities :math:`p_{di}` at ``scores`` give the
+    refinement :math:`R_d = \frac1N\sum_i p_{di}(1-p_{di})`, the expected error of the
+    0.5-threshold rule :math:`e_{t,d} = \frac1N \sum_i \min(p_{di}, 1-p_{di})` and the
+    bound :math:`e^* \le e_{t,d} \le 2 R_d` (see :func:`bayescal.metrics.bayes_error_bounds`).
+
+    Returns
+    -------
+    xarray.Dataset
+        ``refinement``, ``expected_error_rate`` and ``upper`` (= 2R) over ``(chain, draw)``,
+        with their posterior means and intervals (``*_ci`` over ``ci_bound``).
+    """
+    p = calibrator.predict_posterior(scores).values if hasattr(calibrator, "predict_posterior") \
+        else calibrator.predict_proba(scores)[:, 1][None, None, :]
+    fields = {
+        "refinement": (p * (1 - p)).mean(axis=-1),
+        "expected_error_rate": np.minimum(p, 1 - p).mean(axis=-1),
+    }
+    fields["upper"] = 2 * fields["refinement"]
+    out = xr.Dataset()
+    for name, values in fields.items():
+        ds = _with_interval(xr.DataArray(values, dims=("chain", "draw"), name=name), ci_prob)
+        out[name] = ds[name]
+        out[f"{name}_mean"] = ds["mean"]
+        out[f"{name}_ci"] = ds["ci"]
+        out.attrs.update(ds.attrs)
+    return out
