@@ -24,14 +24,15 @@ Binnings (``strategy``), shared by :func:`ece`, :func:`mce`, :func:`calibration_
     Equal-mass bins: the inner edge :math:`k` is the weighted :math:`k/B` quantile of the
     predictions, :math:`q_k = \min\{x : F_w(x) \ge k/B\}` with :math:`F_w` the weighted
     empirical CDF, and bin :math:`k` holds :math:`q_{k} < p \le q_{k+1}` (:math:`q_0 = -\infty`,
-    :math:`q_B = 1`). With :math:`N` distinct predictions the bins hold the same counts as
-    ``"papers"``; integer weights act exactly as repeated rows; equal predictions always
+    :math:`q_B = 1`). Bin :math:`k` ends after sample :math:`\lceil kN/B \rceil` of the sorted
+    predictions when they are distinct and unweighted, so when :math:`B` divides :math:`N`
+    the bins are those of ``"papers"``; integer weights act exactly as repeated rows; equal predictions always
     share a bin, so heavy ties give fewer (non-empty) bins. (scikit-learn's
     ``calibration_curve`` interpolates its quantile edges instead, which can move samples
     sitting at an edge.)
 ``"papers"``
     The seed authors' MATLAB code (Naeini et al.): sort by prediction, ties by label
-    ascending, and cut the sorted list into :math:`B` groups of consecutive samples whose
+    ascending (MATLAB's ``sortrows`` on ``[p, y]``), and cut the sorted list into :math:`B` groups of consecutive samples whose
     sizes differ by at most one, the first :math:`N \bmod B` groups one larger. Group sizes
     count samples; weights enter only the within-group averages.
 """

@@ -66,6 +66,9 @@ def test_papers_groups_first_remainder_groups_one_larger():
     y = np.zeros(23, dtype=int)
     curve = M.reliability_curve(y, p, n_bins=10, strategy="papers")
     assert curve["count"].values.tolist() == [3, 3, 3] + [2] * 7
+    # quantile bins of the same predictions end at ceil(k N / B): 3, 5, 7, 10, 12, ...
+    quantile = M.reliability_curve(y, p, n_bins=10, strategy="quantile")
+    assert np.cumsum(quantile["count"].values).tolist() == [np.ceil(k * 23 / 10) for k in range(1, 11)]
     # groups are consecutive in sorted order: each group's range lies above the previous one
     assert np.all(curve["bin_lower"].values[1:] > curve["bin_upper"].values[:-1])
 
