@@ -88,7 +88,7 @@ class ENIR(Calibrator):
         if not (isinstance(self.max_models, (int, np.integer)) and self.max_models >= 1):
             raise ValueError(f"max_models={self.max_models!r} must be a positive integer (100 by default).")
         keep = data.w > 0
-        s = from_working(data.t[keep], self.score_kind)
+        s = data.scores[keep]
         knots, inverse = np.unique(s, return_inverse=True)
         w1 = np.bincount(inverse, weights=data.w[keep] * data.y[keep], minlength=knots.shape[0])
         wt = np.bincount(inverse, weights=data.w[keep], minlength=knots.shape[0])
