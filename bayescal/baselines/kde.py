@@ -126,10 +126,10 @@ class _Window(NamedTuple):
     kernel: str
 
 
-def _window(x: np.ndarray, w: np.ndarray, h: float, kernel: str) -> _Window:
-    order = np.argsort(x, kind="stable")
-    xs, ws = x[order], w[order].astype(np.longdouble)
-    mean = float(np.average(xs, weights=w[order]))
+def _window(xs: np.ndarray, w: np.ndarray, h: float, kernel: str) -> _Window:
+    """Prefix sums for :func:`_window_density` from scores ``xs`` sorted ascending and their weights."""
+    ws = w.astype(np.longdouble)
+    mean = float(np.average(xs, weights=w))
     terms = [ws]
     if kernel == "epanechnikov":
         u = (xs.astype(np.longdouble) - mean) / h
@@ -227,7 +227,8 @@ def class_density(t: Any, w: Any = None, *, grid: Any, kernel: str = "gaussian",
         hi = min(x.max() + reach, max(x.max(), pts.max()) + h)
         g = _gaussian_grid(lo, hi, h)
         return np.interp(pts, g, _binned_gaussian(x, w, h, g), left=0.0, right=0.0)
-    return _window_density(_window(x, w, h, kernel), pts)
+    order = np.argsort(x, kind="stable")
+    return _window_density(_window(x[order], w[order], h, kernel), pts)
 
 
 # ---- the calibrator ----------------------------------------------------------------------
@@ -358,11 +359,20 @@ class KDECalibrator(Calibrator):
                              for c in (0, 1)]
 
     def _class_densities(self, x: np.ndarray) -> np.ndarray:
-        """Unfloored class densities at KDE-scale points ``x`` (clamped to ``kde_range_``), shape (2, n)."""
-        x = np.clip(x, *self.kde_range_)
+        """Unfloored class densities at KDE-scale points ``x`` (clamped to ``kde_range_``), shape (2, n).
+
+        The points are evaluated in sorted order: the binary searches then walk the sorted
+        training scores (or grid) forwards, which is several times faster for large inputs.
+        """
+        order = np.argsort(x)
+        xs = np.clip(x[order], *self.kde_range_)
         if self.kernel == "gaussian":
-            return np.vstack([np.interp(x, self.grid_, self.density_[c]) for c in (0, 1)])
-        return np.vstack([_window_density(self._windows[c], x) for c in (0, 1)])
+            dens = [np.interp(xs, self.grid_, self.density_[c]) for c in (0, 1)]
+        else:
+            dens = [_window_density(self._windows[c], xs) for c in (0, 1)]
+        out = np.empty((2, x.size))
+        out[:, order] = dens
+        return out
 
     def _calibrate(self, t: np.ndarray, X: Any = None) -> np.ndarray:
         f0, f1 = self._class_densities(self._kde_scale(t)) + self.density_floor_
