@@ -88,6 +88,7 @@ class DPMCalibrator(BayesianCalibrator):
     draws : int, default 500
         Posterior draws per chain.
     chains : int, default 2
+        Chains of the sampling routes (ADVI gives one chain of draws).
     tune : int, default 500
         Warm-up iterations per chain (Gibbs sweeps or NUTS tuning steps; ignored by ADVI).
     random_seed : int or None
@@ -220,10 +221,8 @@ class DPMCalibrator(BayesianCalibrator):
         seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(self.random_seed).spawn(3)]
         route = ROUTES[self.inference]
         options = dict(self.route_options or {})
-        if self.inference in ("gibbs", "nuts"):
+        if self.inference in ("gibbs", "nuts"):  # ADVI has one chain of draws and no warm-up
             options = {"tune": int(self.tune), "chains": int(self.chains)} | options
-        elif self.inference == "advi":
-            options = {"chains": int(self.chains)} | options
 
         def run(c: int):
             return route(xs[c], cs[c], priors[c], n_components=K, draws=int(self.draws),

@@ -1,0 +1,307 @@
+"""Tests of the DPM calibrator, its Gibbs sampler, priors and mixture evaluation (tiny settings)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import logsumexp
+
+from bayescal.bayesian import mixture
+from bayescal.bayesian.dpm import DPMCalibrator
+from bayescal.bayesian.gibbs import fit_gibbs
+from bayescal.bayesian.priors import PRIOR_KEYS, resolve_priors
+
+TINY = dict(n_components=8, draws=150, tune=150, chains=2)
+
+
+def monotone_data(n, rng, pi=0.4):
+    y = (rng.random(n) < pi).astype(int)
+    s = np.where(y == 1, rng.beta(5, 2, n), rng.beta(2, 5, n))
+    return s, y
+
+
+def monotone_truth(s, pi=0.4):
+    a, b = pi * stats.beta(5, 2).pdf(s), (1 - pi) * stats.beta(2, 5).pdf(s)
+    return a / (a + b)
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    s, y = monotone_data(600, np.random.default_rng(1))
+    return DPMCalibrator(random_seed=3, **TINY).fit(s, y), s, y
+
+
+# ---- mixture evaluation -------------------------------------------------------------
+def test_log_density_matches_scipy_including_far_tails(rng):
+    w = rng.dirichlet(np.ones(5), size=(3, 2))
+    mu, sigma = rng.normal(size=(3, 2, 5)), np.exp(rng.normal(size=(3, 2, 5)) - 1)
+    t = np.concatenate([np.linspace(-3, 3, 50), [-400.0, 250.0]])
+    got = mixture.log_density(t, w, mu, sigma)
+    ref = logsumexp(np.log(w)[..., None] + stats.norm.logpdf(t, mu[..., None], sigma[..., None]), axis=-2)
+    assert got.shape == (3, 2, t.size)
+    np.testing.assert_allclose(got, ref, rtol=1e-10)
+
+
+def test_map_far_outside_the_data_is_finite_not_nan():
+    pi = np.array([0.5])
+    w = np.array([[[1.0, 0.0], [1.0, 0.0]]])
+    mu = np.array([[[-1.0, 0.0], [1.0, 0.0]]])
+    sigma = np.ones((1, 2, 2))
+    p = mixture.map_draws(np.array([-1e3, 0.0, 1e3]), np.empty(0), pi, w, mu, sigma, np.zeros((1, 2, 0)))
+    # log odds = 2t for unit Gaussians at -1 and 1
+    np.testing.assert_allclose(p[0], [0.0, 0.5, 1.0])
+    assert np.all(np.isfinite(p))
+
+
+# ---- priors -------------------------------------------------------------------------
+def test_priors_precedence_user_over_kde_over_default(rng):
+    x0, x1 = rng.normal(-1, 1, 500), rng.normal(2, 0.5, 300)
+    p = resolve_priors({1: {"mu_scale": 7.0}, 0: {"alpha_shape": 3.0}}, [x0, x1], [np.ones(500), np.ones(300)], 10)
+    assert set(p[0]) == set(PRIOR_KEYS) == set(p[1])
+    assert p[0]["alpha_shape"] == 3.0 and p[1]["alpha_shape"] == 1.0  # user, then default
+    assert p[1]["mu_scale"] == 7.0  # user wins over KDE
+    assert p[0]["mu_scale"] == pytest.approx(x0.std())  # KDE-informed
+    np.testing.assert_allclose(p[1]["mu_loc"], np.quantile(x1, (np.arange(10) + 0.5) / 10), atol=0.02)
+    h = 1.06 * x1.std() * 300 ** -0.2
+    assert p[1]["sigma_logmean"] == pytest.approx(np.log(h))
+    both = resolve_priors({"sigma_logsd": 0.5, "mu_loc": 0.0}, [x0, x1], [np.ones(500), np.ones(300)], 4)
+    assert both[0]["sigma_logsd"] == both[1]["sigma_logsd"] == 0.5
+    np.testing.assert_array_equal(both[1]["mu_loc"], np.zeros(4))
+
+
+@pytest.mark.parametrize("priors, match", [
+    ({"alpha": 1.0}, "unknown key"),
+    ({0: {"mu_sd": 1.0}}, "unknown key"),
+    ({"mu_loc": [1.0, 2.0]}, "shape"),
+    ({"alpha_rate": -1.0}, "positive"),
+    ("strong", "pass None"),
+])
+def test_bad_priors_raise(priors, match):
+    s, y = monotone_data(100, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=match):
+        DPMCalibrator(priors=priors, **TINY).fit(s, y)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"n_components": 1}, "n_components"),
+    ({"inference": "vi"}, "inference"),
+    ({"draws": 0}, "draws"),
+    ({"atom_threshold": 0.0}, "atom_threshold"),
+])
+def test_bad_parameters_raise(params, match):
+    s, y = monotone_data(100, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=match):
+        DPMCalibrator(**(TINY | params)).fit(s, y)
+
+
+# ---- Gibbs sampler ------------------------------------------------------------------
+def test_gibbs_recovers_a_known_density_and_is_seeded(rng):
+    x = np.concatenate([rng.normal(-2, 0.5, 350), rng.normal(1.5, 1.0, 650)])
+    prior = resolve_priors(None, [x, x], [np.ones(x.size)] * 2, 10)[0]
+    fit = fit_gibbs(x, np.ones(x.size), prior, n_components=10, draws=200, random_seed=5, tune=200)
+    post = fit.posterior
+    assert post["weight"].dims == ("chain", "draw", "component") and post["alpha"].dims == ("chain", "draw")
+    np.testing.assert_allclose(post["weight"].sum("component"), 1.0)
+    grid = np.linspace(-3.5, 4, 60)
+    dens = np.exp(mixture.log_density(grid, post["weight"].values, post["mu"].values, post["sigma"].values))
+    true = 0.35 * stats.norm.pdf(grid, -2, 0.5) + 0.65 * stats.norm.pdf(grid, 1.5, 1.0)
+    assert np.abs(dens.mean(axis=(0, 1)) - true).max() < 0.05
+    again = fit_gibbs(x, np.ones(x.size), prior, n_components=10, draws=200, random_seed=5, tune=200)
+    np.testing.assert_array_equal(again.posterior["mu"], post["mu"])
+
+
+def test_gibbs_uses_counts_as_repeated_points(rng):
+    """Counts weight the likelihood: binned data recover the density, not the spread of the bin values."""
+    x = np.round(rng.normal(0, 1, 3000), 1)
+    vals, cnt = np.unique(x, return_counts=True)
+    prior = resolve_priors(None, [vals, vals], [cnt.astype(float)] * 2, 6)[0]
+    post = fit_gibbs(vals, cnt.astype(float), prior, n_components=6, draws=200, tune=200, random_seed=1).posterior
+    grid = np.linspace(-2, 2, 21)
+    dens = np.exp(mixture.log_density(grid, post["weight"].values, post["mu"].values, post["sigma"].values))
+    assert np.abs(dens.mean(axis=(0, 1)) - stats.norm.pdf(grid)).max() < 0.04
+
+
+def test_gibbs_fractional_weights_scale_like_counts(rng):
+    """Weights 0.5 on doubled data give about the same density as weights 1 (fractional handling)."""
+    x = rng.normal(1.0, 2.0, 400)
+    prior = resolve_priors(None, [x, x], [np.ones(x.size)] * 2, 5)[0]
+    half = fit_gibbs(np.r_[x, x], np.full(2 * x.size, 0.5), prior, n_components=5, draws=200, tune=200,
+                     random_seed=2).posterior
+    grid = np.linspace(-3, 5, 17)
+    dens = np.exp(mixture.log_density(grid, half["weight"].values, half["mu"].values, half["sigma"].values))
+    assert np.abs(dens.mean(axis=(0, 1)) - stats.norm.pdf(grid, 1.0, 2.0)).max() < 0.03
+
+
+# ---- calibrator contract ------------------------------------------------------------
+def test_contract_shapes_and_posterior_layout(fitted):
+    model, s, _ = fitted
+    post = model.idata_["posterior"]
+    assert post["pi"].dims == ("chain", "draw")
+    for name in ("weight", "mu", "sigma"):
+        assert post[name].dims == ("chain", "draw", "class", "component")
+        assert post[name].shape == (2, 150, 2, 8)
+    assert post["alpha"].dims == ("chain", "draw", "class")
+    assert post["atom_prob"].dims == ("chain", "draw", "class", "atom") and post.sizes["atom"] == 0
+    assert "observed_data" in model.idata_.children and "sample_stats" in model.idata_.children
+    assert model.idata_.attrs["inference"] == "gibbs" and model.idata_.attrs["compressed"] == 0
+    proba = model.predict_proba(s)
+    assert proba.shape == (s.size, 2)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    cmap = model.calibration_map(50)
+    assert cmap.dims == ("chain", "draw", "score") and cmap.shape == (2, 150, 50)
+    band = model.credible_band(np.linspace(0.05, 0.95, 40), ci_prob=0.9)
+    mean = model.predict_proba(np.linspace(0.05, 0.95, 40))[:, 1]
+    assert band.dims == ("score", "ci_bound")
+    assert np.all(band.sel(ci_bound="lower").values <= mean + 1e-12)
+    assert np.all(mean <= band.sel(ci_bound="upper").values + 1e-12)
+    post_pred = model.predict_posterior(s[:7])
+    assert post_pred.dims == ("chain", "draw", "obs_id") and post_pred.shape == (2, 150, 7)
+    dens = model.density_map(np.linspace(0, 1, 801))
+    assert dens.dims == ("chain", "draw", "class", "score")
+    # no atoms: each class density integrates to about one over [0, 1]
+    np.testing.assert_allclose(np.trapezoid(dens.mean(("chain", "draw")).values, dens["score"].values), 1.0,
+                               atol=0.02)
+    ppc = model.sample_posterior_predictive(s[:5], random_seed=0)
+    assert ppc["posterior_predictive"]["y"].shape == (2, 150, 5)
+
+
+def test_interpolated_prediction_matches_direct_evaluation(fitted):
+    model, s, _ = fitted
+    t = np.log(s / (1 - s))
+    direct = mixture.map_draws(t, np.empty(0), *model._draws).mean(axis=0)
+    # linear interpolation on 1024 points: error well below the Monte Carlo error of the mean (~5e-3)
+    np.testing.assert_allclose(model.predict_proba(s)[:, 1], direct, atol=2e-3)
+
+
+def test_known_truth_accuracy_and_band_coverage():
+    s, y = monotone_data(3000, np.random.default_rng(7))
+    model = DPMCalibrator(random_seed=0, draws=200, tune=200, compress_above=1000).fit(s, y)
+    grid = np.linspace(*np.quantile(s, [0.025, 0.975]), 100)
+    truth = monotone_truth(grid)
+    assert np.abs(model.predict_proba(grid)[:, 1] - truth).mean() < 0.02
+    band = model.credible_band(grid, ci_prob=0.95)
+    inside = (band.sel(ci_bound="lower").values <= truth) & (truth <= band.sel(ci_bound="upper").values)
+    assert inside.mean() >= 0.8
+
+
+def test_same_seed_same_map_other_seed_differs():
+    s, y = monotone_data(300, np.random.default_rng(2))
+    a = DPMCalibrator(random_seed=11, **TINY).fit(s, y).calibration_map(30)
+    b = DPMCalibrator(random_seed=11, **TINY).fit(s, y).calibration_map(30)
+    c = DPMCalibrator(random_seed=12, **TINY).fit(s, y).calibration_map(30)
+    np.testing.assert_array_equal(a.values, b.values)
+    assert not np.array_equal(a.values, c.values)
+
+
+def test_inputs_not_modified():
+    s, y = monotone_data(200, np.random.default_rng(3))
+    s0, y0 = s.copy(), y.copy()
+    DPMCalibrator(random_seed=0, **TINY).fit(s, y)
+    np.testing.assert_array_equal(s, s0)
+    np.testing.assert_array_equal(y, y0)
+
+
+# ---- atoms ----------------------------------------------------------------------------
+def test_exact_zero_and_one_are_point_masses():
+    rng = np.random.default_rng(4)
+    s, y = monotone_data(1000, rng)
+    s[(y == 0) & (rng.random(s.size) < 0.15)] = 0.0  # 15 % of negatives at exactly 0
+    s[(y == 1) & (rng.random(s.size) < 0.05)] = 1.0
+    zeros_pos = np.flatnonzero((y == 1) & (s > 0) & (s < 1))[:3]
+    s[zeros_pos] = 0.0  # a few positives at 0 too
+    model = DPMCalibrator(random_seed=1, **TINY).fit(s, y)
+    np.testing.assert_array_equal(model.atoms_, [0.0, 1.0])
+    post = model.idata_["posterior"]
+    np.testing.assert_array_equal(post["atom"].values, [0.0, 1.0])
+    pi, q = post["pi"].values, post["atom_prob"].values
+    expected = (pi * q[..., 1, 0] / (pi * q[..., 1, 0] + (1 - pi) * q[..., 0, 0])).mean()
+    p0 = model.predict_proba([0.0])[0, 1]
+    assert p0 == pytest.approx(expected, rel=1e-12)
+    n0_at0, n1_at0 = ((s == 0) & (y == 0)).sum(), ((s == 0) & (y == 1)).sum()
+    assert p0 == pytest.approx(n1_at0 / (n0_at0 + n1_at0), abs=0.05)  # close to the empirical share
+    # mass of the atom within each class: posterior mean near the observed share
+    share0 = n0_at0 / (y == 0).sum()
+    assert q[..., 0, 0].mean() == pytest.approx(share0, abs=0.02)
+    # the atoms do not leak into the continuous fit: the map near 0 is from the densities
+    assert model.predict_proba([1e-3])[0, 1] < 0.05
+    draws = model.predict_posterior([0.0, 1.0]).values
+    assert draws[..., 1].mean() > 0.9  # only positives sit at 1
+
+
+def test_repeated_value_with_a_noticeable_share_is_an_atom():
+    rng = np.random.default_rng(5)
+    s, y = monotone_data(800, rng)
+    s[rng.random(s.size) < 0.1] = 0.3
+    model = DPMCalibrator(random_seed=1, **TINY).fit(s, y)
+    np.testing.assert_array_equal(model.atoms_, [0.3])
+
+
+# ---- compression -----------------------------------------------------------------------
+def test_compressed_fit_agrees_with_raw_fit():
+    s, y = monotone_data(1500, np.random.default_rng(6))
+    kw = dict(random_seed=2, n_components=8, draws=500, tune=200)
+    raw = DPMCalibrator(compress_above=10_000, **kw).fit(s, y)
+    comp = DPMCalibrator(compress_above=1000, **kw).fit(s, y)
+    assert comp.idata_.attrs["compressed"] == 1
+    assert comp.idata_["observed_data"]["counts"].dims == ("class", "bin")
+    assert comp.idata_["observed_data"]["counts"].sum().item() == pytest.approx(1500)
+    grid = np.linspace(*np.quantile(s, [0.025, 0.975]), 50)
+    diff = np.abs(raw.predict_proba(grid)[:, 1] - comp.predict_proba(grid)[:, 1])
+    # the Monte Carlo error of two separate runs dominates the binning error
+    assert diff.mean() < 5e-3 and diff.max() < 0.03
+
+
+# ---- persistence ---------------------------------------------------------------------
+def test_save_load_round_trip(fitted, tmp_path):
+    model, s, _ = fitted
+    path = tmp_path / "dpm.nc"
+    model.save(path)
+    loaded = DPMCalibrator.load(path)
+    np.testing.assert_array_equal(loaded.predict_proba(s), model.predict_proba(s))
+    np.testing.assert_array_equal(loaded.calibration_map(20).values, model.calibration_map(20).values)
+    assert loaded.get_params() == model.get_params()
+
+
+def test_save_load_with_atoms_and_decision_scores(tmp_path):
+    rng = np.random.default_rng(8)
+    y = (rng.random(400) < 0.5).astype(int)
+    d = rng.normal(2 * y - 1, 1.0)
+    d[:60] = 0.0  # a clipped decision value
+    model = DPMCalibrator(score_kind="decision", random_seed=0, **TINY).fit(d, y)
+    assert model.atoms_.tolist() == [0.0]
+    model.save(tmp_path / "d.nc")
+    loaded = DPMCalibrator.load(tmp_path / "d.nc")
+    grid = np.array([-5.0, 0.0, 0.3, 9.0])
+    np.testing.assert_array_equal(loaded.predict_proba(grid), model.predict_proba(grid))
+
+
+# ---- routes against each other ---------------------------------------------------------
+def test_gibbs_and_nuts_agree_on_small_data():
+    pytest.importorskip("pymc")
+    from bayescal.bayesian import pymc_model
+
+    if not hasattr(pymc_model, "fit_nuts"):
+        pytest.skip("the NUTS route (bayescal.bayesian.pymc_model.fit_nuts) is not written yet")
+    s, y = monotone_data(200, np.random.default_rng(9))
+    kw = dict(n_components=5, draws=200, tune=300, chains=2, random_seed=4)
+    gibbs = DPMCalibrator(inference="gibbs", **kw).fit(s, y)
+    nuts = DPMCalibrator(inference="nuts", **kw).fit(s, y)
+    grid = np.linspace(*np.quantile(s, [0.05, 0.95]), 40)
+    assert np.abs(gibbs.predict_proba(grid)[:, 1] - nuts.predict_proba(grid)[:, 1]).max() < 0.05
+    bg, bn = gibbs.credible_band(grid, ci_prob=0.9), nuts.credible_band(grid, ci_prob=0.9)
+    overlap = np.minimum(bg.sel(ci_bound="upper"), bn.sel(ci_bound="upper")) - np.maximum(
+        bg.sel(ci_bound="lower"), bn.sel(ci_bound="lower"))
+    assert np.all(overlap.values > 0)
+
+
+def test_import_and_gibbs_fit_do_not_import_pymc():
+    code = ("import sys, numpy as np, bayescal\n"
+            "from bayescal.bayesian.dpm import DPMCalibrator\n"
+            "rng = np.random.default_rng(0); y = np.r_[np.zeros(50), np.ones(50)]\n"
+            "DPMCalibrator(n_components=4, draws=5, tune=5).fit(rng.random(100), y)\n"
+            "assert 'pymc' not in sys.modules and 'pytensor' not in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
