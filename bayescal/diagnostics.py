@@ -1,0 +1,489 @@
+r"""Posterior predictive checks and calibration tests.
+
+What a user asks after fitting a calibrator, answered with distributions rather than point
+numbers. Every function takes any calibrator: a point estimate is a posterior with one draw
+(DESIGN.md section 3), a Bayesian one gives one answer per posterior draw.
+
+* :func:`ppc_calibration` -- does the fitted map explain the labels? Labels are replicated
+  from each posterior draw of the map at the observed scores and a reliability statistic
+  (class-1 ECE, CORP's MCB) of the observed labels is compared with its replicated
+  distribution (Gelman, Meng & Stern 1996 discrepancy check).
+* :func:`consistency_check` -- was the classifier already calibrated? The same with labels
+  drawn from the identity map :math:`y^{rep}_i \sim \mathrm{Bernoulli}(s_i)`: the
+  consistency resampling of Broecker & Smith (2007), which also gives the consistency band of
+  a reliability diagram.
+* :func:`calibration_error_posterior` -- the posterior of the base classifier's *true*
+  calibration error (ECE, :math:`\ell_2` error, Brier reliability), computed from the
+  posterior maps against the raw scores, with a credible interval and the posterior
+  probability that it lies below a tolerance.
+* :func:`score_density_check` -- observed class-conditional score histograms against the
+  posterior predictive densities (calibrators with ``density_map``, e.g. ``"dpm"``).
+* :func:`posterior_predictive_tree` -- an ``xarray.DataTree`` with ``posterior_predictive``
+  and ``observed_data`` groups, the input of ArviZ's PAV calibration check
+  (``arviz_plots.plot_ppc_pava``; see :func:`bayescal.plotting.plot_ppc_pava`).
+
+Dimensions follow ArviZ: ``chain``, ``draw``, ``obs_id``, ``class``, ``bin``, ``ci_bound``.
+
+References
+----------
+Gelman, A., Meng, X.-L. & Stern, H. (1996). Posterior predictive assessment of model fitness
+via realized discrepancies. Statistica Sinica 6, 733-807.
+Broecker, J. & Smith, L. A. (2007). Increasing the reliability of reliability diagrams.
+Weather and Forecasting 22, 651-661.
+Dimitriadis, T., Gneiting, T. & Jordan, A. I. (2021). Stable reliability diagrams for
+probabilistic classifiers. PNAS 118(8), e2016191118.
+Naeini, M. P., Cooper, G. F. & Hauskrecht, M. (2014). Binary classifier calibration: a
+Bayesian non-parametric approach. arXiv:1401.3390.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import xarray as xr
+
+from bayescal import metrics
+from bayescal._validation import check_consistent_length, check_labels, check_probabilities, check_scores
+
+__all__ = ["STATISTICS", "ppc_calibration", "consistency_check", "calibration_error_posterior",
+           "score_density_check", "posterior_predictive_tree"]
+
+MIN_REPLICATES = 500
+
+
+def _ece(y: np.ndarray, p: np.ndarray, n_bins: int, strategy: str) -> float:
+    return metrics.ece(y, p, n_bins=n_bins, strategy=strategy)
+
+
+def _mcb(y: np.ndarray, p: np.ndarray, n_bins: int, strategy: str) -> float:
+    return metrics.corp_decomposition(y, p).mcb
+
+
+STATISTICS: dict[str, Callable[[np.ndarray, np.ndarray, int, str], float]] = {"ece": _ece, "mcb": _mcb}
+"""Reliability statistics ``T(y, p)``: class-1 ECE (:func:`bayescal.metrics.ece`, binned with
+``n_bins`` / ``strategy``) and CORP's miscalibration MCB of the Brier score
+(:func:`bayescal.metrics.corp_decomposition`, no bins)."""
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _check_statistics(statistics: Any) -> list[str]:
+    names = [statistics] if isinstance(statistics, str) else list(statistics)
+    unknown = [s for s in names if s not in STATISTICS]
+    if not names or unknown:
+        raise ValueError(f"statistics={statistics!r}: use one or more of {sorted(STATISTICS)}.")
+    return names
+
+
+def _check_count(value: Any, name: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name}={value!r} must be an integer of at least {minimum}.")
+    return int(value)
+
+
+def _ci_prob(ci_prob: float | None) -> float:
+    import arviz_base
+
+    ci_prob = arviz_base.rcParams["stats.ci_prob"] if ci_prob is None else float(ci_prob)
+    if not 0.0 < ci_prob < 1.0:
+        raise ValueError(f"ci_prob={ci_prob} must lie strictly between 0 and 1.")
+    return ci_prob
+
+
+def _eti(draws: xr.DataArray, ci_prob: float, dims: Any = ("chain", "draw")) -> xr.DataArray:
+    """Equal-tailed interval over ``dims`` (arviz-stats), bounds on ``ci_bound``."""
+    import arviz_stats
+
+    return arviz_stats.eti(draws, prob=ci_prob, dim=list(dims))
+
+
+def _posterior_probs(calibrator: Any, scores: Any) -> np.ndarray:
+    """Map draws at ``scores``: ``(chain, draw, n)`` (one draw for a point estimate)."""
+    if hasattr(calibrator, "predict_posterior"):
+        return calibrator.predict_posterior(scores).values
+    return calibrator.predict_proba(scores)[:, 1][None, None, :]
+
+
+def _replicate(p: np.ndarray, min_replicates: int) -> tuple[np.ndarray, int]:
+    """Repeat the draws of ``p`` (chain, draw, n) along ``draw`` until there are at least
+    ``min_replicates`` in all; returns the array and the repetition factor."""
+    n_draws = p.shape[0] * p.shape[1]
+    reps = max(1, -(-min_replicates // n_draws))
+    return (np.repeat(p, reps, axis=1) if reps > 1 else p), reps
+
+
+def _labels_and_scores(calibrator_kind: str, scores: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    y01, _ = check_labels(y, require_both=False)
+    s = check_scores(scores, score_kind=calibrator_kind)
+    check_consistent_length(scores=s, y=y01)
+    return s, y01.astype(np.int8)
+
+
+def _pp_value(replicated: xr.DataArray, observed: xr.DataArray) -> xr.DataArray:
+    """Posterior predictive p-value :math:`P(T(y^{rep}) \\ge T(y))` over chain and draw."""
+    return (replicated >= observed).mean(("chain", "draw")).rename("p_value")
+
+
+# ----------------------------------------------------------------------------- PPC
+
+
+def ppc_calibration(calibrator: Any, scores: Any, y: Any, *, statistics: Any = ("ece", "mcb"),
+                    n_bins: int = 10, strategy: str = "quantile", min_replicates: int = MIN_REPLICATES,
+                    random_seed: Any = None) -> xr.Dataset:
+    r"""Posterior predictive check of the calibration map's fit to the labels.
+
+    For posterior draw :math:`d` of the map, :math:`p_{di} = P_d(y = 1 \mid s_i)` at the
+    observed scores, replicate :math:`y^{rep}_{di} \sim \mathrm{Bernoulli}(p_{di})` and compare
+    the realised discrepancy :math:`T(y, p_d)` with :math:`T(y^{rep}_d, p_d)`, with :math:`T` a
+    reliability statistic of :data:`STATISTICS`. The posterior predictive p-value
+
+    .. math:: p_B = P\big(T(y^{rep}, p) \ge T(y, p) \mid y\big)
+
+    is near 0 when the observed labels are less reliable under the map than the map's own
+    replicates, i.e. the map misfits. A point estimate (one draw) gives a parametric
+    consistency check of its own map.
+
+    Parameters
+    ----------
+    calibrator : fitted Calibrator
+    scores, y : array-like of shape (n,)
+        Evaluation scores (input scale of the calibrator) and binary labels.
+    statistics : str or sequence of str, default ("ece", "mcb")
+    n_bins, strategy
+        Binning of the ECE (:func:`bayescal.metrics.ece`).
+    min_replicates : int, default 500
+        When the posterior has fewer draws, each draw is replicated several times (output
+        draw ``k`` uses posterior draw ``k // r``, ``r`` in attr ``replicates_per_draw``).
+    random_seed : None, int or numpy Generator
+
+    Returns
+    -------
+    xarray.Dataset
+        ``observed`` and ``replicated`` over ``(statistic, chain, draw)``; ``p_value`` over
+        ``statistic``.
+    """
+    names = _check_statistics(statistics)
+    min_replicates = _check_count(min_replicates, "min_replicates")
+    s, y01 = _labels_and_scores(getattr(calibrator, "score_kind", "probability"), scores, y)
+    p, reps = _replicate(_posterior_probs(calibrator, s), min_replicates)
+    rng = np.random.default_rng(random_seed)
+    y_rep = (rng.random(p.shape) < p).astype(np.int8)
+    obs = np.empty((len(names),) + p.shape[:2])
+    rep = np.empty_like(obs)
+    for k, name in enumerate(names):
+        stat = STATISTICS[name]
+        for c in range(p.shape[0]):
+            for d in range(p.shape[1]):
+                # the realised discrepancy only changes with the posterior draw
+                if d % reps == 0:
+                    value = stat(y01, p[c, d], n_bins, strategy)
+                obs[k, c, d] = value
+                rep[k, c, d] = stat(y_rep[c, d], p[c, d], n_bins, strategy)
+    dims = ("statistic", "chain", "draw")
+    coords = {"statistic": names, "chain": np.arange(p.shape[0]), "draw": np.arange(p.shape[1])}
+    ds = xr.Dataset({"observed": (dims, obs), "replicated": (dims, rep)}, coords=coords,
+                    attrs={"n_bins": n_bins, "strategy": strategy, "replicates_per_draw": reps,
+                           "check": "posterior predictive (labels replicated from the calibration map)"})
+    ds["p_value"] = _pp_value(ds["replicated"], ds["observed"])
+    return ds
+
+
+def consistency_check(scores: Any, y: Any, *, statistics: Any = ("ece", "mcb"), n_bins: int = 10,
+                      strategy: str = "quantile", n_replicates: int = 1000, band: bool = True,
+                      ci_prob: float | None = None, random_seed: Any = None) -> xr.Dataset:
+    r"""Was the classifier already calibrated? Consistency resampling of the raw scores.
+
+    Under the hypothesis that the probability scores :math:`s_i` are calibrated, the labels
+    are :math:`y_i \sim \mathrm{Bernoulli}(s_i)`. Replicating labels from this identity map
+    gives the distribution of a reliability statistic :math:`T(y^{rep}, s)` (class-1 ECE or
+    CORP's MCB of :data:`STATISTICS`) that a calibrated classifier would show on these very
+    scores; the p-value is the Monte Carlo
+
+    .. math:: p = \frac{1 + \#\{r : T(y^{rep}_r, s) \ge T(y, s)\}}{1 + R},
+
+    uniform under the hypothesis (up to ties). The same replicates give the *consistency
+    band* of the reliability diagram: per bin, the interval of the replicated fraction of
+    positives (Broecker & Smith 2007). The posterior probability that the classifier's true
+    calibration error is below a tolerance needs a calibrator's posterior: see
+    :func:`calibration_error_posterior` (``tolerance=``).
+
+    Parameters
+    ----------
+    scores : array-like of shape (n,)
+        The classifier's probabilities of class 1, in [0, 1].
+    y : array-like of shape (n,)
+    statistics, n_bins, strategy
+        As in :func:`ppc_calibration`; the bins of the band are those of
+        :func:`bayescal.metrics.reliability_curve`.
+    n_replicates : int, default 1000
+    band : bool, default True
+        Compute the consistency band (one reliability curve per replicate: about 6 ms each).
+    ci_prob : float, optional
+        Probability of the consistency band; ArviZ's ``rcParams["stats.ci_prob"]`` when None.
+    random_seed : None, int or numpy Generator
+
+    Returns
+    -------
+    xarray.Dataset
+        ``observed`` (statistic), ``replicated`` (statistic, chain, draw) with one chain of
+        ``n_replicates`` draws, ``p_value`` (statistic); over ``bin``: the observed
+        ``mean_predicted``, ``fraction_positive``, ``count``, and (``band=True``) ``band``
+        (bin, ci_bound), the interval of the replicated fraction of positives.
+    """
+    names = _check_statistics(statistics)
+    n_replicates = _check_count(n_replicates, "n_replicates")
+    ci_prob = _ci_prob(ci_prob)
+    s = check_probabilities(scores, name="scores")
+    y01, _ = check_labels(y, require_both=False)
+    check_consistent_length(scores=s, y=y01)
+    rng = np.random.default_rng(random_seed)
+    curve = metrics.reliability_curve(y01, s, n_bins=n_bins, strategy=strategy)
+    obs = np.array([STATISTICS[name](y01, s, n_bins, strategy) for name in names])
+    rep = np.empty((len(names), 1, n_replicates))
+    frac = np.full((1, n_replicates, curve.sizes["bin"]), np.nan) if band else None
+    for r in range(n_replicates):
+        y_rep = (rng.random(s.shape) < s).astype(np.int8)
+        for k, name in enumerate(names):
+            rep[k, 0, r] = STATISTICS[name](y_rep, s, n_bins, strategy)
+        if band:
+            rc = metrics.reliability_curve(y_rep, s, n_bins=n_bins, strategy=strategy)
+            frac[0, r] = rc["fraction_positive"].reindex(bin=curve["bin"]).values
+    coords = {"statistic": names, "chain": [0], "draw": np.arange(n_replicates)}
+    ds = xr.Dataset({"observed": ("statistic", obs), "replicated": (("statistic", "chain", "draw"), rep)},
+                    coords=coords,
+                    attrs={"n_bins": n_bins, "strategy": strategy, "ci_prob": ci_prob, "ci_kind": "eti",
+                           "check": "consistency resampling (labels replicated from the identity map)"})
+    ds["p_value"] = ((1 + (ds["replicated"] >= ds["observed"]).sum(("chain", "draw"))) / (1 + n_replicates))
+    ds = ds.merge(curve[["mean_predicted", "fraction_positive", "count"]])
+    if band:
+        replicated_fraction = xr.DataArray(frac, dims=("chain", "draw", "bin"), coords={"bin": curve["bin"].values})
+        ds["band"] = _eti(replicated_fraction, ci_prob).transpose("bin", "ci_bound")
+    return ds
+
+
+# ----------------------------------------------------------------------------- true calibration error
+
+
+def _atom_masses(calibrator: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """Atom values and their posterior masses ``(chain, draw, class, atom)`` when the
+    calibrator's posterior has them (``idata_.posterior.atom_prob``)."""
+    post = getattr(calibrator, "idata_", None)
+    if post is None or "atom_prob" not in post.posterior or post.posterior.sizes.get("atom", 0) == 0:
+        return None
+    ap = post.posterior["atom_prob"].transpose("chain", "draw", "class", "atom")
+    return np.asarray(ap["atom"].values, dtype=np.float64), ap.values
+
+
+def _model_score_distribution(calibrator: Any, grid_size: int) -> tuple[np.ndarray, np.ndarray]:
+    r"""Posterior score distribution :math:`\pi f_1 + (1-\pi) f_0` as support points and
+    per-draw weights ``(chain, draw, m)`` (trapezoid weights on a grid plus the atoms)."""
+    lo, hi = calibrator.score_range_
+    g = np.linspace(lo, hi, grid_size)
+    dens = calibrator.density_map(g)  # (chain, draw, class, score)
+    pi = calibrator.idata_.posterior["pi"].transpose("chain", "draw").values
+    mix = pi[..., None] * dens.sel({"class": 1}).values + (1 - pi[..., None]) * dens.sel({"class": 0}).values
+    trap = np.full(g.size, g[1] - g[0])
+    trap[[0, -1]] /= 2
+    weights = mix * trap
+    atoms = _atom_masses(calibrator)
+    if atoms is not None:
+        values, masses = atoms
+        g = np.concatenate([g, values])
+        atom_w = pi[..., None] * masses[:, :, 1] + (1 - pi[..., None]) * masses[:, :, 0]
+        weights = np.concatenate([weights, atom_w], axis=-1)
+    return g, weights / weights.sum(axis=-1, keepdims=True)
+
+
+def calibration_error_posterior(calibrator: Any, scores: Any = None, *, tolerance: float | None = None,
+                                score_distribution: str = "empirical", ci_prob: float | None = None,
+                                grid_size: int = 1001) -> xr.Dataset:
+    r"""Posterior of the base classifier's true calibration error, in place of a bootstrap.
+
+    The classifier's probability score :math:`s` has true calibration map
+    :math:`q(s) = P(y=1 \mid s)`; each posterior draw :math:`q_d` of the fitted calibration
+    map gives one value of the population errors
+
+    .. math::
+
+        \mathrm{ECE}_d = E_s\,|q_d(s) - s|, \qquad
+        \mathrm{CE}_{\ell_2,d} = \big(E_s\,(q_d(s) - s)^2\big)^{1/2}, \qquad
+        \mathrm{REL}_d = E_s\,(q_d(s) - s)^2,
+
+    (REL is the reliability term of Murphy's Brier decomposition with the true conditional
+    event probability; no binning, so these are the quantities the binned estimators of
+    :mod:`bayescal.metrics` estimate). The expectation over scores uses
+
+    * ``score_distribution="empirical"``: the observed ``scores`` (the error on the
+      classifier's actual score distribution);
+    * ``score_distribution="model"``: the calibrator's own posterior score distribution
+      :math:`\pi_d f_{1d} + (1 - \pi_d) f_{0d}` (``density_map`` plus atoms; DPM), so the
+      interval also carries the uncertainty about the score distribution; ``scores`` is
+      not needed.
+
+    Parameters
+    ----------
+    calibrator : fitted Calibrator with ``score_kind="probability"``
+    scores : array-like of shape (n,), optional
+        The classifier's probabilities (required for ``"empirical"``).
+    tolerance : float, optional
+        A user's tolerance :math:`\epsilon`: adds ``prob_below_tolerance``, the posterior
+        probability :math:`P(\mathrm{error} < \epsilon \mid \text{data})` of each measure.
+    score_distribution : {"empirical", "model"}
+    ci_prob : float, optional
+        Probability of the equal-tailed intervals (ArviZ's default when None).
+    grid_size : int, default 1001
+        Integration grid of ``"model"``.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``ece``, ``l2`` and ``reliability`` over ``(chain, draw)``; ``<name>_mean`` and
+        ``<name>_ci`` (ci_bound); ``prob_below_tolerance`` over ``measure`` when ``tolerance``
+        is given.
+    """
+    if getattr(calibrator, "score_kind", "probability") != "probability":
+        raise ValueError("calibration_error_posterior compares the map with the scores themselves, so it needs "
+                         "probability scores: use a calibrator with score_kind='probability'.")
+    if score_distribution not in ("empirical", "model"):
+        raise ValueError(f"score_distribution={score_distribution!r} must be 'empirical' or 'model'.")
+    ci_prob = _ci_prob(ci_prob)
+    if score_distribution == "empirical":
+        if scores is None:
+            raise ValueError("score_distribution='empirical' needs the classifier's scores: pass scores=.")
+        s = check_probabilities(scores, name="scores")
+        q = _posterior_probs(calibrator, s)
+        weights = np.full(q.shape, 1.0 / s.size)
+    else:
+        if not hasattr(calibrator, "density_map"):
+            raise ValueError(f"score_distribution='model' needs a calibrator with density_map (e.g. 'dpm'); "
+                             f"{type(calibrator).__name__} has none: use score_distribution='empirical'.")
+        s, weights = _model_score_distribution(calibrator, _check_count(grid_size, "grid_size", 3))
+        q = calibrator.calibration_map(s).values
+    gap = q - s
+    sq = np.sum(weights * gap**2, axis=-1)
+    fields = {"ece": np.sum(weights * np.abs(gap), axis=-1), "l2": np.sqrt(sq), "reliability": sq}
+    out = xr.Dataset(attrs={"ci_prob": ci_prob, "ci_kind": "eti", "score_distribution": score_distribution})
+    for name, values in fields.items():
+        da = xr.DataArray(values, dims=("chain", "draw"), name=name)
+        out[name] = da
+        out[f"{name}_mean"] = da.mean()
+        out[f"{name}_ci"] = (_eti(da, ci_prob) if da.size > 1 else
+                             xr.DataArray([float(values.ravel()[0])] * 2, dims="ci_bound",
+                                          coords={"ci_bound": ["lower", "upper"]}))
+    if tolerance is not None:
+        tolerance = float(tolerance)
+        if not np.isfinite(tolerance) or tolerance <= 0:
+            raise ValueError(f"tolerance={tolerance} must be a positive number, e.g. 0.02.")
+        out["prob_below_tolerance"] = xr.DataArray(
+            [float((out[m] < tolerance).mean()) for m in fields], dims="measure", coords={"measure": list(fields)})
+        out.attrs["tolerance"] = tolerance
+    return out
+
+
+# ----------------------------------------------------------------------------- score densities
+
+
+def score_density_check(calibrator: Any, scores: Any, y: Any, *, bins: Any = 20, ci_prob: float | None = None,
+                        points_per_bin: int = 16, random_seed: Any = None) -> xr.Dataset:
+    r"""Observed class-conditional score histograms against the posterior predictive densities.
+
+    For class :math:`c` with :math:`n_c` scores and bin :math:`b`, posterior draw :math:`d`
+    gives the bin probability :math:`P_{dcb} = \int_b f_{dc}(s)\,ds` (plus the masses of atoms
+    inside the bin), from :meth:`density_map` by the trapezoid rule on ``points_per_bin``
+    points; the replicated count is :math:`n^{rep}_{dcb} \sim \mathrm{Binomial}(n_c, P_{dcb})`.
+    The discrepancy :math:`X^2_{dc} = \sum_b (n_{cb} - n_c P_{dcb})^2 / (n_c P_{dcb})` of the
+    observed counts is compared with that of the replicated counts: posterior predictive
+    p-value per class.
+
+    Parameters
+    ----------
+    calibrator : fitted calibrator with ``density_map`` (e.g. ``"dpm"``)
+    scores, y : array-like of shape (n,)
+    bins : int or array-like, default 20
+        Number of equal-width bins over the observed score range (input scale), or edges.
+    ci_prob : float, optional
+    points_per_bin : int, default 16
+    random_seed : None, int or numpy Generator
+
+    Returns
+    -------
+    xarray.Dataset
+        Over ``(class, bin)``: ``observed_count``, ``observed_density`` (count / (n_c width));
+        ``density`` (chain, draw, class, bin): bin-averaged posterior density;
+        ``density_band`` (class, bin, ci_bound); ``replicated_count`` (chain, draw, class, bin)
+        and its ``count_band``; ``p_value`` over ``class``; coordinates ``bin_lower``,
+        ``bin_upper``.
+    """
+    if not hasattr(calibrator, "density_map"):
+        raise ValueError(f"{type(calibrator).__name__} has no density_map: the score-density check needs a "
+                         "calibrator that models the class score densities, e.g. 'dpm'.")
+    kind = getattr(calibrator, "score_kind", "probability")
+    s, y01 = _labels_and_scores(kind, scores, y)
+    ci_prob = _ci_prob(ci_prob)
+    points_per_bin = _check_count(points_per_bin, "points_per_bin", 2)
+    if np.ndim(bins) == 0:
+        edges = np.linspace(s.min(), s.max(), _check_count(bins, "bins") + 1)
+    else:
+        edges = check_scores(bins, score_kind=kind, name="bins")
+        if edges.size < 2 or np.any(np.diff(edges) <= 0):
+            raise ValueError("bins as edges must be at least two strictly increasing values.")
+    n_bins = edges.size - 1
+    # integration points inside each bin (shared edges), trapezoid weights
+    u = np.linspace(0.0, 1.0, points_per_bin)
+    pts = edges[:-1, None] + u[None, :] * np.diff(edges)[:, None]  # (bin, m)
+    dens = calibrator.density_map(pts.ravel()).values  # (chain, draw, class, bin*m)
+    dens = dens.reshape(dens.shape[:3] + pts.shape)
+    mass = np.trapezoid(dens, pts, axis=-1)  # (chain, draw, class, bin)
+    atoms = _atom_masses(calibrator)
+    if atoms is not None:
+        values, masses = atoms
+        which = np.searchsorted(edges, values, side="right") - 1
+        which[values == edges[-1]] = n_bins - 1
+        for a, b in enumerate(which):
+            if 0 <= b < n_bins:
+                mass[..., b] += masses[..., a]
+    n_c = np.array([np.sum(y01 == 0), np.sum(y01 == 1)], dtype=np.float64)
+    obs = np.stack([np.histogram(s[y01 == c], bins=edges)[0] for c in (0, 1)]).astype(np.float64)
+    rng = np.random.default_rng(random_seed)
+    prob = np.clip(mass, 0.0, 1.0)
+    rep = rng.binomial(n_c.astype(np.int64)[None, None, :, None], prob).astype(np.float64)
+    expected = np.maximum(n_c[None, None, :, None] * prob, 1e-12)
+    x2_obs = np.sum((obs - expected) ** 2 / expected, axis=-1)
+    x2_rep = np.sum((rep - expected) ** 2 / expected, axis=-1)
+    width = np.diff(edges)
+    dims4 = ("chain", "draw", "class", "bin")
+    coords = {"chain": np.arange(mass.shape[0]), "draw": np.arange(mass.shape[1]), "class": [0, 1],
+              "bin": np.arange(n_bins), "bin_lower": ("bin", edges[:-1]), "bin_upper": ("bin", edges[1:])}
+    ds = xr.Dataset({
+        "observed_count": (("class", "bin"), obs),
+        "observed_density": (("class", "bin"), obs / np.maximum(n_c[:, None], 1) / width),
+        "density": (dims4, mass / width),
+        "replicated_count": (dims4, rep),
+    }, coords=coords, attrs={"ci_prob": ci_prob, "ci_kind": "eti", "score_scale": kind})
+    if mass.shape[0] * mass.shape[1] > 1:
+        ds["density_band"] = _eti(ds["density"], ci_prob).transpose("class", "bin", "ci_bound")
+        ds["count_band"] = _eti(ds["replicated_count"], ci_prob).transpose("class", "bin", "ci_bound")
+    ds["p_value"] = xr.DataArray((x2_rep >= x2_obs).mean(axis=(0, 1)), dims="class")
+    return ds
+
+
+# ----------------------------------------------------------------------------- ArviZ input
+
+
+def posterior_predictive_tree(calibrator: Any, scores: Any, y: Any, *, random_seed: Any = None) -> xr.DataTree:
+    """Replicated and observed labels as ArviZ expects them (``y`` in both groups, ``obs_id``).
+
+    ``posterior_predictive.y`` holds :math:`y^{rep} \\sim \\mathrm{Bernoulli}(p_d(s_i))` per
+    posterior draw (``(chain, draw, obs_id)``), ``observed_data.y`` the labels: the input of
+    ``arviz_plots.plot_ppc_pava`` and the other ``plot_ppc_*`` functions.
+    """
+    s, y01 = _labels_and_scores(getattr(calibrator, "score_kind", "probability"), scores, y)
+    p = _posterior_probs(calibrator, s)
+    rng = np.random.default_rng(random_seed)
+    y_rep = (rng.random(p.shape) < p).astype(np.int64)
+    coords = {"chain": np.arange(p.shape[0]), "draw": np.arange(p.shape[1]), "obs_id": np.arange(s.size)}
+    pp = xr.Dataset({"y": (("chain", "draw", "obs_id"), y_rep)}, coords=coords)
+    od = xr.Dataset({"y": ("obs_id", y01.astype(np.int64))}, coords={"obs_id": coords["obs_id"]})
+    return xr.DataTree.from_dict({"posterior_predictive": pp, "observed_data": od})
