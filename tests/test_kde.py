@@ -131,6 +131,22 @@ def test_class_density_matches_direct_sum_and_integrates_to_one(kernel):
                                class_density(t, w, grid=grid, kernel=kernel), rtol=0, atol=1e-14)
 
 
+def test_gaussian_keeps_unit_mass_when_the_grid_is_coarser_than_the_bandwidth():
+    # 10^8 bandwidths apart: the grid (at most 2^20 points) is ~100 bandwidths per step
+    t = np.array([0.0, 1000.0])
+    for centre in t:
+        fine = np.linspace(centre - 0.01, centre + 0.01, 20_001)
+        f = class_density(t, grid=fine, bandwidth=1e-5)
+        assert np.trapezoid(f, fine) == pytest.approx(0.5, rel=1e-4)
+    # a class with almost no spread beside a wide one: still a finite map in [0, 1]
+    rng = np.random.default_rng(9)
+    s = np.concatenate([0.3 + 1e-9 * rng.random(50), rng.random(50)])
+    y = np.repeat([0, 1], 50)
+    p = KDECalibrator().fit(s, y).predict_proba(np.linspace(0, 1, 1001))[:, 1]
+    assert np.all(np.isfinite(p)) and p.min() >= 0 and p.max() <= 1
+    assert p[300] < 0.01 and p[900] > 0.99
+
+
 # ---- identities and invariances -------------------------------------------------------------
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("bandwidth", ["shared", 0.5])
