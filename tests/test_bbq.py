@@ -9,7 +9,7 @@ from scipy.special import betaln, expit
 
 import bayescal
 from bayescal import metrics
-from bayescal.baselines.bbq import BBQ, _bin_starts, _elbow
+from bayescal.baselines.bbq import BBQ, _binnings, _elbow
 
 
 def papers_metrics(y, p):
@@ -84,8 +84,12 @@ def test_chunking_matches_the_authors_loop_with_ties(seed):
     n = int(rng.integers(20, 300))
     s = np.sort(np.round(rng.beta(0.5, 0.5, n), int(rng.integers(1, 3))))  # heavy ties
     cw = np.arange(n + 1, dtype=np.float64)
-    for b in range(1, n // 3):
-        assert _bin_starts(s, cw, b).astype(int).tolist() == matlab_bins(s, b), b
+    n_bins = np.arange(1, n // 3)
+    model, start, at_start, before_start = _binnings(s, cw, n_bins)  # all binnings at once
+    for m, b in enumerate(n_bins):
+        assert start[model == m].astype(int).tolist() == matlab_bins(s, int(b)), b
+    np.testing.assert_array_equal(at_start, start)  # unit weights: sample i holds position i
+    np.testing.assert_array_equal(before_start, np.where(start > 0, start - 1, -1))
 
 
 def test_one_bin_model_is_the_beta_binomial_marginal_likelihood():

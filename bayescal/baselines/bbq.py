@@ -14,22 +14,37 @@ _SELECTIONS = ("average", "best")
 _PRIOR_CLIP = 0.005
 
 
-def _bin_starts(s: np.ndarray, cw: np.ndarray, n_bins: int) -> np.ndarray:
-    """Start (in cumulative weight) of every bin of the equal-frequency binning into ``n_bins``.
+def _binnings(s: np.ndarray, cw: np.ndarray, n_bins: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The bins of every equal-frequency binning, all models at once.
 
-    ``s`` are the sorted scores and ``cw`` their cumulative weights (``cw[0] = 0``). Chunks
-    hold ``c = floor(W / n_bins)`` of the total weight ``W`` (the last takes the remainder);
-    chunk ``i+1`` joins the current bin when its last score equals the bin's first score. A
-    chunk can only do so when it and the chunk before are entirely tied at one value, so
-    chunk ``i+1`` is absorbed exactly when the first score of chunk ``i`` equals the last
-    score of chunk ``i+1``. With unit weights these are the authors' index chunks.
+    ``s`` are the sorted scores and ``cw`` their cumulative weights (``cw[0] = 0``, total
+    ``W = cw[-1]``). Binning ``m`` cuts the weight into chunks of ``c = floor(W / n_bins[m])``
+    (the last takes the remainder); chunk ``i+1`` joins the current bin when its last score
+    equals the bin's first score. A chunk can only do so when it and the chunk before are
+    entirely tied at one value, so chunk ``i+1`` is absorbed exactly when the first score of
+    chunk ``i`` equals the last score of chunk ``i+1``. With unit weights these are the
+    authors' index chunks.
+
+    Returns
+    -------
+    model, start, at_start, before_start : ndarray
+        For every bin (sorted by model, then position): the index of its binning in
+        ``n_bins``, its start on the cumulative-weight axis, the sample holding the start and
+        the sample holding the weight just below it (-1 for a first bin).
     """
     total = cw[-1]
     c = np.floor(total / n_bins)
-    chunk_first = np.arange(n_bins) * c
-    chunk_end = np.append(chunk_first[1:], total)
-    absorbed = s[_first_at(cw, chunk_first[:-1])] == s[_last_before(cw, chunk_end[1:])]
-    return chunk_first[np.concatenate([[True], ~absorbed])]
+    model = np.repeat(np.arange(n_bins.shape[0]), n_bins)
+    k = np.arange(model.shape[0]) - np.repeat(np.cumsum(n_bins) - n_bins, n_bins)  # chunk number
+    first = k * c[model]
+    end = np.where(k == n_bins[model] - 1, total, first + c[model])
+    at_first = _first_at(cw, first)
+    before_end = _last_before(cw, end)
+    absorbed = np.zeros(model.shape[0], dtype=bool)
+    absorbed[1:] = (k[1:] > 0) & (s[at_first[:-1]] == s[before_end[1:]])
+    before_first = np.where(k > 0, np.roll(before_end, 1), -1)  # a chunk starts where the last ended
+    keep = ~absorbed
+    return model[keep], first[keep], at_first[keep], before_first[keep]
 
 
 def _first_at(cw: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -168,23 +183,28 @@ class BBQ(Calibrator):
         b_max = min(int(np.ceil(n / 5)), int(np.ceil(10 * n ** (1 / 3))))
         n_bins = np.arange(b_min, max(b_min, b_max) + 1)
 
-        log_ml = np.empty(n_bins.shape[0])
-        edges_all, proba_all = [], []
-        for j, b in enumerate(n_bins):
-            starts = _bin_starts(s, cw, int(b))
-            ends = np.append(starts[1:], n)
-            cuts = 0.5 * (s[_last_before(cw, starts[1:])] + s[_first_at(cw, starts[1:])])
-            edges = np.concatenate([[0.0], cuts, [1.0]])
-            mid = 0.5 * (edges[:-1] + edges[1:])
-            prior = np.clip(mid, _PRIOR_CLIP, 1.0 - _PRIOR_CLIP)
-            nb = ends - starts
-            mb = np.interp(ends, cw, cum_y) - np.interp(starts, cw, cum_y)
-            log_ml[j] = np.sum(gammaln(2.0) - gammaln(nb + 2.0)
-                               + gammaln(mb + 2.0 * prior) - gammaln(2.0 * prior)
-                               + gammaln(nb - mb + 2.0 * (1.0 - prior)) - gammaln(2.0 * (1.0 - prior)))
-            p0 = (np.interp(ends, cw, cum_sy) - np.interp(starts, cw, cum_sy) + mid) / (mb + 1.0)
-            edges_all.append(edges)
-            proba_all.append((mb + p0) / (nb + 1.0))
+        # every bin of every binning in flat arrays, sorted by model then position
+        model, start, j_start, j_before = _binnings(s, cw, n_bins)
+        first_bin = np.concatenate([[True], model[1:] != model[:-1]])
+        last_bin = np.append(first_bin[1:], True)
+        end = np.where(last_bin, n, np.roll(start, -1))
+        j_end = np.where(last_bin, s.shape[0] - 1, np.roll(j_start, -1))  # the total sits at the last sample's end
+        # weight is spread evenly over each sample's stretch of the cumulative-weight axis
+        below = lambda cum, per_unit, j, q: cum[j] + (q - cw[j]) * per_unit[j]  # noqa: E731
+        nb = end - start
+        mb = below(cum_y, y, j_end, end) - below(cum_y, y, j_start, start)
+        sy = s * y
+        sum_sy = below(cum_sy, sy, j_end, end) - below(cum_sy, sy, j_start, start)
+        lo = np.where(first_bin, 0.0, 0.5 * (s[j_before] + s[j_start]))
+        hi = np.where(last_bin, 1.0, np.roll(lo, -1))
+        mid = 0.5 * (lo + hi)
+        prior = np.clip(mid, _PRIOR_CLIP, 1.0 - _PRIOR_CLIP)
+        terms = (gammaln(2.0) - gammaln(nb + 2.0)
+                 + gammaln(mb + 2.0 * prior) - gammaln(2.0 * prior)
+                 + gammaln(nb - mb + 2.0 * (1.0 - prior)) - gammaln(2.0 * (1.0 - prior)))
+        log_ml = np.bincount(model, weights=terms, minlength=n_bins.shape[0])
+        p0 = (sum_sy + mid) / (mb + 1.0)
+        proba = (mb + p0) / (nb + 1.0)
 
         rel = np.exp(log_ml - log_ml.max())
         kept = _elbow(rel, alpha)
@@ -194,15 +214,18 @@ class BBQ(Calibrator):
         self.log_marginal_likelihood_ = log_ml
         self.kept_ = kept
         self.weights_ = rel[kept]
-        self.bin_edges_ = [edges_all[k] for k in kept]
-        self.bin_proba_ = [proba_all[k] for k in kept]
+        bounds = [np.searchsorted(model, [k, k + 1]) for k in kept]
+        self.bin_edges_ = [np.append(lo[i:j], 1.0) for i, j in bounds]
+        self.bin_proba_ = [proba[i:j] for i, j in bounds]
 
     @staticmethod
     def _bin_predict(s: np.ndarray, edges: np.ndarray, proba: np.ndarray) -> np.ndarray:
         """Bin probability at ``s``; on an edge the bin above, on zero-width bins their mean."""
         inner = edges[1:-1]
-        lo = np.searchsorted(inner, s, side="left")
         hi = np.searchsorted(inner, s, side="right")
+        if not np.any(inner[1:] == inner[:-1]):
+            return proba[hi]
+        lo = np.searchsorted(inner, s, side="left")
         csum = np.concatenate([[0.0], np.cumsum(proba)])
         n_zero_width = hi - lo - 1  # bins [v, v] when s equals v on two or more edges
         zero_width_mean = (csum[hi] - csum[np.minimum(lo + 1, hi)]) / np.maximum(n_zero_width, 1)

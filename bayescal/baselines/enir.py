@@ -26,6 +26,8 @@ class ENIR(Calibrator):
        :math:`w` (:func:`bayescal.baselines.neariso.neariso_path`, Tibshirani, Hoefling &
        Tibshirani 2011): fits :math:`\beta(\lambda)` from the data (:math:`\lambda = 0`)
        to the isotonic regression, with breakpoints :math:`0 = \lambda_0 < \dots < \lambda_K`.
+       Neighbours with equal :math:`z` stay fused along the whole path, so the path is
+       computed on those runs (weights summed), which gives the same fits.
     3. Candidate models are the fits at the breakpoints :math:`\lambda_1, \dots, \lambda_K`
        (the interpolating :math:`\lambda_0` fit is dropped as in the authors' code, unless it
        is the only one), evenly thinned to at most ``max_models`` (both ends kept).
@@ -92,8 +94,13 @@ class ENIR(Calibrator):
         knots, inverse = np.unique(s, return_inverse=True)
         w1 = np.bincount(inverse, weights=data.w[keep] * data.y[keep], minlength=knots.shape[0])
         wt = np.bincount(inverse, weights=data.w[keep], minlength=knots.shape[0])
-        w0 = wt - w1
-        path = neariso_path(w1 / wt, wt)
+        # neighbours with equal mean labels are fused along the whole path: fit on those runs
+        z = w1 / wt
+        run = np.concatenate([[0], np.cumsum(z[1:] != z[:-1])])
+        run_w1 = np.bincount(run, weights=w1)
+        run_wt = np.bincount(run, weights=wt)
+        run_w0 = run_wt - run_w1
+        path = neariso_path(run_w1 / run_wt, run_wt)
 
         lambdas = path.lambdas[1:] if path.lambdas.shape[0] > 1 else path.lambdas
         if lambdas.shape[0] > self.max_models:
@@ -106,7 +113,7 @@ class ENIR(Calibrator):
         for lam in lambdas:
             fit = np.clip(path.fitted(lam), 0.0, 1.0)
             with np.errstate(divide="ignore"):
-                loglik = float(np.sum(xlogy(w1, fit) + xlogy(w0, 1.0 - fit)))
+                loglik = float(np.sum(xlogy(run_w1, fit) + xlogy(run_w0, 1.0 - fit)))
             df = 1 + int(np.count_nonzero(np.diff(fit)))
             bic = -2.0 * loglik + df * penalty
             if not np.isfinite(bic):
@@ -126,10 +133,10 @@ class ENIR(Calibrator):
         weights = np.exp(-(bics_arr - bics_arr.min()) / 2.0)
         self.knots_ = knots
         if self.selection == "best":
-            self.values_ = best_fit
+            self.values_ = best_fit[run]
             weights = (np.arange(bics_arr.shape[0]) == np.argmin(bics_arr)).astype(np.float64)
         else:
-            self.values_ = acc / acc_w
+            self.values_ = (acc / acc_w)[run]
         self.lambdas_ = np.array(used)
         self.bic_ = bics_arr
         self.df_ = np.array(dfs)

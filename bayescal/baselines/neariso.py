@@ -139,41 +139,46 @@ def neariso_path(z: Any, w: Any = None) -> NearIsotonicPath:
     down = (z[ends[:-1] - 1] > z[starts[1:]]).astype(float).tolist()  # boundary g | g+1
     d_left = [0.0] + down
     d_right = down + [0.0]
-    slope = [(d_left[g] - d_right[g]) / W[g] for g in range(n_groups)]
-    mean = [S[g] / W[g] for g in range(n_groups)]
+    slope_arr = (np.concatenate([[0.0], down]) - np.concatenate([down, [0.0]])) / (cw[ends] - cw[starts])
+    mean_arr = (cs[ends] - cs[starts]) / (cw[ends] - cw[starts])
+    slope, mean = slope_arr.tolist(), mean_arr.tolist()
     nxt = list(range(1, n_groups)) + [-1]
     prv = [-1] + list(range(n_groups - 1))
     first = starts.tolist()  # first point of each group: its left boundary is first - 1
-    version = [0] * n_groups  # bumped when a group changes, to discard stale heap entries
+    # due[g]: the pending collision time of group g with nxt[g] (-1 if none); a heap entry
+    # (t, g) is current only while due[g] == t, so stale entries are skipped when popped
+    due = [-1.0] * n_groups
+    heap: list[tuple[float, int]] = []
 
-    def collision(g: int, h: int, lam: float) -> float | None:
-        # groups g (left) and h meet where their lines cross, if they approach
-        approaching = slope[h] > slope[g] if d_right[g] else slope[h] < slope[g]
-        if not approaching:
-            return None
-        return max(lam, (mean[h] - mean[g]) / (slope[g] - slope[h]))
-
-    heap: list[tuple[float, int, int, int, int]] = []
-
-    def push(g: int, lam: float) -> None:
+    def schedule(g: int, lam: float) -> None:
+        # groups g and h = nxt[g] meet where their lines cross, if they approach
         h = nxt[g]
-        if h < 0:
-            return
-        t = collision(g, h, lam)
-        if t is not None:
-            heapq.heappush(heap, (t, g, version[g], h, version[h]))
+        due[g] = -1.0
+        if h >= 0 and (slope[h] > slope[g] if d_right[g] else slope[h] < slope[g]):
+            t = max(lam, (mean[h] - mean[g]) / (slope[g] - slope[h]))
+            due[g] = t
+            heapq.heappush(heap, (t, g))
 
-    for g in range(n_groups - 1):
-        push(g, 0.0)
+    # initial collision times of every pair of neighbours, at once
+    sl, sr = slope_arr[:-1], slope_arr[1:]
+    approaching = np.where(np.array(down, dtype=bool), sr > sl, sr < sl)
+    g0 = np.flatnonzero(approaching)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t0 = np.maximum(0.0, (mean_arr[g0 + 1] - mean_arr[g0]) / (sl[g0] - sr[g0]))
+    for t, g in zip(t0.tolist(), g0.tolist()):
+        due[g] = t
+        heap.append((t, g))
+    heapq.heapify(heap)
 
     lambdas = [0.0]
     while heap:
-        t, g, vg, h, vh = heapq.heappop(heap)
-        if version[g] != vg or version[h] != vh or nxt[g] != h:
+        t, g = heapq.heappop(heap)
+        if due[g] != t:
             continue
         if t - lambdas[-1] > _SAME_BREAKPOINT * max(1.0, abs(t)):
             lambdas.append(t)
         lam = lambdas[-1]
+        h = nxt[g]
         merge_lambda[first[h] - 1] = lam
         # merge h into g
         W[g] += W[h]
@@ -184,12 +189,10 @@ def neariso_path(z: Any, w: Any = None) -> NearIsotonicPath:
         nxt[g] = nxt[h]
         if nxt[h] >= 0:
             prv[nxt[h]] = g
-        version[g] += 1
-        version[h] += 1
-        nxt[h] = -1
-        push(g, lam)
+        due[h] = -1.0
+        schedule(g, lam)
         if prv[g] >= 0:
-            push(prv[g], lam)
+            schedule(prv[g], lam)
 
     lambdas_arr = np.array(lambdas)
     df = n - np.arange(lambdas_arr.shape[0], dtype=np.float64)
