@@ -107,8 +107,12 @@ def _binned_gaussian(x: np.ndarray, w: np.ndarray, h: float, grid: np.ndarray) -
     u = np.arange(-half, half + 1) * (dx / h)
     kernel = np.exp(-0.5 * u * u)
     kernel /= kernel.sum() * dx  # unit mass on the grid (a no-op to ~1e-16 unless dx > h / 2)
-    dens = fftconvolve(counts, kernel, mode="same")
-    return np.maximum(dens, 0.0) / w.sum()
+    dens = np.maximum(fftconvolve(counts, kernel, mode="same"), 0.0)
+    # beyond the kernel's reach of every binned weight the density is exactly 0, not FFT round-off
+    occupied = np.concatenate([[0], np.cumsum(counts > 0)])
+    j = np.arange(n)
+    reached = occupied[np.minimum(j + half + 1, n)] > occupied[np.maximum(j - half, 0)]
+    return np.where(reached, dens, 0.0) / w.sum()
 
 
 def _gaussian_grid(lo: float, hi: float, h: float) -> np.ndarray:
