@@ -15,7 +15,7 @@ from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 
 from bayescal import metrics
-from bayescal.baselines.beta import BetaCalibration
+from bayescal.baselines.beta import BetaCalibration, logistic_fit
 from bayescal.baselines.histogram import HistogramBinning
 from bayescal.baselines.isotonic import IsotonicCalibrator
 from bayescal.baselines.platt import PlattScaling
@@ -185,6 +185,19 @@ def test_beta_parameters_recover_the_generating_family():
     assert cal.c_ == pytest.approx(np.log(0.4 / 0.6), abs=0.15)
     true_m = expit(np.log(0.6 / 0.4) / 3.0)  # 3 logit(m) = -c
     assert cal.m_ == pytest.approx(true_m, abs=0.01)
+
+
+@pytest.mark.parametrize("n", [3_000, 60_000])  # trust-region path, and warm-started Newton path
+def test_logistic_fit_is_platt_without_smoothing(n):
+    sim = simulate_scores("gaussian_decision", n, random_state=12)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, n)
+    coef, intercept = logistic_fit(np.vstack([sim.scores, np.ones(n)]), sim.y.astype(float), w, intercept=True)
+    platt = PlattScaling(score_kind="decision", smooth_targets=False).fit(sim.scores, sim.y, sample_weight=w)
+    assert coef == pytest.approx(platt.coef_, abs=1e-4)
+    assert intercept == pytest.approx(platt.intercept_, abs=1e-4)
+    ref = LogisticRegression(C=1e12, tol=1e-12, max_iter=10_000).fit(sim.scores[:, None], sim.y, sample_weight=w)
+    assert coef == pytest.approx(ref.coef_[0, 0], abs=1e-6)
+    assert intercept == pytest.approx(ref.intercept_[0], abs=1e-6)
 
 
 def test_beta_exact_zero_and_one_are_finite():

@@ -15,7 +15,6 @@ so the quadratic-SVM numbers are ours, not a reproduction of the published ones.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pytest
 

@@ -6,8 +6,8 @@ import numpy as np
 from scipy.special import expit
 
 from bayescal.base import Calibrator
+from bayescal.baselines.beta import logistic_fit
 from bayescal.baselines.histogram import equal_mass_bins
-from bayescal.baselines.platt import PlattScaling
 from bayescal.data import ScoreData
 
 __all__ = ["ScalingBinning"]
@@ -22,11 +22,14 @@ class ScalingBinning(Calibrator):
        :math:`T_1` (a fraction ``split`` of each class) and a binning part :math:`T_2`
        (the rest).
     2. Fit Platt scaling :math:`g(t) = \sigma(\alpha t + \beta)` on :math:`T_1` by weighted
-       maximum likelihood on the 0/1 labels
-       (:class:`~bayescal.baselines.platt.PlattScaling` with ``smooth_targets=False``, as the
-       authors' code fits an essentially unpenalised logistic regression; Platt's smoothed
+       maximum likelihood on the 0/1 labels: the model and estimate of
+       :class:`~bayescal.baselines.platt.PlattScaling` with ``smooth_targets=False``, as the
+       authors' code fits an essentially unpenalised logistic regression (Platt's smoothed
        targets would cap :math:`g` near :math:`(N_+ + 1)/(N_+ + 2)` and, on a nearly
-       separable problem, leave the bins visibly under-confident).
+       separable problem, leave the bins visibly under-confident). It is computed with the
+       Newton solver of :func:`~bayescal.baselines.beta.logistic_fit` (tiny ridge
+       :math:`10^{-10}` on the slope), which at :math:`N = 10^6` is several times faster than
+       ``PlattScaling``'s L-BFGS and agrees with it to about :math:`10^{-6}`.
     3. Cut the values :math:`g(t_i), i \in T_2`, into ``n_bins`` equal-mass bins
        :math:`I_1, \dots, I_B` (weighted; tied values never split, see
        :func:`~bayescal.baselines.histogram.equal_mass_bins`); a bin boundary is the midpoint
@@ -96,10 +99,11 @@ class ScalingBinning(Calibrator):
         for name, sel in (("scaling", in_scaling), ("binning", part)):
             if data.w[sel].sum() <= 0:
                 raise ValueError(f"The {name} part of the split has zero total weight: give more samples positive weight.")
-        platt = PlattScaling(score_kind="decision", smooth_targets=False)
-        platt.fit(data.t[in_scaling], data.y[in_scaling], data.w[in_scaling])
+        design = np.vstack([data.t[in_scaling], np.ones(int(in_scaling.sum()))])
+        coef, intercept = logistic_fit(design, data.y[in_scaling].astype(np.float64), data.w[in_scaling],
+                                       intercept=True)
         part &= data.w > 0  # zero-weight rows carry no information
-        g = platt.predict_proba(data.t[part])[:, 1]
+        g = expit(coef * data.t[part] + intercept)
         w = data.w[part]
         uniq, bin_of_uniq, inverse = equal_mass_bins(g, w, int(self.n_bins))
         n_used = int(bin_of_uniq[-1]) + 1
@@ -107,8 +111,8 @@ class ScalingBinning(Calibrator):
         bins = bin_of_uniq[inverse]
         weight = np.bincount(bins, weights=w, minlength=n_used)
         total = np.bincount(bins, weights=w * g, minlength=n_used)
-        self.platt_coef_ = float(platt.coef_)
-        self.platt_intercept_ = float(platt.intercept_)
+        self.platt_coef_ = float(coef)
+        self.platt_intercept_ = float(intercept)
         self.edges_ = 0.5 * (uniq[first - 1] + uniq[first])
         self.bin_values_ = total / weight
         self.n_bins_ = n_used
