@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from scipy.special import betaln, expit
 
 import bayescal
@@ -223,3 +225,25 @@ def test_bad_input_goes_through_the_base():
         BBQ().fit([0.1, 0.2, 0.5], [1, 1, 1])
     with pytest.raises(ValueError):
         BBQ().fit([0.1, 1.5, 0.5], [0, 1, 1])
+
+
+score_rows = st.lists(
+    st.tuples(st.sampled_from([0.0, 0.1, 0.5, 0.9, 1.0]) | st.floats(0, 1), st.integers(0, 1)),
+    min_size=2, max_size=80,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(score_rows)
+def test_any_valid_data_gives_probabilities(rows):
+    s, y = (np.array(v) for v in zip(*rows))
+    assume(0 < y.sum() < y.size)
+    est = BBQ().fit(s, y)
+    grid = np.concatenate([np.linspace(0, 1, 21), s])
+    p = est.predict_proba(grid)[:, 1]
+    assert np.all(np.isfinite(p)) and p.min() > 0 and p.max() < 1
+    # each kept binning covers [0, 1] with one estimate per bin, the best model first
+    assert est.kept_[0] == np.argmax(est.log_marginal_likelihood_)
+    for edges, proba in zip(est.bin_edges_, est.bin_proba_):
+        assert edges[0] == 0 and edges[-1] == 1 and np.all(np.diff(edges) >= 0)
+        assert proba.shape[0] == edges.shape[0] - 1

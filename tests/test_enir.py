@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from scipy.special import expit, xlogy
 from sklearn.isotonic import IsotonicRegression
 
@@ -221,3 +223,21 @@ def test_bad_input_goes_through_the_base():
         ENIR().fit([0.1, 0.2, 0.5], [0, 0, 0])
     with pytest.raises(ValueError, match="sample_weight"):
         ENIR().fit([0.1, 0.2, 0.5], [0, 1, 1], sample_weight=[1, -1, 1])
+
+
+score_rows = st.lists(
+    st.tuples(st.sampled_from([0.0, 0.1, 0.5, 0.9, 1.0]) | st.floats(0, 1), st.integers(0, 1)),
+    min_size=2, max_size=80,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(score_rows)
+def test_any_valid_data_gives_probabilities(rows):
+    s, y = (np.array(v) for v in zip(*rows))
+    assume(0 < y.sum() < y.size)
+    est = ENIR().fit(s, y)
+    p = est.predict_proba(np.concatenate([np.linspace(0, 1, 21), s]))[:, 1]
+    assert np.all(np.isfinite(p)) and p.min() >= 0 and p.max() <= 1
+    np.testing.assert_allclose(est.weights_.sum(), 1.0)
+    assert np.all(np.isfinite(est.bic_)) and np.all(np.diff(est.lambdas_) > 0)

@@ -86,8 +86,34 @@ class BBQ(Calibrator):
     :math:`p = \sigma(t)`: the probabilities themselves, or for decision values their
     logistic transform (as in the authors' demo).
 
-    Algorithm (the authors' MATLAB ``build.m`` / ``predict.m``)
-    ------------------------------------------------------------
+    Parameters
+    ----------
+    score_kind : {"probability", "decision"}
+        Scale of the scores; decision values are mapped through the logistic function.
+    alpha : float, default 0.001
+        Threshold of the elbow rule that prunes models.
+    selection : {"average", "best"}, default "average"
+        Average the kept models with relative-likelihood weights, or use the best model.
+
+    Attributes
+    ----------
+    n_bins_ : ndarray of shape (n_models,)
+        Requested number of bins of each candidate binning.
+    log_marginal_likelihood_ : ndarray of shape (n_models,)
+        BDeu log marginal likelihood of each candidate.
+    kept_ : ndarray of shape (n_kept,)
+        Indices of the models used for prediction, best first.
+    weights_ : ndarray of shape (n_kept,)
+        Relative likelihoods of the kept models (not normalised).
+    bin_edges_ : list of ndarray
+        Edges ``[0, inner..., 1]`` of each kept binning.
+    bin_proba_ : list of ndarray
+        Calibrated probability :math:`P_b` of each bin of each kept binning.
+
+    Notes
+    -----
+    The algorithm, as in the authors' MATLAB ``build.m`` and ``predict.m``:
+
     1. Sort the :math:`N` training probabilities. For every number of bins
        :math:`B = \max(1, \lfloor N^{1/3}/10 \rfloor), \dots, \min(\lceil N/5 \rceil, \lceil 10 N^{1/3} \rceil)`:
        cut the sorted scores into chunks of :math:`c = \lfloor N/B \rfloor` (the last chunk
@@ -127,30 +153,6 @@ class BBQ(Calibrator):
     matters, as for any count-based score. The averaged map is not monotone in general
     (``monotone = False``).
 
-    Parameters
-    ----------
-    score_kind : {"probability", "decision"}
-        Scale of the scores; decision values are mapped through the logistic function.
-    alpha : float, default 0.001
-        Threshold of the elbow rule that prunes models.
-    selection : {"average", "best"}, default "average"
-        Average the kept models with relative-likelihood weights, or use the best model.
-
-    Attributes
-    ----------
-    n_bins_ : ndarray of shape (n_models,)
-        Requested number of bins of each candidate binning.
-    log_marginal_likelihood_ : ndarray of shape (n_models,)
-        BDeu log marginal likelihood of each candidate.
-    kept_ : ndarray of shape (n_kept,)
-        Indices of the models used for prediction, best first.
-    weights_ : ndarray of shape (n_kept,)
-        Relative likelihoods of the kept models (not normalised).
-    bin_edges_ : list of ndarray
-        Edges ``[0, inner..., 1]`` of each kept binning.
-    bin_proba_ : list of ndarray
-        Calibrated probability :math:`P_b` of each bin of each kept binning.
-
     References
     ----------
     Naeini, M. P., Cooper, G. F. & Hauskrecht, M. (2015). Obtaining well calibrated
@@ -189,8 +191,12 @@ class BBQ(Calibrator):
         last_bin = np.append(first_bin[1:], True)
         end = np.where(last_bin, n, np.roll(start, -1))
         j_end = np.where(last_bin, s.shape[0] - 1, np.roll(j_start, -1))  # the total sits at the last sample's end
-        # weight is spread evenly over each sample's stretch of the cumulative-weight axis
-        below = lambda cum, per_unit, j, q: cum[j] + (q - cw[j]) * per_unit[j]  # noqa: E731
+
+        def below(cum: np.ndarray, per_unit: np.ndarray, j: np.ndarray, q: np.ndarray) -> np.ndarray:
+            # cumulative sum up to position q inside sample j: a sample's weight is spread
+            # evenly over its stretch of the cumulative-weight axis
+            return cum[j] + (q - cw[j]) * per_unit[j]
+
         nb = end - start
         mb = below(cum_y, y, j_end, end) - below(cum_y, y, j_start, start)
         sy = s * y

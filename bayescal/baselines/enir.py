@@ -17,8 +17,28 @@ _SELECTIONS = ("average", "best")
 class ENIR(Calibrator):
     r"""Ensemble of Near-Isotonic Regressions (Naeini & Cooper 2016).
 
-    Algorithm
-    ---------
+    Parameters
+    ----------
+    score_kind : {"probability", "decision"}
+        Scale of the scores; ENIR interpolates on that scale.
+    max_models : int, default 100
+        Largest number of path breakpoints used as ensemble members.
+    selection : {"average", "best"}, default "average"
+        Average the models with relative-likelihood weights, or keep the best one.
+
+    Attributes
+    ----------
+    knots_ : ndarray of shape (k,)
+        Distinct training scores (input scale).
+    values_ : ndarray of shape (k,)
+        Calibrated probability at each knot (the weighted ensemble, or the best model).
+    lambdas_, bic_, df_, weights_ : ndarray of shape (m,)
+        Penalty, BIC, degrees of freedom and normalised weight of each ensemble member.
+
+    Notes
+    -----
+    The algorithm:
+
     1. Sort the training scores :math:`s` (on the input scale: probabilities, or decision
        values) and collapse ties: each distinct score :math:`u_i` gets the total weight
        :math:`w_i` of its samples and their weighted mean label :math:`z_i`.
@@ -37,8 +57,10 @@ class ENIR(Calibrator):
                  + \mathrm{df} \, (\log N + \log 2\pi),
 
        with :math:`n_{1i}, n_{0i}` the weights of positives and negatives at :math:`u_i`,
-       :math:`N` the total weight, and df the number of distinct fitted levels (runs of
-       equal adjacent values) of the clipped fit, as in the paper. Models of infinite BIC
+       :math:`N` the total weight (the :math:`\log 2\pi` term is the authors' code's), and
+       df the number of fitted levels of the clipped fit, counted as runs of equal adjacent
+       values as in the authors' code (the number of fused pieces, Tibshirani et al.'s
+       estimate of the degrees of freedom). Models of infinite BIC
        (a fitted 0 or 1 contradicted by a label) are dropped.
     5. Models are weighted by relative likelihood :math:`\exp(-(\mathrm{BIC}_m - \min \mathrm{BIC}) / 2)`;
        ``selection="best"`` keeps only the lowest BIC.
@@ -50,24 +72,6 @@ class ENIR(Calibrator):
     The map is not monotone in general (``monotone = False``). Unlike the authors' MATLAB
     code, fitted values are not further smoothed towards the bin's mean score, and no elbow
     pruning is applied (their ``predict`` uses the unpruned ensemble as well).
-
-    Parameters
-    ----------
-    score_kind : {"probability", "decision"}
-        Scale of the scores; ENIR interpolates on that scale.
-    max_models : int, default 100
-        Largest number of path breakpoints used as ensemble members.
-    selection : {"average", "best"}, default "average"
-        Average the models with relative-likelihood weights, or keep the best one.
-
-    Attributes
-    ----------
-    knots_ : ndarray of shape (k,)
-        Distinct training scores (input scale).
-    values_ : ndarray of shape (k,)
-        Calibrated probability at each knot (the weighted ensemble, or the best model).
-    lambdas_, bic_, df_, weights_ : ndarray of shape (m,)
-        Penalty, BIC, degrees of freedom and normalised weight of each ensemble member.
 
     References
     ----------
