@@ -210,6 +210,16 @@ def test_beta_exact_zero_and_one_are_finite():
         assert np.all(np.diff(p) >= 0)
 
 
+@pytest.mark.parametrize(("parameters", "constant"), [("abm", 0.4), ("am", 0.4), ("ab", 0.5)])
+def test_beta_on_backwards_scores_drops_every_slope(parameters, constant):
+    sim = simulate_scores("beta_skewed", 5000, random_state=13)
+    y = np.zeros(5000, dtype=int)
+    y[np.argsort(sim.scores)[:2000]] = 1  # the 40 % lowest scores are the positives
+    cal = BetaCalibration(parameters=parameters).fit(sim.scores, y)
+    assert cal.a_ == 0.0 and cal.b_ == 0.0
+    np.testing.assert_allclose(cal.predict_proba([0.0, 0.3, 0.9, 1.0])[:, 1], constant, atol=1e-9)
+
+
 def test_beta_separable_data_stays_finite():
     s = np.linspace(0.01, 0.99, 40)
     y = (s > 0.5).astype(int)

@@ -107,16 +107,19 @@ class BetaCalibration(Calibrator):
     Monotonicity: the map is non-decreasing exactly when :math:`a, b \ge 0`. As in the
     authors' code for ``"abm"``, when the fit gives :math:`a < 0` the model is refitted with
     :math:`a = 0` (the :math:`\ln p` term dropped), otherwise when :math:`b < 0` it is refitted
-    with :math:`b = 0`. Here the same rule also applies to ``"ab"`` (drop the term whose
-    coefficient is negative) and to ``"am"`` (:math:`a < 0` leaves the intercept only, a
-    constant map), which the authors' package does not constrain; so every fitted map is
-    non-decreasing.
+    with :math:`b = 0`, and a slope still negative after that is dropped too (leaving the
+    constant map at the weighted positive rate). Here the same rule also applies to ``"ab"``
+    (with both terms dropped it is the constant 1/2) and to ``"am"`` (:math:`a < 0` leaves
+    the intercept only), which the authors' package does not constrain; so every fitted
+    map is non-decreasing. On data whose true map bends back down (e.g. the linear SVM of
+    Naeini et al.) the unconstrained fit can be much better calibrated; monotone by design,
+    this class gives it up.
 
-    Fitting: weighted maximum likelihood by Newton's method (``scipy.optimize.minimize``,
-    ``trust-exact``) with a ridge of :math:`10^{-10}` on the slopes of the mean log-loss (not
-    on the intercept), which keeps separable data finite and is otherwise negligible
-    (the authors use scikit-learn's ``LogisticRegression(C=99999999999)``, the same
-    idea).
+    Fitting: weighted maximum likelihood by Newton's method (:func:`logistic_fit`: scipy's
+    ``trust-exact``, warm-started above 20 000 rows) with a ridge of :math:`10^{-10}` on
+    the slopes of the mean log-loss (not on the intercept), which keeps separable data
+    finite and is otherwise negligible (the authors use scikit-learn's
+    ``LogisticRegression(C=99999999999)``, the same idea).
 
     Scores: the features come from the working scale :math:`t` as
     :math:`\ln p = -\ln(1+e^{-t})` and :math:`\ln(1-p) = -\ln(1+e^{t})`, computed without
@@ -135,7 +138,9 @@ class BetaCalibration(Calibrator):
     Attributes
     ----------
     a_, b_, c_ : float
-        Fitted :math:`a, b \ge 0` and intercept :math:`c` (0 for ``"ab"``).
+        Fitted :math:`a, b \ge 0` and :math:`c` in
+        :math:`\operatorname{logit} P = a \ln p - b \ln(1-p) + c` (for ``"ab"``,
+        :math:`c = (a - b) \ln 2`).
     m_ : float
         The score (on the probability scale) mapped to 1/2; NaN when the map never crosses 1/2.
 
@@ -172,6 +177,9 @@ class BetaCalibration(Calibrator):
         slopes = list(range(len(rows)))
         while True:  # drop the first negative slope (a before b) and refit, until none is left
             keep = slopes + [len(rows)] if intercept else slopes
+            if not keep:  # "ab" with both slopes dropped: the constant map 1/2
+                beta = np.empty(0)
+                break
             beta = logistic_fit(design[keep], y, w, intercept=intercept)
             negative = [j for j, coef in zip(slopes, beta) if coef < 0]
             if not negative:
