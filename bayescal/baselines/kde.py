@@ -303,7 +303,25 @@ class KDECalibrator(Calibrator):
     grid_, density_ : ndarray of shapes (m,) and (2, m)
         Gaussian kernel only: the binned class densities on the grid.
     support_, support_weight_ : list of two ndarrays
-        Boxcar / Epanechnikov only: each class's sorted scores (KDE scale) and weights.
+        Boxcar / Epanechnikov only: each class's sorted scores (KDE scale) and weights (the
+        exact route keeps all N training scores; the Gaussian keeps only its grid).
+
+    Notes
+    -----
+    Fit and prediction cost :math:`O((N + M)\log(N + M))`; on 2 cores, 10^6 training plus
+    10^6 query scores take about 0.4 s (Gaussian) to 2 s (Epanechnikov), see
+    ``benchmarks/bench_kde.py``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayescal.baselines.kde import KDECalibrator
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 2000)
+    >>> s = np.where(y == 1, rng.beta(5, 2, 2000), rng.beta(2, 5, 2000))
+    >>> cal = KDECalibrator().fit(s, y)
+    >>> cal.predict_proba([0.2, 0.5, 0.8])[:, 1].round(2)  # truth: 0.015, 0.5, 0.985
+    array([0.02, 0.51, 0.99])
 
     References
     ----------
