@@ -144,25 +144,29 @@ def fit_gibbs(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: i
     accepted = 0
     arangeK = np.arange(K)
 
+    feats = np.column_stack([np.ones_like(xc), xc, xc * xc])  # per point: 1, x, x^2
+    frac_feats = feats * c_frac[:, None]
     for it in range(n_iter):
         logw = _log_weights(v)
-        sigma = np.exp(u)
-        # 1. allocations
-        z = (xc[None, :, None] - mu[:, None, :]) / sigma[:, None, :]
-        logp = logw[:, None, :] - 0.5 * z * z - u[:, None, :]
-        top = logp.max(axis=2, keepdims=True)
-        resp = np.exp(logp - top)
-        tot = resp.sum(axis=2, keepdims=True)
+        # 1. allocations: responsibilities r[c, k, i] by a log-sum-exp over components (axis 1,
+        #    so the reductions run along contiguous rows of points), in place
+        const = logw - u  # log w_k - log sigma_k
+        resp = xc[None, None, :] - mu[:, :, None]
+        resp *= (np.sqrt(0.5) * np.exp(-u))[:, :, None]
+        np.square(resp, out=resp)
+        np.subtract(const[:, :, None], resp, out=resp)
+        top = resp.max(axis=1, keepdims=True)
+        resp -= top
+        np.exp(resp, out=resp)
+        tot = resp.sum(axis=1, keepdims=True)
         resp /= tot
-        alloc = np.zeros((C, x.size, K))
+        suff = np.zeros((C, K, 3))  # per component: n_k, sum x, sum x^2
         if has_int:
-            alloc += rng.multinomial(np.broadcast_to(c_int_i, (C, x.size)), resp)
+            suff += rng.multinomial(c_int_i, resp.transpose(0, 2, 1)).transpose(0, 2, 1) @ feats
         if has_frac:
-            k_draw = (np.cumsum(resp, axis=2) < rng.random((C, x.size, 1))).sum(axis=2)
-            alloc += (np.minimum(k_draw, K - 1)[..., None] == arangeK) * c_frac[None, :, None]
-        nk = alloc.sum(axis=1)
-        sx = alloc.transpose(0, 2, 1) @ xc
-        sxx = alloc.transpose(0, 2, 1) @ (xc * xc)
+            k_draw = np.minimum((np.cumsum(resp, axis=1) < rng.random((C, 1, x.size))).sum(axis=1), K - 1)
+            suff += (k_draw[:, None, :] == arangeK[None, :, None]) @ frac_feats
+        nk, sx, sxx = suff[..., 0], suff[..., 1], suff[..., 2]
         # 2. sticks
         tail = nk.sum(axis=1, keepdims=True) - np.cumsum(nk, axis=1)
         v = np.clip(rng.beta(1.0 + nk[:, :-1], alpha[:, None] + tail[:, :-1]), _V_EPS, 1 - _V_EPS)
@@ -193,7 +197,7 @@ def fit_gibbs(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: i
             out["mu"][:, j] = mu + shift
             out["sigma"][:, j] = np.exp(u)
             out_alpha[:, j] = alpha
-            out_ll[:, j] = (top[..., 0] + np.log(tot[..., 0]) - _LOG_SQRT_2PI) @ counts  # log-likelihood at the sweep's start
+            out_ll[:, j] = (top[:, 0] + np.log(tot[:, 0]) - _LOG_SQRT_2PI) @ counts  # log-likelihood at the sweep's start
             out_occ[:, j] = (nk > 0).sum(axis=1)
 
     dims3, dims2 = ("chain", "draw", "component"), ("chain", "draw")
