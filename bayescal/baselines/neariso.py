@@ -131,17 +131,19 @@ def neariso_path(z: Any, w: Any = None) -> NearIsotonicPath:
     starts = np.flatnonzero(np.concatenate([[True], merge_lambda != 0.0]))
     ends = np.append(starts[1:], n)  # exclusive
     n_groups = starts.shape[0]
-    # per-group state, indexed by group number; a merged group keeps its left member's number
     cw = np.concatenate([[0.0], np.cumsum(w)])
     cs = np.concatenate([[0.0], np.cumsum(w * z)])
-    W = (cw[ends] - cw[starts]).tolist()
-    S = (cs[ends] - cs[starts]).tolist()
-    down = (z[ends[:-1] - 1] > z[starts[1:]]).astype(float).tolist()  # boundary g | g+1
-    d_left = [0.0] + down
-    d_right = down + [0.0]
-    slope_arr = (np.concatenate([[0.0], down]) - np.concatenate([down, [0.0]])) / (cw[ends] - cw[starts])
-    mean_arr = (cs[ends] - cs[starts]) / (cw[ends] - cw[starts])
-    slope, mean = slope_arr.tolist(), mean_arr.tolist()
+    W_arr = cw[ends] - cw[starts]
+    S_arr = cs[ends] - cs[starts]
+    down = (z[ends[:-1] - 1] > z[starts[1:]]).astype(np.float64)  # a violation on boundary g | g+1
+    d_left_arr = np.concatenate([[0.0], down])
+    d_right_arr = np.concatenate([down, [0.0]])
+    slope_arr = (d_left_arr - d_right_arr) / W_arr
+    mean_arr = S_arr / W_arr
+    # per-group state as Python lists (the event loop reads single elements), indexed by
+    # group number; a merged group keeps its left member's number
+    W, S, d_left, d_right, slope, mean = (
+        a.tolist() for a in (W_arr, S_arr, d_left_arr, d_right_arr, slope_arr, mean_arr))
     nxt = list(range(1, n_groups)) + [-1]
     prv = [-1] + list(range(n_groups - 1))
     first = starts.tolist()  # first point of each group: its left boundary is first - 1
@@ -161,7 +163,7 @@ def neariso_path(z: Any, w: Any = None) -> NearIsotonicPath:
 
     # initial collision times of every pair of neighbours, at once
     sl, sr = slope_arr[:-1], slope_arr[1:]
-    approaching = np.where(np.array(down, dtype=bool), sr > sl, sr < sl)
+    approaching = np.where(down > 0, sr > sl, sr < sl)
     g0 = np.flatnonzero(approaching)
     with np.errstate(divide="ignore", invalid="ignore"):
         t0 = np.maximum(0.0, (mean_arr[g0 + 1] - mean_arr[g0]) / (sl[g0] - sr[g0]))
