@@ -97,6 +97,8 @@ class HistogramBinning(Calibrator):
     ----------
     Zadrozny, B. & Elkan, C. (2001). Obtaining calibrated probability estimates from decision
     trees and naive Bayesian classifiers. ICML, 609-616.
+    Naeini, M. P., Cooper, G. F. & Hauskrecht, M. (2014). Binary classifier calibration: a
+    Bayesian non-parametric approach. arXiv:1401.3390 (the ``"auto"`` rule, Table 1).
     Naeini, M. P., Cooper, G. F. & Hauskrecht, M. (2015). Obtaining well calibrated
     probabilities using Bayesian binning. AAAI, 2901-2907.
     """
