@@ -127,7 +127,8 @@ def test_class_density_matches_direct_sum_and_integrates_to_one(kernel):
     want = direct_density(t, w, h, kernel, grid)
     assert np.abs(f - want).max() < 1e-5 * want.max()
     assert f.min() >= 0
-    assert np.trapezoid(f, grid) == pytest.approx(1.0, abs={"gaussian": 1e-6, "boxcar": 1e-3, "epanechnikov": 1e-5}[kernel])
+    tol = {"gaussian": 1e-6, "boxcar": 1e-3, "epanechnikov": 1e-5}[kernel]  # trapezoid error at kinks / jumps
+    assert np.trapezoid(f, grid) == pytest.approx(1.0, abs=tol)
     # evaluation points in any order, Silverman's bandwidth by default
     perm = np.random.default_rng(0).permutation(grid.size)
     np.testing.assert_allclose(class_density(t, w, grid=grid[perm], kernel=kernel)[np.argsort(perm)],
