@@ -1,0 +1,182 @@
+"""Displays draw exactly what the compute functions return (read back from the Axes)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from bayescal import plotting as P  # noqa: E402
+from bayescal.baselines.platt import PlattScaling  # noqa: E402
+from bayescal.datasets import simulate_scores  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    from bayescal.bayesian.dpm import DPMCalibrator
+
+    d = simulate_scores("beta_bimodal", 300, random_state=0)
+    dpm = DPMCalibrator(random_seed=0, draws=60, chains=1, tune=60).fit(d.scores, d.y)
+    platt = PlattScaling().fit(d.scores, d.y)
+    return d, {"dpm": dpm, "platt": platt}
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+def _by_gid(ax, gid):
+    return [a for a in ax.get_children() if a.get_gid() == gid]
+
+
+def _band_vertices_match(coll, x, lower, upper):
+    """A fill_between polygon passes through (x, lower) and (x, upper) for every x."""
+    v = np.vstack([p.vertices for p in coll.get_paths()])
+    for xs, ys in ((x, lower), (x, upper)):
+        pts = np.column_stack([xs, ys])
+        d = np.min(np.abs(v[None, :, :] - pts[:, None, :]).sum(axis=-1), axis=1)
+        assert np.all(d < 1e-9)
+
+
+def test_reliability_display_draws_what_it_computes(fitted):
+    from bayescal.metrics import reliability_curve
+
+    d, cals = fitted
+    disp = P.ReliabilityDisplay.from_calibrators({"raw": None, **cals}, d.scores, d.y, n_bins=8, grid=101,
+                                                 n_consistency=50)
+    ax = disp.ax_
+    assert set(disp.curves) == {"raw", "dpm", "platt"}
+    assert set(disp.bands) == {"dpm"}  # the one-draw Platt map has no band
+    for label, est in cals.items():
+        (line,) = _by_gid(ax, f"map:{label}")
+        expected = est.calibration_map(101).mean(("chain", "draw"))
+        np.testing.assert_allclose(line.get_xdata(), expected["score"].values)
+        np.testing.assert_allclose(line.get_ydata(), expected.values)
+    band = cals["dpm"].credible_band(101, ci_prob=0.95)
+    (coll,) = _by_gid(ax, "band:dpm")
+    _band_vertices_match(coll, band["score"].values, band.sel(ci_bound="lower").values,
+                         band.sel(ci_bound="upper").values)
+    for label in disp.curves:
+        p = d.scores if label == "raw" else cals[label].predict_proba(d.scores)[:, 1]
+        curve = reliability_curve(d.y, p, n_bins=8)
+        (pts,) = _by_gid(ax, f"binned:{label}")
+        np.testing.assert_allclose(pts.get_xdata(), curve["mean_predicted"].values)
+        np.testing.assert_allclose(pts.get_ydata(), curve["fraction_positive"].values)
+        counts = [float(t.get_text()) for t in _by_gid(ax, f"count:{label}")]
+        np.testing.assert_allclose(counts, curve["count"].values)
+        (vl,) = _by_gid(ax, f"consistency:{label}")
+        segs = np.array(vl.get_segments())  # (bin, 2 ends, xy)
+        cb = disp.consistency[label]
+        np.testing.assert_allclose(segs[:, 0, 0], curve["mean_predicted"].values)
+        np.testing.assert_allclose(segs[:, 0, 1], cb.sel(ci_bound="lower").values)
+        np.testing.assert_allclose(segs[:, 1, 1], cb.sel(ci_bound="upper").values)
+    # class histograms underneath hold every score once
+    heights = sum(patch.get_height() for patch in disp.hist_ax_.patches)
+    assert heights == d.scores.size
+
+
+def test_reliability_from_predictions_and_from_calibrator(fitted):
+    d, cals = fitted
+    raw = P.ReliabilityDisplay.from_predictions(d.y, d.scores, n_consistency=30)
+    assert list(raw.curves) == ["classifier"] and not raw.maps and "classifier" in raw.consistency
+    one = P.ReliabilityDisplay.from_calibrator(cals["platt"], d.scores, d.y, n_consistency=0)
+    assert list(one.maps) == ["PlattScaling"] and not one.consistency
+    fig, ax = plt.subplots()
+    drawn = P.ReliabilityDisplay.from_calibrator(cals["dpm"], d.scores, d.y, label="DPM", ax=ax, n_consistency=0)
+    assert drawn.ax_ is ax and drawn.hist_ax_ is None
+
+
+def test_density_display_draws_the_density_check(fitted):
+    import arviz_stats
+
+    from bayescal.diagnostics import score_density_check
+
+    d, cals = fitted
+    disp = P.DensityDisplay.from_calibrator(cals["dpm"], d.scores, d.y, label="dpm", bins=12, grid=101)
+    check = score_density_check(cals["dpm"], d.scores, d.y, bins=12, random_seed=0)
+    lo, hi = check["bin_lower"].values[0], check["bin_upper"].values[-1]
+    dens = cals["dpm"].density_map(np.linspace(lo, hi, 101))
+    band = arviz_stats.eti(dens, prob=0.95, dim=["chain", "draw"])
+    for k, ax in enumerate(disp.axes_):
+        (stairs,) = _by_gid(ax, "observed")
+        np.testing.assert_allclose(stairs.get_data().values, check["observed_density"].sel({"class": k}).values)
+        (line,) = _by_gid(ax, "density:dpm")
+        np.testing.assert_allclose(line.get_ydata(), dens.mean(("chain", "draw")).sel({"class": k}).values)
+        (coll,) = _by_gid(ax, "band:dpm")
+        b = band.sel({"class": k})
+        _band_vertices_match(coll, b["score"].values, b.sel(ci_bound="lower").values, b.sel(ci_bound="upper").values)
+        assert f"p = {float(check['p_value'].sel({'class': k})):.2f}" in line.get_label()
+
+
+def test_ppc_display_marks_the_observed_statistic_and_p_value(fitted):
+    from bayescal.diagnostics import consistency_check, ppc_calibration
+
+    d, cals = fitted
+    disp = P.PPCDisplay.from_calibrators({"raw": None, "platt": cals["platt"]}, d.scores, d.y, random_seed=3)
+    ppc = ppc_calibration(cals["platt"], d.scores, d.y, random_seed=3)
+    cons = consistency_check(d.scores, d.y, band=False, random_seed=3)
+    for k, name in enumerate(["ece", "mcb"]):
+        ax = disp.axes_[k]
+        for label, ref in (("platt", ppc), ("raw", cons)):
+            (vline,) = _by_gid(ax, f"observed:{label}")
+            assert vline.get_xdata()[0] == pytest.approx(float(ref["observed"].sel(statistic=name).mean()))
+            assert f"p = {float(ref['p_value'].sel(statistic=name)):.3f}" in vline.get_label()
+            bars = _by_gid(ax, f"replicated:{label}")
+            assert len(bars) == 30
+            widths = np.array([b.get_width() for b in bars])
+            heights = np.array([b.get_height() for b in bars])
+            assert np.sum(widths * heights) == pytest.approx(1.0)  # a density histogram of the replicates
+    raw = P.PPCDisplay.from_predictions(d.y, d.scores, statistics="ece")
+    assert len(raw.axes_) == 1
+
+
+def test_decision_display_shows_the_regions(fitted):
+    from bayescal.decision import decision_regions
+
+    d, cals = fitted
+    disp = P.DecisionDisplay.from_calibrators(cals, cost_fp=1.0, cost_fn=2.0, grid=201)
+    ax = disp.ax_
+    for label, est in cals.items():
+        reg = decision_regions(est, 1.0, 2.0, grid=201)
+        xs = sorted(line.get_xdata()[0] for line in _by_gid(ax, f"threshold:{label}"))
+        np.testing.assert_allclose(xs, reg.thresholds)
+        spans = _by_gid(ax, f"predict1:{label}")
+        assert len(spans) == len(reg.intervals)
+        for span, (lo, hi) in zip(spans, reg.intervals):
+            assert span.get_x() == pytest.approx(lo) and span.get_x() + span.get_width() == pytest.approx(hi)
+    # the U-shaped truth: the DPM map crosses 1/3 twice, so two thresholds
+    assert disp.regions["dpm"].thresholds.size == 2
+    (cut,) = _by_gid(ax, "cutoff")
+    assert cut.get_ydata()[0] == pytest.approx(1 / 3)
+
+
+def test_plot_ppc_pava_uses_arviz(fitted):
+    import arviz_plots
+    from arviz_stats.helper_stats import isotonic_fit
+
+    from bayescal.diagnostics import posterior_predictive_tree
+
+    d, cals = fitted
+    pc = P.plot_ppc_pava(cals["dpm"], d.scores, d.y, ci_prob=0.9, random_seed=0)
+    assert isinstance(pc, arviz_plots.PlotCollection)
+    ref = isotonic_fit(posterior_predictive_tree(cals["dpm"], d.scores, d.y, random_seed=0), ["y"],
+                       "posterior_predictive", 0.9)["y"]
+    lines = [ln for ax in pc.viz["figure"].item().axes for ln in ax.get_lines()]
+    drawn = [ln for ln in lines if len(ln.get_xdata()) == ref.sizes["x_values"]]
+    assert any(np.allclose(ln.get_ydata(), ref.sel(plot_axis="y").values) for ln in drawn)
+
+
+def test_import_bayescal_loads_neither_matplotlib_nor_pymc():
+    code = ("import sys, bayescal, bayescal.plotting, bayescal.diagnostics; "
+            "print(any(m.split('.')[0] in ('matplotlib', 'pymc') for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
