@@ -29,7 +29,8 @@ class ENIR(Calibrator):
     Attributes
     ----------
     knots_ : ndarray of shape (k,)
-        Distinct training scores (input scale).
+        Distinct training scores (input scale) where the calibration curve starts or ends a
+        constant stretch (interior knots of a stretch are dropped: same interpolant).
     values_ : ndarray of shape (k,)
         Calibrated probability at each knot (the weighted ensemble, or the best model).
     lambdas_, bic_, df_, weights_ : ndarray of shape (m,)
@@ -135,12 +136,16 @@ class ENIR(Calibrator):
             dfs.append(df)
         bics_arr = np.array(bics)
         weights = np.exp(-(bics_arr - bics_arr.min()) / 2.0)
-        self.knots_ = knots
         if self.selection == "best":
-            self.values_ = best_fit[run]
+            values = best_fit[run]
             weights = (np.arange(bics_arr.shape[0]) == np.argmin(bics_arr)).astype(np.float64)
         else:
-            self.values_ = (acc / acc_w)[run]
+            values = (acc / acc_w)[run]
+        # keep the ends of every constant stretch: the same interpolant on fewer knots
+        changes = values[1:] != values[:-1]
+        keep = np.concatenate([[True], changes]) | np.concatenate([changes, [True]])
+        self.knots_ = knots[keep]
+        self.values_ = values[keep]
         self.lambdas_ = np.array(used)
         self.bic_ = bics_arr
         self.df_ = np.array(dfs)
