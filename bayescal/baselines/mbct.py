@@ -348,24 +348,27 @@ class MBCT(Calibrator):
 
     def _best_split(self, idx, cols, sums, factor, k, rng) -> tuple[int, np.ndarray] | None:
         """The binary split of a node that lowers its validation MVCE most, if significantly; else None."""
-        v = idx[sums["wv"][idx] > 0]
-        if v.size < 2:
+        # validation sums of the node's combinations (all zero for those without validation rows)
+        yv, pv, wv = sums["yv"][idx], sums["fv"][idx] * factor[idx], sums["wv"][idx]
+        sel = np.flatnonzero(wv > 0)
+        if sel.size < 2:
             return None
-        yv, pv, wv = sums["yv"][v], sums["fv"][v] * factor[v], sums["wv"][v]
         total = wv.sum()
-        mean_p = np.clip(k * pv / wv, 0.0, 1.0)
-        var_v = sums["w2v"][v] * mean_p * (1.0 - mean_p)  # Bernoulli variance of each label sum
-        finest = self.mvce_bins is None or self.mvce_bins >= v.size
+        safe_w = np.where(wv > 0, wv, 1.0)
+        mean_p = np.clip(k * pv / safe_w, 0.0, 1.0)
+        var_v = sums["w2v"][idx] * mean_p * (1.0 - mean_p)  # Bernoulli variance of each label sum
+        finest = self.mvce_bins is None or self.mvce_bins >= sel.size
         if finest:  # every combination is its own bin: one view, no shuffling needed
-            scale = 1.0 / (wv * total)
+            scale = 1.0 / (safe_w * total)
             terms = (2.0 * (k * pv - yv) * pv * scale, pv**2 * scale, 4.0 * pv**2 * var_v * scale**2)
         else:
+            yv, pv, wv, var_v = yv[sel], pv[sel], wv[sel], var_v[sel]
             n_shuffles, n_bins = self.mvce_shuffles, self.mvce_bins
             size = n_shuffles * n_bins
             # bin of each (shuffle, combination): random order, cut by cumulative validation weight
-            bins = np.empty((n_shuffles, v.size), dtype=np.int64)
+            bins = np.empty((n_shuffles, sel.size), dtype=np.int64)
             for r in range(n_shuffles):
-                perm = rng.permutation(v.size)
+                perm = rng.permutation(sel.size)
                 mid = np.cumsum(wv[perm]) - 0.5 * wv[perm]
                 bins[r, perm] = r * n_bins + np.minimum((mid / total * n_bins).astype(np.int64), n_bins - 1)
             bins = bins.ravel()
@@ -400,17 +403,19 @@ class MBCT(Calibrator):
                 continue
             d_left = np.where(ok, cy / np.where(cf > 0, cf, 1.0), k) - k  # change of the factor, per cut
             d_right = np.where(ok, (fy - cy) / np.where(ff - cf > 0, ff - cf, 1.0), k) - k
-            rank = np.full(nc, -1, dtype=np.int64)
-            rank[order] = np.arange(m)
-            slot = rank[cols[j][v]] + 1  # 0: level absent from training, the combination stays at the node
+            # levels absent from the node's training part are not in ``order``: their
+            # combinations stay at the node and do not change
             if finest:
                 # per-level sums of the three terms; a cut moves whole levels
-                a, b, s2 = (np.cumsum(np.bincount(slot, t, minlength=m + 1)[1:]) for t in terms)
+                a, b, s2 = (np.cumsum(np.bincount(c, t, minlength=nc)[order]) for t in terms)
                 a_l, b_l, s_l = a[:-1], b[:-1], s2[:-1]
                 a_r, b_r, s_r = a[-1] - a_l, b[-1] - b_l, s2[-1] - s_l
                 g = -(d_left * a_l + d_left**2 * b_l + d_right * a_r + d_right**2 * b_r)
                 se = np.sqrt(d_left**2 * s_l + d_right**2 * s_r)
             else:
+                rank = np.full(nc, -1, dtype=np.int64)
+                rank[order] = np.arange(m)
+                slot = rank[c[sel]] + 1  # 0: the level is absent from training
                 mass = np.bincount(bins * (m + 1) + np.tile(slot, n_shuffles), pv_tiled,
                                    minlength=size * (m + 1)).reshape(size, m + 1)[:, 1:]
                 left = np.cumsum(mass, axis=1)[:, :-1]

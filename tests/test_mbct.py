@@ -1,0 +1,194 @@
+"""MBCT, the feature-aware calibrator: quality against isotonic and histogram binning,
+exact leaf factors, aggregation, weights, unseen values, persistence and bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import expit
+from sklearn.metrics import roc_auc_score
+
+import bayescal
+from bayescal.baselines import mbct as mbct_module
+from bayescal.baselines.mbct import MBCT
+from bayescal.metrics import mvce
+
+
+def simulate(n: int, seed: int, slope: str):
+    """Base scores that ignore a binary segment, three noise features, and the truth.
+
+    ``slope="segment"``: the true logit is 0.5 z in segment 0 (the score is over-confident)
+    and 2 z in segment 1 (under-confident); otherwise the same slope everywhere, so the
+    features carry no information.
+    """
+    rng = np.random.default_rng(seed)
+    z = rng.normal(-1.0, 1.5, n)
+    segment = rng.integers(0, 2, n)
+    noise = rng.integers(0, 4, (n, 3))
+    a = np.where(segment == 0, 0.5, 2.0) if slope == "segment" else float(slope)
+    p_true = expit(a * z)
+    y = (rng.random(n) < p_true).astype(int)
+    return expit(z), y, np.column_stack([segment, noise]), p_true
+
+
+def fine_mvce(y, p):
+    """MVCE with bins of 50 rows, so that errors of single segments are not averaged away."""
+    return mvce(y, p, n_bins=y.size // 50, n_shuffles=20, p=2, random_state=0)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_feature_dependent_miscalibration_beats_score_only_calibrators(seed):
+    s, y, X, _ = simulate(60_000, 10 + seed, "segment")
+    s_new, y_new, X_new, p_true = simulate(40_000, 100 + seed, "segment")
+    p = MBCT(random_state=seed).fit(s, y, X=X).predict_proba(s_new, X=X_new)[:, 1]
+    iso = bayescal.make_calibrator("isotonic").fit(s, y).predict_proba(s_new)[:, 1]
+    for other in (s_new, iso):
+        assert fine_mvce(y_new, p) < fine_mvce(y_new, other) - 1e-3
+        assert roc_auc_score(y_new, p) > roc_auc_score(y_new, other) + 0.02
+    # closer to the truth than any map of the score alone can be
+    assert np.mean(np.abs(p - p_true)) < 0.5 * np.mean(np.abs(iso - p_true))
+
+
+@pytest.mark.parametrize("slope", ["0.5", "2.0"])
+def test_without_informative_features_no_worse_than_histogram_binning(slope):
+    s, y, X, _ = simulate(60_000, 3, slope)
+    s_new, y_new, X_new, _ = simulate(40_000, 4, slope)
+    est = MBCT(random_state=0).fit(s, y, X=X)
+    p = est.predict_proba(s_new, X=X_new)[:, 1]
+    hist = bayescal.make_calibrator("histogram").fit(s, y).predict_proba(s_new)[:, 1]
+    assert fine_mvce(y_new, p) <= 1.005 * fine_mvce(y_new, hist)
+    assert fine_mvce(y_new, p) < 0.8 * fine_mvce(y_new, s_new)  # it did calibrate
+    assert roc_auc_score(y_new, p) >= roc_auc_score(y_new, hist) - 0.002
+    # the significance margin keeps most splits off the noise features (columns 0-3)
+    used = est.node_feature_[est.node_feature_ >= 0]
+    assert np.mean(used == X.shape[1]) > 0.5
+
+
+def test_leaf_factors_are_label_sum_over_prediction_sum():
+    rng = np.random.default_rng(5)
+    n = 4000
+    seg = rng.integers(0, 2, n)
+    s = rng.uniform(0.05, 0.6, n)
+    y = (rng.random(n) < np.where(seg == 1, 1.5 * s, 0.5 * s)).astype(int)
+    w = rng.uniform(0.5, 2.0, n)
+    est = MBCT(n_estimators=1, max_depth=1, n_score_bins=1, random_state=0).fit(s, y, w, X=seg)
+    assert est.node_feature_[0] == 0  # the split is on the segment
+    p = est.predict_proba(s, X=seg)[:, 1]
+    for g in (0, 1):
+        m = seg == g
+        k = np.sum(w[m] * y[m]) / np.sum(w[m] * s[m])
+        np.testing.assert_allclose(p[m], np.clip(k * s[m], 0, 1), rtol=1e-12)
+    # a segment never seen in fit stops at the root: the global factor
+    k_root = np.sum(w * y) / np.sum(w * s)
+    np.testing.assert_allclose(est.predict_proba([0.3], X=[[7]])[:, 1], 0.3 * k_root, rtol=1e-12)
+
+
+def test_root_only_is_a_global_rescale_and_outputs_are_clipped():
+    rng = np.random.default_rng(6)
+    s = rng.uniform(0.01, 0.9, 500)
+    y = (rng.random(500) < np.minimum(1.0, 2.0 * s)).astype(int)
+    est = MBCT(max_depth=0, random_state=0).fit(s, y, X=np.zeros((500, 1)))
+    assert est.tree_roots_.size == 1
+    k = y.sum() / s.sum()
+    assert k > 1.3
+    p = est.predict_proba(s, X=np.zeros((500, 1)))[:, 1]
+    np.testing.assert_allclose(p, np.minimum(k * s, 1.0), rtol=1e-12)
+    assert p.max() == 1.0 and np.all(np.isfinite(p))
+
+
+def test_sample_weight_is_a_count():
+    s, y, X, _ = simulate(8000, 7, "segment")
+    base = MBCT(random_state=3, min_samples_leaf=100).fit(s, y, X=X).predict_proba(s, X=X)
+    tripled = MBCT(random_state=3, min_samples_leaf=300).fit(s, y, np.full(s.size, 3.0), X=X).predict_proba(s, X=X)
+    np.testing.assert_allclose(tripled, base, rtol=1e-9, atol=1e-12)
+
+
+def test_deterministic_and_inputs_untouched():
+    s, y, X, _ = simulate(6000, 8, "segment")
+    copies = s.copy(), y.copy(), X.copy()
+    a = MBCT(random_state=11).fit(s, y, X=X).predict_proba(s, X=X)
+    b = MBCT(random_state=11).fit(s, y, X=X).predict_proba(s, X=X)
+    np.testing.assert_array_equal(a, b)
+    for orig, copy in zip((s, y, X), copies):
+        np.testing.assert_array_equal(orig, copy)
+
+
+def test_aggregation_counts_combinations_and_key_fallback_agrees(monkeypatch):
+    s, y, X, _ = simulate(5000, 9, "segment")
+    est = MBCT(random_state=0).fit(s, y, X=X)
+    bins = np.searchsorted(est.score_edges_, np.log(s / (1 - s)), side="right")
+    assert est.n_combinations_ == np.unique(np.column_stack([X, bins]), axis=0).shape[0]
+    p = est.predict_proba(s, X=X)
+    monkeypatch.setattr(mbct_module, "_MAX_KEY", 1)  # force numpy.unique(axis=0)
+    slow = MBCT(random_state=0).fit(s, y, X=X)
+    np.testing.assert_array_equal(slow.node_feature_, est.node_feature_)
+    np.testing.assert_allclose(slow.predict_proba(s, X=X), p, rtol=1e-12)
+
+
+def test_mixed_string_and_continuous_features():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(12)
+    n = 20_000
+    s = expit(rng.normal(-0.5, 1.2, n))
+    region = rng.choice(["north", "south", "east"], n)
+    age = rng.uniform(18, 80, n)
+    k = np.where(region == "south", 1.4, 0.8) * np.where(age > 50, 1.2, 0.9)
+    y = (rng.random(n) < np.minimum(k * s, 1)).astype(int)
+    X = pd.DataFrame({"region": region, "age": age})
+    est = MBCT(random_state=0).fit(s, y, X=X)
+    assert est.feature_kinds_ == ["categorical", "continuous"]
+    assert list(est.feature_levels_[0]) == ["east", "north", "south"]
+    assert est.feature_edges_[1].size == est.n_feature_bins - 1
+    used = set(est.node_feature_[est.node_feature_ >= 0].tolist())
+    assert {0, 1} <= used
+    p = est.predict_proba(s, X=X)[:, 1]
+    assert np.mean(np.abs(p - np.minimum(k * s, 1))) < 0.5 * np.mean(np.abs(s - np.minimum(k * s, 1)))
+    # an unseen region and an age beyond the training range still give valid probabilities
+    new = pd.DataFrame({"region": ["west", "south"], "age": [120.0, -5.0]})
+    q = est.predict_proba([0.3, 0.3], X=new)[:, 1]
+    assert np.all((q >= 0) & (q <= 1))
+
+
+def test_random_bin_criterion_also_finds_the_segment():
+    s, y, X, _ = simulate(60_000, 13, "segment")
+    est = MBCT(mvce_bins=2048, mvce_shuffles=4, random_state=0).fit(s, y, X=X)
+    assert 0 in est.node_feature_
+    again = MBCT(mvce_bins=2048, mvce_shuffles=4, random_state=0).fit(s, y, X=X)
+    np.testing.assert_array_equal(again.node_factor_, est.node_factor_)
+
+
+def test_save_load_round_trip(tmp_path):
+    s, y, X, _ = simulate(5000, 14, "segment")
+    Xs = X.astype(str)
+    est = MBCT(random_state=0).fit(s, y, X=Xs)
+    est.save(tmp_path / "mbct.nc")
+    loaded = bayescal.load(tmp_path / "mbct.nc")
+    np.testing.assert_array_equal(loaded.predict_proba(s, X=Xs), est.predict_proba(s, X=Xs))
+
+
+def test_bad_inputs():
+    s, y, X, _ = simulate(1000, 15, "segment")
+    with pytest.raises(ValueError, match="X is None"):
+        MBCT().fit(s, y)
+    est = MBCT(random_state=0).fit(s, y, X=X)
+    with pytest.raises(ValueError, match="X is None"):
+        est.predict_proba(s)
+    with pytest.raises(ValueError, match="X has 999 rows"):
+        est.predict_proba(s, X=X[:-1])
+    with pytest.raises(ValueError, match="X has 3 columns but MBCT was fitted with 4"):
+        est.predict_proba(s, X=X[:, :3])
+    Xn = X.astype(float)
+    Xn[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        MBCT().fit(s, y, X=Xn)
+    with pytest.raises(ValueError, match="NaN"):
+        est.predict_proba(s, X=Xn)
+    cont = MBCT(random_state=0).fit(s, y, X=s[:, None] * 10)
+    with pytest.raises(ValueError, match="X column 0 was numeric in fit"):
+        cont.predict_proba(s[:2], X=np.array([["a"], ["b"]], dtype=object))
+    with pytest.raises(ValueError, match="no 1-D calibration map"):
+        est.calibration_map()
+    for bad in ({"n_estimators": 0}, {"max_depth": -1}, {"mvce_bins": 0}, {"n_feature_bins": 1.5},
+                {"validation_fraction": 1.0}, {"min_samples_leaf": 0}, {"min_gain_z": -1.0}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            MBCT(**bad).fit(s, y, X=X)
