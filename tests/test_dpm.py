@@ -287,7 +287,7 @@ def test_gibbs_and_nuts_agree_on_small_data():
     if not hasattr(pymc_model, "fit_nuts"):
         pytest.skip("the NUTS route (bayescal.bayesian.pymc_model.fit_nuts) is not written yet")
     s, y = monotone_data(200, np.random.default_rng(9))
-    kw = dict(n_components=5, draws=200, tune=300, chains=2, random_seed=4)
+    kw = dict(n_components=3, draws=150, tune=200, chains=2, random_seed=4)  # K = 3 as in test_dpm_pymc: one compiled model
     gibbs = DPMCalibrator(inference="gibbs", **kw).fit(s, y)
     nuts = DPMCalibrator(inference="nuts", **kw).fit(s, y)
     grid = np.linspace(*np.quantile(s, [0.05, 0.95]), 40)
