@@ -347,6 +347,14 @@ def test_scaling_binning_split_is_reproducible_and_random():
     assert not np.array_equal(a, c)
 
 
+def test_scaling_binning_is_symmetric_in_the_labels():
+    # same seed, classes swapped: the same split, Platt's sign flips, bins mirror
+    sim = simulate_scores("beta_skewed", 1000, random_state=14)
+    p = ScalingBinning(random_state=5).fit(sim.scores, sim.y).predict_proba(sim.scores)[:, 1]
+    q = ScalingBinning(random_state=5).fit(sim.scores, 1 - sim.y).predict_proba(sim.scores)[:, 1]
+    np.testing.assert_allclose(q, 1 - p, atol=1e-6)
+
+
 def test_scaling_binning_weights():
     sim = simulate_scores("beta_skewed", 2000, random_state=7)
     w = np.random.default_rng(0).uniform(0.5, 2.0, 2000)

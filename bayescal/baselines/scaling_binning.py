@@ -19,8 +19,10 @@ class ScalingBinning(Calibrator):
     Algorithm (Kumar et al. 2019, section 4, with their two-part split):
 
     1. Split the calibration data at random, stratified by class, into a scaling part
-       :math:`T_1` (a fraction ``split`` of each class) and a binning part :math:`T_2`
-       (the rest).
+       :math:`T_1` (a fraction ``split`` of each class, rounded) and a binning part
+       :math:`T_2` (the rest). Each row draws one uniform key from ``random_state`` and
+       the rows of each class with the smallest keys form :math:`T_1`, so relabelling the
+       classes (``pos_label``) keeps the same split.
     2. Fit Platt scaling :math:`g(t) = \sigma(\alpha t + \beta)` on :math:`T_1` by weighted
        maximum likelihood on the 0/1 labels: the model and estimate of
        :class:`~bayescal.baselines.platt.PlattScaling` with ``smooth_targets=False``, as the
@@ -91,13 +93,14 @@ class ScalingBinning(Calibrator):
             raise ValueError(f"n_bins={self.n_bins!r} must be a positive integer.")
         if not isinstance(self.split, (float, int)) or not 0.0 < float(self.split) < 1.0:
             raise ValueError(f"split={self.split!r} must be a fraction strictly between 0 and 1.")
-        rng = np.random.default_rng(self.random_state)
+        # one random key per row; in each class the rows with the smallest keys fit the
+        # scaling step, so the split does not depend on which class is called positive
+        key = np.random.default_rng(self.random_state).random(data.n)
         in_scaling = np.zeros(data.n, dtype=bool)
         for label in (0, 1):
             idx = np.flatnonzero(data.y == label)
-            k = int(round(float(self.split) * idx.size))
-            k = min(max(k, 1), idx.size - 1)
-            in_scaling[rng.permutation(idx)[:k]] = True
+            k = min(max(int(round(float(self.split) * idx.size)), 1), idx.size - 1)
+            in_scaling[idx[np.argsort(key[idx], kind="stable")[:k]]] = True
         part = ~in_scaling
         for name, sel in (("scaling", in_scaling), ("binning", part)):
             if data.w[sel].sum() <= 0:
