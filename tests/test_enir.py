@@ -198,6 +198,11 @@ def test_deterministic_bounded_and_inputs_untouched(rng):
     assert ENIR.monotone is False
 
 
+def test_all_scores_equal_give_the_weighted_base_rate():
+    est = ENIR().fit(np.full(5, 0.3), [1, 0, 0, 1, 0], sample_weight=[1, 1, 1, 3, 2])
+    np.testing.assert_allclose(est.predict_proba([0.0, 0.3, 1.0])[:, 1], 4 / 8)
+
+
 def test_already_isotonic_data_gives_one_model():
     est = ENIR().fit([0.1, 0.2, 0.3, 0.4], [0, 0, 1, 1])
     assert est.lambdas_.tolist() == [0.0]

@@ -81,7 +81,6 @@ class NearIsotonicPath:
         lam = float(lam)
         if not lam >= 0.0:
             raise ValueError(f"lam={lam} must be a non-negative number.")
-        n = self.z.shape[0]
         alive = self.merge_lambda > lam  # boundaries still separating two groups
         gid = np.concatenate([[0], np.cumsum(alive)])
         n_groups = int(gid[-1]) + 1
@@ -91,7 +90,7 @@ class NearIsotonicPath:
         d_left = np.concatenate([[0.0], down])
         d_right = np.concatenate([down, [0.0]])
         value = S / W + lam * (d_left - d_right) / W
-        return value[gid] if n else value
+        return value[gid]
 
     @property
     def beta(self) -> np.ndarray:
