@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 from scipy.special import expit, logit
 from sklearn.isotonic import IsotonicRegression
@@ -16,7 +18,7 @@ from sklearn.linear_model import LogisticRegression
 
 from bayescal import metrics
 from bayescal.baselines.beta import BetaCalibration, logistic_fit
-from bayescal.baselines.histogram import HistogramBinning
+from bayescal.baselines.histogram import HistogramBinning, equal_mass_bins
 from bayescal.baselines.isotonic import IsotonicCalibrator
 from bayescal.baselines.platt import PlattScaling
 from bayescal.baselines.scaling_binning import ScalingBinning
@@ -253,6 +255,32 @@ def test_histogram_equal_frequency_bins():
     np.testing.assert_allclose(cal.bin_values_, [y[b].mean() for b in bins])
     for k, members in enumerate(bins):
         np.testing.assert_array_equal(cal.predict_proba(s[members])[:, 1], cal.bin_values_[k])
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(st.integers(0, 30), min_size=1, max_size=200), n_bins=st.integers(1, 25),
+       weighted=st.booleans())
+def test_equal_mass_bins_properties(values, n_bins, weighted):
+    x = np.array(values, dtype=float) / 30  # small integer grid: many ties
+    w = (np.arange(x.size) % 3 + 1.0) if weighted else np.ones(x.size)
+    uniq, bin_of_uniq, inverse = equal_mass_bins(x, w, n_bins)
+    np.testing.assert_array_equal(uniq[inverse], x)  # a bin is a set of distinct values: ties stay together
+    assert bin_of_uniq[0] == 0 and np.all(np.diff(bin_of_uniq) >= 0) and np.all(np.diff(bin_of_uniq) <= 1)
+    assert bin_of_uniq[-1] < n_bins
+    mass = np.bincount(bin_of_uniq[inverse], weights=w)
+    # a bin's mass exceeds W/B only by the tie block that straddles its upper edge
+    block = np.bincount(inverse, weights=w)
+    assert np.all(mass <= w.sum() / n_bins + block.max() + 1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 400), n_bins=st.integers(1, 30))
+def test_equal_mass_bins_without_ties_are_balanced(n, n_bins):
+    x = np.random.default_rng(n).permutation(n).astype(float)
+    uniq, bin_of_uniq, inverse = equal_mass_bins(x, np.ones(n), n_bins)
+    sizes = np.bincount(bin_of_uniq[inverse])
+    assert sizes.size == min(n, n_bins)
+    assert sizes.max() - sizes.min() <= 1
 
 
 def test_histogram_uniform_edges_and_empty_bins():
