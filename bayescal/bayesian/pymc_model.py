@@ -156,11 +156,20 @@ class _Engine:
     point_fn: object  # flat vector -> [log p(theta, data) with Jacobian, weight, mu, sigma, alpha]
 
 
+_MODELS: dict[int, object] = {}
 _ENGINES: dict[int, _Engine] = {}
 #: fewest draws for which the Pareto tail fit of PSIS is attempted
 _PSIS_MIN_DRAWS = 100
 #: number of models built and compiled in this process, per route (read by the tests)
 N_COMPILATIONS = {"advi": 0, "nuts": 0}
+
+
+def _model(n_components: int):
+    """The process-wide model for ``K`` components (data and hyperparameters are shared variables)."""
+    K = int(n_components)
+    if K not in _MODELS:
+        _MODELS[K] = build_model(K)
+    return _MODELS[K]
 
 
 def _engine(n_components: int) -> _Engine:
@@ -174,7 +183,7 @@ def _engine(n_components: int) -> _Engine:
     from pytensor.graph.replace import graph_replace
     from pytensor.tensor.random.type import RandomGeneratorType
 
-    model = build_model(K)
+    model = _model(K)
     advi = pm.ADVI(model=model, random_seed=0)
     group = advi.approx.groups[0]
     mean, rho = group.params_dict["mu"], group.params_dict["rho"]
@@ -185,6 +194,9 @@ def _engine(n_components: int) -> _Engine:
     opt_state = [v for v in updated if v not in rngs and v is not mean and v is not rho]
 
     ordering = {name: info[1] for name, info in group.ordering.items()}
+    if list(ordering) != [v.name for v in model.value_vars]:
+        raise RuntimeError(f"ADVI orders the parameters as {list(ordering)}, not as model.value_vars; "
+                           "the flat start vector would be misplaced.")
     flat = pt.vector("flat", dtype="float64")
     values = {v.name: v for v in model.value_vars}
     replace = {values[name]: flat[info[1]].reshape(info[2]) for name, info in group.ordering.items()}
@@ -198,12 +210,10 @@ def _engine(n_components: int) -> _Engine:
     return engine
 
 
-def _flat_start(engine: _Engine, prior) -> np.ndarray:
+def _flat_start(model, prior) -> np.ndarray:
+    """The KDE-informed start as one flat vector, in the order of ``model.value_vars``."""
     start = _unconstrained(_initial_values(prior))
-    flat = np.empty(engine.mean.get_value().shape)
-    for name, slc in engine.ordering.items():
-        flat[slc] = np.ravel(start[name])
-    return flat
+    return np.concatenate([np.ravel(start[v.name]) for v in model.value_vars])
 
 
 def _run_advi(engine, flat_start, seed, learning_rate, max_iterations, window, tol, init_std):
@@ -244,7 +254,7 @@ def _to_posterior(weight, mu, sigma, alpha, n_chains, n_draws) -> xr.Dataset:
 
 def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: int, draws: int,
              random_seed: int | None, learning_rate: float = 0.01, max_iterations: int = 10_000,
-             window: int = 250, tol: float = 2e-4, init_std: float = 0.1, psis: bool = True) -> ClassFit:
+             window: int = 250, tol: float = 2e-4, init_std: float = 0.1, psis: bool = False) -> ClassFit:
     r"""Mean-field ADVI of one class's mixture, optionally corrected by Pareto-smoothed importance sampling.
 
     Adam (``learning_rate``) maximises the ELBO of a Gaussian mean-field approximation
@@ -256,12 +266,17 @@ def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
     the numbers is raised when ``max_iterations`` pass without it. A NaN ELBO restarts once
     with another seed and a tenth of the learning rate, then raises ``RuntimeError``.
 
-    ``draws`` draws :math:`\theta_s \sim q` are taken. With ``psis=True`` the importance
-    ratios :math:`\log r_s = \log p(\theta_s, x) - \log q(\theta_s)` are Pareto smoothed
-    (Vehtari et al. 2024) and the draws resampled (systematic resampling) with the
-    smoothed weights; the shape estimate :math:`\hat k` is reported as ``pareto_k``
-    (below 0.7 the corrected draws are reliable, Yao et al. 2018). PSIS needs at least
-    100 draws; with fewer, ``pareto_k`` is NaN and the draws are not reweighted.
+    ``draws`` draws :math:`\theta_s \sim q` are taken and the importance ratios
+    :math:`\log r_s = \log p(\theta_s, x) - \log q(\theta_s)` Pareto smoothed (Vehtari
+    et al. 2024); the shape estimate :math:`\hat k` is reported as ``pareto_k`` (below 0.7
+    the reweighted draws are reliable, Yao et al. 2018) and the importance-sampling
+    effective sample size as ``ess_importance``. With ``psis=True`` the draws are
+    resampled (systematic resampling) with the smoothed weights, and a ``UserWarning``
+    says so when :math:`\hat k > 0.7`. Measured on this model (K = 20, N = 1000, monotone
+    truth) :math:`\hat k` was 0.8-1.8 with an importance ESS of 2-17 out of 1000, and
+    resampling lowered the 95% band's coverage of the true map (mean 0.75 against 0.90
+    without), so it is off by default: PSIS here diagnoses the variational fit, it does
+    not repair it. PSIS needs at least 100 draws; with fewer, ``pareto_k`` is NaN.
 
     Returns
     -------
@@ -276,7 +291,7 @@ def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
     x, counts = _check_inputs(x, counts, prior, n_components, draws)
     engine = _engine(n_components)
     _set_data(engine.model, x, counts, prior)
-    flat_start = _flat_start(engine, prior)
+    flat_start = _flat_start(engine.model, prior)
     seeds = np.random.SeedSequence(random_seed).generate_state(3)
     losses, converged, nan = _run_advi(engine, flat_start, int(seeds[0]), learning_rate, max_iterations,
                                        window, tol, init_std)
@@ -292,11 +307,14 @@ def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
                 f"(check prior['mu_scale'], prior['sigma_logmean'], the score spread) or use inference='gibbs'.")
     elbo = -losses[-min(window, len(losses)):].mean()
     if not converged:
-        earlier = -losses[-2 * window: -window].mean() if len(losses) >= 2 * window else float("nan")
+        if len(losses) >= 2 * window:
+            moved = f"moved from {-losses[-2 * window: -window].mean():.6g} to {elbo:.6g}"
+        else:
+            moved = f"is {elbo:.6g} after fewer than two windows of {window}"
         warnings.warn(
-            f"ADVI did not converge in {len(losses)} iterations: the windowed ELBO mean moved from {earlier:.6g} "
-            f"to {elbo:.6g} (relative change above tol={tol:g}); raise max_iterations or tol, or use "
-            f"inference='gibbs'.", UserWarning, stacklevel=3)
+            f"ADVI did not converge in {len(losses)} iterations: the windowed ELBO mean {moved} (relative "
+            f"change above tol={tol:g}); raise max_iterations or tol, or use inference='gibbs'.",
+            UserWarning, stacklevel=3)
 
     rng = np.random.default_rng(seeds[2])
     mean = engine.mean.get_value()
@@ -315,6 +333,11 @@ def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
         w /= w.sum()
         ess = float(1.0 / np.sum(w**2))
         if psis:
+            if pareto_k > 0.7:
+                warnings.warn(
+                    f"PSIS k-hat is {pareto_k:.2f} > 0.7 (importance ESS {ess:.1f} of {draws}): the reweighted "
+                    f"ADVI draws are unreliable and their band too narrow; use psis=False or inference='gibbs'.",
+                    UserWarning, stacklevel=3)
             positions = (rng.uniform() + np.arange(draws)) / draws
             idx = np.minimum(np.searchsorted(np.cumsum(w), positions), draws - 1)
             weight, mu, sigma, alpha = weight[idx], mu[idx], sigma[idx], alpha[idx]
@@ -323,3 +346,69 @@ def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
                    "psis_resampled": bool(psis and np.isfinite(pareto_k)), "learning_rate": float(learning_rate),
                    "retried": bool(retried), "runtime_s": time.perf_counter() - start_time}
     return ClassFit(_to_posterior(weight, mu, sigma, alpha, 1, draws), diagnostics)
+
+
+_NUTS_STEPS: dict[tuple[int, float], object] = {}
+
+
+def _nuts_step(n_components: int, target_accept: float):
+    """Cached NUTS step method (compiled log-density and gradient) for ``K`` components."""
+    key = (int(n_components), float(target_accept))
+    if key not in _NUTS_STEPS:
+        import pymc as pm
+
+        _NUTS_STEPS[key] = pm.NUTS(model=_model(n_components), target_accept=target_accept)
+        N_COMPILATIONS["nuts"] += 1
+    return _NUTS_STEPS[key]
+
+
+def fit_nuts(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: int, draws: int,
+             random_seed: int | None, chains: int = 2, tune: int = 1000, target_accept: float = 0.9,
+             cores: int = 1) -> ClassFit:
+    """PyMC's NUTS on the same model, started at the KDE-informed values.
+
+    ``chains`` chains of ``tune`` adaptation steps (discarded) and ``draws`` kept draws;
+    the diagonal mass matrix adapts from unit variances around the start
+    (PyMC's ``adapt_diag``). The compiled log-density and gradient are cached per ``K``
+    (and ``target_accept``), so a second fit only swaps the data. Label switching between
+    chains is harmless: the density and the calibration map are invariant to it.
+
+    Returns
+    -------
+    ClassFit
+        ``(chains, draws)`` draws; diagnostics ``divergences`` (after tuning),
+        ``mean_tree_depth``, ``runtime_s``; the sampler's ``sample_stats`` (``diverging``,
+        ``energy``, ``lp``, ``tree_depth``, ``step_size``, ``acceptance_rate``).
+    """
+    import pymc as pm
+    from pymc.step_methods.hmc.quadpotential import QuadPotentialDiagAdapt
+
+    start_time = time.perf_counter()
+    x, counts = _check_inputs(x, counts, prior, n_components, draws)
+    for name, value in (("chains", chains), ("tune", tune), ("cores", cores)):
+        if int(value) != value or value < (0 if name == "tune" else 1):
+            raise ValueError(f"{name} must be a {'non-negative' if name == 'tune' else 'positive'} integer; "
+                             f"got {value!r}.")
+    if not 0 < target_accept < 1:
+        raise ValueError(f"target_accept must lie in (0, 1); got {target_accept!r}.")
+    model = _model(n_components)
+    _set_data(model, x, counts, prior)
+    step = _nuts_step(n_components, target_accept)
+    flat_start = _flat_start(model, prior)
+    step.potential = QuadPotentialDiagAdapt(flat_start.size, flat_start, np.ones(flat_start.size), 10)
+    idata = pm.sample(draws=int(draws), tune=int(tune), chains=int(chains), cores=int(cores), step=step,
+                      initvals=_initial_values(prior), random_seed=random_seed, model=model,
+                      progressbar=False, compute_convergence_checks=False)
+    post = idata.posterior
+    weight, mu, sigma = (post[name].values for name in ("weight", "mu", "sigma"))
+    posterior = _to_posterior(weight, mu, sigma, post["alpha"].values, int(chains), int(draws))
+    stats = idata.sample_stats.to_dataset()
+    keep = [name for name in ("diverging", "energy", "lp", "tree_depth", "step_size", "acceptance_rate")
+            if name in stats]
+    sample_stats = xr.Dataset({name: (("chain", "draw"), stats[name].values) for name in keep},
+                              coords={"chain": posterior.chain, "draw": posterior.draw})
+    diagnostics = {"route": "nuts", "divergences": int(stats["diverging"].values.sum()),
+                   "chains": int(chains), "tune": int(tune), "target_accept": float(target_accept),
+                   "mean_tree_depth": float(stats["tree_depth"].values.mean()),
+                   "runtime_s": time.perf_counter() - start_time}
+    return ClassFit(posterior, diagnostics, sample_stats)

@@ -1,0 +1,202 @@
+"""The PyMC model of one class's Dirichlet-process mixture and its ADVI / NUTS routes.
+
+Tiny settings throughout (K = 3 everywhere, so one model is compiled per route; a few
+hundred points; short runs) so the whole file, compilation included, stays within budget.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+pytest.importorskip("pymc")
+
+from bayescal.bayesian import pymc_model  # noqa: E402
+from bayescal.bayesian.mixture import log_density  # noqa: E402
+from bayescal.bayesian.priors import DEFAULT_PRIOR, kde_prior  # noqa: E402
+from bayescal.bayesian.routes import ROUTES, ClassFit  # noqa: E402
+
+
+def _prior(x, counts, K):
+    return {**DEFAULT_PRIOR, **kde_prior(x, counts, K)}
+
+
+def _two_gaussians(rng, n):
+    """0.4 N(-2, 0.7) + 0.6 N(1.5, 1)."""
+    z = rng.uniform(size=n) < 0.4
+    return np.where(z, rng.normal(-2.0, 0.7, n), rng.normal(1.5, 1.0, n))
+
+
+def _true_density(g):
+    return 0.4 * norm.pdf(g, -2.0, 0.7) + 0.6 * norm.pdf(g, 1.5, 1.0)
+
+
+def _check_layout(fit: ClassFit, chains: int, draws: int, K: int):
+    post = fit.posterior
+    for name in ("weight", "mu", "sigma"):
+        assert post[name].dims == ("chain", "draw", "component")
+        assert post[name].shape == (chains, draws, K)
+        assert np.all(np.isfinite(post[name].values))
+    assert post["alpha"].dims == ("chain", "draw")
+    np.testing.assert_allclose(post["weight"].sum("component"), 1.0, atol=1e-10)
+    assert np.all(post["weight"].values >= 0)
+    assert np.all(post["sigma"].values > 0) and np.all(post["alpha"].values > 0)
+    assert all(isinstance(v, (bool, int, float, str)) for v in fit.diagnostics.values())
+
+
+def test_routes_registry_does_not_import_pymc():
+    code = ("import sys, bayescal.bayesian.routes as r; "
+            "assert set(r.ROUTES) == {'advi', 'nuts', 'gibbs'}; "
+            "assert 'pymc' not in sys.modules and 'pytensor' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.filterwarnings("ignore:ADVI did not converge", "ignore:PSIS k-hat")
+def test_advi_layout_seed_and_psis(rng):
+    x = _two_gaussians(rng, 200)
+    K = 3
+    prior = _prior(x, np.ones(x.size), K)
+    kw = dict(n_components=K, draws=200, max_iterations=1500, window=100, tol=1e-3)
+    fit = ROUTES["advi"](x, np.ones(x.size), prior, random_seed=5, psis=True, **kw)
+    _check_layout(fit, 1, 200, K)
+    d = fit.diagnostics
+    assert d["route"] == "advi" and 0 < d["n_iterations"] <= 1500 and np.isfinite(d["elbo_final"])
+    assert np.isfinite(d["pareto_k"]) and 1.0 <= d["ess_importance"] <= 200
+    again = ROUTES["advi"](x, np.ones(x.size), prior, random_seed=5, psis=True, **kw)
+    np.testing.assert_array_equal(again.posterior["mu"].values, fit.posterior["mu"].values)
+    other = ROUTES["advi"](x, np.ones(x.size), prior, random_seed=6, psis=True, **kw)
+    assert not np.array_equal(other.posterior["mu"].values, fit.posterior["mu"].values)
+    # PSIS only reweights and resamples the same variational draws
+    raw = ROUTES["advi"](x, np.ones(x.size), prior, random_seed=5, **kw)
+    assert not raw.diagnostics["psis_resampled"] and fit.diagnostics["psis_resampled"]
+    raw_mu = {tuple(row) for row in raw.posterior["mu"].values[0]}
+    assert all(tuple(row) in raw_mu for row in fit.posterior["mu"].values[0])
+    assert len({tuple(row) for row in fit.posterior["mu"].values[0]}) < 200  # resampling repeats draws
+
+
+def test_advi_recovers_two_gaussian_density(rng):
+    x = _two_gaussians(rng, 600)
+    K = 3
+    fit = ROUTES["advi"](x, np.ones(x.size), _prior(x, np.ones(x.size), K), n_components=K, draws=300,
+                         random_seed=1)
+    assert fit.diagnostics["converged"] and fit.diagnostics["n_iterations"] < 10_000
+    g = np.linspace(-5.0, 5.0, 401)
+    post = fit.posterior
+    dens = np.exp(log_density(g, post["weight"].values[0], post["mu"].values[0], post["sigma"].values[0])).mean(0)
+    l1 = np.trapezoid(np.abs(dens - _true_density(g)), g)
+    assert l1 < 0.15, l1
+
+
+def test_weighted_likelihood_equals_repeated_points(rng):
+    """counts multiply each point's log-likelihood: x with counts 2 equals x listed twice."""
+    x = _two_gaussians(rng, 50)
+    K = 3
+    prior = _prior(x, np.ones(x.size), K)
+    engine = pymc_model._engine(K)
+    theta = pymc_model._flat_start(engine.model, prior) + 0.1
+    pymc_model._set_data(engine.model, x, np.full(x.size, 2.0), prior)
+    weighted = engine.point_fn(theta)[0]
+    pymc_model._set_data(engine.model, np.concatenate([x, x]), np.ones(2 * x.size), prior)
+    repeated = engine.point_fn(theta)[0]
+    pymc_model._set_data(engine.model, x, np.ones(x.size), prior)
+    single = engine.point_fn(theta)[0]
+    np.testing.assert_allclose(weighted, repeated, rtol=1e-12)
+    assert weighted < single  # the extra copy adds a negative log-likelihood
+
+
+@pytest.mark.filterwarnings("ignore:ADVI did not converge", "ignore:PSIS k-hat")
+def test_advi_second_fit_does_not_recompile(rng, monkeypatch):
+    import pytensor
+
+    x = _two_gaussians(rng, 100)
+    K = 3
+    prior = _prior(x, np.ones(x.size), K)
+    ROUTES["advi"](x, np.ones(x.size), prior, n_components=K, draws=100, random_seed=0, max_iterations=250)
+    built = dict(pymc_model.N_COMPILATIONS)
+    calls = []
+    original = pytensor.function
+    monkeypatch.setattr(pytensor, "function", lambda *a, **k: calls.append(1) or original(*a, **k))
+    y = _two_gaussians(rng, 300)  # other data, other length: shared variables resize without recompiling
+    fit = ROUTES["advi"](y, np.ones(y.size), _prior(y, np.ones(y.size), K), n_components=K, draws=100,
+                         random_seed=0, max_iterations=250)
+    assert calls == [] and pymc_model.N_COMPILATIONS == built
+    assert fit.diagnostics["runtime_s"] < 5.0
+
+
+def test_advi_warns_when_not_converged(rng):
+    x = _two_gaussians(rng, 100)
+    K = 3
+    with pytest.warns(UserWarning, match=r"did not converge in 500 iterations.*tol=1e-12"):
+        fit = ROUTES["advi"](x, np.ones(x.size), _prior(x, np.ones(x.size), K), n_components=K, draws=50,
+                             random_seed=0, max_iterations=500, window=100, tol=1e-12)
+    assert not fit.diagnostics["converged"] and fit.diagnostics["n_iterations"] == 500
+
+
+def test_advi_nan_elbo_retries_then_raises(rng, monkeypatch):
+    x = _two_gaussians(rng, 100)
+    K = 3
+    prior = _prior(x, np.ones(x.size), K)
+    engine = pymc_model._engine(K)
+    real_step = engine.step
+    # a NaN in the first run only: the retry (other seed, learning rate / 10) succeeds
+    calls = {"n": 0}
+
+    def nan_once():
+        calls["n"] += 1
+        return np.nan if calls["n"] == 3 else real_step()
+
+    monkeypatch.setattr(engine, "step", nan_once)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        fit = ROUTES["advi"](x, np.ones(x.size), prior, n_components=K, draws=50, random_seed=0,
+                             max_iterations=300)
+    assert fit.diagnostics["retried"] and fit.diagnostics["learning_rate"] == pytest.approx(0.001)
+    # NaN every time: one retry, then a clear error
+    monkeypatch.setattr(engine, "step", lambda: np.nan)
+    with pytest.raises(RuntimeError, match=r"NaN ELBO.*retry.*learning rate 0.001"):
+        ROUTES["advi"](x, np.ones(x.size), prior, n_components=K, draws=50, random_seed=0)
+
+
+def test_bad_inputs_raise_clear_errors(rng):
+    x = _two_gaussians(rng, 30)
+    K = 3
+    prior = _prior(x, np.ones(x.size), K)
+    with pytest.raises(ValueError, match=r"prior\['mu_loc'\] must have shape \(3,\)"):
+        ROUTES["advi"](x, np.ones(x.size), dict(prior, mu_loc=np.zeros(4)), n_components=K, draws=10,
+                       random_seed=0)
+    with pytest.raises(ValueError, match="missing keys.*alpha_rate"):
+        ROUTES["nuts"](x, np.ones(x.size), {k: v for k, v in prior.items() if k != "alpha_rate"},
+                       n_components=K, draws=10, random_seed=0)
+    with pytest.raises(ValueError, match="non-negative"):
+        ROUTES["advi"](x, -np.ones(x.size), prior, n_components=K, draws=10, random_seed=0)
+    with pytest.raises(ValueError, match="equal length"):
+        ROUTES["advi"](x, np.ones(x.size + 1), prior, n_components=K, draws=10, random_seed=0)
+    with pytest.raises(ValueError, match="target_accept"):
+        ROUTES["nuts"](x, np.ones(x.size), prior, n_components=K, draws=10, random_seed=0, target_accept=1.5)
+
+
+def test_nuts_layout_seed_and_no_recompile(rng):
+    x = _two_gaussians(rng, 80)
+    K = 3
+    prior = _prior(x, np.ones(x.size), K)
+    kw = dict(n_components=K, draws=25, tune=25, chains=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = ROUTES["nuts"](x, np.ones(x.size), prior, random_seed=3, **kw)
+        built = pymc_model.N_COMPILATIONS["nuts"]
+        again = ROUTES["nuts"](x, np.ones(x.size), prior, random_seed=3, **kw)
+    _check_layout(fit, 2, 25, K)
+    assert pymc_model.N_COMPILATIONS["nuts"] == built
+    np.testing.assert_array_equal(again.posterior["mu"].values, fit.posterior["mu"].values)
+    assert fit.sample_stats["diverging"].dims == ("chain", "draw")
+    assert fit.diagnostics["divergences"] == int(fit.sample_stats["diverging"].values.sum())
+    # both chains describe the data: the posterior-mean density puts its mass where the data are
+    g = np.linspace(-5.0, 5.0, 401)
+    post = fit.posterior.stack(sample=("chain", "draw")).transpose("sample", "component")
+    dens = np.exp(log_density(g, post["weight"].values, post["mu"].values, post["sigma"].values)).mean(0)
+    assert np.trapezoid(np.abs(dens - _true_density(g)), g) < 0.4
