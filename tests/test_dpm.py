@@ -305,3 +305,25 @@ def test_import_and_gibbs_fit_do_not_import_pymc():
             "DPMCalibrator(n_components=4, draws=5, tune=5).fit(rng.random(100), y)\n"
             "assert 'pymc' not in sys.modules and 'pytensor' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ---- published values ---------------------------------------------------------------------
+def test_naeini_simulated_svm_scores_meet_the_papers_dpm(reference_dir):
+    """Naeini et al. (2014) Table 1, their DPM: linear SVM ECE 0.07 and AUC 0.85; quadratic SVM ECE 0.00."""
+    import pandas as pd
+
+    from bayescal import metrics
+    from bayescal.datasets import svm_scores
+
+    data = pd.read_csv(reference_dir / "naeini2014_simulated.csv")
+    train, test = data[data["split"] == "train"], data[data["split"] == "test"]
+    s_train, s_test = svm_scores(train, test, kernel="linear")
+    p = DPMCalibrator(random_seed=0).fit(s_train, train["y"].to_numpy()).predict_proba(s_test)[:, 1]
+    y_test = test["y"].to_numpy()
+    assert metrics.ece(y_test, p, n_bins=10, strategy="papers") <= 0.07
+    assert metrics.roc_auc(y_test, p) >= 0.84
+    quad = pd.read_csv(reference_dir / "naeini_quadratic_svm_scores.csv")  # the authors' quadratic-SVM scores
+    qtr, qte = quad[quad["split"] == "train"], quad[quad["split"] == "test"]
+    p = DPMCalibrator(random_seed=0).fit(qtr["score"].to_numpy(), qtr["label"].to_numpy()).predict_proba(
+        qte["score"].to_numpy())[:, 1]
+    assert metrics.ece(qte["label"].to_numpy(), p, n_bins=10, strategy="papers") <= 0.02
