@@ -20,7 +20,7 @@ def _collapse(t: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, 
     return t[start], weight, pos / weight
 
 
-def weighted_line_fit(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+def _line_fit(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Fitted values of the weighted least-squares line (the mean when ``x`` has one point)."""
     from bayescal.baselines.trend_filter import weighted_line
 
@@ -196,7 +196,7 @@ class ELiTE(Calibrator):
         lam_max = lambda_max(pos, y_n, w_n) if n >= 3 else 0.0
         if lam_max <= 0.0:
             # one distinct score: the mean; two, or labels exactly on a line: the least-squares line
-            beta = weighted_line_fit(pos, y_n, w_n)
+            beta = _line_fit(pos, y_n, w_n)
             k = min(n, 2)
             self._store(t_n, beta, np.array([0.0]), np.array([k]), np.array([aicc(beta, k)]), np.array([1.0]),
                         np.array([0]))
@@ -225,7 +225,7 @@ class ELiTE(Calibrator):
             # every model has as many parameters as samples: keep the line (the first model)
             weights = np.zeros(scores.size)
             weights[0] = 1.0
-            p = np.clip(weighted_line_fit(pos, y_n, w_n), 0.0, 1.0)
+            p = np.clip(_line_fit(pos, y_n, w_n), 0.0, 1.0)
         elif self.average:
             rel = np.exp(-(scores - ref) / 2.0)
             weights = rel / rel.sum()
