@@ -30,10 +30,11 @@ def logistic_fit(design: np.ndarray, y: np.ndarray, w: np.ndarray, *, intercept:
       from :math:`\\beta = 0`, the loss, gradient and Hessian sharing one pass per iterate;
     * above, from the fit to every tenth row (recursively, so deterministic), refined by
       plain Newton steps :math:`\\beta \\leftarrow \\beta - H^{-1} \\nabla L` until a step
-      is below :math:`10^{-9}(1 + \\lVert\\beta\\rVert_\\infty)`: from such a close start
-      Newton converges quadratically, so two or three passes over the data suffice. If it
-      has not converged after ``_NEWTON_STEPS`` steps, the trust-region search takes over
-      from where it stopped.
+      is below :math:`\\delta = 10^{-6}(1 + \\lVert\\beta\\rVert_\\infty)`: from such a
+      close start Newton converges quadratically (the next step would be of order
+      :math:`\\delta^2`, about :math:`10^{-12}`), so two or three passes over the data
+      suffice. If it has not converged after ``_NEWTON_STEPS`` steps, the trust-region
+      search takes over from where it stopped.
 
     Parameters
     ----------
@@ -67,7 +68,7 @@ def logistic_fit(design: np.ndarray, y: np.ndarray, w: np.ndarray, *, intercept:
             g, H = grad_hess(beta, expit(beta @ design))
             step = np.linalg.lstsq(H, g, rcond=None)[0]
             beta = beta - step
-            if np.abs(step).max() <= 1e-9 * (1.0 + np.abs(beta).max()):
+            if np.abs(step).max() <= 1e-6 * (1.0 + np.abs(beta).max()):
                 return beta
 
     cache: dict[str, Any] = {}
