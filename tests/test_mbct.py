@@ -103,6 +103,14 @@ def test_sample_weight_is_a_count():
     np.testing.assert_allclose(tripled, base, rtol=1e-9, atol=1e-12)
 
 
+def test_decision_values_are_read_through_the_logistic():
+    s, y, X, _ = simulate(6000, 16, "segment")
+    t = np.log(s / (1 - s))
+    prob = MBCT(random_state=2).fit(s, y, X=X).predict_proba(s, X=X)
+    dec = MBCT(score_kind="decision", random_state=2).fit(t, y, X=X).predict_proba(t, X=X)
+    np.testing.assert_allclose(dec, prob, rtol=1e-9, atol=1e-12)
+
+
 def test_deterministic_and_inputs_untouched():
     s, y, X, _ = simulate(6000, 8, "segment")
     copies = s.copy(), y.copy(), X.copy()
@@ -189,6 +197,6 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="no 1-D calibration map"):
         est.calibration_map()
     for bad in ({"n_estimators": 0}, {"max_depth": -1}, {"mvce_bins": 0}, {"n_feature_bins": 1.5},
-                {"validation_fraction": 1.0}, {"min_samples_leaf": 0}, {"min_gain_z": -1.0}):
+                {"validation_fraction": 1.0}, {"min_samples_leaf": "5"}, {"min_gain_z": -1.0}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             MBCT(**bad).fit(s, y, X=X)

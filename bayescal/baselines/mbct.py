@@ -15,8 +15,8 @@ __all__ = ["MBCT"]
 
 _LEAF = -1
 _STAY, _LEFT, _RIGHT = 0, 1, 2
-_MAX_KEY = 2**62
-_SCORE_TAIL = 0.005  # the score bins span the working scale between these weighted quantiles  # mixed-radix keys of the feature combinations must stay below this
+_MAX_KEY = 2**62  # mixed-radix keys of the feature combinations must stay below this
+_SCORE_TAIL = 0.005  # the score bins span the working scale between these weighted quantiles
 
 
 class MBCT(Calibrator):
@@ -124,7 +124,8 @@ class MBCT(Calibrator):
     max_depth : int, default 4
         Depth of each tree (the root has depth 0).
     min_samples_leaf : float, default 100
-        Least training weight (the number of rows when unweighted) in a leaf.
+        Least weight of the training part (its number of rows when unweighted; the
+        training part is ``1 - validation_fraction`` of the rows) in each child of a split.
     n_score_bins : int, default 20
         Equal-width bins of the score (working scale), the trees' score feature.
     n_feature_bins : int, default 10
@@ -136,7 +137,7 @@ class MBCT(Calibrator):
         Random equal-weight bins of the local MVCE; ``None`` (or at least as many as the
         node has combinations) makes every combination its own bin (step 3).
     mvce_shuffles : int, default 8
-        Random orders of the local MVCE.
+        Random orders of the local MVCE (used only with random bins).
     min_gain_z : float, default 1.0
         Standard errors by which a split must lower the node's MVCE (step 3).
     random_state : int, numpy Generator or None
@@ -215,11 +216,14 @@ class MBCT(Calibrator):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
                 raise ValueError(f"{name}={value!r} must be an integer >= {low}"
                                  + (" or None." if name == "mvce_bins" else "."))
-        if not (np.isscalar(self.min_samples_leaf) and self.min_samples_leaf > 0):
+        def number(x: Any) -> bool:
+            return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and np.isfinite(x)
+
+        if not (number(self.min_samples_leaf) and self.min_samples_leaf > 0):
             raise ValueError(f"min_samples_leaf={self.min_samples_leaf!r} must be a positive number.")
-        if not (np.isscalar(self.validation_fraction) and 0.0 < self.validation_fraction < 1.0):
+        if not (number(self.validation_fraction) and 0.0 < self.validation_fraction < 1.0):
             raise ValueError(f"validation_fraction={self.validation_fraction!r} must lie strictly between 0 and 1.")
-        if not (np.isscalar(self.min_gain_z) and np.isfinite(self.min_gain_z) and self.min_gain_z >= 0.0):
+        if not (number(self.min_gain_z) and self.min_gain_z >= 0.0):
             raise ValueError(f"min_gain_z={self.min_gain_z!r} must be a finite number >= 0.")
 
     # ---- encoding ---------------------------------------------------------------------
@@ -295,7 +299,7 @@ class MBCT(Calibrator):
             sums["f" + part] = np.bincount(inverse, wm * f0, minlength=g)
             sums["w" + part] = np.bincount(inverse, wm, minlength=g)
             sums["w2" + part] = np.bincount(inverse, wm * w, minlength=g)
-        cols = np.ascontiguousarray(combos.T)  # one row per feature: fast gathers
+        cols = np.ascontiguousarray(combos.T, dtype=np.intp)  # one row per feature: fast gathers and bincounts
         nodes: list[list] = []  # [feature, left, right, factor, route, parent] per node
         roots, terminals = [], []
         factor = np.ones(g)
