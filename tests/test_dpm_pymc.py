@@ -97,14 +97,15 @@ def test_weighted_likelihood_equals_repeated_points(rng):
     x = _two_gaussians(rng, 50)
     K = 3
     prior = _prior(x, np.ones(x.size), K)
-    engine = pymc_model._engine(K)
-    theta = pymc_model._flat_start(engine.model, prior) + 0.1
-    pymc_model._set_data(engine.model, x, np.full(x.size, 2.0), prior)
-    weighted = engine.point_fn(theta)[0]
-    pymc_model._set_data(engine.model, np.concatenate([x, x]), np.ones(2 * x.size), prior)
-    repeated = engine.point_fn(theta)[0]
-    pymc_model._set_data(engine.model, x, np.ones(x.size), prior)
-    single = engine.point_fn(theta)[0]
+    with pymc_model._borrow(K) as slot:
+        point_fn = pymc_model._advi_parts(slot).point_fn
+        theta = pymc_model._flat_start(slot.model, prior) + 0.1
+        pymc_model._set_data(slot.model, x, np.full(x.size, 2.0), prior)
+        weighted = point_fn(theta)[0]
+        pymc_model._set_data(slot.model, np.concatenate([x, x]), np.ones(2 * x.size), prior)
+        repeated = point_fn(theta)[0]
+        pymc_model._set_data(slot.model, x, np.ones(x.size), prior)
+        single = point_fn(theta)[0]
     np.testing.assert_allclose(weighted, repeated, rtol=1e-12)
     assert weighted < single  # the extra copy adds a negative log-likelihood
 
@@ -141,7 +142,8 @@ def test_advi_nan_elbo_retries_then_raises(rng, monkeypatch):
     x = _two_gaussians(rng, 100)
     K = 3
     prior = _prior(x, np.ones(x.size), K)
-    engine = pymc_model._engine(K)
+    with pymc_model._borrow(K) as slot:  # the slot the next fit of this K will borrow
+        engine = pymc_model._advi_parts(slot)
     real_step = engine.step
     # a NaN in the first run only: the retry (other seed, learning rate / 10) succeeds
     calls = {"n": 0}
@@ -178,6 +180,26 @@ def test_bad_inputs_raise_clear_errors(rng):
         ROUTES["advi"](x, np.ones(x.size + 1), prior, n_components=K, draws=10, random_seed=0)
     with pytest.raises(ValueError, match="target_accept"):
         ROUTES["nuts"](x, np.ones(x.size), prior, n_components=K, draws=10, random_seed=0, target_accept=1.5)
+
+
+def test_parallel_fits_of_one_k_do_not_share_state(rng):
+    """Two threads fitting the same K (as DPMCalibrator(n_jobs=2) does) give the serial results."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    K = 3
+    xs = [_two_gaussians(rng, 150), _two_gaussians(rng, 250) + 1.0]
+    kw = dict(n_components=K, draws=100, max_iterations=600, window=100, tol=1e-3)
+
+    def run(x):
+        return ROUTES["advi"](x, np.ones(x.size), _prior(x, np.ones(x.size), K), random_seed=2, **kw)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        serial = [run(x) for x in xs]
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            parallel = list(pool.map(run, xs))
+    for a, b in zip(serial, parallel):
+        np.testing.assert_array_equal(a.posterior["mu"].values, b.posterior["mu"].values)
 
 
 def test_nuts_layout_seed_and_no_recompile(rng):

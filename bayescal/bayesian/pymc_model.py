@@ -37,9 +37,11 @@ Vehtari, A. et al. (2024). Pareto smoothed importance sampling. JMLR 25(72).
 
 from __future__ import annotations
 
+import threading
 import time
 import warnings
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 import numpy as np
 import xarray as xr
@@ -142,50 +144,74 @@ def _unconstrained(init: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 @dataclass
-class _Engine:
-    """A model for one K and its compiled functions, reused by every fit in the process."""
+class _Advi:
+    """Compiled ADVI pieces of one model."""
 
-    model: object
-    step: object  # compiled ADVI step: one adam update, returns the negative ELBO estimate
+    step: object  # one adam update; returns the negative ELBO estimate
     learning_rate: object  # shared scalar read by adam
     opt_state: list  # adam's shared moments and iteration counter
     rngs: list  # random generators of the step function
     mean: object  # shared mean-field location (flat vector on the transformed scale)
     rho: object  # shared mean-field rho; std = log(1 + exp(rho))
-    ordering: dict  # transformed variable name -> slice of the flat vector
     point_fn: object  # flat vector -> [log p(theta, data) with Jacobian, weight, mu, sigma, alpha]
 
 
-_MODELS: dict[int, object] = {}
-_ENGINES: dict[int, _Engine] = {}
+@dataclass
+class _Slot:
+    """One model for a given K with its compiled functions, used by one fit at a time."""
+
+    model: object
+    advi: _Advi | None = None
+    nuts: dict = field(default_factory=dict)  # target_accept -> compiled NUTS step
+
+
+#: free slots per K; a fit borrows one (building it if none is free) and gives it back
+_POOL: dict[int, list[_Slot]] = {}
+_POOL_LOCK = threading.Lock()
 #: fewest draws for which the Pareto tail fit of PSIS is attempted
 _PSIS_MIN_DRAWS = 100
-#: number of models built and compiled in this process, per route (read by the tests)
+#: number of compilations in this process, per route (read by the tests)
 N_COMPILATIONS = {"advi": 0, "nuts": 0}
 
 
-def _model(n_components: int):
-    """The process-wide model for ``K`` components (data and hyperparameters are shared variables)."""
+@contextmanager
+def _borrow(n_components: int):
+    """A model for ``K`` components that no other fit is using (thread-safe).
+
+    Fits of the two classes may run in parallel threads; each gets its own slot, so the
+    shared data and optimiser state of one fit are never touched by another. Slots are
+    kept for the life of the process, so later fits with the same K reuse their
+    compiled functions.
+    """
     K = int(n_components)
-    if K not in _MODELS:
-        _MODELS[K] = build_model(K)
-    return _MODELS[K]
+    with _POOL_LOCK:
+        free = _POOL.setdefault(K, [])
+        slot = free.pop() if free else None
+    if slot is None:
+        slot = _Slot(build_model(K))
+    try:
+        yield slot
+    finally:
+        with _POOL_LOCK:
+            _POOL[K].append(slot)
 
 
-def _engine(n_components: int) -> _Engine:
-    """Cached model and compiled ADVI / log-density functions for ``K`` components."""
-    K = int(n_components)
-    if K in _ENGINES:
-        return _ENGINES[K]
+def _advi_parts(slot: _Slot) -> _Advi:
+    """Compile (once per slot) the ADVI step function and the log-density of a flat parameter vector."""
+    if slot.advi is not None:
+        return slot.advi
     import pymc as pm
     import pytensor
     import pytensor.tensor as pt
     from pytensor.graph.replace import graph_replace
     from pytensor.tensor.random.type import RandomGeneratorType
 
-    model = _model(K)
+    model = slot.model
     advi = pm.ADVI(model=model, random_seed=0)
     group = advi.approx.groups[0]
+    if [name for name in group.ordering] != [v.name for v in model.value_vars]:
+        raise RuntimeError(f"ADVI orders the parameters as {list(group.ordering)}, not as model.value_vars; "
+                           "the flat start vector would be misplaced.")
     mean, rho = group.params_dict["mu"], group.params_dict["rho"]
     lr = pytensor.shared(np.float64(0.01), name="learning_rate")
     step = advi.objective.step_function(obj_optimizer=pm.adam(learning_rate=lr), score=True)
@@ -193,21 +219,28 @@ def _engine(n_components: int) -> _Engine:
     rngs = [v for v in updated if isinstance(v.type, RandomGeneratorType)]
     opt_state = [v for v in updated if v not in rngs and v is not mean and v is not rho]
 
-    ordering = {name: info[1] for name, info in group.ordering.items()}
-    if list(ordering) != [v.name for v in model.value_vars]:
-        raise RuntimeError(f"ADVI orders the parameters as {list(ordering)}, not as model.value_vars; "
-                           "the flat start vector would be misplaced.")
     flat = pt.vector("flat", dtype="float64")
     values = {v.name: v for v in model.value_vars}
     replace = {values[name]: flat[info[1]].reshape(info[2]) for name, info in group.ordering.items()}
     outs = model.replace_rvs_by_values(
         [model.logp(jacobian=True), model["weight"], model["mu"], model["sigma"], model["alpha"]])
-    outs = graph_replace(outs, replace, strict=False)
-    point_fn = pm.pytensorf.compile([flat], outs)
-    engine = _Engine(model, step, lr, opt_state, rngs, mean, rho, ordering, point_fn)
-    _ENGINES[K] = engine
-    N_COMPILATIONS["advi"] += 1
-    return engine
+    point_fn = pm.pytensorf.compile([flat], graph_replace(outs, replace, strict=False))
+    slot.advi = _Advi(step, lr, opt_state, rngs, mean, rho, point_fn)
+    with _POOL_LOCK:
+        N_COMPILATIONS["advi"] += 1
+    return slot.advi
+
+
+def _nuts_step(slot: _Slot, target_accept: float):
+    """Compile (once per slot and ``target_accept``) PyMC's NUTS step method."""
+    key = float(target_accept)
+    if key not in slot.nuts:
+        import pymc as pm
+
+        slot.nuts[key] = pm.NUTS(model=slot.model, target_accept=key)
+        with _POOL_LOCK:
+            N_COMPILATIONS["nuts"] += 1
+    return slot.nuts[key]
 
 
 def _flat_start(model, prior) -> np.ndarray:
@@ -289,22 +322,29 @@ def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
 
     start_time = time.perf_counter()
     x, counts = _check_inputs(x, counts, prior, n_components, draws)
-    engine = _engine(n_components)
-    _set_data(engine.model, x, counts, prior)
-    flat_start = _flat_start(engine.model, prior)
     seeds = np.random.SeedSequence(random_seed).generate_state(3)
-    losses, converged, nan = _run_advi(engine, flat_start, int(seeds[0]), learning_rate, max_iterations,
-                                       window, tol, init_std)
-    retried = nan
-    if nan:
-        learning_rate = learning_rate / 10
-        losses, converged, nan = _run_advi(engine, flat_start, int(seeds[1]), learning_rate, max_iterations,
+    with _borrow(n_components) as slot:
+        engine = _advi_parts(slot)
+        _set_data(slot.model, x, counts, prior)
+        flat_start = _flat_start(slot.model, prior)
+        losses, converged, nan = _run_advi(engine, flat_start, int(seeds[0]), learning_rate, max_iterations,
                                            window, tol, init_std)
+        retried = nan
         if nan:
-            raise RuntimeError(
-                f"ADVI produced a NaN ELBO at iteration {len(losses)} even after a retry with another seed and "
-                f"learning rate {learning_rate:g}; the prior hyperparameters or data are probably degenerate "
-                f"(check prior['mu_scale'], prior['sigma_logmean'], the score spread) or use inference='gibbs'.")
+            learning_rate = learning_rate / 10
+            losses, converged, nan = _run_advi(engine, flat_start, int(seeds[1]), learning_rate,
+                                               max_iterations, window, tol, init_std)
+        if not nan:
+            mean = engine.mean.get_value()
+            std = np.log1p(np.exp(engine.rho.get_value()))
+            rng = np.random.default_rng(seeds[2])
+            eps = rng.standard_normal((draws, mean.size))
+            results = [engine.point_fn(theta) for theta in mean + std * eps]
+    if nan:
+        raise RuntimeError(
+            f"ADVI produced a NaN ELBO at iteration {len(losses)} even after a retry with another seed and "
+            f"learning rate {learning_rate:g}; the prior hyperparameters or data are probably degenerate "
+            f"(check prior['mu_scale'], prior['sigma_logmean'], the score spread) or use inference='gibbs'.")
     elbo = -losses[-min(window, len(losses)):].mean()
     if not converged:
         if len(losses) >= 2 * window:
@@ -316,13 +356,7 @@ def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
             f"change above tol={tol:g}); raise max_iterations or tol, or use inference='gibbs'.",
             UserWarning, stacklevel=3)
 
-    rng = np.random.default_rng(seeds[2])
-    mean = engine.mean.get_value()
-    std = np.log1p(np.exp(engine.rho.get_value()))
-    eps = rng.standard_normal((draws, mean.size))
-    theta = mean + std * eps
     log_q = -0.5 * np.sum(eps**2, axis=1) - np.sum(np.log(std)) - 0.5 * mean.size * np.log(2 * np.pi)
-    results = [engine.point_fn(t) for t in theta]
     log_p = np.array([r[0] for r in results])
     weight, mu, sigma, alpha = (np.array([r[j] for r in results]) for j in range(1, 5))
     log_ratio = log_p - log_q
@@ -346,20 +380,6 @@ def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
                    "psis_resampled": bool(psis and np.isfinite(pareto_k)), "learning_rate": float(learning_rate),
                    "retried": bool(retried), "runtime_s": time.perf_counter() - start_time}
     return ClassFit(_to_posterior(weight, mu, sigma, alpha, 1, draws), diagnostics)
-
-
-_NUTS_STEPS: dict[tuple[int, float], object] = {}
-
-
-def _nuts_step(n_components: int, target_accept: float):
-    """Cached NUTS step method (compiled log-density and gradient) for ``K`` components."""
-    key = (int(n_components), float(target_accept))
-    if key not in _NUTS_STEPS:
-        import pymc as pm
-
-        _NUTS_STEPS[key] = pm.NUTS(model=_model(n_components), target_accept=target_accept)
-        N_COMPILATIONS["nuts"] += 1
-    return _NUTS_STEPS[key]
 
 
 def fit_nuts(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: int, draws: int,
@@ -391,14 +411,14 @@ def fit_nuts(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
                              f"got {value!r}.")
     if not 0 < target_accept < 1:
         raise ValueError(f"target_accept must lie in (0, 1); got {target_accept!r}.")
-    model = _model(n_components)
-    _set_data(model, x, counts, prior)
-    step = _nuts_step(n_components, target_accept)
-    flat_start = _flat_start(model, prior)
-    step.potential = QuadPotentialDiagAdapt(flat_start.size, flat_start, np.ones(flat_start.size), 10)
-    idata = pm.sample(draws=int(draws), tune=int(tune), chains=int(chains), cores=int(cores), step=step,
-                      initvals=_initial_values(prior), random_seed=random_seed, model=model,
-                      progressbar=False, compute_convergence_checks=False)
+    with _borrow(n_components) as slot:
+        _set_data(slot.model, x, counts, prior)
+        step = _nuts_step(slot, target_accept)
+        flat_start = _flat_start(slot.model, prior)
+        step.potential = QuadPotentialDiagAdapt(flat_start.size, flat_start, np.ones(flat_start.size), 10)
+        idata = pm.sample(draws=int(draws), tune=int(tune), chains=int(chains), cores=int(cores), step=step,
+                          initvals=_initial_values(prior), random_seed=random_seed, model=slot.model,
+                          progressbar=False, compute_convergence_checks=False)
     post = idata.posterior
     weight, mu, sigma = (post[name].values for name in ("weight", "mu", "sigma"))
     posterior = _to_posterior(weight, mu, sigma, post["alpha"].values, int(chains), int(draws))
