@@ -82,7 +82,8 @@ class ScalingBinning(Calibrator):
     _min_samples = 4
     _min_per_class = 2
 
-    def __init__(self, *, n_bins: int = 10, split: float = 0.5, random_state=None, score_kind: str = "probability"):
+    def __init__(self, *, n_bins: int = 10, split: float = 0.5, random_state: int | np.random.Generator | None = None,
+                 score_kind: str = "probability"):
         self.n_bins = n_bins
         self.split = split
         self.random_state = random_state
