@@ -23,9 +23,12 @@ FAST_PARAMS: dict[str, dict] = {"dpm": {"draws": 100, "n_components": 8}}
 
 
 def build(name: str, **params):
+    """The calibrator with its fast settings and a fixed seed (when it has one)."""
     cls = get_calibrator_class(name)
-    fast = {k: v for k, v in FAST_PARAMS.get(name, {}).items() if k in cls().get_params()}
-    return cls(**{**fast, **params})
+    accepted = cls().get_params()
+    seeded = {k: 0 for k in ("random_state", "random_seed") if k in accepted}
+    fast = {k: v for k, v in FAST_PARAMS.get(name, {}).items() if k in accepted}
+    return cls(**{**seeded, **fast, **params})
 
 
 def simulated(n: int = 400, seed: int = 0):
