@@ -14,6 +14,7 @@ from bayescal.bayesian import mixture
 from bayescal.bayesian.dpm import DPMCalibrator
 from bayescal.bayesian.gibbs import fit_gibbs
 from bayescal.bayesian.priors import PRIOR_KEYS, resolve_priors
+from bayescal.data import ScoreSummary
 
 TINY = dict(n_components=8, draws=150, tune=150, chains=2)
 
@@ -253,6 +254,11 @@ def test_compressed_fit_agrees_with_raw_fit():
     diff = np.abs(raw.predict_proba(grid)[:, 1] - comp.predict_proba(grid)[:, 1])
     # the Monte Carlo error of two separate runs dominates the binning error
     assert diff.mean() < 5e-3 and diff.max() < 0.03
+    # a ScoreSummary with the same bins is the same likelihood: the same chains (the prediction
+    # grids differ slightly, as the summary knows bin centres only)
+    summary = ScoreSummary.from_arrays(s, y, n_bins=1024)
+    from_summary = DPMCalibrator(**kw).fit(summary)
+    np.testing.assert_allclose(from_summary.predict_proba(grid), comp.predict_proba(grid), atol=1e-4)
 
 
 # ---- persistence ---------------------------------------------------------------------
