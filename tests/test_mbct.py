@@ -166,12 +166,15 @@ def test_random_bin_criterion_also_finds_the_segment():
 
 
 def test_save_load_round_trip(tmp_path):
+    pd = pytest.importorskip("pandas")
     s, y, X, _ = simulate(5000, 14, "segment")
-    Xs = X.astype(str)
-    est = MBCT(random_state=0).fit(s, y, X=Xs)
+    frame = pd.DataFrame({"segment": X[:, 0].astype(str), "noise": X[:, 1], "age": np.linspace(0, 1, s.size)})
+    est = MBCT(random_state=0).fit(s, y, X=frame)
+    assert est.feature_kinds_ == ["categorical", "categorical", "continuous"]
     est.save(tmp_path / "mbct.nc")
     loaded = bayescal.load(tmp_path / "mbct.nc")
-    np.testing.assert_array_equal(loaded.predict_proba(s, X=Xs), est.predict_proba(s, X=Xs))
+    assert loaded.feature_kinds_ == est.feature_kinds_
+    np.testing.assert_array_equal(loaded.predict_proba(s, X=frame), est.predict_proba(s, X=frame))
 
 
 def test_bad_inputs():

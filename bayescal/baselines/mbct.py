@@ -41,7 +41,11 @@ class MBCT(Calibrator):
     logistic of a decision value). The map is not monotone in the score: samples with the
     same score but different features may be reordered, which is how MBCT can raise AUC.
 
-    Algorithm (the choices the paper leaves open are marked *choice*):
+    Algorithm. The authors published no code, and only the paper's abstract and summaries
+    could be consulted while writing this one; what follows implements the description
+    above (trees over discrete features and the binned score, leaves :math:`k f`, greedy
+    splits on the MVCE, boosting), and every detail that had to be decided here is marked
+    *choice*:
 
     1. **Features.** Each column of ``X`` is encoded as integer levels. A numeric column
        with more than ``n_feature_bins`` distinct values is *continuous*: it is cut at its
@@ -81,9 +85,11 @@ class MBCT(Calibrator):
        their difference is not blurred by the randomness of the binning. *Choice*: by
        default (``mvce_bins=None``) the bins are as fine as the aggregation allows, one
        per combination, so no shuffle is needed and the criterion is exact. Coarse random
-       bins mix the segments a split separates, which cancels the signal: on the
-       benchmark of ``benchmarks/bench_mbct.py`` (10^6 rows) 8192 random bins left a mean
-       absolute error to the true probability of 0.041, one bin per combination 0.010.
+       bins mix the segments a split separates, which cancels the signal. On the
+       benchmark of ``benchmarks/bench_mbct.py`` (10^6 rows in 930 000 combinations; mean
+       absolute error to the true probability 0.080 before calibration) 8192 random bins
+       and 4 shuffles left an error of 0.048, 65 536 bins and 1 shuffle 0.013, and one bin
+       per combination 0.015 for 60% of the CPU time.
        *Choice*, "no local improvement": the decrease :math:`\Delta Q` of the best
        candidate must exceed ``min_gain_z`` standard errors, the standard error of
        :math:`\Delta Q` under the hypothesis that the parent's factor is right
