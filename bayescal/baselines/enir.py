@@ -104,52 +104,48 @@ class ENIR(Calibrator):
         run = np.concatenate([[0], np.cumsum(z[1:] != z[:-1])])
         run_w1 = np.bincount(run, weights=w1)
         run_wt = np.bincount(run, weights=wt)
-        run_w0 = run_wt - run_w1
         path = neariso_path(run_w1 / run_wt, run_wt)
 
         lambdas = path.lambdas[1:] if path.lambdas.shape[0] > 1 else path.lambdas
         if lambdas.shape[0] > self.max_models:
             lambdas = lambdas[np.unique(np.round(np.linspace(0, lambdas.shape[0] - 1, self.max_models)).astype(int))]
         penalty = np.log(wt.sum()) + np.log(2 * np.pi)
+        cum_w1 = np.concatenate([[0.0], np.cumsum(run_w1)])
+        cum_wt = np.concatenate([[0.0], np.cumsum(run_wt)])
 
-        # stream over the models: keep the best fit and a running relative-likelihood sum
-        used, bics, dfs = [], [], []
-        best_bic, best_fit, acc, acc_w = np.inf, None, None, 0.0
+        scored = []  # (lambda, BIC, df) of every model of finite BIC
         for lam in lambdas:
-            fit = np.clip(path.fitted(lam), 0.0, 1.0)
+            starts, value = path.groups(lam)
+            fit = np.clip(value, 0.0, 1.0)
+            ends = np.append(starts[1:], run_wt.shape[0])
+            g1 = cum_w1[ends] - cum_w1[starts]
+            g0 = cum_wt[ends] - cum_wt[starts] - g1
             with np.errstate(divide="ignore"):
-                loglik = float(np.sum(xlogy(run_w1, fit) + xlogy(run_w0, 1.0 - fit)))
+                loglik = float(np.sum(xlogy(g1, fit) + xlogy(g0, 1.0 - fit)))
             df = 1 + int(np.count_nonzero(np.diff(fit)))
             bic = -2.0 * loglik + df * penalty
-            if not np.isfinite(bic):
-                continue
-            if bic < best_bic:
-                if acc is not None:  # rescale the running sum to the new best
-                    factor = np.exp(-(best_bic - bic) / 2.0)
-                    acc, acc_w = acc * factor, acc_w * factor
-                best_bic, best_fit = bic, fit
-            rel = np.exp(-(bic - best_bic) / 2.0)
-            acc = rel * fit if acc is None else acc + rel * fit
-            acc_w += rel
-            used.append(lam)
-            bics.append(bic)
-            dfs.append(df)
-        bics_arr = np.array(bics)
-        weights = np.exp(-(bics_arr - bics_arr.min()) / 2.0)
+            if np.isfinite(bic):
+                scored.append((lam, bic, df))
+        # never empty: the path ends without violations, on the runs' means (finite likelihood)
+        lams, bics, dfs = (np.array(v) for v in zip(*scored))
         if self.selection == "best":
-            values = best_fit[run]
-            weights = (np.arange(bics_arr.shape[0]) == np.argmin(bics_arr)).astype(np.float64)
+            weights = (np.arange(bics.shape[0]) == np.argmin(bics)).astype(np.float64)
         else:
-            values = (acc / acc_w)[run]
+            weights = np.exp(-(bics - bics.min()) / 2.0)
+            weights /= weights.sum()
+        curve = np.zeros(run_wt.shape[0])
+        for lam, weight in zip(lams[weights > 0], weights[weights > 0]):
+            curve += weight * np.clip(path.fitted(lam), 0.0, 1.0)
+        values = curve[run]
         # keep the ends of every constant stretch: the same interpolant on fewer knots
         changes = values[1:] != values[:-1]
         keep = np.concatenate([[True], changes]) | np.concatenate([changes, [True]])
         self.knots_ = knots[keep]
         self.values_ = values[keep]
-        self.lambdas_ = np.array(used)
-        self.bic_ = bics_arr
-        self.df_ = np.array(dfs)
-        self.weights_ = weights / weights.sum()
+        self.lambdas_ = lams
+        self.bic_ = bics
+        self.df_ = dfs.astype(np.int64)
+        self.weights_ = weights
 
     def _calibrate(self, t, X=None):
         return np.interp(from_working(t, self.score_kind), self.knots_, self.values_)

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from functools import cache, cached_property
 from typing import Any
 
 import numpy as np
@@ -76,21 +77,33 @@ class NearIsotonicPath:
     merge_lambda: np.ndarray
     df: np.ndarray
 
-    def fitted(self, lam: float) -> np.ndarray:
-        r"""The fit :math:`\hat\beta(\lambda)` at any ``lam >= 0``, shape ``(n,)``."""
+    @cached_property
+    def _cumulative(self) -> tuple[np.ndarray, np.ndarray]:
+        return (np.concatenate([[0.0], np.cumsum(self.w)]),
+                np.concatenate([[0.0], np.cumsum(self.w * self.z)]))
+
+    def groups(self, lam: float) -> tuple[np.ndarray, np.ndarray]:
+        r"""The fused groups at any ``lam >= 0``: the first point of each, and its fitted value.
+
+        A group :math:`G` has value :math:`\bar z_G + \lambda (d_{\text{left}} - d_{\text{right}}) / W_G`
+        (see the module docstring).
+        """
         lam = float(lam)
         if not lam >= 0.0:
             raise ValueError(f"lam={lam} must be a non-negative number.")
-        alive = self.merge_lambda > lam  # boundaries still separating two groups
-        gid = np.concatenate([[0], np.cumsum(alive)])
-        n_groups = int(gid[-1]) + 1
-        W = np.bincount(gid, weights=self.w, minlength=n_groups)
-        S = np.bincount(gid, weights=self.w * self.z, minlength=n_groups)
-        down = (self.z[:-1] > self.z[1:])[alive].astype(np.float64)  # a violation on the boundary
-        d_left = np.concatenate([[0.0], down])
-        d_right = np.concatenate([down, [0.0]])
-        value = S / W + lam * (d_left - d_right) / W
-        return value[gid]
+        cut = np.flatnonzero(self.merge_lambda > lam) + 1  # first points of the groups after the first
+        starts = np.concatenate([[0], cut])
+        ends = np.append(cut, self.z.shape[0])
+        cum_w, cum_wz = self._cumulative
+        W = cum_w[ends] - cum_w[starts]
+        S = cum_wz[ends] - cum_wz[starts]
+        down = (self.z[cut - 1] > self.z[cut]).astype(np.float64)  # a violation on the boundary
+        return starts, S / W + lam * (np.concatenate([[0.0], down]) - np.concatenate([down, [0.0]])) / W
+
+    def fitted(self, lam: float) -> np.ndarray:
+        r"""The fit :math:`\hat\beta(\lambda)` at any ``lam >= 0``, shape ``(n,)``."""
+        starts, value = self.groups(lam)
+        return np.repeat(value, np.diff(np.append(starts, self.z.shape[0])))
 
     @property
     def beta(self) -> np.ndarray:
@@ -129,72 +142,83 @@ def neariso_path(z: Any, w: Any = None) -> NearIsotonicPath:
     merge_lambda[z[:-1] == z[1:]] = 0.0
     starts = np.flatnonzero(np.concatenate([[True], merge_lambda != 0.0]))
     ends = np.append(starts[1:], n)  # exclusive
-    n_groups = starts.shape[0]
     cw = np.concatenate([[0.0], np.cumsum(w)])
     cs = np.concatenate([[0.0], np.cumsum(w * z)])
-    W_arr = cw[ends] - cw[starts]
-    S_arr = cs[ends] - cs[starts]
     down = (z[ends[:-1] - 1] > z[starts[1:]]).astype(np.float64)  # a violation on boundary g | g+1
-    d_left_arr = np.concatenate([[0.0], down])
-    d_right_arr = np.concatenate([down, [0.0]])
-    slope_arr = (d_left_arr - d_right_arr) / W_arr
-    mean_arr = S_arr / W_arr
-    # per-group state as Python lists (the event loop reads single elements), indexed by
-    # group number; a merged group keeps its left member's number
-    W, S, d_left, d_right, slope, mean = (
-        a.tolist() for a in (W_arr, S_arr, d_left_arr, d_right_arr, slope_arr, mean_arr))
-    nxt = list(range(1, n_groups)) + [-1]
-    prv = [-1] + list(range(n_groups - 1))
-    first = starts.tolist()  # first point of each group: its left boundary is first - 1
-    # due[g]: the pending collision time of group g with nxt[g] (-1 if none); a heap entry
-    # (t, g) is current only while due[g] == t, so stale entries are skipped when popped
-    due = [-1.0] * n_groups
-    heap: list[tuple[float, int]] = []
-
-    def schedule(g: int, lam: float) -> None:
-        # groups g and h = nxt[g] meet where their lines cross, if they approach
-        h = nxt[g]
-        due[g] = -1.0
-        if h >= 0 and (slope[h] > slope[g] if d_right[g] else slope[h] < slope[g]):
-            t = max(lam, (mean[h] - mean[g]) / (slope[g] - slope[h]))
-            due[g] = t
-            heapq.heappush(heap, (t, g))
-
-    # initial collision times of every pair of neighbours, at once
-    sl, sr = slope_arr[:-1], slope_arr[1:]
-    approaching = np.where(down > 0, sr > sl, sr < sl)
-    g0 = np.flatnonzero(approaching)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t0 = np.maximum(0.0, (mean_arr[g0 + 1] - mean_arr[g0]) / (sl[g0] - sr[g0]))
-    for t, g in zip(t0.tolist(), g0.tolist()):
-        due[g] = t
-        heap.append((t, g))
-    heapq.heapify(heap)
-
-    lambdas = [0.0]
-    while heap:
-        t, g = heapq.heappop(heap)
-        if due[g] != t:
-            continue
-        if t - lambdas[-1] > _SAME_BREAKPOINT * max(1.0, abs(t)):
-            lambdas.append(t)
-        lam = lambdas[-1]
-        h = nxt[g]
-        merge_lambda[first[h] - 1] = lam
-        # merge h into g
-        W[g] += W[h]
-        S[g] += S[h]
-        d_right[g] = d_right[h]
-        mean[g] = S[g] / W[g]
-        slope[g] = (d_left[g] - d_right[g]) / W[g]
-        nxt[g] = nxt[h]
-        if nxt[h] >= 0:
-            prv[nxt[h]] = g
-        due[h] = -1.0
-        schedule(g, lam)
-        if prv[g] >= 0:
-            schedule(prv[g], lam)
-
-    lambdas_arr = np.array(lambdas)
+    lambdas_arr = _event_loop()(
+        cw[ends] - cw[starts], cs[ends] - cs[starts], np.concatenate([[0.0], down]),
+        np.concatenate([down, [0.0]]), starts.astype(np.int64), merge_lambda, _SAME_BREAKPOINT)
     df = n - np.arange(lambdas_arr.shape[0], dtype=np.float64)
     return NearIsotonicPath(z=z, w=w, lambdas=lambdas_arr, merge_lambda=merge_lambda, df=df)
+
+
+@cache
+def _event_loop():
+    """Compile (on first use; cached on disk) the path's event loop with numba (a PyMC dependency)."""
+    import numba
+
+    @numba.njit(cache=True, nogil=True)
+    def run(W, S, d_left, d_right, first, merge_lambda, same):  # pragma: no cover - compiled
+        """Merge groups in the order they collide; fill ``merge_lambda``; return the breakpoints.
+
+        Groups are numbered left to right; a merged group keeps its left member's number.
+        ``due[g]`` is the pending collision time of ``g`` with its right neighbour (-1 if
+        none); a heap entry ``(t, g)`` is current only while ``due[g] == t``, so stale
+        entries are skipped when popped.
+        """
+        n_groups = W.shape[0]
+        mean = S / W
+        slope = (d_left - d_right) / W
+        nxt = np.arange(1, n_groups + 1)
+        nxt[-1] = -1
+        prv = np.arange(-1, n_groups - 1)
+        due = np.full(n_groups, -1.0)
+
+        def collision(g, h, lam):
+            # when group g and its right neighbour h meet, or -1 if they do not approach
+            approaching = slope[h] > slope[g] if d_right[g] > 0 else slope[h] < slope[g]
+            if not approaching:
+                return -1.0
+            return max(lam, (mean[h] - mean[g]) / (slope[g] - slope[h]))
+
+        heap = [(0.0, 0)]
+        heap.pop()
+        for g in range(n_groups - 1):
+            t = collision(g, g + 1, 0.0)
+            if t >= 0.0:
+                due[g] = t
+                heap.append((t, g))
+        heapq.heapify(heap)
+        lambdas = np.zeros(n_groups)
+        k = 1
+        while len(heap) > 0:
+            t, g = heapq.heappop(heap)
+            if due[g] != t:
+                continue
+            if t - lambdas[k - 1] > same * max(1.0, abs(t)):
+                lambdas[k] = t
+                k += 1
+            lam = lambdas[k - 1]
+            h = nxt[g]
+            merge_lambda[first[h] - 1] = lam
+            W[g] += W[h]
+            S[g] += S[h]
+            d_right[g] = d_right[h]
+            mean[g] = S[g] / W[g]
+            slope[g] = (d_left[g] - d_right[g]) / W[g]
+            nxt[g] = nxt[h]
+            if nxt[h] >= 0:
+                prv[nxt[h]] = g
+            due[h] = -1.0
+            for f in (g, prv[g]):  # the pairs whose members changed
+                if f < 0:
+                    continue
+                due[f] = -1.0
+                if nxt[f] >= 0:
+                    t = collision(f, nxt[f], lam)
+                    if t >= 0.0:
+                        due[f] = t
+                        heapq.heappush(heap, (t, f))
+        return lambdas[:k]
+
+    return run
