@@ -47,7 +47,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--mvce-bins", type=int, default=None, help="MBCT(mvce_bins=...); default: one per combination")
+    parser.add_argument("--mvce-bins", type=int, default=None,
+                        help="MBCT(mvce_bins=...); default: one bin per combination")
     parser.add_argument("--mvce-shuffles", type=int, default=8)
     args = parser.parse_args()
 
@@ -70,7 +71,8 @@ def main() -> None:
           f"(CPU time {[round(t, 2) for t in cpu_times]} s) "
           f"({est.n_combinations_} combinations, {est.tree_roots_.size} trees, {est.node_feature_.size} nodes)")
     print(f"predict: {predict_time:.2f} s, {args.n / predict_time:,.0f} rows/s")
-    print(f"mean |p - p_true|: uncalibrated {np.mean(np.abs(s_new - p_new)):.4f}, MBCT {np.mean(np.abs(p - p_new)):.4f}")
+    print(f"mean |p - p_true|: uncalibrated {np.mean(np.abs(s_new - p_new)):.4f}, "
+          f"MBCT {np.mean(np.abs(p - p_new)):.4f}")
     print(f"load average after: {os.getloadavg()}")
 
 

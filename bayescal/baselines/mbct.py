@@ -245,10 +245,14 @@ class MBCT(Calibrator):
             if values is not None and distinct.size > self.n_feature_bins:
                 q = np.arange(1, self.n_feature_bins) / self.n_feature_bins
                 inner = np.unique(weighted_quantile(values, q, w))
-                kinds.append("continuous"); edges.append(inner); levels.append(np.empty(0))
+                kinds.append("continuous")
+                edges.append(inner)
+                levels.append(np.empty(0))
                 n_codes.append(inner.size + 1)
             else:
-                kinds.append("categorical"); edges.append(np.empty(0)); levels.append(distinct)
+                kinds.append("categorical")
+                edges.append(np.empty(0))
+                levels.append(distinct)
                 n_codes.append(distinct.size + 1)  # + the "unseen" level
         lo, hi = weighted_quantile(t, np.array([_SCORE_TAIL, 1.0 - _SCORE_TAIL]), w)
         self.score_edges_ = np.unique(np.linspace(lo, hi, self.n_score_bins + 1)[1:-1]) if hi > lo else np.empty(0)
@@ -385,7 +389,8 @@ class MBCT(Calibrator):
             pv_tiled = np.tile(pv, n_shuffles)
             wbin = np.bincount(bins, np.tile(wv, n_shuffles), minlength=size)
             scale = 1.0 / (np.where(wbin > 0, wbin, 1.0) * total * n_shuffles)  # 1 / (n_b N R)
-            gap = k * np.bincount(bins, pv_tiled, minlength=size) - np.bincount(bins, np.tile(yv, n_shuffles), minlength=size)
+            gap = (k * np.bincount(bins, pv_tiled, minlength=size)
+                   - np.bincount(bins, np.tile(yv, n_shuffles), minlength=size))
             var = np.bincount(bins, np.tile(var_v, n_shuffles), minlength=size)
 
         best_gain, best = 0.0, None
@@ -448,7 +453,8 @@ class MBCT(Calibrator):
         while active.size:
             at = node[active]
             direction = self.node_route_[at, combos[active, self.node_feature_[at]]]
-            nxt = np.where(direction == _LEFT, self.node_left_[at], np.where(direction == _RIGHT, self.node_right_[at], at))
+            nxt = np.where(direction == _LEFT, self.node_left_[at],
+                           np.where(direction == _RIGHT, self.node_right_[at], at))
             node[active] = nxt
             active = active[(direction != _STAY) & (self.node_feature_[nxt] != _LEAF)]
         return node
