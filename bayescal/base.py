@@ -199,23 +199,20 @@ class Calibrator(ClassifierMixin, BaseEstimator):
     def _grid(self, grid: Any) -> np.ndarray:
         check_is_fitted(self)
         kind = getattr(self, "score_kind", "probability")
-        if grid is None:
+        if grid is None or (np.isscalar(grid) and float(grid).is_integer()):
             lo, hi = self.score_range_
-            if kind == "probability":
-                lo, hi = 0.0, 1.0
-            return np.linspace(lo, hi, DEFAULT_GRID_SIZE)
-        if np.isscalar(grid) and float(grid).is_integer():
-            lo, hi = (0.0, 1.0) if kind == "probability" else tuple(self.score_range_)
-            return np.linspace(lo, hi, int(grid))
+            if hi <= lo:  # every training score equal
+                lo, hi = (0.0, 1.0) if kind == "probability" else (lo - 1.0, hi + 1.0)
+            return np.linspace(lo, hi, DEFAULT_GRID_SIZE if grid is None else int(grid))
         return check_scores(grid, score_kind=kind, name="grid")
 
     def calibration_map(self, grid: Any = None) -> xr.DataArray:
         """The calibration map P(y=1 | score) on ``grid`` with dims ``(chain, draw, score)``.
 
-        ``grid`` is on the input scale: an array of scores, an integer number of points, or
-        ``None`` for 201 points over [0, 1] (probabilities) or the observed range (decision
-        values). Attr ``extrapolated`` says whether any grid point lies outside the scores
-        seen in ``fit``; ``observed_range`` gives that range.
+        ``grid`` is on the input scale: an array of scores, or an integer number of points
+        (201 when ``None``) spread over the range of the scores seen in ``fit``, where the
+        map is supported by data. Attr ``extrapolated`` says whether any grid point lies
+        outside that range; ``observed_range`` gives it.
         """
         if self.feature_aware:
             raise ValueError(f"{self._name} depends on features as well as scores: it has no 1-D calibration map.")
