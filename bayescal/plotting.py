@@ -144,8 +144,9 @@ class ReliabilityDisplay:
     def plot(self, ax: Any = None) -> "ReliabilityDisplay":
         """Draw on ``ax`` (a new figure when ``None``): maps, bands, binned points, histograms.
 
-        The binned frequencies are points annotated with their counts; the consistency band is
-        a vertical bar through each point's mean prediction.
+        Maps are drawn against the score they calibrate; each binned point sits at the mean
+        *predicted* probability of its bin (the raw score for ``None``, the calibrated one
+        otherwise), annotated with its count, with the consistency band as a vertical bar.
         """
         import matplotlib.pyplot as plt
 
@@ -178,6 +179,7 @@ class ReliabilityDisplay:
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
         ax.set_ylabel("P(y = 1 | score)")
+        ax.set_xlabel("score (maps); mean predicted probability (binned points)")
         ax.legend(fontsize=7, loc="upper left")
         if hax is not None and self.scores is not None:
             bins = np.linspace(0, 1, 41)

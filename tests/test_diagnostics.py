@@ -128,6 +128,19 @@ def test_ppc_accepts_the_dpm_fit_and_rejects_platt_on_a_non_monotone_map(bimodal
     assert bad.attrs["replicates_per_draw"] == D.MIN_REPLICATES  # one draw, replicated
 
 
+def test_ppc_of_the_true_map_gives_uniform_p_values():
+    """With the exact map the observed and replicated labels are exchangeable: p ~ U(0, 1)."""
+    truth = TRUTHS["beta_bimodal"]
+    pvals = []
+    for r in range(40):
+        d = simulate_scores(truth, 300, random_state=2000 + r)
+        exact = TrueMap(truth=truth).fit(d.scores, d.y)
+        pvals.append(float(D.ppc_calibration(exact, d.scores, d.y, statistics="ece", min_replicates=200,
+                                             random_seed=r)["p_value"].squeeze()))
+    assert np.mean(np.array(pvals) < 0.05) <= 0.125
+    assert stats.kstest(pvals, "uniform").pvalue > 0.01
+
+
 def test_ppc_is_reproducible_and_leaves_inputs_alone(skewed):
     d, dpm = skewed
     s, y = d.scores.copy(), d.y.copy()
