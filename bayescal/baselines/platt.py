@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.special import expit, log_expit
+from scipy.special import expit
 
+from bayescal._stats import weighted_mean_std
 from bayescal.base import Calibrator
+from bayescal.baselines._logistic import logistic_fit
 from bayescal.data import ScoreData
 
 __all__ = ["PlattScaling"]
@@ -17,7 +18,8 @@ class PlattScaling(Calibrator):
 
     .. math:: P(y=1 \mid t) = \sigma(a t + b)
 
-    fitted by weighted maximum likelihood against Platt's smoothed targets
+    fitted by weighted maximum likelihood (Newton's method,
+    :func:`~bayescal.baselines._logistic.logistic_fit`) against Platt's smoothed targets
     :math:`t_+ = (N_+ + 1)/(N_+ + 2)` for positives and :math:`t_- = 1/(N_- + 2)` for
     negatives (``smooth_targets=True``), which keeps the fit finite on separable data.
     The working scale is the logit of probability scores, or the decision value itself.
@@ -34,7 +36,7 @@ class PlattScaling(Calibrator):
     regularized likelihood methods. Advances in Large Margin Classifiers, 61-74.
     """
 
-    monotone = True
+    monotone = False  # monotone, but decreasing when the fitted slope is negative
 
     def __init__(self, *, score_kind: str = "probability", smooth_targets: bool = True):
         self.score_kind = score_kind
@@ -48,22 +50,11 @@ class PlattScaling(Calibrator):
             target = np.where(y == 1, (n1 + 1.0) / (n1 + 2.0), 1.0 / (n0 + 2.0))
         else:
             target = y.astype(np.float64)
-        # standardise for conditioning; map back afterwards
-        mu, sd = np.average(t, weights=w), np.sqrt(np.average((t - np.average(t, weights=w)) ** 2, weights=w))
+        # centre and scale t for conditioning; map the coefficients back afterwards
+        mu, sd = weighted_mean_std(t, w)
         sd = sd if sd > 0 else 1.0
-        z = (t - mu) / sd
-        wsum = w.sum()
-
-        def loss(theta):
-            a, b = theta
-            eta = a * z + b
-            nll = -(w * (target * log_expit(eta) + (1 - target) * log_expit(-eta))).sum() / wsum
-            r = w * (expit(eta) - target) / wsum
-            return nll, np.array([(r * z).sum(), r.sum()])
-
-        prior = (n1 + 1.0) / (n0 + n1 + 2.0)
-        res = minimize(loss, x0=np.array([0.0, np.log(prior / (1 - prior))]), jac=True, method="L-BFGS-B")
-        a, b = res.x
+        design = np.vstack([(t - mu) / sd, np.ones_like(t)])
+        a, b = logistic_fit(design, target, w, intercept=True)
         self.coef_ = float(a / sd)
         self.intercept_ = float(b - a * mu / sd)
 

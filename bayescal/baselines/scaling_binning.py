@@ -6,7 +6,7 @@ import numpy as np
 from scipy.special import expit
 
 from bayescal.base import Calibrator
-from bayescal.baselines.beta import logistic_fit
+from bayescal.baselines._logistic import logistic_fit
 from bayescal.baselines.histogram import equal_mass_bins
 from bayescal.data import ScoreData
 
@@ -29,7 +29,7 @@ class ScalingBinning(Calibrator):
        authors' code fits an essentially unpenalised logistic regression (Platt's smoothed
        targets would cap :math:`g` near :math:`(N_+ + 1)/(N_+ + 2)` and, on a nearly
        separable problem, leave the bins visibly under-confident). It is computed with the
-       Newton solver of :func:`~bayescal.baselines.beta.logistic_fit` (tiny ridge
+       Newton solver of :func:`~bayescal.baselines._logistic.logistic_fit` (tiny ridge
        :math:`10^{-10}` on the slope), which at :math:`N = 10^6` is several times faster than
        ``PlattScaling``'s L-BFGS and agrees with it to about :math:`10^{-6}`.
     3. Cut the values :math:`g(t_i), i \in T_2`, into ``n_bins`` equal-mass bins
