@@ -11,7 +11,7 @@ from scipy.special import betaln, expit
 
 import bayescal
 from bayescal import metrics
-from bayescal.baselines.bbq import BBQ, _binnings, _elbow
+from bayescal.baselines.bbq import BBQ, _binnings, _elbow, _stable_argsort
 
 
 def papers_metrics(y, p):
@@ -92,6 +92,13 @@ def test_chunking_matches_the_authors_loop_with_ties(seed):
         assert start[model == m].astype(int).tolist() == matlab_bins(s, int(b)), b
     np.testing.assert_array_equal(at_start, start)  # unit weights: sample i holds position i
     np.testing.assert_array_equal(before_start, np.where(start > 0, start - 1, -1))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.sampled_from([-1.0, 0.0, 0.5, 2.0]) | st.floats(-3, 3), min_size=1, max_size=50))
+def test_tied_scores_keep_their_input_order(values):
+    t = np.array(values)
+    np.testing.assert_array_equal(_stable_argsort(t), np.argsort(t, kind="stable"))
 
 
 def test_one_bin_model_is_the_beta_binomial_marginal_likelihood():

@@ -57,6 +57,23 @@ def _last_before(cw: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.searchsorted(cw, q, side="left") - 1
 
 
+def _stable_argsort(t: np.ndarray) -> np.ndarray:
+    """Sorting permutation of ``t`` with tied values in input order (as MATLAB's ``sort``).
+
+    A fast unstable sort, then the tied stretches are put back in input order (cheaper than
+    a stable sort of everything).
+    """
+    order = np.argsort(t)
+    ts = t[order]
+    same = ts[1:] == ts[:-1]
+    if not same.any():
+        return order
+    tied = np.flatnonzero(np.concatenate([same, [False]]) | np.concatenate([[False], same]))
+    block = np.concatenate([[0], np.cumsum(~same)])[tied]
+    order[tied] = order[tied][np.argsort(block * t.shape[0] + order[tied])]
+    return order
+
+
 def _elbow(rel: np.ndarray, alpha: float) -> np.ndarray:
     """Indices of the models kept by the authors' elbow rule, best first.
 
@@ -173,7 +190,7 @@ class BBQ(Calibrator):
         if not (np.isfinite(alpha) and alpha >= 0):
             raise ValueError(f"alpha={self.alpha!r} must be a non-negative number (0.001 by default).")
         keep = data.w > 0
-        order = np.argsort(data.t[keep], kind="stable")
+        order = _stable_argsort(data.t[keep])
         s = expit(data.t[keep][order])
         y = data.y[keep][order].astype(np.float64)
         w = data.w[keep][order]
