@@ -38,16 +38,28 @@ Bayesian non-parametric approach. arXiv:1401.3390.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import xarray as xr
 
 from bayescal import metrics
-from bayescal._validation import check_consistent_length, check_labels, check_probabilities, check_scores
+from bayescal._validation import (
+    check_consistent_length,
+    check_labels,
+    check_probabilities,
+    check_scores,
+)
 
-__all__ = ["STATISTICS", "ppc_calibration", "consistency_check", "calibration_error_posterior",
-           "score_density_check", "posterior_predictive_tree"]
+__all__ = [
+    "STATISTICS",
+    "calibration_error_posterior",
+    "consistency_check",
+    "posterior_predictive_tree",
+    "ppc_calibration",
+    "score_density_check",
+]
 
 MIN_REPLICATES = 500
 

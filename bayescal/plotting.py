@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-__all__ = ["ReliabilityDisplay", "DensityDisplay", "PPCDisplay", "DecisionDisplay", "plot_ppc_pava"]
+__all__ = ["DecisionDisplay", "DensityDisplay", "PPCDisplay", "ReliabilityDisplay", "plot_ppc_pava"]
 
 
 def _colors() -> list[str]:
@@ -83,7 +83,7 @@ class ReliabilityDisplay:
         n_consistency: int = 200,
         random_seed: Any = 0,
         ax: Any = None,
-    ) -> "ReliabilityDisplay":
+    ) -> ReliabilityDisplay:
         """Compute and draw the diagram for several fitted calibrators on evaluation data.
 
         Parameters
@@ -131,17 +131,17 @@ class ReliabilityDisplay:
 
     @classmethod
     def from_calibrator(cls, calibrator: Any, scores: Any, y: Any, *, label: str | None = None,
-                        **kwargs: Any) -> "ReliabilityDisplay":
+                        **kwargs: Any) -> ReliabilityDisplay:
         """One calibrator (see :meth:`from_calibrators` for the keyword arguments)."""
         return cls.from_calibrators({label or type(calibrator).__name__: calibrator}, scores, y, **kwargs)
 
     @classmethod
     def from_predictions(cls, y_true: Any, y_prob: Any, *, label: str = "classifier",
-                         **kwargs: Any) -> "ReliabilityDisplay":
+                         **kwargs: Any) -> ReliabilityDisplay:
         """Probabilities of a classifier, with their consistency band (was it calibrated?)."""
         return cls.from_calibrators({label: None}, y_prob, y_true, **kwargs)
 
-    def plot(self, ax: Any = None) -> "ReliabilityDisplay":
+    def plot(self, ax: Any = None) -> ReliabilityDisplay:
         """Draw on ``ax`` (a new figure when ``None``): maps, bands, binned points, histograms.
 
         Maps are drawn against the score they calibrate; each binned point sits at the mean
@@ -217,7 +217,7 @@ class DensityDisplay:
     @classmethod
     def from_calibrators(cls, calibrators: dict[str, Any], scores: Any, y: Any, *, bins: Any = 20,
                          grid: int = 301, ci_prob: float = 0.95, random_seed: Any = 0,
-                         axes: Any = None) -> "DensityDisplay":
+                         axes: Any = None) -> DensityDisplay:
         """Compute and draw for calibrators with ``density_map`` (e.g. ``"dpm"``).
 
         The grid runs over the observed score range (``grid`` points).
@@ -241,11 +241,11 @@ class DensityDisplay:
 
     @classmethod
     def from_calibrator(cls, calibrator: Any, scores: Any, y: Any, *, label: str | None = None,
-                        **kwargs: Any) -> "DensityDisplay":
+                        **kwargs: Any) -> DensityDisplay:
         """One calibrator (see :meth:`from_calibrators`)."""
         return cls.from_calibrators({label or type(calibrator).__name__: calibrator}, scores, y, **kwargs)
 
-    def plot(self, axes: Any = None) -> "DensityDisplay":
+    def plot(self, axes: Any = None) -> DensityDisplay:
         """One panel per class: observed density histogram (stairs), posterior mean and band."""
         import matplotlib.pyplot as plt
 
@@ -295,7 +295,7 @@ class PPCDisplay:
     @classmethod
     def from_calibrators(cls, calibrators: dict[str, Any], scores: Any, y: Any, *,
                          statistics: Any = ("ece", "mcb"), n_bins: int = 10, random_seed: Any = 0,
-                         axes: Any = None) -> "PPCDisplay":
+                         axes: Any = None) -> PPCDisplay:
         """Labels replicated from each calibrator's posterior maps (``None``: the identity map)."""
         from bayescal.diagnostics import consistency_check, ppc_calibration
 
@@ -312,17 +312,17 @@ class PPCDisplay:
 
     @classmethod
     def from_calibrator(cls, calibrator: Any, scores: Any, y: Any, *, label: str | None = None,
-                        **kwargs: Any) -> "PPCDisplay":
+                        **kwargs: Any) -> PPCDisplay:
         """One calibrator (see :meth:`from_calibrators`)."""
         return cls.from_calibrators({label or type(calibrator).__name__: calibrator}, scores, y, **kwargs)
 
     @classmethod
     def from_predictions(cls, y_true: Any, y_prob: Any, *, label: str = "classifier",
-                         **kwargs: Any) -> "PPCDisplay":
+                         **kwargs: Any) -> PPCDisplay:
         """Was the classifier already calibrated? Labels replicated from the identity map."""
         return cls.from_calibrators({label: None}, y_prob, y_true, **kwargs)
 
-    def plot(self, axes: Any = None) -> "PPCDisplay":
+    def plot(self, axes: Any = None) -> PPCDisplay:
         """One panel per statistic: histogram of replicated values, a vertical line at the
         observed value (its posterior mean when it varies with the draw), p-value in the legend."""
         import matplotlib.pyplot as plt
@@ -368,7 +368,7 @@ class DecisionDisplay:
 
     @classmethod
     def from_calibrators(cls, calibrators: dict[str, Any], *, cost_fp: float = 1.0, cost_fn: float = 1.0,
-                         grid: Any = 401, ci_prob: float = 0.95, ax: Any = None) -> "DecisionDisplay":
+                         grid: Any = 401, ci_prob: float = 0.95, ax: Any = None) -> DecisionDisplay:
         """Compute the regions of each calibrator and draw them under its map."""
         from bayescal.decision import decision_regions
 
@@ -383,11 +383,11 @@ class DecisionDisplay:
         return disp
 
     @classmethod
-    def from_calibrator(cls, calibrator: Any, *, label: str | None = None, **kwargs: Any) -> "DecisionDisplay":
+    def from_calibrator(cls, calibrator: Any, *, label: str | None = None, **kwargs: Any) -> DecisionDisplay:
         """One calibrator (see :meth:`from_calibrators`)."""
         return cls.from_calibrators({label or type(calibrator).__name__: calibrator}, **kwargs)
 
-    def plot(self, ax: Any = None) -> "DecisionDisplay":
+    def plot(self, ax: Any = None) -> DecisionDisplay:
         """Map, band, the cut-off c* as a horizontal line, the 'predict 1' intervals as shaded
         spans along the bottom (one strip per calibrator), thresholds as dashed lines."""
         import matplotlib.pyplot as plt

@@ -18,7 +18,7 @@ from bayescal.baselines.platt import PlattScaling
 from bayescal.datasets import TRUTHS, ScoreTruth, simulate_scores
 
 CALIBRATED = ScoreTruth(stats.beta(2, 3), stats.beta(3, 2), 0.5)
-DPM_SMALL = dict(draws=200, chains=1, tune=200)
+DPM_SMALL = {"draws": 200, "chains": 1, "tune": 200}
 
 
 def _dpm(scores, y, seed=0, **kw):
@@ -197,7 +197,7 @@ def test_true_calibration_error_interval_covers_in_90_percent_of_20(truth):
 
 
 def test_tolerance_probability_separates_calibrated_from_miscalibrated(skewed):
-    d, dpm = skewed
+    _d, dpm = skewed
     out = D.calibration_error_posterior(dpm, tolerance=0.05)
     assert float(out["prob_below_tolerance"].sel(measure="ece")) == 0.0  # true ECE 0.16
     c = simulate_scores(CALIBRATED, 1500, random_state=9)

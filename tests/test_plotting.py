@@ -9,13 +9,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-from bayescal import plotting as P  # noqa: E402
-from bayescal.baselines.platt import PlattScaling  # noqa: E402
-from bayescal.datasets import simulate_scores  # noqa: E402
+from bayescal import plotting as P
+from bayescal.baselines.platt import PlattScaling
+from bayescal.datasets import simulate_scores
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +90,7 @@ def test_reliability_from_predictions_and_from_calibrator(fitted):
     assert list(raw.curves) == ["classifier"] and not raw.maps and "classifier" in raw.consistency
     one = P.ReliabilityDisplay.from_calibrator(cals["platt"], d.scores, d.y, n_consistency=0)
     assert list(one.maps) == ["PlattScaling"] and not one.consistency
-    fig, ax = plt.subplots()
+    _fig, ax = plt.subplots()
     drawn = P.ReliabilityDisplay.from_calibrator(cals["dpm"], d.scores, d.y, label="DPM", ax=ax, n_consistency=0)
     assert drawn.ax_ is ax and drawn.hist_ax_ is None
 
@@ -142,7 +142,7 @@ def test_ppc_display_marks_the_observed_statistic_and_p_value(fitted):
 def test_decision_display_shows_the_regions(fitted):
     from bayescal.decision import decision_regions
 
-    d, cals = fitted
+    _d, cals = fitted
     disp = P.DecisionDisplay.from_calibrators(cals, cost_fp=1.0, cost_fn=2.0, grid=201)
     ax = disp.ax_
     for label, est in cals.items():
