@@ -8,17 +8,19 @@ the best of ``--repeat`` runs of fit on N rows then predict_proba on the same N 
 ratio is calibrator time / isotonic time. The machine is shared, so read the best-of
 numbers, not single runs.
 
-Measured 2026-11-22 on the shared 2-core machine (load average about 8), best of 3:
+Measured 2026-11-22 on the shared 2-core machine (load average about 12), best of 3:
 
     N        isotonic s  BBQ s   BBQ/iso  ENIR s  ENIR/iso
-    1e3      0.0006      0.0020  3.6      0.0024  4.2
-    1e4      0.0028      0.032   11       0.047   17
-    1e5      0.081       0.31    3.9      0.49    6.1
-    1e6      0.84        1.78    2.1      6.7     8.0
+    1e3      0.0006      0.0020  3.5      0.012   20
+    1e4      0.0019      0.041   21       0.033   17     (BBQ best of 10: 0.012 s)
+    1e5      0.087       0.34    3.9      0.14    1.6
+    1e6      1.00        1.73    1.7      1.70    1.7
 
-BBQ scores all ~1000 binnings in one vectorised pass (its time is the stable sort, the
-bin look-ups and the prediction). ENIR's cost at large N is the event loop of the exact
-near-isotonic path (a heap in pure Python, one event per merge of two groups).
+BBQ scores all ~1000 binnings in one vectorised pass; its time goes to the sort, the bin
+look-ups and the prediction. ENIR's path runs as a numba-compiled event loop (one heap
+event per merge of two groups; compiled once and cached on disk, about 3 s of CPU the
+first time); its time goes to the unique/sort of the scores and the scoring of the 100
+models. Small N is dominated by fixed per-call costs (milliseconds).
 """
 
 from __future__ import annotations

@@ -28,7 +28,8 @@ exactly by the paper's modified pool-adjacent-violators algorithm:
    :math:`O(n \log n)`.
 4. The path ends when no two groups approach: the fit is then isotonic.
 
-Breakpoints that coincide to a relative 1e-10 (several merges at the same
+The event loop is compiled with numba (a dependency of PyMC) on first use and cached on
+disk. Breakpoints that coincide to a relative 1e-10 (several merges at the same
 :math:`\lambda`) count as one. The fit at any :math:`\lambda` follows from the merge
 :math:`\lambda` of every boundary (step 2), so the path is stored in :math:`O(n)` memory.
 
