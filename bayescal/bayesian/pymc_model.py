@@ -287,7 +287,7 @@ def _to_posterior(weight, mu, sigma, alpha, n_chains, n_draws) -> xr.Dataset:
 
 def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: int, draws: int,
              random_seed: int | None, learning_rate: float = 0.01, max_iterations: int = 10_000,
-             window: int = 250, tol: float = 2e-4, init_std: float = 0.1, psis: bool = False) -> ClassFit:
+             window: int = 500, tol: float = 2e-4, init_std: float = 0.1, psis: bool = False) -> ClassFit:
     r"""Mean-field ADVI of one class's mixture, optionally corrected by Pareto-smoothed importance sampling.
 
     Adam (``learning_rate``) maximises the ELBO of a Gaussian mean-field approximation
@@ -296,7 +296,12 @@ def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
     mean negative ELBO over consecutive windows of ``window`` iterations changes by less
     than ``tol`` relative to its size,
     :math:`|\bar L_j - \bar L_{j-1}| \le \mathrm{tol}\,|\bar L_j|`; a ``UserWarning`` with
-    the numbers is raised when ``max_iterations`` pass without it. A NaN ELBO restarts once
+    the numbers is raised when ``max_iterations`` pass without it. The window must be long
+    enough to average out the Monte Carlo noise of the one-draw ELBO estimate: measured
+    at K = 20, N = 1000, the window mean of 250 iterations has a noise of about 4e-4 of
+    the ELBO, so a 250 window stopped on a lucky window while the ELBO was still rising
+    (0.3 nats below its plateau); windows of 500 stop on the plateau, after 4000-6500
+    iterations, within 0.1 nats of a 20000-iteration run. A NaN ELBO restarts once
     with another seed and a tenth of the learning rate, then raises ``RuntimeError``.
 
     ``draws`` draws :math:`\theta_s \sim q` are taken and the importance ratios
