@@ -25,7 +25,8 @@ def test_the_four_notebooks_exist():
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs(path):
+def test_notebook_runs(path, monkeypatch):
+    monkeypatch.setenv("MPLBACKEND", "Agg")  # the kernel inherits it: no figure rendering needed
     nb = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(nb, timeout=TIMEOUT_SECONDS, kernel_name="python3",
                                      resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
