@@ -214,15 +214,17 @@ def test_exact_zero_and_one_are_point_masses():
     s[(y == 1) & (rng.random(s.size) < 0.05)] = 1.0
     zeros_pos = np.flatnonzero((y == 1) & (s > 0) & (s < 1))[:3]
     s[zeros_pos] = 0.0  # a few positives at 0 too
+    s[np.flatnonzero((y == 0) & (s > 0))[:20]] = 1e-30  # underflowed scores pile up with the exact zeros
     model = DPMCalibrator(random_seed=1, **TINY).fit(s, y)
     np.testing.assert_array_equal(model.atoms_, [0.0, 1.0])
+    assert model.predict_proba([1e-30])[0, 1] == model.predict_proba([0.0])[0, 1]
     post = model.idata_["posterior"]
     np.testing.assert_array_equal(post["atom"].values, [0.0, 1.0])
     pi, q = post["pi"].values, post["atom_prob"].values
     expected = (pi * q[..., 1, 0] / (pi * q[..., 1, 0] + (1 - pi) * q[..., 0, 0])).mean()
     p0 = model.predict_proba([0.0])[0, 1]
     assert p0 == pytest.approx(expected, rel=1e-12)
-    n0_at0, n1_at0 = ((s == 0) & (y == 0)).sum(), ((s == 0) & (y == 1)).sum()
+    n0_at0, n1_at0 = ((s < 1e-12) & (y == 0)).sum(), ((s < 1e-12) & (y == 1)).sum()
     assert p0 == pytest.approx(n1_at0 / (n0_at0 + n1_at0), abs=0.05)  # close to the empirical share
     # mass of the atom within each class: posterior mean near the observed share
     share0 = n0_at0 / (y == 0).sum()

@@ -12,7 +12,7 @@ import xarray as xr
 from bayescal._version import __version__
 from bayescal.base import BayesianCalibrator
 from bayescal.bayesian import mixture
-from bayescal.data import ScoreData, ScoreSummary, to_working
+from bayescal.data import ScoreData, ScoreSummary, from_working, to_working
 
 __all__ = ["DPMCalibrator"]
 
@@ -48,10 +48,10 @@ class DPMCalibrator(BayesianCalibrator):
 
     (the Jacobian of the logit cancels), evaluated in log space.
 
-    **Atoms.** A score value is an atom when it is an exact probability 0 or 1, or when it
-    occurs in at least ``atom_min_count`` rows of one class holding at least
-    ``atom_threshold`` of that class's weight (e.g. the exact 0/1 of trees and naive Bayes,
-    or a clipped score). Atoms are removed from the continuous mixture; within class c the
+    **Atoms.** A working-scale value is an atom when it is an end of the clipped logit scale
+    (probabilities 0 or 1, or within ``PROB_EPS`` = 1e-12 of them, as naive Bayes and trees
+    give), or when it occurs in at least ``atom_min_count`` rows of one class holding at
+    least ``atom_threshold`` of that class's weight (e.g. a clipped or rounded score). Atoms are removed from the continuous mixture; within class c the
     masses of the :math:`A` atoms and of the continuous part have the posterior
     :math:`(q_{c1}, \dots, q_{cA}, 1 - Q_c) \sim \mathrm{Dirichlet}(1 + m_{c1}, \dots,
     1 + m_{cA}, 1 + n_c^{\mathrm{cont}})` (uniform prior; each :math:`q_{ca}` is marginally
@@ -172,12 +172,14 @@ class DPMCalibrator(BayesianCalibrator):
             raise ValueError("route_options must be a dict of keyword arguments for the inference route, or None.")
 
     def _find_atoms(self, data: ScoreData) -> np.ndarray:
+        """Atom values on the working scale, sorted (ties are judged after clipping to the working scale)."""
         atoms = set()
-        if data.score_kind == "probability":
-            atoms.update(float(a) for a in (0.0, 1.0) if np.any(data.scores == a))
+        if data.score_kind == "probability":  # where exact (or underflowed) 0 and 1 pile up
+            ends = to_working(np.array([0.0, 1.0]), "probability")
+            atoms.update(float(a) for a in ends if np.any(data.t == a))
         for c in (0, 1):
             sel = data.y == c
-            vals, inv, cnt = np.unique(data.scores[sel], return_inverse=True, return_counts=True)
+            vals, inv, cnt = np.unique(data.t[sel], return_inverse=True, return_counts=True)
             share = np.bincount(inv, weights=data.w[sel], minlength=vals.size) / data.w[sel].sum()
             atoms.update(vals[(cnt >= self.atom_min_count) & (share >= self.atom_threshold)].tolist())
         return np.array(sorted(atoms), dtype=np.float64)
@@ -188,9 +190,13 @@ class DPMCalibrator(BayesianCalibrator):
 
         self._check_params()
         K = int(self.n_components)
-        atoms = self._find_atoms(data)
-        is_atom = np.isin(data.scores, atoms)
-        atom_counts = np.array([[data.w[(data.scores == a) & (data.y == c)].sum() for a in atoms] for c in (0, 1)])
+        atoms_t = self._find_atoms(data)
+        atoms = from_working(atoms_t, data.score_kind)
+        if data.score_kind == "probability":  # the clipped ends stand for exact 0 and 1
+            atoms[atoms_t == to_working(np.array([0.0]), "probability")[0]] = 0.0
+            atoms[atoms_t == to_working(np.array([1.0]), "probability")[0]] = 1.0
+        is_atom = np.isin(data.t, atoms_t)
+        atom_counts = np.array([[data.w[(data.t == a) & (data.y == c)].sum() for a in atoms_t] for c in (0, 1)])
         atom_counts = atom_counts.reshape(2, atoms.size)
         cont = ~is_atom
         for c in (0, 1):

@@ -1,0 +1,109 @@
+"""Speed of the DPM calibrator (issue "Bayesian core", item 3).
+
+For N = 10^3 .. 10^7 scores (f0 = Beta(2, 5), f1 = Beta(5, 2), pi = 0.4) the script times,
+in this process after one warm-up fit:
+
+* a full default ``DPMCalibrator`` fit (both classes, posterior draws, map on the grid),
+* ``predict_proba`` on all N scores,
+* ``IsotonicCalibrator`` fit + predict on the same data,
+* scikit-learn's ``BayesianGaussianMixture`` (20 components, Dirichlet-process prior,
+  variational) fitted to each class's logit scores (up to ``--bgm-max`` scores; it does not
+  compress, so its cost grows with N),
+
+and, in a fresh Python process, the first fit (import + fit, N = 10^4), which for the
+PyMC routes includes compilation (empty or warm cache, whatever the machine has).
+
+Usage::
+
+    python benchmarks/dpm_speed.py [--n 1000 10000 ...] [--repeats 2] [--route gibbs]
+
+The machine is shared: each figure is the minimum over ``--repeats`` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def simulate(n: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.4).astype(int)
+    s = np.where(y == 1, rng.beta(5, 2, n), rng.beta(2, 5, n))
+    return s, y
+
+
+def best_of(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+FIRST_FIT = """
+import time
+t0 = time.perf_counter()
+import numpy as np
+from bayescal import make_calibrator
+rng = np.random.default_rng(0)
+y = (rng.random(10000) < 0.4).astype(int)
+s = np.where(y == 1, rng.beta(5, 2, y.size), rng.beta(2, 5, y.size))
+make_calibrator("dpm", inference={route!r}, random_seed=0).fit(s, y)
+print(time.perf_counter() - t0)
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", nargs="+", type=int, default=[10**3, 10**4, 10**5, 10**6, 10**7])
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--route", default="gibbs")
+    ap.add_argument("--bgm-max", type=int, default=10**5)
+    args = ap.parse_args()
+
+    from scipy.special import logit
+    from sklearn.mixture import BayesianGaussianMixture
+
+    from bayescal import make_calibrator
+
+    first = subprocess.run([sys.executable, "-c", FIRST_FIT.format(route=args.route)], capture_output=True,
+                           text=True, check=True)
+    print(f"first fit in a fresh process (import + fit, N = 10^4, route {args.route}): "
+          f"{float(first.stdout.split()[-1]):.1f} s")
+    s, y = simulate(1000, 1)
+    make_calibrator("dpm", inference=args.route, random_seed=0).fit(s, y)  # warm-up
+
+    print("| N | DPM fit s | DPM predict_proba(N) s | isotonic fit+predict s | BayesianGaussianMixture s |")
+    print("|---|---|---|---|---|")
+    for n in args.n:
+        s, y = simulate(n)
+        holder = {}
+
+        def fit_dpm():
+            holder["m"] = make_calibrator("dpm", inference=args.route, random_seed=0).fit(s, y)
+
+        t_fit = best_of(fit_dpm, args.repeats)
+        t_pred = best_of(lambda: holder["m"].predict_proba(s), args.repeats)
+        t_iso = best_of(lambda: make_calibrator("isotonic").fit(s, y).predict_proba(s), args.repeats)
+        if n <= args.bgm_max:
+            t = logit(np.clip(s, 1e-12, 1 - 1e-12))
+
+            def fit_bgm():
+                for c in (0, 1):
+                    BayesianGaussianMixture(n_components=20, weight_concentration_prior_type="dirichlet_process",
+                                            random_state=0).fit(t[y == c, None])
+
+            bgm = f"{best_of(fit_bgm, 1):.2f}"
+        else:
+            bgm = f"not run (N > {args.bgm_max})"
+        print(f"| {n:.0e} | {t_fit:.2f} | {t_pred:.2f} | {t_iso:.2f} | {bgm} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
