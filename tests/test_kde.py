@@ -292,4 +292,5 @@ def test_any_data_gives_a_finite_map_that_mirrors(t, seed, kernel, bandwidth):
     p = est.predict_proba(q)[:, 1]
     assert np.all(np.isfinite(p)) and p.min() >= 0 and p.max() <= 1
     mirrored = KDECalibrator(kernel=kernel, bandwidth=bandwidth, score_kind="decision").fit(-t, 1 - y, sample_weight=w)
-    np.testing.assert_allclose(mirrored.predict_proba(-q)[:, 1], 1 - p, rtol=0, atol=1e-6)
+    tol = 1e-4 if kernel == "gaussian" else 1e-7  # symmetric up to each route's round-off or binning error
+    np.testing.assert_allclose(mirrored.predict_proba(-q)[:, 1], 1 - p, rtol=0, atol=tol)
