@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 from scipy.special import expit
 
@@ -278,3 +280,25 @@ def test_bad_input_raises_clear_errors(skewed):
         D.calibration_error_posterior(decision, d.scores)
     with pytest.raises(ValueError, match="increasing"):
         D.score_density_check(dpm, d.scores, d.y, bins=[0.5, 0.2, 0.9])
+
+
+# ----------------------------------------------------------------------------- properties
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(5, 120), seed=st.integers(0, 10_000), n_bins=st.integers(1, 12),
+       strategy=st.sampled_from(["quantile", "uniform", "papers"]))
+def test_consistency_check_invariants(n, seed, n_bins, strategy):
+    rng = np.random.default_rng(seed)
+    s = rng.random(n)
+    y = (rng.random(n) < s).astype(int)
+    s0, y0 = s.copy(), y.copy()
+    out = D.consistency_check(s, y, n_bins=n_bins, strategy=strategy, n_replicates=20, random_seed=seed)
+    np.testing.assert_array_equal(s, s0)
+    np.testing.assert_array_equal(y, y0)
+    assert np.all((out["p_value"] >= 1 / 21) & (out["p_value"] <= 1))
+    assert float(out["count"].sum()) == n
+    band = out["band"]
+    assert np.all(band.sel(ci_bound="lower") <= band.sel(ci_bound="upper"))
+    assert np.all((band >= 0) & (band <= 1))
+    assert np.all(out["replicated"] >= 0)
