@@ -11,21 +11,21 @@ shared by about eight engineers, so the load average is printed and the best-of 
 are the ones to read. The first ELiTE call also loads (or compiles) the numba kernels; a
 warm-up fit on 1000 rows runs before timing.
 
-Measured 2026-11-22 on the shared 2-core machine (load average 8.2 -> 8.9), best of 2:
+Measured 2026-11-22 on the shared 2-core machine (load average 10.6 -> 10.8), best of 2:
 
     N        isotonic s  ELiTE s  ELiTE/iso  ADMM iters (50 penalties)
-    1e4      0.015       1.86     126        12326
-    1e5      0.113       1.96     17         10125
-    1e6      1.13        5.92     5.2        -
-    growth exponent: isotonic 0.94, ELiTE 0.25 (the path cost is capped by max_points=2000;
-    above that, time grows like the sort and the per-model likelihood, O(N log N))
-    exact (max_points=None) N=1e4: 10.9 s
+    1e4      0.0024      0.84     346        6997
+    1e5      0.080       0.97     12         5631
+    1e6      1.16        4.84     4.2        -
+    growth exponent 1e4..1e6: isotonic 1.34 (noisy at 1e4), ELiTE 0.38
+    exact (max_points=None) N=1e4: 4.7 s; N=1e5: 563 s (before over-relaxation, which
+    halved the iterations, at load 10)
 
 With the default ``max_points=2000`` the trend filter sees at most 2000 points whatever N,
-so the ADMM path (about 10^4 iterations of O(2000) work) costs a fixed ~1.5 s and the
-rest is linear-ish in N: the targets (1e5 under 10 s, 1e6 under 100 s) hold with a wide
-margin. On every distinct score (``max_points=None``) the path costs about
-iterations x N, so 1e4 rows already take ~11 s on this loaded machine.
+so the ADMM path (about 6000 iterations of O(2000) work) costs a fixed ~0.8 s and the rest
+(sort, tie collapse, 50 likelihood evaluations by interpolation, prediction) grows like
+N log N: the targets (1e5 under 10 s, 1e6 under 100 s) hold with a wide margin. On every
+distinct score (``max_points=None``) the path costs about iterations x N.
 """
 
 from __future__ import annotations
@@ -82,8 +82,8 @@ def main() -> None:
     sizes, t_isos, t_elites = [], [], []
     for n in (int(x) for x in args.sizes):
         s, y = data(n)
-        t_iso = best_time(lambda: isotonic(s, y), args.repeat)
-        t_el = best_time(lambda: elite(s, y), args.repeat)
+        t_iso = best_time(lambda s=s, y=y: isotonic(s, y), args.repeat)
+        t_el = best_time(lambda s=s, y=y: elite(s, y), args.repeat)
         iters = int(elite(s, y).n_iter_.sum()) if n <= 10**5 else -1
         sizes.append(n), t_isos.append(t_iso), t_elites.append(t_el)
         print(f"{n:>9} {t_iso:>11.4f} {t_el:>9.3f} {t_el / t_iso:>10.1f} {iters:>11}", flush=True)
@@ -92,7 +92,7 @@ def main() -> None:
               f"ELiTE a = {growth(sizes, t_elites):.2f}")
     for n in (int(x) for x in args.exact):
         s, y = data(n)
-        t_ex = best_time(lambda: elite(s, y, max_points=None), 1)
+        t_ex = best_time(lambda s=s, y=y: elite(s, y, max_points=None), 1)
         print(f"exact (max_points=None) N={n}: {t_ex:.2f} s")
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
 

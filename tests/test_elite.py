@@ -37,7 +37,7 @@ def dense_trend_filter(x, y, w, lam):
         return 0.5 * (D.T @ z) @ v - z @ Dy, D @ v - Dy
 
     res = minimize(f, np.zeros(x.size - 2), jac=True, method="L-BFGS-B", bounds=[(-lam, lam)] * (x.size - 2),
-                   options=dict(ftol=1e-16, gtol=1e-13, maxiter=50000, maxcor=50))
+                   options={"ftol": 1e-16, "gtol": 1e-13, "maxiter": 50000, "maxcor": 50})
     return y - D.T @ res.x / w
 
 
@@ -257,12 +257,12 @@ def test_save_load_roundtrip(sim, tmp_path):
 
 
 @pytest.mark.parametrize("params, match", [
-    (dict(n_lambdas=0), "n_lambdas"),
-    (dict(lambda_min_ratio=1.5), "lambda_min_ratio"),
-    (dict(clip_eps=0.0), "clip_eps"),
-    (dict(max_points=2), "max_points"),
-    (dict(tol=-1.0), "tol"),
-    (dict(max_iter=0), "max_iter"),
+    ({"n_lambdas": 0}, "n_lambdas"),
+    ({"lambda_min_ratio": 1.5}, "lambda_min_ratio"),
+    ({"clip_eps": 0.0}, "clip_eps"),
+    ({"max_points": 2}, "max_points"),
+    ({"tol": -1.0}, "tol"),
+    ({"max_iter": 0}, "max_iter"),
 ])
 def test_bad_params(sim, params, match):
     with pytest.raises(ValueError, match=match):
