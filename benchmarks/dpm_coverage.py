@@ -120,13 +120,14 @@ def main() -> None:
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--routes", nargs="+", default=["gibbs"])
     ap.add_argument("--draws", type=int, default=None, help="override the calibrator's draws")
+    ap.add_argument("--tune", type=int, default=None, help="override the calibrator's tune")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "dpm_coverage.csv")
     ap.add_argument("--summarise", action="store_true", help="only print the table of --out")
     args = ap.parse_args()
     if not args.summarise:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         new = not args.out.exists()
-        options = {} if args.draws is None else {"draws": args.draws}
+        options = {k: v for k, v in (("draws", args.draws), ("tune", args.tune)) if v is not None}
         with open(args.out, "a", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=FIELDS)
             if new:
