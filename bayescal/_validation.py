@@ -92,22 +92,22 @@ def check_scores(scores: Any, *, score_kind: str = "decision", name: str = "scor
     """
     check_score_kind(score_kind)
     arr = _as_1d_float(scores, name)
-    bad = ~np.isfinite(arr)
-    if bad.any():
+    lo, hi = arr.min(), arr.max()  # two reductions: NaN and inf propagate into them
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        bad = ~np.isfinite(arr)
         idx = np.flatnonzero(bad)
         kind = "NaN" if np.isnan(arr[idx[0]]) else "infinite"
         raise ValueError(
             f"{name} has {bad.sum()} {'NaN or infinite' if bad.sum() > 1 else kind} value(s) "
             f"(first at index {idx[0]}): remove or impute them before calibrating."
         )
-    if score_kind == "probability":
+    if score_kind == "probability" and (lo < 0.0 or hi > 1.0):
         out = (arr < 0.0) | (arr > 1.0)
-        if out.any():
-            raise ValueError(
-                f"{name} has {out.sum()} value(s) outside [0, 1] (min {arr.min():.4g}, max {arr.max():.4g}) "
-                "but score_kind='probability': pass probabilities, or set score_kind='decision' "
-                "for raw margins such as SVM decision values or logits."
-            )
+        raise ValueError(
+            f"{name} has {out.sum()} value(s) outside [0, 1] (min {lo:.4g}, max {hi:.4g}) "
+            "but score_kind='probability': pass probabilities, or set score_kind='decision' "
+            "for raw margins such as SVM decision values or logits."
+        )
     return arr
 
 

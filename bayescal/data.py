@@ -42,7 +42,8 @@ def to_working(scores: np.ndarray, score_kind: str) -> np.ndarray:
     check_score_kind(score_kind)
     scores = np.asarray(scores, dtype=np.float64)
     if score_kind == "probability":
-        return logit(np.clip(scores, PROB_EPS, 1.0 - PROB_EPS))
+        t = np.clip(scores, PROB_EPS, 1.0 - PROB_EPS)
+        return logit(t, out=t)
     return scores.copy()
 
 
