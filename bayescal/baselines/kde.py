@@ -41,6 +41,7 @@ from scipy.signal import fftconvolve
 from scipy.special import expit
 
 from bayescal._stats import weighted_mean_std
+from bayescal._validation import check_sample_weight, check_scores
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData
 
@@ -65,7 +66,7 @@ def _check_kernel(kernel: Any) -> str:
     return kernel
 
 
-def _check_fixed_bandwidth(bandwidth: Any, allowed: tuple[str, ...]) -> float | str:
+def _check_bandwidth(bandwidth: Any, allowed: tuple[str, ...]) -> float | str:
     if isinstance(bandwidth, str):
         if bandwidth not in allowed:
             raise ValueError(
@@ -230,15 +231,13 @@ def class_density(t: Any, w: Any = None, *, grid: Any, kernel: str = "gaussian",
     Fan, J., & Marron, J. S. (1994). Fast implementations of nonparametric curve estimators.
     Journal of Computational and Graphical Statistics, 3(1), 35-56.
     """
-    from bayescal._validation import check_sample_weight, check_scores
-
     kernel = _check_kernel(kernel)
     x = check_scores(t, name="t")
     w = check_sample_weight(w, x.shape[0], name="w")
     pts = check_scores(grid, name="grid")
     keep = w > 0
     x, w = x[keep], w[keep]
-    h = _check_fixed_bandwidth(bandwidth, ("silverman",))
+    h = _check_bandwidth(bandwidth, ("silverman",))
     if h == "silverman":
         h = _silverman(x, w)
         if not h > 0:
@@ -361,7 +360,7 @@ class KDECalibrator(Calibrator):
 
     def _fit(self, data: ScoreData, X: Any = None) -> None:
         kernel = _check_kernel(self.kernel)
-        bandwidth = _check_fixed_bandwidth(self.bandwidth, ("silverman", "shared"))
+        bandwidth = _check_bandwidth(self.bandwidth, ("silverman", "shared"))
         if self.scale not in ("logit", "probability"):
             raise ValueError(f"scale={self.scale!r} is not 'logit' or 'probability': pick one of those.")
         keep = data.w > 0
