@@ -29,14 +29,14 @@ def weighted_quantile(x: np.ndarray, q: np.ndarray | float, w: np.ndarray | None
 def silverman_bandwidth(x: np.ndarray, w: np.ndarray | None = None) -> float:
     r"""Silverman's rule of thumb :math:`h = 1.06\,\hat\sigma\,N^{-1/5}`.
 
-    ``N`` is the effective sample size :math:`(\sum w)^2 / \sum w^2` under weights.
-    Falls back to a small positive value when the sample has no spread.
+    Weights are frequencies (bayescal's convention: an integer weight equals repeated
+    rows, and a :class:`~bayescal.data.ScoreSummary` count is a weight), so
+    :math:`N = \sum w`. Falls back to a small positive value when the sample has no spread.
     """
     x = np.asarray(x, dtype=np.float64)
     w = np.ones_like(x) if w is None else np.asarray(w, dtype=np.float64)
     _, sd = weighted_mean_std(x, w)
-    n_eff = w.sum() ** 2 / np.sum(w**2)
-    h = 1.06 * sd * n_eff ** (-0.2)
+    h = 1.06 * sd * w.sum() ** (-0.2)
     if not h > 0:
         h = 1e-3 * max(1.0, float(np.abs(x).max()))
     return float(h)
