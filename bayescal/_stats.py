@@ -31,12 +31,12 @@ def silverman_bandwidth(x: np.ndarray, w: np.ndarray | None = None) -> float:
 
     Weights are frequencies (bayescal's convention: an integer weight equals repeated
     rows, and a :class:`~bayescal.data.ScoreSummary` count is a weight), so
-    :math:`N = \sum w`. Falls back to a small positive value when the sample has no spread.
+    :math:`N = \sum w`. Returns 0 when the sample has no spread (callers decide what
+    a degenerate class means for them).
     """
     x = np.asarray(x, dtype=np.float64)
     w = np.ones_like(x) if w is None else np.asarray(w, dtype=np.float64)
     _, sd = weighted_mean_std(x, w)
-    h = 1.06 * sd * w.sum() ** (-0.2)
-    if not h > 0:
-        h = 1e-3 * max(1.0, float(np.abs(x).max()))
-    return float(h)
+    if x.max() == x.min():
+        return 0.0
+    return float(1.06 * sd * w.sum() ** (-0.2))

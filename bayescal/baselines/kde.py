@@ -40,7 +40,7 @@ import numpy as np
 from scipy.signal import fftconvolve
 from scipy.special import expit
 
-from bayescal._stats import weighted_mean_std
+from bayescal._stats import silverman_bandwidth
 from bayescal._validation import check_sample_weight, check_scores
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData
@@ -80,19 +80,6 @@ def _check_bandwidth(bandwidth: Any, allowed: tuple[str, ...]) -> float | str:
         raise ValueError(f"bandwidth={bandwidth!r} must be a finite positive number (at least 1e-300, "
                          "below which the densities overflow).")
     return h
-
-
-def _silverman(x: np.ndarray, w: np.ndarray) -> float:
-    r"""Silverman's rule :math:`h = 1.06\,\hat\sigma\,N^{-1/5}` with frequency weights.
-
-    :math:`\hat\sigma` is the weighted standard deviation and :math:`N = \sum_i w_i` (a weight
-    of 2 counts as two identical rows, so a :class:`~bayescal.data.ScoreSummary` gives the
-    bandwidth of the raw scores it summarises). Returns 0 when the sample has no spread.
-    """
-    if x.max() == x.min():
-        return 0.0
-    _, sd = weighted_mean_std(x, w)
-    return 1.06 * sd * float(w.sum()) ** (-0.2)
 
 
 # ---- the two evaluation routes -----------------------------------------------------------
@@ -239,7 +226,7 @@ def class_density(t: Any, w: Any = None, *, grid: Any, kernel: str = "gaussian",
     x, w = x[keep], w[keep]
     h = _check_bandwidth(bandwidth, ("silverman",))
     if h == "silverman":
-        h = _silverman(x, w)
+        h = silverman_bandwidth(x, w)
         if not h > 0:
             raise ValueError("t has no spread, so Silverman's bandwidth is 0: pass bandwidth=<positive number>.")
     if kernel == "gaussian":
@@ -369,9 +356,9 @@ class KDECalibrator(Calibrator):
         ws = [w[y == c] for c in (0, 1)]
         if xs[0].size == 0 or xs[1].size == 0:
             raise ValueError("sample_weight is zero for every sample of one class: give each class positive weight.")
-        pooled = _silverman(x, w)
+        pooled = silverman_bandwidth(x, w)
         if bandwidth == "silverman":
-            h = [_silverman(xs[c], ws[c]) for c in (0, 1)]
+            h = [silverman_bandwidth(xs[c], ws[c]) for c in (0, 1)]
             h = [hc if hc > 0 else pooled for hc in h]
         elif bandwidth == "shared":
             h = [pooled, pooled]
