@@ -1,42 +1,111 @@
-"""Real-data comparison of the DPM calibrator with beta calibration and isotonic regression (issue item 4).
+"""Real-data comparison of the DPM calibrator with beta calibration, isotonic regression and others.
 
-Six real binary datasets that install offline from the package registry:
+Issue "Bayesian core", check 4: on real binary datasets that install offline from the
+package registry, with scores from several kinds of base classifier, the default DPM
+calibrator's average rank on Brier score and on log loss must be at least as good as
+:class:`~bayescal.baselines.beta.BetaCalibration`'s and
+:class:`~bayescal.baselines.isotonic.IsotonicCalibrator`'s.
 
-* ``breast_cancer``: scikit-learn's bundled Wisconsin diagnostic data (569 rows);
-* from the ``ISLP`` package (the data of "An Introduction to Statistical Learning"; install
-  with ``pip install --no-deps ISLP``, its CSV files are read without importing it):
-  ``Default`` (credit default, 10000 rows, 3 % positives), ``Caravan`` (insurance purchase,
-  5822 rows, 6 %), ``OJ`` (orange-juice brand, 1070), ``College`` (private or public, 777),
-  ``Weekly`` (weekly S&P direction from lagged returns and volume, 1089; ``Today``, which
-  defines the label, is dropped).
+**Datasets** (all read from files inside installed wheels; nothing is downloaded at run
+time -- ``--check-offline`` re-runs the loaders in a network namespace with no network):
 
-Base classifiers: logistic regression, a linear SVM (scores = logistic of the decision
-value, as in Naeini et al.), Gaussian naive Bayes (exact 0/1 probabilities are common: the
-DPM's atoms) and gradient boosting. Each (dataset, split seed) is split 50/25/25 into
-train / calibration / test, stratified; the classifier fits on train, the calibrators on
-the calibration scores, and Brier score and log loss are measured on the test scores. For
-each (dataset, classifier, seed) the three calibrators are ranked (1 = best, ties share the
-mean rank); the table gives the average ranks and the mean metrics.
+==============  ========================  =====  =========  ===============================================
+name            package                   rows   positive   binary target (1 =)
+==============  ========================  =====  =========  ===============================================
+breast_cancer   scikit-learn (bundled)    569    62.7 %     benign tumour (Wisconsin diagnostic data)
+Default         ISLP 0.6 ``data/*.csv``   10000  3.3 %      the card holder defaulted
+Caravan         ISLP                      5822   6.0 %      bought caravan insurance (85 socio-economic
+                                                            features)
+OJ              ISLP                      1070   39.0 %     bought Minute Maid rather than Citrus Hill
+College         ISLP                      777    72.7 %     the US college is private
+Weekly          ISLP                      1089   55.6 %     S&P 500 went up that week, from the five
+                                                            lagged returns and volume (``Today``, which
+                                                            defines the label, and ``Year`` are dropped)
+Wage            ISLP                      3000   69.4 %     the worker has health insurance (``logwage``
+                                                            and ``wage`` kept as features)
+==============  ========================  =====  =========  ===============================================
+
+ISLP is the data package of "An Introduction to Statistical Learning"; install it with
+``pip install --no-deps ISLP`` (its CSV files are read with pandas, the package itself,
+with its heavy dependencies, is never imported). Categorical columns are one-hot encoded
+(first level dropped). No dataset is binarised from a multi-class target.
+
+**Base classifiers** (scikit-learn): logistic regression and a linear SVM (``LinearSVC``,
+C = 0.1), both on standardised features; Gaussian naive Bayes (its probabilities pile up at
+exact 0 and 1: the DPM's atoms); histogram gradient boosting; a random forest (200 trees;
+its scores are vote shares that take few distinct values, again with atoms at 0 and 1).
+The SVM's score is the logistic of its decision value, as in Naeini et al. (2014), so every
+calibrator sees a probability; on the DPM's working scale (the logit) this is exactly the
+decision value.
+
+**Protocol.** Each (dataset, split seed) is split 50 / 25 / 25 into train / calibration /
+test, stratified. Each classifier fits on train; each calibrator fits on the calibration
+scores with its default settings (``random_seed`` = split seed for the DPM, whose default
+inference is the blocked Gibbs sampler) and predicts the test scores. Metrics on test
+(:mod:`bayescal.metrics`): Brier score, log loss (probabilities clipped at machine epsilon,
+as scikit-learn does; a calibrator that outputs exact 0 or 1, like isotonic regression or
+histogram binning, pays about 36 nats per confident mistake) and class-1 ECE with 10
+equal-count bins. In each (dataset, classifier, seed) cell the calibrators are ranked
+(1 = best, ties share the mean rank, values compared after rounding to 10 decimals; a
+calibrator whose fit failed takes the worst rank and the failure is listed). Ranks are
+computed twice: among the three calibrators of the check (DPM, beta, isotonic) and among
+all eight calibrators (adding Platt scaling, histogram binning, the KDE calibrator, BBQ and
+ENIR for context).
+
+Outputs: the per-(dataset, classifier) table of mean Brier and log loss, the average ranks,
+the DPM's mean ranks per dataset and per classifier, failures and warnings, printed and
+saved as JSON in ``benchmarks/results/dpm_realdata.json`` (git-ignored).
 
 Usage::
 
-    python benchmarks/dpm_realdata.py [--seeds 2] [--datasets breast_cancer Default ...]
+    python benchmarks/dpm_realdata.py               # 3 split seeds, all calibrators
+    python benchmarks/dpm_realdata.py --quick       # 1 seed, DPM / beta / isotonic only
+    python benchmarks/dpm_realdata.py --seeds 5 --datasets Default OJ --classifiers naive_bayes
+    python benchmarks/dpm_realdata.py --check-offline
+
+References
+----------
+Naeini, M. P., Cooper, G. F. & Hauskrecht, M. (2014). Binary classifier calibration: a
+Bayesian non-parametric approach. arXiv:1401.3390.
+James, G., Witten, D., Hastie, T., Tibshirani, R. & Taylor, J. (2023). An Introduction to
+Statistical Learning with Applications in Python. Springer (the ISLP data).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
+import sys
 import time
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy.special import expit
 from scipy.stats import rankdata
 
-CALIBRATORS = ("dpm", "beta", "isotonic")
+CHECKED = ("dpm", "beta", "isotonic")
+CONTEXT = ("platt", "histogram", "kde", "bbq", "enir")
+METRICS = ("brier", "log_loss", "ece")
+RANKED = ("brier", "log_loss")
+RESULTS = Path(__file__).resolve().parent / "results" / "dpm_realdata.json"
+
+# name -> (source package, ISLP file or None, target column, positive level, columns dropped)
+DATASETS: dict[str, tuple[str, str | None, str | None, str | None, tuple[str, ...]]] = {
+    "breast_cancer": ("scikit-learn", None, None, None, ()),
+    "Default": ("ISLP", "Default", "default", "Yes", ()),
+    "Caravan": ("ISLP", "Caravan", "Purchase", "Yes", ()),
+    "OJ": ("ISLP", "OJ", "Purchase", "MM", ()),
+    "College": ("ISLP", "College", "Private", "Yes", ()),
+    "Weekly": ("ISLP", "Weekly", "Direction", "Up", ("Today", "Year")),
+    "Wage": ("ISLP", "Wage", "health_ins", "1. Yes", ()),
+}
+CLASSIFIERS = ("logistic", "linear_svm", "naive_bayes", "boosting", "random_forest")
 
 
-def _islp(name: str) -> pd.DataFrame:
+def _islp_csv(name: str) -> pd.DataFrame:
     from importlib.metadata import PackageNotFoundError, distribution
 
     try:
@@ -47,51 +116,71 @@ def _islp(name: str) -> pd.DataFrame:
 
 
 def load(name: str) -> tuple[np.ndarray, np.ndarray]:
-    """Features (numeric, one-hot for categories) and 0/1 labels of a dataset."""
-    if name == "breast_cancer":
+    """Features (numeric; categories one-hot with the first level dropped) and 0/1 labels."""
+    _, file, target, positive, dropped = DATASETS[name]
+    if file is None:
         from sklearn.datasets import load_breast_cancer
 
         data = load_breast_cancer()
-        return data.data, data.target
-    target = {"Default": ("default", "Yes"), "Caravan": ("Purchase", "Yes"), "OJ": ("Purchase", "MM"),
-              "College": ("Private", "Yes"), "Weekly": ("Direction", "Up")}[name]
-    df = _islp(name)
-    y = (df.pop(target[0]) == target[1]).to_numpy().astype(int)
-    if name == "Weekly":
-        df = df.drop(columns=["Today", "Year"])
-    X = pd.get_dummies(df, drop_first=True, dtype=float).to_numpy(dtype=float)
+        return data.data, data.target.astype(int)
+    df = _islp_csv(file)
+    y = (df.pop(target) == positive).to_numpy().astype(int)
+    X = pd.get_dummies(df.drop(columns=list(dropped)), drop_first=True, dtype=float).to_numpy(dtype=float)
     return X, y
 
 
-DATASETS = ("breast_cancer", "Default", "Caravan", "OJ", "College", "Weekly")
-
-
-def classifiers(seed: int) -> dict:
-    from sklearn.ensemble import HistGradientBoostingClassifier
+def make_classifiers(names, seed: int) -> dict:
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
     from sklearn.linear_model import LogisticRegression
     from sklearn.naive_bayes import GaussianNB
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import LinearSVC
 
-    return {
-        "logistic": make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)),
-        "linear_svm": make_pipeline(StandardScaler(), LinearSVC(C=0.1, random_state=seed)),
-        "naive_bayes": GaussianNB(),
-        "boosting": HistGradientBoostingClassifier(random_state=seed),
+    every = {
+        "logistic": lambda: make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000)),
+        "linear_svm": lambda: make_pipeline(StandardScaler(), LinearSVC(C=0.1, max_iter=20000, random_state=seed)),
+        "naive_bayes": GaussianNB,
+        "boosting": lambda: HistGradientBoostingClassifier(random_state=seed),
+        "random_forest": lambda: RandomForestClassifier(n_estimators=200, n_jobs=1, random_state=seed),
     }
+    return {name: every[name]() for name in names}
 
 
-def scores(model, X: np.ndarray) -> np.ndarray:
+def classifier_scores(model, X: np.ndarray) -> np.ndarray:
+    """P(y=1) of a probabilistic classifier, or the logistic of an SVM's decision value."""
     if hasattr(model, "predict_proba"):
         return model.predict_proba(X)[:, 1]
     return expit(model.decision_function(X))
 
 
-def run(datasets, seeds: int) -> pd.DataFrame:
-    from sklearn.model_selection import train_test_split
+def _evaluate(y: np.ndarray, p: np.ndarray) -> dict[str, float]:
+    from bayescal import metrics
 
-    from bayescal import make_calibrator, metrics
+    return {"brier": metrics.brier_score(y, p), "log_loss": metrics.log_loss(y, p),
+            "ece": metrics.ece(y, p, n_bins=10, strategy="quantile")}
+
+
+def _calibrate(name: str, seed: int, s_cal, y_cal, s_te, y_te) -> dict:
+    """Fit one calibrator, score the test set; a failure is recorded, not raised."""
+    from bayescal import make_calibrator
+
+    params = {"random_seed": seed} if name == "dpm" else {}
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            p = make_calibrator(name, **params).fit(s_cal, y_cal).predict_proba(s_te)[:, 1]
+        except Exception as exc:  # noqa: BLE001 -- the benchmark reports every failure precisely
+            return {"calibrator": name, "time_s": time.perf_counter() - t0, **dict.fromkeys(METRICS, np.nan),
+                    "error": f"{type(exc).__name__}: {exc}", "warnings": []}
+    seconds = time.perf_counter() - t0
+    notes = sorted({f"{w.category.__name__}: {str(w.message)[:200]}" for w in caught})
+    return {"calibrator": name, "time_s": seconds, **_evaluate(y_te, p), "error": None, "warnings": notes}
+
+
+def run(datasets, classifier_names, calibrator_names, seeds: int) -> pd.DataFrame:
+    from sklearn.model_selection import train_test_split
 
     rows = []
     for name in datasets:
@@ -100,54 +189,130 @@ def run(datasets, seeds: int) -> pd.DataFrame:
             X_tr, X_rest, y_tr, y_rest = train_test_split(X, y, test_size=0.5, stratify=y, random_state=seed)
             X_cal, X_te, y_cal, y_te = train_test_split(X_rest, y_rest, test_size=0.5, stratify=y_rest,
                                                         random_state=seed)
-            for clf_name, clf in classifiers(seed).items():
+            for clf_name, clf in make_classifiers(classifier_names, seed).items():
                 clf.fit(X_tr, y_tr)
-                s_cal, s_te = scores(clf, X_cal), scores(clf, X_te)
-                base = {"dataset": name, "classifier": clf_name, "seed": seed}
-                rows.append(base | {"calibrator": "uncalibrated", "brier": metrics.brier_score(y_te, s_te),
-                                    "log_loss": metrics.log_loss(y_te, s_te), "time_s": 0.0})
-                for cal_name in CALIBRATORS:
-                    params = {"random_seed": seed} if cal_name == "dpm" else {}
-                    t0 = time.perf_counter()
-                    p = make_calibrator(cal_name, **params).fit(s_cal, y_cal).predict_proba(s_te)[:, 1]
-                    rows.append(base | {"calibrator": cal_name, "brier": metrics.brier_score(y_te, p),
-                                        "log_loss": metrics.log_loss(y_te, p), "time_s": time.perf_counter() - t0})
-                last = rows[-4:]
-                print(" ".join(f"{r['calibrator']}: brier {r['brier']:.4f} ll {r['log_loss']:.4f}" for r in last),
-                      f"| {name} {clf_name} seed {seed}", flush=True)
+                s_cal, s_te = classifier_scores(clf, X_cal), classifier_scores(clf, X_te)
+                cell = {"dataset": name, "classifier": clf_name, "seed": seed}
+                rows.append(cell | {"calibrator": "uncalibrated", "time_s": 0.0, **_evaluate(y_te, s_te),
+                                    "error": None, "warnings": []})
+                for cal_name in calibrator_names:
+                    rows.append(cell | _calibrate(cal_name, seed, s_cal, y_cal, s_te, y_te))
+                line = " ".join(f"{r['calibrator']} {r['brier']:.4f}/{r['log_loss']:.3f}"
+                                for r in rows[-len(calibrator_names):])
+                print(f"{name} {clf_name} seed {seed} (Brier/log loss): {line}", flush=True)
     return pd.DataFrame(rows)
 
 
-def summarise(df: pd.DataFrame) -> str:
-    cal = df[df["calibrator"].isin(CALIBRATORS)].copy()
-    for metric in ("brier", "log_loss"):
-        cal[f"rank_{metric}"] = cal.groupby(["dataset", "classifier", "seed"])[metric].transform(
-            lambda v: rankdata(np.round(v.to_numpy(), 10)))
-    table = cal.groupby("calibrator")[["rank_brier", "rank_log_loss", "brier", "log_loss", "time_s"]].mean()
-    unc = df[df["calibrator"] == "uncalibrated"][["brier", "log_loss"]].mean()
-    lines = [f"{cal.groupby(['dataset', 'classifier', 'seed']).ngroups} cases "
-             f"({df['dataset'].nunique()} datasets x {df['classifier'].nunique()} classifiers x "
-             f"{df['seed'].nunique()} splits)",
-             "| calibrator | mean rank Brier | mean rank log loss | mean Brier | mean log loss | mean time s |",
-             "|---|---|---|---|---|---|"]
-    for name, r in table.loc[list(CALIBRATORS)].iterrows():
-        lines.append(f"| {name} | {r.rank_brier:.2f} | {r.rank_log_loss:.2f} | {r.brier:.4f} | {r.log_loss:.4f} | "
-                     f"{r.time_s:.2f} |")
-    lines.append(f"| uncalibrated | - | - | {unc.brier:.4f} | {unc.log_loss:.4f} | - |")
-    per = cal.groupby(["dataset", "calibrator"])[["rank_brier", "rank_log_loss"]].mean().unstack("calibrator")
-    return "\n".join(lines) + "\n\nmean ranks per dataset:\n" + per.round(2).to_string()
+def add_ranks(df: pd.DataFrame, among: tuple[str, ...], suffix: str) -> pd.DataFrame:
+    """Rank ``among`` within each (dataset, classifier, seed) cell; failed fits rank last."""
+    out = df.copy()
+    sel = out["calibrator"].isin(among)
+    for metric in RANKED:
+        values = out.loc[sel, metric].fillna(np.inf).round(10)
+        out.loc[sel, f"rank_{metric}_{suffix}"] = values.groupby(
+            [out.loc[sel, "dataset"], out.loc[sel, "classifier"], out.loc[sel, "seed"]]
+        ).transform(lambda v: rankdata(v.to_numpy()))
+    return out
+
+
+def summarise(df: pd.DataFrame, calibrator_names: tuple[str, ...]) -> tuple[str, dict]:
+    checked = tuple(c for c in CHECKED if c in calibrator_names)
+    df = add_ranks(df, checked, "checked")
+    df = add_ranks(df, calibrator_names, "all")
+    cal = df[df["calibrator"].isin(calibrator_names)]
+    order = ["uncalibrated", *calibrator_names]
+    n_cells = cal.groupby(["dataset", "classifier", "seed"]).ngroups
+    lines = [f"{n_cells} cells ({df['dataset'].nunique()} datasets x {df['classifier'].nunique()} classifiers x "
+             f"{df['seed'].nunique()} splits)", ""]
+    rank_cols = [f"rank_{m}_checked" for m in RANKED] + [f"rank_{m}_all" for m in RANKED]
+    avg = cal.groupby("calibrator")[[*rank_cols, *METRICS, "time_s"]].mean().reindex(list(calibrator_names))
+    med_time = cal.groupby("calibrator")["time_s"].median()
+    lines += ["| calibrator | rank Brier (3) | rank log loss (3) | rank Brier (all) | rank log loss (all) | "
+              "mean Brier | mean log loss | mean ECE | median time s |", "|" + "---|" * 9]
+    for cname, r in avg.iterrows():
+        three = (f"{r.rank_brier_checked:.2f} | {r.rank_log_loss_checked:.2f}" if cname in checked else "- | -")
+        lines.append(f"| {cname} | {three} | {r.rank_brier_all:.2f} | {r.rank_log_loss_all:.2f} | {r.brier:.4f} | "
+                     f"{r.log_loss:.4f} | {r.ece:.4f} | {med_time[cname]:.2f} |")
+    unc = df[df["calibrator"] == "uncalibrated"][list(METRICS)].mean()
+    lines.append(f"| uncalibrated | - | - | - | - | {unc.brier:.4f} | {unc.log_loss:.4f} | {unc.ece:.4f} | - |")
+
+    tables = {}
+    for metric in RANKED:
+        tab = df.groupby(["dataset", "classifier", "calibrator"])[metric].mean().unstack("calibrator")[order]
+        tables[metric] = tab
+        lines += ["", f"mean test {metric} over splits (dataset x classifier):", tab.round(4).to_string()]
+
+    verdict = {}
+    if "dpm" in checked:
+        for metric in RANKED:
+            for kind in ("checked", "all"):
+                col = f"rank_{metric}_{kind}"
+                verdict[f"{metric}_{kind}"] = bool(all(avg.loc["dpm", col] <= avg.loc[c, col] + 1e-12
+                                                       for c in checked if c != "dpm"))
+        where = {}
+        for by in ("dataset", "classifier"):
+            per = cal[cal["calibrator"].isin(checked)].groupby([by, "calibrator"])[
+                [f"rank_{m}_checked" for m in RANKED]].mean().unstack("calibrator")
+            where[by] = per
+            lines += ["", f"mean rank among {', '.join(checked)} per {by}:", per.round(2).to_string()]
+        lines += ["", "DPM's average rank at least as good as every other checked calibrator's: "
+                  + ", ".join(f"{k}: {'yes' if v else 'NO'}" for k, v in verdict.items())]
+
+    failures = cal[cal["error"].notna()][["dataset", "classifier", "seed", "calibrator", "error"]]
+    lines += ["", f"failed fits: {len(failures)}"] + [" ".join(map(str, r)) for r in failures.itertuples(index=False)]
+    warned = (cal.explode("warnings").dropna(subset=["warnings"])
+              .groupby(["calibrator", "warnings"]).size().rename("cells"))
+    if len(warned):
+        lines += ["", "warnings (calibrator, message, number of cells):", warned.to_string()]
+
+    report = {
+        "cells": n_cells,
+        "average": avg.reset_index().to_dict(orient="records"),
+        "verdict_dpm_at_least_as_good": verdict,
+        "tables": {m: t.reset_index().to_dict(orient="records") for m, t in tables.items()},
+        "failures": failures.to_dict(orient="records"),
+        "rows": df.drop(columns=[c for c in df.columns if c.startswith("rank_")]).to_dict(orient="records"),
+    }
+    return "\n".join(lines), report
+
+
+def check_offline(datasets) -> None:
+    """Load every dataset in a child process that has no network (``unshare -rn``)."""
+    code = (f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); import dpm_realdata as d; "
+            f"[print(n, *[a.shape for a in d.load(n)], round(float(d.load(n)[1].mean()), 3)) for n in {list(datasets)!r}]")
+    proc = subprocess.run(["unshare", "-rn", sys.executable, "-c", code], capture_output=True, text=True)
+    print(proc.stdout + proc.stderr)
+    if proc.returncode:
+        raise SystemExit(f"loading without network failed (exit {proc.returncode})")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=list(DATASETS))
-    ap.add_argument("--seeds", type=int, default=2)
-    ap.add_argument("--out", default=None, help="optional CSV of every row")
+    ap.add_argument("--classifiers", nargs="+", default=list(CLASSIFIERS), choices=list(CLASSIFIERS))
+    ap.add_argument("--calibrators", nargs="+", default=[*CHECKED, *CONTEXT], choices=[*CHECKED, *CONTEXT])
+    ap.add_argument("--seeds", type=int, default=3, help="number of train/calibration/test splits")
+    ap.add_argument("--quick", action="store_true", help="1 split, only DPM, beta and isotonic")
+    ap.add_argument("--out", type=Path, default=RESULTS, help="JSON output (default: %(default)s)")
+    ap.add_argument("--check-offline", action="store_true", help="only check the datasets load with no network")
     args = ap.parse_args()
-    df = run(args.datasets, args.seeds)
-    if args.out:
-        df.to_csv(args.out, index=False)
-    print(summarise(df))
+    if args.check_offline:
+        check_offline(args.datasets)
+        return
+    if args.quick:
+        args.seeds, args.calibrators = 1, list(CHECKED)
+    calibrator_names = tuple(args.calibrators)
+    t0 = time.perf_counter()
+    df = run(args.datasets, args.classifiers, calibrator_names, args.seeds)
+    text, report = summarise(df, calibrator_names)
+    report["config"] = {"datasets": args.datasets, "classifiers": args.classifiers,
+                        "calibrators": list(calibrator_names), "seeds": args.seeds,
+                        "wall_s": time.perf_counter() - t0}
+    print(text)
+    print(f"\nwall time {report['config']['wall_s']:.0f} s")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1, default=float))
+    print(f"saved {args.out}")
 
 
 if __name__ == "__main__":
