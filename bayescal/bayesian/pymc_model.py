@@ -18,12 +18,22 @@ with the hyperparameters ``alpha_shape`` :math:`a_\alpha`, ``alpha_rate`` :math:
 (``c_i = 1``) and is the binned approximation when ``x_i`` are bin centres.
 
 Compilation. The data (``x``, ``counts``) and every hyperparameter are ``pm.Data`` shared
-variables, so one model per ``K`` is built and its compiled functions (the ADVI step
-function, the log-density used for Pareto-smoothed importance sampling, the NUTS
-log-density and gradient) are kept in a per-process cache: a second fit with the same
-``K`` only swaps the shared values and resets the optimiser state. PyTensor also keeps
-the compiled C / numba modules on disk (``pytensor.config.base_compiledir``,
-``~/.pytensor`` by default), so a new process compiles from that cache.
+variables, so a model for a given ``K`` is built once and its compiled functions (one
+``pm.ADVI`` object's adam step function, compiled once with a shared learning rate; the
+log-density of a flat parameter vector used for Pareto-smoothed importance sampling; the
+NUTS step method) are kept for the life of the process. A later fit with the same ``K``
+only swaps the shared values, resets the variational parameters, adam's moments and
+iteration counter, and reseeds the step function's random generator: no compilation
+(``pm.fit`` would rebuild and recompile all of this on every call). Models sit in a
+thread-safe pool, one per concurrent fit, so the two classes can be fitted in parallel
+threads. PyTensor keeps compiled code on disk under ``pytensor.config.base_compiledir``
+(``~/.pytensor`` by default: C modules in ``compiledir_*``, the numba backend's cache in
+``numba/``), and a new process reuses it. Measured for K = 20 on the shared 2-core
+machine (CPU seconds; wall-clock was 3-8 times more under load): first fit in a process
+with an empty cache 30 s CPU (78-119 s wall); first fit in a new process with a warm
+cache 3.2-3.5 s CPU (graph construction and rewriting, which no disk cache avoids); every
+later fit in the process adds under 0.1 s. One adam iteration costs 0.6 ms CPU at
+N = 1000 raw points, 7.3 ms at N = 10000 raw and 0.45-0.5 ms on 1024 bins whatever N.
 
 References
 ----------
