@@ -160,7 +160,7 @@ def test_advi_nan_elbo_retries_then_raises(rng, monkeypatch):
     assert fit.diagnostics["retried"] and fit.diagnostics["learning_rate"] == pytest.approx(0.001)
     # NaN every time: one retry, then a clear error
     monkeypatch.setattr(engine, "step", lambda: np.nan)
-    with pytest.raises(RuntimeError, match=r"NaN ELBO.*retry.*learning rate 0.001"):
+    with pytest.raises(RuntimeError, match=r"NaN \(or infinite\) ELBO.*retry.*learning rate 0.001"):
         ROUTES["advi"](x, np.ones(x.size), prior, n_components=K, draws=50, random_seed=0)
 
 

@@ -357,8 +357,8 @@ def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
             results = [engine.point_fn(theta) for theta in mean + std * eps]
     if nan:
         raise RuntimeError(
-            f"ADVI produced a NaN ELBO at iteration {len(losses)} even after a retry with another seed and "
-            f"learning rate {learning_rate:g}; the prior hyperparameters or data are probably degenerate "
+            f"ADVI produced a NaN (or infinite) ELBO at iteration {len(losses)} even after a retry with another "
+            f"seed and learning rate {learning_rate:g}; the prior hyperparameters or data are probably degenerate "
             f"(check prior['mu_scale'], prior['sigma_logmean'], the score spread) or use inference='gibbs'.")
     elbo = -losses[-min(window, len(losses)):].mean()
     if not converged:
