@@ -4,8 +4,9 @@ Format (``FORMAT_VERSION`` = 1): one ``xarray.DataTree`` written with h5netcdf.
 
 * root attrs: ``bayescal_format``, ``bayescal_version``, ``calibrator`` (registry name),
   ``params`` (JSON of ``get_params()``), ``state`` (JSON: for every fitted attribute its kind
-  and, for small values, the value itself), ``content_hash`` (SHA-256 of params, state and
-  every array, checked on load so a truncated or edited file is rejected);
+  and, for small values, the value itself), ``content_hash`` (SHA-256 of every other attribute
+  of every node and variable, and of every variable's name, dimensions, dtype, shape and
+  values; checked on load so a truncated or edited file is rejected);
 * root data variables ``<attr>`` for each fitted ``numpy`` array (booleans stored as uint8);
   ``<attr>__<i>`` for each member of a list of arrays;
 * child nodes named after fitted ``xarray`` attributes (``idata_`` of Bayesian calibrators
@@ -15,6 +16,11 @@ A fitted attribute is any instance attribute whose name ends in ``_`` and does n
 with ``_``; calibrators keep their fitted state in arrays, scalars, strings, lists of those,
 or xarray objects, so this one mechanism serves all of them. After loading,
 ``Calibrator._restore()`` rebuilds anything derived.
+
+Loading never executes code: the file holds only numbers, strings and JSON text; the class
+is looked up by name in the registry and built from its JSON parameters. Any damage
+(truncation, edited bytes or attributes, a missing or unknown entry, a newer format) is
+reported as a ``ValueError`` that names the file.
 """
 
 from __future__ import annotations
@@ -63,15 +69,35 @@ def _array_for_file(arr: np.ndarray) -> tuple[np.ndarray, str]:
     return arr, dtype.str
 
 
-def _hash(params: str, state: str, tree: xr.DataTree) -> str:
+def _plain(value: Any) -> Any:
+    """An attribute value as plain JSON types (files return numpy scalars and arrays)."""
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _attrs_text(attrs: dict) -> str:
+    return json.dumps({str(k): _plain(v) for k, v in attrs.items() if k != "content_hash"}, sort_keys=True,
+                      default=str)
+
+
+def _hash(tree: xr.DataTree) -> str:
+    """SHA-256 over every node's attributes (except ``content_hash``) and every variable's
+    name, dimensions, attributes, dtype kind, shape and values (little-endian bytes)."""
     h = hashlib.sha256()
-    h.update(params.encode())
-    h.update(state.encode())
     for node in sorted(tree.subtree, key=lambda n: n.path):
+        h.update(f"node {node.path} {_attrs_text(node.attrs)}".encode())
         ds = node.to_dataset(inherit=False)
         for name in sorted(ds.variables):
-            values = np.asarray(ds[name].values)
-            h.update(f"{node.path}/{name}:{values.dtype.kind}:{values.shape}".encode())
+            var = ds.variables[name]
+            values = np.asarray(var.values)
+            h.update(f"{node.path}/{name}:{var.dims}:{_attrs_text(var.attrs)}:{values.dtype.kind}:{values.shape}".encode())
             if values.dtype.kind in "OUS":
                 h.update("\x1f".join(map(str, values.ravel().tolist())).encode())
             else:
@@ -127,8 +153,8 @@ def save(est: Any, path: str | Path) -> None:
         "calibrator": registry_name(est),
         "params": params,
         "state": state_json,
-        "content_hash": _hash(params, state_json, tree),
     })
+    tree.attrs["content_hash"] = _hash(tree)
     tree.to_netcdf(Path(path), engine=_ENGINE)
 
 
@@ -141,39 +167,65 @@ def _restore_array(arr: np.ndarray, dt: str) -> np.ndarray:
 
 
 def load(path: str | Path, *, expected: type | None = None) -> Any:
-    """Read a calibrator written by :func:`save`, checking its format version and content hash."""
+    """Read a calibrator written by :func:`save`, checking its format version and content hash.
+
+    Raises
+    ------
+    ValueError
+        When ``path`` is not a file, cannot be read as netCDF (e.g. truncated), is not a
+        bayescal file, has a newer format version, fails its content hash (edited values or
+        attributes), names an unknown calibrator, does not hold ``expected``, or holds
+        entries this version cannot rebuild.
+    """
     from bayescal._registry import get_calibrator_class
 
     path = Path(path)
+    where = repr(str(path))
     if not path.is_file():
-        raise ValueError(f"No file at {str(path)!r}: pass the path of a file written by save().")
+        raise ValueError(f"No file at {where}: pass the path of a file written by save().")
     try:
         with xr.open_datatree(path, engine=_ENGINE) as opened:
             tree = opened.load().copy()
     except Exception as exc:
-        raise ValueError(f"{str(path)!r} could not be read as a bayescal file (truncated or not netCDF): {exc}") from None
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"{where} could not be read as a bayescal file (truncated or not netCDF): {first}") from None
     attrs = tree.attrs
     if "bayescal_format" not in attrs:
-        raise ValueError(f"{str(path)!r} is not a bayescal file (no 'bayescal_format' attribute).")
-    fmt = int(attrs["bayescal_format"])
+        raise ValueError(f"{where} is not a bayescal file (no 'bayescal_format' attribute).")
+    try:
+        fmt = int(_plain(attrs["bayescal_format"]))
+    except (TypeError, ValueError):
+        raise ValueError(f"{where} has an unreadable format version {attrs['bayescal_format']!r}: the file is damaged.") from None
     if fmt > FORMAT_VERSION:
         raise ValueError(
-            f"{str(path)!r} has format version {fmt}, newer than this bayescal ({__version__}) reads "
+            f"{where} has format version {fmt}, newer than this bayescal ({__version__}) reads "
             f"(up to {FORMAT_VERSION}): upgrade bayescal."
         )
     try:
         params_json, state_json, digest = attrs["params"], attrs["state"], attrs["content_hash"]
         name = attrs["calibrator"]
     except KeyError as exc:
-        raise ValueError(f"{str(path)!r} is missing the attribute {exc}: the file is damaged.") from None
-    if _hash(params_json, state_json, tree) != digest:
-        raise ValueError(f"{str(path)!r} failed its content check: the file was modified or damaged.")
+        raise ValueError(f"{where} is missing the attribute {exc}: the file is damaged.") from None
+    if _hash(tree) != digest:
+        raise ValueError(f"{where} failed its content check: the file was modified or damaged.")
     cls = get_calibrator_class(name)
     if expected is not None and not issubclass(cls, expected):
-        raise ValueError(f"{str(path)!r} holds a {cls.__name__}, not a {expected.__name__}.")
-    est = cls(**json.loads(params_json))
+        raise ValueError(f"{where} holds a {cls.__name__}, not a {expected.__name__}.")
+    try:
+        est = cls(**json.loads(params_json))
+        _set_state(est, tree, json.loads(state_json))
+        est._restore()
+    except (TypeError, KeyError, AttributeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{where} holds a {cls.__name__} this bayescal ({__version__}) cannot rebuild "
+                         f"({type(exc).__name__}: {exc}); it was written by bayescal "
+                         f"{attrs.get('bayescal_version', '?')}.") from None
+    return est
+
+
+def _set_state(est: Any, tree: xr.DataTree, state: dict) -> None:
+    """Set every fitted attribute recorded in ``state`` from the file's tree."""
     root = tree.to_dataset(inherit=False)
-    for attr, info in json.loads(state_json).items():
+    for attr, info in state.items():
         kind = info["kind"]
         if kind == "array":
             value = _restore_array(root[attr].values, info["dtype"])
@@ -181,13 +233,13 @@ def load(path: str | Path, *, expected: type | None = None) -> Any:
             value = [_restore_array(root[f"{attr}__{i}"].values, dt) for i, dt in enumerate(info["dtypes"])]
         elif kind == "datatree":
             value = tree[attr].copy()
-            value.orphan() if hasattr(value, "orphan") else None
+            value.orphan()
         elif kind == "dataset":
             value = tree[attr].to_dataset(inherit=False)
         elif kind == "dataarray":
             value = tree[attr].to_dataset(inherit=False)[info["name"]]
-        else:
+        elif kind == "json":
             value = info["value"]
+        else:
+            raise KeyError(f"unknown kind {kind!r} of fitted attribute {attr!r}")
         setattr(est, attr, value)
-    est._restore()
-    return est

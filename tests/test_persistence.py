@@ -1,0 +1,249 @@
+"""Safe persistence (issue "Reliability", part 3), for every registered calibrator.
+
+* every calibrator saves and loads, and the file holds only numbers, strings and JSON text:
+  no pickled object, no opaque bytes, and loading works with ``pickle`` disabled;
+* a truncated file, a flipped byte in a data variable, and an edited attribute (parameters,
+  fitted state, the calibrator's name, an attribute of the posterior's group) are rejected
+  with a ``ValueError``; a file from a newer format version is refused;
+* the reference files in ``models/`` (written by ``models/make_reference_models.py``) load
+  and reproduce their stored predictions to 1e-12, so later versions keep reading them.
+
+Loading, not the format, is under test here; the contract test checks the round trip of
+predictions after a save in the same version.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import shutil
+from functools import cache
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+import xarray as xr
+
+import bayescal
+from bayescal import io
+from bayescal._registry import get_calibrator_class
+
+NAMES = bayescal.calibrators()
+MODELS = Path(__file__).resolve().parents[1] / "models"
+FAST_PARAMS: dict[str, dict] = {"dpm": {"draws": 50, "tune": 50, "n_components": 5, "grid_size": 64}}
+
+
+def build(name: str):
+    cls = get_calibrator_class(name)
+    accepted = cls().get_params()
+    seeded = {k: 0 for k in ("random_state", "random_seed") if k in accepted}
+    return cls(**seeded, **FAST_PARAMS.get(name, {}))
+
+
+def _data(n: int = 300):
+    rng = np.random.default_rng(4)
+    y = (rng.random(n) < 0.4).astype(int)
+    s = np.where(y == 1, rng.beta(5, 2, n), rng.beta(2, 5, n))
+    return s, y, rng.integers(0, 3, size=(n, 2))
+
+
+@cache
+def _saved(name: str, folder: Path) -> Path:
+    s, y, X = _data()
+    est = build(name)
+    est.fit(s, y, **({"X": X} if est.feature_aware else {}))
+    path = folder / f"{name}.nc"
+    est.save(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def saved_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("saved")
+
+
+@pytest.fixture
+def saved(saved_dir, tmp_path, request) -> Path:
+    """A fresh copy of the calibrator's saved file, safe to damage."""
+    copy = tmp_path / "model.nc"
+    shutil.copyfile(_saved(request.param, saved_dir), copy)
+    return copy
+
+
+def _predict(est, s, X=None):
+    return est.predict_proba(s, **({"X": X} if est.feature_aware else {}))
+
+
+# ---- no code in the file ---------------------------------------------------------------------
+_PICKLE_MARKERS = (b"copy_reg", b"copyreg", b"_reconstruct", b"__builtin__", b"numpy.core.multiarray",
+                   b"numpy._core.multiarray", b"cnumpy", b"\x80\x04\x95", b"\x80\x05\x95")
+
+
+def _check_plain(name: str, value) -> None:
+    kind = value.dtype.kind if isinstance(value, np.ndarray | np.generic) else None
+    assert isinstance(value, str | bytes | int | float) or kind in "iufbSU", f"{name}: {type(value)}"
+
+
+@pytest.mark.parametrize("saved", NAMES, indirect=True)
+def test_file_holds_only_numbers_and_strings_and_loads_without_pickle(saved, monkeypatch):
+    raw = saved.read_bytes()
+    for marker in _PICKLE_MARKERS:
+        assert marker not in raw, f"pickle marker {marker!r} in the file"
+    with h5py.File(saved, "r") as f:
+        def visit(path, obj):
+            for key, value in obj.attrs.items():
+                if key not in ("DIMENSION_LIST", "REFERENCE_LIST", "CLASS", "NAME", "_Netcdf4Dimid", "_Netcdf4Coordinates"):
+                    _check_plain(f"{path}@{key}", value)
+            if isinstance(obj, h5py.Dataset):
+                dt = obj.dtype
+                assert dt.kind in "iufb" or h5py.check_string_dtype(dt) is not None, f"{path}: dtype {dt}"
+
+        visit("/", f)
+        f.visititems(visit)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("load used pickle")
+
+    for fn in ("load", "loads", "Unpickler"):
+        monkeypatch.setattr(pickle, fn, refuse)
+    est = bayescal.load(saved)
+    assert isinstance(est, bayescal.Calibrator)
+
+
+# ---- damaged files ----------------------------------------------------------------------------
+@pytest.mark.parametrize("fraction", [0.0, 0.3, 0.9, "last_byte"])
+@pytest.mark.parametrize("saved", ["platt", "dpm"], indirect=True)
+def test_truncated_file_is_rejected(saved, fraction):
+    raw = saved.read_bytes()
+    cut = len(raw) - 1 if fraction == "last_byte" else int(fraction * len(raw))
+    saved.write_bytes(raw[:cut])
+    with pytest.raises(ValueError, match=r"model\.nc.*(truncated|damaged|content check)"):
+        bayescal.load(saved)
+
+
+def _largest_contiguous_dataset(path: Path) -> tuple[str, int, int]:
+    found = []
+    with h5py.File(path, "r") as f:
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset) and obj.id.get_offset() is not None and obj.id.get_storage_size() > 0:
+                found.append((obj.id.get_storage_size(), name, obj.id.get_offset()))
+
+        f.visititems(visit)
+    size, name, offset = max(found)
+    return name, offset, size
+
+
+@pytest.mark.parametrize("saved", NAMES, indirect=True)
+def test_flipped_byte_in_a_data_variable_is_rejected(saved):
+    name, offset, size = _largest_contiguous_dataset(saved)
+    raw = bytearray(saved.read_bytes())
+    raw[offset + size // 2] ^= 0x01
+    saved.write_bytes(bytes(raw))
+    with pytest.raises(ValueError, match="content check"):
+        bayescal.load(saved)
+
+
+def _edit_params(text: str) -> str:
+    params = json.loads(text)
+    params["score_kind"] = "decision"  # every calibrator has it; the loaded one would misread scores
+    return json.dumps(params, sort_keys=True)
+
+
+def _edit_state(text: str) -> str:
+    return text.replace('"kind": "array"', '"kind": "json"', 1) if '"kind": "array"' in text else text + " "
+
+
+EDITS = {
+    "params": lambda f: f.attrs.__setitem__("params", _edit_params(f.attrs["params"])),
+    "state": lambda f: f.attrs.__setitem__("state", _edit_state(f.attrs["state"])),
+    "calibrator": lambda f: f.attrs.__setitem__("calibrator", "platt" if f.attrs["calibrator"] != "platt" else "beta"),
+    "array_value": lambda f: f["score_range_"].__setitem__(0, f["score_range_"][0] + 1e-9),
+    "new_attr": lambda f: f.attrs.__setitem__("note", "added"),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+@pytest.mark.parametrize("saved", ["platt", "isotonic", "dpm"], indirect=True)
+def test_edited_file_is_rejected(saved, edit):
+    with h5py.File(saved, "r+") as f:
+        EDITS[edit](f)
+    with pytest.raises(ValueError, match="content check"):
+        bayescal.load(saved)
+
+
+@pytest.mark.parametrize("saved", ["dpm"], indirect=True)
+def test_edited_attribute_of_the_posterior_group_is_rejected(saved):
+    with h5py.File(saved, "r+") as f:
+        f["idata_"].attrs["inference"] = "nuts"
+    with pytest.raises(ValueError, match="content check"):
+        bayescal.load(saved)
+
+
+@pytest.mark.parametrize("saved", ["platt"], indirect=True)
+def test_future_format_version_is_refused(saved):
+    with h5py.File(saved, "r+") as f:
+        f.attrs["bayescal_format"] = io.FORMAT_VERSION + 1
+    with pytest.raises(ValueError, match=rf"format version {io.FORMAT_VERSION + 1}.*upgrade bayescal"):
+        bayescal.load(saved)
+
+
+@pytest.mark.parametrize("saved", ["platt"], indirect=True)
+def test_only_registered_classes_are_built_even_with_a_valid_hash(saved):
+    """A forged file (consistent hash) naming a module path is refused, never imported."""
+    with xr.open_datatree(saved, engine="h5netcdf") as opened:
+        tree = opened.load().copy()
+    tree.attrs["calibrator"] = "os:system"
+    tree.attrs["content_hash"] = io._hash(tree)
+    forged = saved.with_name("forged.nc")
+    tree.to_netcdf(forged, engine="h5netcdf")
+    with pytest.raises(ValueError, match="Unknown calibrator 'os:system'"):
+        bayescal.load(forged)
+
+
+@pytest.mark.parametrize("saved", ["platt"], indirect=True)
+def test_forged_parameters_with_a_valid_hash_give_a_clear_error(saved):
+    with xr.open_datatree(saved, engine="h5netcdf") as opened:
+        tree = opened.load().copy()
+    tree.attrs["params"] = json.dumps({"no_such_parameter": 1})
+    tree.attrs["content_hash"] = io._hash(tree)
+    forged = saved.with_name("forged.nc")
+    tree.to_netcdf(forged, engine="h5netcdf")
+    with pytest.raises(ValueError, match="cannot rebuild.*no_such_parameter"):
+        bayescal.load(forged)
+
+
+def test_not_a_file_and_not_a_bayescal_file(tmp_path):
+    with pytest.raises(ValueError, match="No file at"):
+        bayescal.load(tmp_path / "absent.nc")
+    other = tmp_path / "other.nc"
+    xr.Dataset({"a": ("x", np.arange(3.0))}).to_netcdf(other, engine="h5netcdf")
+    with pytest.raises(ValueError, match="not a bayescal file"):
+        bayescal.load(other)
+    text = tmp_path / "text.nc"
+    text.write_text("hello")
+    with pytest.raises(ValueError, match="could not be read"):
+        bayescal.load(text)
+
+
+@pytest.mark.parametrize("saved", ["platt"], indirect=True)
+def test_load_as_another_class_is_refused(saved):
+    from bayescal.baselines.isotonic import IsotonicCalibrator
+
+    with pytest.raises(ValueError, match="holds a PlattScaling, not a IsotonicCalibrator"):
+        IsotonicCalibrator.load(saved)
+
+
+# ---- reference models -------------------------------------------------------------------------
+@pytest.mark.parametrize("name", NAMES)
+def test_reference_model_reproduces_its_stored_predictions(name):
+    path, expected_path = MODELS / f"{name}.nc", MODELS / f"{name}.expected.json"
+    assert path.is_file() and expected_path.is_file(), (
+        f"no reference model for {name!r}: run models/make_reference_models.py")
+    expected = json.loads(expected_path.read_text())
+    est = bayescal.load(path)
+    assert type(est) is get_calibrator_class(name)
+    X = np.array(expected["X"]) if expected.get("X") is not None else None
+    proba = _predict(est, np.array(expected["scores"]), X)
+    np.testing.assert_allclose(proba[:, 1], expected["p1"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-12)
