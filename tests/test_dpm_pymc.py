@@ -77,6 +77,11 @@ def test_advi_layout_seed_and_psis(rng):
     raw_mu = {tuple(row) for row in raw.posterior["mu"].values[0]}
     assert all(tuple(row) in raw_mu for row in fit.posterior["mu"].values[0])
     assert len({tuple(row) for row in fit.posterior["mu"].values[0]}) < 200  # resampling repeats draws
+    # restarts pool independent runs (the first one is the single run above): same layout, iterations summed
+    pooled = ROUTES["advi"](x, np.ones(x.size), prior, random_seed=5, restarts=2, **kw)
+    _check_layout(pooled, 1, 200, K)
+    d2 = pooled.diagnostics
+    assert d2["restarts"] == 2 and d2["elbo_spread"] >= 0 and d2["n_iterations"] > raw.diagnostics["n_iterations"]
 
 
 def test_advi_recovers_two_gaussian_density(rng):

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import xarray as xr
-from scipy.special import logit
+from scipy.special import logit, logsumexp
 
 from bayescal.bayesian.routes import ClassFit
 
@@ -283,6 +283,18 @@ def _run_advi(engine, flat_start, seed, learning_rate, max_iterations, window, t
     return losses, False, False
 
 
+def _warn_not_converged(losses: np.ndarray, window: int, tol: float, which: str) -> None:
+    elbo = -losses[-min(window, len(losses)):].mean()
+    if len(losses) >= 2 * window:
+        moved = f"moved from {-losses[-2 * window: -window].mean():.6g} to {elbo:.6g}"
+    else:
+        moved = f"is {elbo:.6g} after fewer than two windows of {window}"
+    warnings.warn(
+        f"ADVI{which} did not converge in {len(losses)} iterations: the windowed ELBO mean {moved} (relative "
+        f"change above tol={tol:g}); raise max_iterations or tol, or use inference='gibbs'.",
+        UserWarning, stacklevel=4)
+
+
 def _to_posterior(weight, mu, sigma, alpha, n_chains, n_draws) -> xr.Dataset:
     K = weight.shape[-1]
     coords = {"chain": np.arange(n_chains), "draw": np.arange(n_draws), "component": np.arange(K)}
@@ -297,7 +309,8 @@ def _to_posterior(weight, mu, sigma, alpha, n_chains, n_draws) -> xr.Dataset:
 
 def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: int, draws: int,
              random_seed: int | None, learning_rate: float = 0.01, max_iterations: int = 10_000,
-             window: int = 500, tol: float = 2e-4, init_std: float = 0.1, psis: bool = False) -> ClassFit:
+             window: int = 500, tol: float = 2e-4, init_std: float = 0.1, psis: bool = False,
+             restarts: int = 1) -> ClassFit:
     r"""Mean-field ADVI of one class's mixture, optionally corrected by Pareto-smoothed importance sampling.
 
     Adam (``learning_rate``) maximises the ELBO of a Gaussian mean-field approximation
@@ -326,52 +339,73 @@ def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
     without), so it is off by default: PSIS here diagnoses the variational fit, it does
     not repair it. PSIS needs at least 100 draws; with fewer, ``pareto_k`` is NaN.
 
+    ``restarts = R > 1`` runs ADVI R times from the same start with independent seeds and
+    draws an equal share of ``draws`` from each run's Gaussian, i.e. from their equal
+    mixture :math:`q = R^{-1} \sum_r q_r` (the PSIS ratios then use this mixture density).
+    A single mean-field fit settles in one local optimum of the ELBO (which components
+    carry the mass) and its band ignores the others; pooling runs puts that
+    between-optimum spread into the band, at R times the cost.
+
     Returns
     -------
     ClassFit
-        One chain of ``draws`` draws; diagnostics ``converged``, ``n_iterations``,
-        ``elbo_final`` (window mean), ``pareto_k``, ``ess_importance`` (importance-sampling
-        effective sample size), ``learning_rate``, ``retried``, ``runtime_s``.
+        One chain of ``draws`` draws; diagnostics ``converged`` (every run), ``n_iterations``
+        (summed over runs), ``restarts``, ``elbo_final`` (best final window mean),
+        ``elbo_spread`` (best minus worst), ``pareto_k``, ``ess_importance``
+        (importance-sampling effective sample size), ``psis_resampled``, ``learning_rate``
+        (the smallest used), ``retried``, ``runtime_s``.
     """
     from arviz_stats.base.array import array_stats
 
     start_time = time.perf_counter()
     x, counts = _check_inputs(x, counts, prior, n_components, draws)
-    seeds = np.random.SeedSequence(random_seed).generate_state(3)
+    if int(restarts) != restarts or not 1 <= restarts <= draws:
+        raise ValueError(f"restarts must be an integer between 1 and draws={draws}; got {restarts!r}.")
+    R = int(restarts)
+    seeds = np.random.SeedSequence(random_seed).generate_state(3 + 2 * (R - 1))
+    run_seeds, retry_seeds = [seeds[0], *seeds[3::2]], [seeds[1], *seeds[4::2]]
+    runs = []
     with _borrow(n_components) as slot:
         engine = _advi_parts(slot)
         _set_data(slot.model, x, counts, prior)
         flat_start = _flat_start(slot.model, prior)
-        losses, converged, nan = _run_advi(engine, flat_start, int(seeds[0]), learning_rate, max_iterations,
-                                           window, tol, init_std)
-        retried = nan
-        if nan:
-            learning_rate = learning_rate / 10
-            losses, converged, nan = _run_advi(engine, flat_start, int(seeds[1]), learning_rate,
-                                               max_iterations, window, tol, init_std)
-        if not nan:
-            mean = engine.mean.get_value()
-            std = np.log1p(np.exp(engine.rho.get_value()))
-            rng = np.random.default_rng(seeds[2])
-            eps = rng.standard_normal((draws, mean.size))
-            results = [engine.point_fn(theta) for theta in mean + std * eps]
-    if nan:
-        raise RuntimeError(
-            f"ADVI produced a NaN (or infinite) ELBO at iteration {len(losses)} even after a retry with another "
-            f"seed and learning rate {learning_rate:g}; the prior hyperparameters or data are probably degenerate "
-            f"(check prior['mu_scale'], prior['sigma_logmean'], the score spread) or use inference='gibbs'.")
-    elbo = -losses[-min(window, len(losses)):].mean()
-    if not converged:
-        if len(losses) >= 2 * window:
-            moved = f"moved from {-losses[-2 * window: -window].mean():.6g} to {elbo:.6g}"
-        else:
-            moved = f"is {elbo:.6g} after fewer than two windows of {window}"
-        warnings.warn(
-            f"ADVI did not converge in {len(losses)} iterations: the windowed ELBO mean {moved} (relative "
-            f"change above tol={tol:g}); raise max_iterations or tol, or use inference='gibbs'.",
-            UserWarning, stacklevel=3)
+        for r in range(R):
+            lr = learning_rate
+            losses, converged, nan = _run_advi(engine, flat_start, int(run_seeds[r]), lr, max_iterations,
+                                               window, tol, init_std)
+            retried = nan
+            if nan:
+                lr = learning_rate / 10
+                losses, converged, nan = _run_advi(engine, flat_start, int(retry_seeds[r]), lr, max_iterations,
+                                                   window, tol, init_std)
+            if nan:
+                raise RuntimeError(
+                    f"ADVI produced a NaN (or infinite) ELBO at iteration {len(losses)} even after a retry with "
+                    f"another seed and learning rate {lr:g}; the prior hyperparameters or data are probably "
+                    f"degenerate (check prior['mu_scale'], prior['sigma_logmean'], the score spread) or use "
+                    f"inference='gibbs'.")
+            runs.append({"losses": losses, "converged": converged, "retried": retried, "learning_rate": lr,
+                         "mean": engine.mean.get_value().copy(),
+                         "std": np.log1p(np.exp(engine.rho.get_value()))})
+        # draws: an equal share from each run's Gaussian, i.e. from their equal mixture
+        sizes = np.full(R, draws // R)
+        sizes[: draws % R] += 1
+        which = np.repeat(np.arange(R), sizes)
+        means = np.array([run["mean"] for run in runs])
+        stds = np.array([run["std"] for run in runs])
+        rng = np.random.default_rng(seeds[2])
+        eps = rng.standard_normal((draws, means.shape[1]))
+        theta = means[which] + stds[which] * eps
+        results = [engine.point_fn(t) for t in theta]
+    for r, run in enumerate(runs):
+        if not run["converged"]:
+            _warn_not_converged(run["losses"], window, tol, f" (restart {r + 1} of {R})" if R > 1 else "")
+    elbos = [-run["losses"][-min(window, len(run["losses"])):].mean() for run in runs]
 
-    log_q = -0.5 * np.sum(eps**2, axis=1) - np.sum(np.log(std)) - 0.5 * mean.size * np.log(2 * np.pi)
+    z = (theta[None, :, :] - means[:, None, :]) / stds[:, None, :]
+    log_q_each = (-0.5 * np.sum(z**2, axis=2) - np.sum(np.log(stds), axis=1)[:, None]
+                  - 0.5 * means.shape[1] * np.log(2 * np.pi))
+    log_q = logsumexp(log_q_each + np.log(sizes / draws)[:, None], axis=0)
     log_p = np.array([r[0] for r in results])
     weight, mu, sigma, alpha = (np.array([r[j] for r in results]) for j in range(1, 5))
     log_ratio = log_p - log_q
@@ -390,10 +424,13 @@ def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
             positions = (rng.uniform() + np.arange(draws)) / draws
             idx = np.minimum(np.searchsorted(np.cumsum(w), positions), draws - 1)
             weight, mu, sigma, alpha = weight[idx], mu[idx], sigma[idx], alpha[idx]
-    diagnostics = {"route": "advi", "converged": bool(converged), "n_iterations": int(len(losses)),
-                   "elbo_final": float(elbo), "pareto_k": float(pareto_k), "ess_importance": ess,
-                   "psis_resampled": bool(psis and np.isfinite(pareto_k)), "learning_rate": float(learning_rate),
-                   "retried": bool(retried), "runtime_s": time.perf_counter() - start_time}
+    diagnostics = {"route": "advi", "converged": all(run["converged"] for run in runs),
+                   "n_iterations": int(sum(len(run["losses"]) for run in runs)), "restarts": R,
+                   "elbo_final": float(max(elbos)), "elbo_spread": float(max(elbos) - min(elbos)),
+                   "pareto_k": float(pareto_k), "ess_importance": ess,
+                   "psis_resampled": bool(psis and np.isfinite(pareto_k)),
+                   "learning_rate": float(min(run["learning_rate"] for run in runs)),
+                   "retried": any(run["retried"] for run in runs), "runtime_s": time.perf_counter() - start_time}
     return ClassFit(_to_posterior(weight, mu, sigma, alpha, 1, draws), diagnostics)
 
 
