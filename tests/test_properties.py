@@ -28,7 +28,11 @@ Properties (the number after each is the count used in the report):
 7. degenerate but legal data (all scores equal, two distinct scores, 99.9 % of one class,
    scores exactly 0 and 1, heavy ties, N at ``_min_samples``) gives finite probabilities
    in [0, 1] that are sensible (close to the class frequency where the data pin it), or a
-   ``ValueError`` with a message; never NaN.
+   ``ValueError`` with a message; never NaN;
+8. inference failures of the Bayesian calibrator (forced with monkeypatch): a NaN ELBO is
+   retried, then reported with a clear error and no half-fitted state; chains that disagree
+   on the calibration map, or sampler divergences, warn with the numbers; well-mixed draws
+   do not warn.
 
 Hypothesis runs the ``"ci"`` profile registered here (few examples, no deadline,
 derandomised so CI is reproducible); set ``BAYESCAL_HYPOTHESIS_PROFILE=dev`` for a longer
@@ -41,6 +45,7 @@ import copy
 import os
 
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 from hypothesis import HealthCheck, given, settings
@@ -388,3 +393,128 @@ def test_degenerate_legal_data_gives_a_sensible_fit_or_a_clear_error(name, case)
         assert abs(got - freq) <= tol, f"P(y=1 | {score}) = {got:.3f}, class frequency there {freq:.3f}"
     if case == "rare_class":
         assert p[QUERY.size:].mean() < 0.02
+
+
+# ---- 8. failure handling in inference (the Bayesian calibrator) -----------------------------
+# The inference code belongs to bayescal/bayesian/; these tests force its failures with
+# monkeypatch and check what the user sees.
+def _dpm_data():
+    s, y, _ = simulated(120, 9)
+    return s, y
+
+
+def test_diverging_variational_fit_is_retried_then_reported(monkeypatch):
+    """A NaN ELBO once: retried and the fit succeeds (diagnostics say so); always: RuntimeError."""
+    import warnings
+
+    from bayescal.bayesian import pymc_model
+
+    s, y = _dpm_data()
+    real = pymc_model._run_advi
+    calls = {"n": 0}
+
+    def nan_first(engine, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            return np.array([1.0, np.nan]), False, True
+        return real(engine, *args, **kwargs)
+
+    est = build("dpm", inference="advi", n_components=3, draws=50, route_options={"max_iterations": 200})
+    monkeypatch.setattr(pymc_model, "_run_advi", nan_first)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # 200 iterations do not converge: not under test
+        est.fit(s, y)
+    assert est.diagnostics_["class_0"]["retried"] and not est.diagnostics_["class_1"]["retried"]
+    assert np.all(np.isfinite(est.predict_proba(QUERY)))
+    monkeypatch.setattr(pymc_model, "_run_advi", lambda *a, **k: (np.array([np.nan]), False, True))
+    fresh = build("dpm", inference="advi", n_components=3, draws=50)
+    with pytest.raises(RuntimeError, match=r"NaN.*ELBO.*retry"):
+        fresh.fit(s, y)
+    assert not hasattr(fresh, "idata_"), "a failed fit left a half-fitted calibrator"
+
+
+def _wrapped_gibbs(monkeypatch, route: str, corrupt):
+    """Make ``route`` run the Gibbs sampler and pass its result through ``corrupt``."""
+    from bayescal.bayesian import routes
+
+    real = routes.fit_gibbs
+
+    def fake(*args, **kwargs):
+        kwargs.pop("target_accept", None)
+        return corrupt(real(*args, **kwargs))
+
+    monkeypatch.setitem(routes.ROUTES, route, fake)
+
+
+_MISSING_DIAGNOSTICS = (
+    "bayescal/bayesian/dpm.py does not check convergence of the calibration map: DPMCalibrator._fit should "
+    "compute R-hat and bulk ESS (arviz_stats) of the map draws at its grid points (not of the label-switching "
+    "component parameters) and warn with the worst values, and warn with the count of sampler divergences")
+
+
+@pytest.mark.xfail(strict=True, reason=_MISSING_DIAGNOSTICS)
+def test_chains_that_disagree_on_the_map_give_a_warning_with_rhat(monkeypatch):
+    def shift_second_chain(fit):
+        post = fit.posterior.copy()
+        post["mu"] = post["mu"] + xr.DataArray([0.0, 1.5], dims="chain")  # chain 1 sits elsewhere
+        fit.posterior = post
+        return fit
+
+    _wrapped_gibbs(monkeypatch, "gibbs", shift_second_chain)
+    s, y = _dpm_data()
+    with pytest.warns(UserWarning, match=r"(?i)r-?hat.*\d\.\d"):
+        build("dpm").fit(s, y)
+
+
+@pytest.mark.xfail(strict=True, reason=_MISSING_DIAGNOSTICS)
+def test_sampler_divergences_give_a_warning_with_their_count(monkeypatch):
+    def diverge(fit):
+        div = np.zeros((fit.posterior.sizes["chain"], fit.posterior.sizes["draw"]), dtype=bool)
+        div[0, :7] = True
+        fit.sample_stats = fit.sample_stats.assign(diverging=(("chain", "draw"), div))
+        fit.diagnostics = {**fit.diagnostics, "divergences": 7}
+        return fit
+
+    _wrapped_gibbs(monkeypatch, "nuts", diverge)
+    s, y = _dpm_data()
+    with pytest.warns(UserWarning, match=r"(?i)\b14\b.*divergen|divergen.*\b14\b"):
+        build("dpm", inference="nuts").fit(s, y)
+
+
+def test_well_mixed_chains_give_no_convergence_warning(monkeypatch):
+    """Control for the two tests above: draws shuffled across chains and iterations (so the
+    chains agree and carry no autocorrelation) must not warn."""
+    import warnings
+
+    def shuffle_draws(fit):
+        post = fit.posterior
+        n_chain, n_draw = post.sizes["chain"], post.sizes["draw"]
+        order = np.random.default_rng(0).permutation(n_chain * n_draw)
+        stacked = post.stack(sample=("chain", "draw")).isel(sample=order)
+        fit.posterior = stacked.drop_vars(["sample", "chain", "draw"]).assign_coords(
+            sample=pd.MultiIndex.from_product([range(n_chain), range(n_draw)], names=["chain", "draw"])
+        ).unstack("sample")
+        return fit
+
+    _wrapped_gibbs(monkeypatch, "gibbs", shuffle_draws)
+    s, y = _dpm_data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        est = build("dpm", draws=200, tune=200).fit(s, y)
+    assert est.idata_["posterior"]["mu"].dims[:2] == ("chain", "draw")
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "bayescal/bayesian/gibbs.py mixes slowly on the calibration map: with the default draws=500, tune=500, "
+    "2 chains, on 400 simulated scores (seed 1) the map's R-hat reaches 1.09 and its bulk ESS falls to ~21 "
+    "of 1000 draws at data quantiles (n=2000: R-hat 1.11, ESS 16); the band rests on a few dozen effective "
+    "draws. Needs longer runs, thinning or better moves (e.g. label-invariant updates)"))
+def test_default_gibbs_fit_mixes_on_the_map():
+    from arviz_stats.base.array import array_stats
+
+    s, y, _ = simulated(400, 1)
+    est = build("dpm", draws=500, tune=500, n_components=20).fit(s, y)
+    m = est.calibration_map(np.quantile(s, [0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99])).values
+    rhat = array_stats.rhat(m, chain_axis=0, draw_axis=1)
+    ess = array_stats.ess(m, chain_axis=0, draw_axis=1)
+    assert rhat.max() < 1.02 and ess.min() > 100, f"map R-hat up to {rhat.max():.3f}, bulk ESS down to {ess.min():.0f}"
