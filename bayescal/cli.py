@@ -52,7 +52,6 @@ def run_demo(out: str | Path = "demo_output", *, random_state: int = 0, verbose:
     import bayescal
     from bayescal._registry import get_calibrator_class
     from bayescal.datasets import make_naeini2014, svm_scores
-    from bayescal.plotting import ReliabilityDisplay
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -85,11 +84,7 @@ def run_demo(out: str | Path = "demo_output", *, random_state: int = 0, verbose:
         "calibrator," + ",".join(DEMO_METRICS) + ",fit_seconds\n"
         + "\n".join(f"{k}," + ",".join(f"{v[m]:.6f}" for m in DEMO_METRICS) + f",{times[k]:.3f}"
                     for k, v in table.items()) + "\n")
-    shown = {k: fitted[k] for k in ("dpm", "isotonic", "platt") if k in fitted}
-    disp = ReliabilityDisplay.from_calibrators({"uncalibrated": None, **shown}, s_test, y_test, ci_prob=0.95)
-    disp.ax_.set_title("Linear SVM on the Naeini et al. (2014) simulated data: test split")
-    disp.figure_.tight_layout()
-    disp.figure_.savefig(out / "reliability.png", dpi=120)
+    _demo_figure(fitted, s_test, y_test).savefig(out / "reliability.png", dpi=120)
     if verbose:
         print("Test-split metrics (ECE/MCE: 10 equal-count groups as in Naeini et al.):")
         print(text)
@@ -189,6 +184,38 @@ def run_apply(args: argparse.Namespace) -> None:
     else:
         table.to_parquet(out, index=False)
     print(f"wrote {len(table)} calibrated probabilities to {out} (column {args.column!r})")
+
+
+def _demo_figure(fitted: dict, scores, y):
+    """Left: calibration maps with bands against the raw score, over the binned raw frequencies
+    and each class's scores. Right: reliability of the calibrated probabilities, with
+    consistency bands."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from bayescal.plotting import ReliabilityDisplay
+
+    fig = plt.figure(figsize=(12, 7))
+    grid = fig.add_gridspec(2, 2, height_ratios=[3, 1])
+    ax_map = fig.add_subplot(grid[0, 0])
+    ax_hist = fig.add_subplot(grid[1, 0], sharex=ax_map)
+    ax_rel = fig.add_subplot(grid[:, 1])
+    shown = {k: fitted[k] for k in ("dpm", "isotonic", "platt") if k in fitted}
+    ReliabilityDisplay.from_calibrators({"raw scores": None, **shown}, scores, y, points=False,
+                                        n_consistency=0, ci_prob=0.95, ax=ax_map)
+    ax_map.set_title("Calibration maps P(y=1 | score), 95% credible band")
+    bins = np.linspace(0, 1, 41)
+    for c in (0, 1):
+        ax_hist.hist(scores[y == c], bins=bins, alpha=0.6, label=f"class {c}")
+    ax_hist.set_xlabel("linear-SVM score (logistic of the decision value)")
+    ax_hist.set_ylabel("count")
+    ax_hist.legend(fontsize=8)
+    ReliabilityDisplay.from_calibrators({"uncalibrated": None, **shown}, scores, y, maps=False, ci_prob=0.95,
+                                        ax=ax_rel)
+    ax_rel.set_title("Calibrated probabilities on the test split (bars: consistency band)")
+    fig.suptitle("Linear SVM on the Naeini et al. (2014) simulated data")
+    fig.tight_layout()
+    return fig
 
 
 def _build_parser() -> argparse.ArgumentParser:

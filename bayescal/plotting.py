@@ -82,9 +82,16 @@ class ReliabilityDisplay:
         grid: Any = None,
         n_consistency: int = 200,
         random_seed: Any = 0,
+        maps: bool = True,
+        points: bool = True,
         ax: Any = None,
     ) -> ReliabilityDisplay:
         """Compute and draw the diagram for several fitted calibrators on evaluation data.
+
+        Two readings share the axes, so a figure usually shows one of them per panel:
+        ``points=False`` draws the calibrators' maps against the raw score (with the raw
+        scores' own binned frequencies for a ``None`` entry); ``maps=False`` draws each
+        calibrator's binned calibrated probabilities with their consistency bands.
 
         Parameters
         ----------
@@ -102,6 +109,9 @@ class ReliabilityDisplay:
             Label replicates of each consistency band; 0 draws none.
         random_seed : int, default 0
             Seed of the consistency replicates.
+        maps, points : bool, default True
+            Whether to compute and draw the calibrators' maps (and bands), and the binned
+            points of their calibrated probabilities. A ``None`` entry always has its points.
         ax : matplotlib Axes, optional
             Draw the diagram there (no histograms); a new figure when None.
         """
@@ -117,10 +127,13 @@ class ReliabilityDisplay:
                 p = check_scores(s, score_kind="probability")
             else:
                 p = est.predict_proba(s)[:, 1]
-                cmap = est.calibration_map(grid)
-                disp.maps[label] = cmap.mean(("chain", "draw"))
-                if _n_draws(cmap) > 1:
-                    disp.bands[label] = est.credible_band(grid, ci_prob=ci_prob)
+                if maps:
+                    cmap = est.calibration_map(grid)
+                    disp.maps[label] = cmap.mean(("chain", "draw"))
+                    if _n_draws(cmap) > 1:
+                        disp.bands[label] = est.credible_band(grid, ci_prob=ci_prob)
+                if not points:
+                    continue
             disp.curves[label] = reliability_curve(y01, p, n_bins=n_bins, strategy=strategy)
             if n_consistency:
                 check = consistency_check(p, y01, statistics="ece", n_bins=n_bins, strategy=strategy,
@@ -157,7 +170,8 @@ class ReliabilityDisplay:
             fig, hax = ax.figure, None
         ax.plot([0, 1], [0, 1], ls=":", color="grey", lw=1, label="perfect calibration")
         colors = _colors()
-        for i, (label, curve) in enumerate(self.curves.items()):
+        labels = list(dict.fromkeys([*self.curves, *self.maps]))
+        for i, label in enumerate(labels):
             c = colors[i % len(colors)]
             if label in self.maps:
                 m = self.maps[label]
@@ -167,6 +181,9 @@ class ReliabilityDisplay:
                 ax.fill_between(b["score"].values, b.sel(ci_bound="lower").values, b.sel(ci_bound="upper").values,
                                 color=c, alpha=0.25, lw=0, label=f"{label} {b.attrs['ci_prob']:.0%} band",
                                 gid=f"band:{label}")
+            if label not in self.curves:
+                continue
+            curve = self.curves[label]
             x, f = curve["mean_predicted"].values, curve["fraction_positive"].values
             if label in self.consistency:
                 cb = self.consistency[label]
@@ -178,8 +195,10 @@ class ReliabilityDisplay:
                             gid=f"count:{label}")
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
-        ax.set_ylabel("P(y = 1 | score)")
-        ax.set_xlabel("score (maps); mean predicted probability (binned points)")
+        ax.set_ylabel("P(y = 1 | score)" if self.maps else "observed fraction positive")
+        mixed = any(lbl in self.maps for lbl in self.curves)  # a calibrator with both readings
+        ax.set_xlabel("score (maps); mean predicted probability (binned points)" if mixed
+                      else "score" if self.maps else "mean predicted probability")
         ax.legend(fontsize=7, loc="upper left")
         if hax is not None and self.scores is not None:
             bins = np.linspace(0, 1, 41)
