@@ -45,7 +45,6 @@ import copy
 import os
 
 import numpy as np
-import pandas as pd
 import pytest
 import xarray as xr
 from hypothesis import HealthCheck, given, settings
@@ -487,13 +486,11 @@ def test_well_mixed_chains_give_no_convergence_warning(monkeypatch):
     import warnings
 
     def shuffle_draws(fit):
-        post = fit.posterior
-        n_chain, n_draw = post.sizes["chain"], post.sizes["draw"]
-        order = np.random.default_rng(0).permutation(n_chain * n_draw)
-        stacked = post.stack(sample=("chain", "draw")).isel(sample=order)
-        fit.posterior = stacked.drop_vars(["sample", "chain", "draw"]).assign_coords(
-            sample=pd.MultiIndex.from_product([range(n_chain), range(n_draw)], names=["chain", "draw"])
-        ).unstack("sample")
+        post = fit.posterior.transpose("chain", "draw", ...)
+        n = post.sizes["chain"] * post.sizes["draw"]
+        order = np.random.default_rng(0).permutation(n)
+        fit.posterior = post.copy(data={name: v.values.reshape(n, *v.shape[2:])[order].reshape(v.shape)
+                                        for name, v in post.data_vars.items()})
         return fit
 
     _wrapped_gibbs(monkeypatch, "gibbs", shuffle_draws)
