@@ -198,10 +198,18 @@ class DPMCalibrator(BayesianCalibrator):
         if data.score_kind == "probability":  # where exact (or underflowed) 0 and 1 pile up
             ends = to_working(np.array([0.0, 1.0]), "probability")
             atoms.update(float(a) for a in ends if np.any(data.t == a))
+        # an atom's bin on a 1024-bin grid holds at least its rows: only such bins need np.unique
+        lo, hi = float(data.t.min()), float(data.t.max())
+        scale = 1024 / (hi - lo) if hi > lo else 0.0
+        cell = np.minimum(((data.t - lo) * scale).astype(np.int64), 1023) + 1024 * data.y.astype(np.int64)
+        totals = np.array([data.w[data.y == c].sum() for c in (0, 1)])
+        heavy = (np.bincount(cell, minlength=2048) >= self.atom_min_count) & (
+            np.bincount(cell, weights=data.w, minlength=2048) >= self.atom_threshold * np.repeat(totals, 1024))
+        cand = np.flatnonzero(heavy[cell])
         for c in (0, 1):
-            sel = data.y == c
-            vals, inv, cnt = np.unique(data.t[sel], return_inverse=True, return_counts=True)
-            share = np.bincount(inv, weights=data.w[sel], minlength=vals.size) / data.w[sel].sum()
+            sub = cand[data.y[cand] == c]
+            vals, inv, cnt = np.unique(data.t[sub], return_inverse=True, return_counts=True)
+            share = np.bincount(inv, weights=data.w[sub], minlength=vals.size) / totals[c]
             atoms.update(vals[(cnt >= self.atom_min_count) & (share >= self.atom_threshold)].tolist())
         return np.array(sorted(atoms), dtype=np.float64)
 
@@ -331,9 +339,12 @@ class DPMCalibrator(BayesianCalibrator):
         return at_atom, inside, ~at_atom & ~inside
 
     def _interp_weights(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Left grid index and fraction of the way to the next point (``grid_`` is equally spaced)."""
         g = self.grid_
-        idx = np.clip(np.searchsorted(g, t, side="right") - 1, 0, g.size - 2)
-        return idx, (t - g[idx]) / (g[idx + 1] - g[idx])
+        pos = (t - g[0]) * ((g.size - 1) / (g[-1] - g[0]))
+        idx = np.clip(pos.astype(np.int64), 0, g.size - 2)
+        pos -= idx
+        return idx, pos
 
     def _map_draws(self, t: np.ndarray, X=None) -> np.ndarray:
         t = np.asarray(t, dtype=np.float64)
@@ -349,11 +360,10 @@ class DPMCalibrator(BayesianCalibrator):
 
     def _calibrate(self, t: np.ndarray, X=None) -> np.ndarray:
         t = np.asarray(t, dtype=np.float64)
-        at_atom, inside, other = self._split(t)
-        out = np.empty(t.size)
-        if inside.any():
-            idx, f = self._interp_weights(t[inside])
-            out[inside] = self._grid_mean[idx] * (1.0 - f) + self._grid_mean[idx + 1] * f
+        at_atom, _, other = self._split(t)
+        idx, f = self._interp_weights(t)  # everywhere (cheap), then replaced off the grid and at atoms
+        out = self._grid_mean[idx] * (1.0 - f)
+        out += self._grid_mean[idx + 1] * f
         rest = at_atom | other
         if rest.any():
             uniq, inv = np.unique(t[rest], return_inverse=True)
