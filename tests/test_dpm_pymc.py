@@ -16,10 +16,10 @@ from scipy.stats import norm
 
 pytest.importorskip("pymc")
 
-from bayescal.bayesian import pymc_model  # noqa: E402
-from bayescal.bayesian.mixture import log_density  # noqa: E402
-from bayescal.bayesian.priors import DEFAULT_PRIOR, kde_prior  # noqa: E402
-from bayescal.bayesian.routes import ROUTES, ClassFit  # noqa: E402
+from bayescal.bayesian import pymc_model
+from bayescal.bayesian.mixture import log_density
+from bayescal.bayesian.priors import DEFAULT_PRIOR, kde_prior
+from bayescal.bayesian.routes import ROUTES, ClassFit
 
 
 def _prior(x, counts, K):
@@ -61,7 +61,7 @@ def test_advi_layout_seed_and_psis(rng):
     x = _two_gaussians(rng, 200)
     K = 3
     prior = _prior(x, np.ones(x.size), K)
-    kw = dict(n_components=K, draws=200, max_iterations=1500, window=100, tol=1e-3)
+    kw = {"n_components": K, "draws": 200, "max_iterations": 1500, "window": 100, "tol": 1e-3}
     fit = ROUTES["advi"](x, np.ones(x.size), prior, random_seed=5, psis=True, **kw)
     _check_layout(fit, 1, 200, K)
     d = fit.diagnostics
@@ -193,7 +193,7 @@ def test_parallel_fits_of_one_k_do_not_share_state(rng):
 
     K = 3
     xs = [_two_gaussians(rng, 150), _two_gaussians(rng, 250) + 1.0]
-    kw = dict(n_components=K, draws=100, max_iterations=600, window=100, tol=1e-3)
+    kw = {"n_components": K, "draws": 100, "max_iterations": 600, "window": 100, "tol": 1e-3}
 
     def run(x):
         return ROUTES["advi"](x, np.ones(x.size), _prior(x, np.ones(x.size), K), random_seed=2, **kw)
@@ -211,7 +211,7 @@ def test_nuts_layout_seed_and_no_recompile(rng):
     x = _two_gaussians(rng, 80)
     K = 3
     prior = _prior(x, np.ones(x.size), K)
-    kw = dict(n_components=K, draws=25, tune=25, chains=2)
+    kw = {"n_components": K, "draws": 25, "tune": 25, "chains": 2}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fit = ROUTES["nuts"](x, np.ones(x.size), prior, random_seed=3, **kw)

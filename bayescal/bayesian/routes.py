@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-__all__ = ["ClassFit", "ROUTES", "fit_advi", "fit_nuts", "fit_gibbs"]
+__all__ = ["ROUTES", "ClassFit", "fit_advi", "fit_gibbs", "fit_nuts"]
 
 
 @dataclass
