@@ -62,6 +62,7 @@ Usage::
     python benchmarks/dpm_realdata.py --quick       # 1 seed, DPM / beta / isotonic only
     python benchmarks/dpm_realdata.py --seeds 5 --datasets Default OJ --classifiers naive_bayes
     python benchmarks/dpm_realdata.py --check-offline
+    python benchmarks/dpm_realdata.py --quick --dpm-param atom_threshold=0.001   # DPM sensitivity
 
 References
 ----------
@@ -161,11 +162,11 @@ def _evaluate(y: np.ndarray, p: np.ndarray) -> dict[str, float]:
             "ece": metrics.ece(y, p, n_bins=10, strategy="quantile")}
 
 
-def _calibrate(name: str, seed: int, s_cal, y_cal, s_te, y_te) -> dict:
+def _calibrate(name: str, seed: int, s_cal, y_cal, s_te, y_te, dpm_params: dict) -> dict:
     """Fit one calibrator, score the test set; a failure is recorded, not raised."""
     from bayescal import make_calibrator
 
-    params = {"random_seed": seed} if name == "dpm" else {}
+    params = {"random_seed": seed} | dpm_params if name == "dpm" else {}
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -179,7 +180,7 @@ def _calibrate(name: str, seed: int, s_cal, y_cal, s_te, y_te) -> dict:
     return {"calibrator": name, "time_s": seconds, **_evaluate(y_te, p), "error": None, "warnings": notes}
 
 
-def run(datasets, classifier_names, calibrator_names, seeds: int) -> pd.DataFrame:
+def run(datasets, classifier_names, calibrator_names, seeds: int, dpm_params: dict) -> pd.DataFrame:
     from sklearn.model_selection import train_test_split
 
     rows = []
@@ -196,7 +197,7 @@ def run(datasets, classifier_names, calibrator_names, seeds: int) -> pd.DataFram
                 rows.append(cell | {"calibrator": "uncalibrated", "time_s": 0.0, **_evaluate(y_te, s_te),
                                     "error": None, "warnings": []})
                 for cal_name in calibrator_names:
-                    rows.append(cell | _calibrate(cal_name, seed, s_cal, y_cal, s_te, y_te))
+                    rows.append(cell | _calibrate(cal_name, seed, s_cal, y_cal, s_te, y_te, dpm_params))
                 line = " ".join(f"{r['calibrator']} {r['brier']:.4f}/{r['log_loss']:.3f}"
                                 for r in rows[-len(calibrator_names):])
                 print(f"{name} {clf_name} seed {seed} (Brier/log loss): {line}", flush=True)
@@ -222,13 +223,13 @@ def summarise(df: pd.DataFrame, calibrator_names: tuple[str, ...]) -> tuple[str,
     cal = df[df["calibrator"].isin(calibrator_names)]
     order = ["uncalibrated", *calibrator_names]
     n_cells = cal.groupby(["dataset", "classifier", "seed"]).ngroups
-    lines = [f"{n_cells} cells ({df['dataset'].nunique()} datasets x {df['classifier'].nunique()} classifiers x "
-             f"{df['seed'].nunique()} splits)", ""]
+    lines = [(f"{n_cells} cells ({df['dataset'].nunique()} datasets x {df['classifier'].nunique()} classifiers x "
+              f"{df['seed'].nunique()} splits)"), ""]
     rank_cols = [f"rank_{m}_checked" for m in RANKED] + [f"rank_{m}_all" for m in RANKED]
     avg = cal.groupby("calibrator")[[*rank_cols, *METRICS, "time_s"]].mean().reindex(list(calibrator_names))
     med_time = cal.groupby("calibrator")["time_s"].median()
-    lines += ["| calibrator | rank Brier (3) | rank log loss (3) | rank Brier (all) | rank log loss (all) | "
-              "mean Brier | mean log loss | mean ECE | median time s |", "|" + "---|" * 9]
+    lines += [("| calibrator | rank Brier (3) | rank log loss (3) | rank Brier (all) | rank log loss (all) | "
+               "mean Brier | mean log loss | mean ECE | median time s |"), "|" + "---|" * 9]
     for cname, r in avg.iterrows():
         three = (f"{r.rank_brier_checked:.2f} | {r.rank_log_loss_checked:.2f}" if cname in checked else "- | -")
         lines.append(f"| {cname} | {three} | {r.rank_brier_all:.2f} | {r.rank_log_loss_all:.2f} | {r.brier:.4f} | "
@@ -276,11 +277,20 @@ def summarise(df: pd.DataFrame, calibrator_names: tuple[str, ...]) -> tuple[str,
     return "\n".join(lines), report
 
 
+def _git_state() -> str:
+    """The commit the package was run from, and whether ``bayescal/`` had uncommitted changes."""
+    root = Path(__file__).resolve().parent.parent
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "bayescal"], cwd=root, check=False).returncode != 0
+    return head + (" with uncommitted changes in bayescal/" if dirty else "")
+
+
 def check_offline(datasets) -> None:
     """Load every dataset in a child process that has no network (``unshare -rn``)."""
     code = (f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); import dpm_realdata as d; "
             f"[print(n, *[a.shape for a in d.load(n)], round(float(d.load(n)[1].mean()), 3)) for n in {list(datasets)!r}]")
-    proc = subprocess.run(["unshare", "-rn", sys.executable, "-c", code], capture_output=True, text=True)
+    proc = subprocess.run(["unshare", "-rn", sys.executable, "-c", code], capture_output=True, text=True, check=False)
     print(proc.stdout + proc.stderr)
     if proc.returncode:
         raise SystemExit(f"loading without network failed (exit {proc.returncode})")
@@ -294,6 +304,8 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=3, help="number of train/calibration/test splits")
     ap.add_argument("--quick", action="store_true", help="1 split, only DPM, beta and isotonic")
     ap.add_argument("--out", type=Path, default=RESULTS, help="JSON output (default: %(default)s)")
+    ap.add_argument("--dpm-param", action="append", default=[], metavar="NAME=JSON",
+                    help="non-default DPMCalibrator parameter for a sensitivity run, e.g. atom_threshold=0.001")
     ap.add_argument("--check-offline", action="store_true", help="only check the datasets load with no network")
     args = ap.parse_args()
     if args.check_offline:
@@ -303,10 +315,12 @@ def main() -> None:
         args.seeds, args.calibrators = 1, list(CHECKED)
     calibrator_names = tuple(args.calibrators)
     t0 = time.perf_counter()
-    df = run(args.datasets, args.classifiers, calibrator_names, args.seeds)
+    dpm_params = {k: json.loads(v) for k, v in (item.split("=", 1) for item in args.dpm_param)}
+    df = run(args.datasets, args.classifiers, calibrator_names, args.seeds, dpm_params)
     text, report = summarise(df, calibrator_names)
     report["config"] = {"datasets": args.datasets, "classifiers": args.classifiers,
-                        "calibrators": list(calibrator_names), "seeds": args.seeds,
+                        "calibrators": list(calibrator_names), "seeds": args.seeds, "dpm_params": dpm_params,
+                        "git": _git_state(),
                         "wall_s": time.perf_counter() - t0}
     print(text)
     print(f"\nwall time {report['config']['wall_s']:.0f} s")
