@@ -71,7 +71,11 @@ WEIGHT_CASES: dict[str, Any] = {
 COST_CASES: dict[str, Any] = {"nan": np.nan, "negative": -1.0, "inf": np.inf, "string": "one", "complex": 1 + 1j}
 # cases for arguments that need both classes and a minimum number of samples (fits)
 FIT_LABEL_CASES: dict[str, Any] = {"single_class": np.zeros(N, int)}
-CASES_BY_KIND = {"scores": SCORE_CASES, "labels": LABEL_CASES, "weights": WEIGHT_CASES, "cost": COST_CASES}
+THRESHOLD_CASES: dict[str, Any] = {"nan": np.nan, "below_0": -0.1, "above_1": 1.5, "string": "half", "complex": 0.5j}
+# a grid of scores: like scores, except that None (the default grid) is legal
+GRID_CASES = {k: v for k, v in SCORE_CASES.items() if k not in ("none", "scalar")}
+CASES_BY_KIND = {"scores": SCORE_CASES, "labels": LABEL_CASES, "weights": WEIGHT_CASES, "cost": COST_CASES,
+                 "threshold": THRESHOLD_CASES, "grid": GRID_CASES}
 
 
 @dataclass
@@ -89,7 +93,7 @@ class Entry:
         for arg, kind in self.args.items():
             for case, value in CASES_BY_KIND[kind].items():
                 out.append((f"{arg}={case}", {arg: value}, arg))
-        arrays = [a for a, k in self.args.items() if k != "cost"]
+        arrays = [a for a, k in self.args.items() if k not in ("cost", "threshold", "grid")]
         if len(arrays) > 1:  # mismatched lengths: drop the last row of one argument
             first = arrays[0]
             out.append((f"{first}=one_short", {first: self.valid[first][:-1]}, first))
@@ -158,6 +162,16 @@ def calibrator_entries() -> list[Entry]:
         entries.append(Entry(f"{name}.fit", do_fit, fit_args, valid, extra))
         entries.append(Entry(f"{name}.predict_proba", do_predict, {"scores": "scores"},
                              {"scores": S, "X": XF if feat else None}, pred_extra))
+
+        def do_label(a, name=name, feat=feat):
+            kw = {"X": XF} if feat else {}
+            return fitted(name).predict(a["scores"], a["threshold"], **kw)
+
+        entries.append(Entry(f"{name}.predict", do_label, {"scores": "scores", "threshold": "threshold"},
+                             {"scores": S, "threshold": 0.3}))
+        if not feat:
+            entries.append(Entry(f"{name}.calibration_map", lambda a, name=name: fitted(name).calibration_map(a["grid"]),
+                                 {"grid": "grid"}, {"grid": S}))
     return entries
 
 
@@ -225,6 +239,9 @@ MATRIX = [(e, case, over, named) for e in ENTRIES for case, over, named in e.cas
 _COST_BUG = ("decision.cost_cutoff converts costs with float(): a string gives Python's 'could not convert "
              "string to float' without the argument's name and a complex number a TypeError; fix: convert "
              "inside try/except and raise ValueError naming cost_fp / cost_fn")
+_THRESHOLD_BUG = ("bayescal/base.py Calibrator.predict converts threshold with float(): a string gives "
+                  "'could not convert string to float' without the argument's name and a complex number a "
+                  "TypeError; fix: convert inside try/except and raise ValueError naming threshold")
 _REALIZED_BUG = ("decision.realized_cost calls check_labels(y_true) without name='y_true', so its messages "
                  "say 'y'; fix: pass name='y_true'")
 
@@ -232,6 +249,8 @@ _REALIZED_BUG = ("decision.realized_cost calls check_labels(y_true) without name
 def _known_bug(entry: Entry, case: str) -> str | None:
     if case.split("=")[0] in ("cost_fp", "cost_fn") and case.split("=")[1] in ("string", "complex"):
         return _COST_BUG
+    if case in ("threshold=string", "threshold=complex"):
+        return _THRESHOLD_BUG
     if entry.name == "decision.realized_cost" and case.startswith("y_true=") and case != "y_true=one_short":
         return _REALIZED_BUG
     return None
