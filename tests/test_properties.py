@@ -23,7 +23,8 @@ Properties (the number after each is the count used in the report):
    sends a row of weight k to one side whole, while its k copies are split one by one, so
    for scaling_binning and mbct weights equal repeats only in distribution);
 5. predicting (``predict_proba``, ``predict``, ``calibration_map``, ``credible_band``)
-   does not change a fitted calibrator (every attribute compared before and after);
+   does not change a fitted calibrator (every attribute compared before and after), and
+   each row's prediction does not depend on the other rows of the call (order, batch);
 6. the same seed gives identical results; for the Bayesian calibrator two seeds give
    posterior-mean maps within the credible band of each other;
 7. degenerate but legal data (all scores equal, two distinct scores, 99.9 % of one class,
@@ -350,6 +351,19 @@ def test_predicting_does_not_change_a_fitted_calibrator(name):
     for key in before:
         _assert_equal_state(before[key], vars(est)[key], key)
     np.testing.assert_array_equal(proba(est, s, X), p1)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_prediction_is_independent_of_the_other_rows_of_the_call(name):
+    s, y, X = simulated(200, 4)
+    est = fit(build(name), s, y, X=X)
+    query = np.r_[QUERY, s]
+    Xq = np.r_[features(QUERY.size, 1), X]
+    whole = proba(est, query, Xq)
+    rev = slice(None, None, -1)
+    np.testing.assert_allclose(proba(est, query[rev], Xq[rev])[rev], whole, rtol=0, atol=1e-15)
+    for part in np.array_split(np.arange(query.size), 7):
+        np.testing.assert_allclose(proba(est, query[part], Xq[part]), whole[part], rtol=0, atol=1e-15)
 
 
 # ---- 6. seeds --------------------------------------------------------------------------------
