@@ -247,3 +247,24 @@ def test_reference_model_reproduces_its_stored_predictions(name):
     proba = _predict(est, np.array(expected["scores"]), X)
     np.testing.assert_allclose(proba[:, 1], expected["p1"], rtol=0, atol=1e-12)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_round_trip_with_string_labels_decision_scores_and_weights(name, tmp_path):
+    s, y, X = _data(200)
+    scores = np.log(s / (1 - s)) * 3.0  # decision values
+    words = np.where(y == 1, "spam", "ham")
+    w = np.random.default_rng(1).integers(1, 3, s.size).astype(float)
+    cls = get_calibrator_class(name)
+    est = cls(**{**build(name).get_params(), "score_kind": "decision"})
+    kw = {"X": X} if est.feature_aware else {}
+    est.fit(scores, words, w if cls.supports_weights else None, **kw)
+    est.save(tmp_path / "m.nc")
+    loaded = bayescal.load(tmp_path / "m.nc")
+    assert loaded.get_params() == est.get_params()
+    np.testing.assert_array_equal(loaded.classes_, est.classes_)
+    query = np.r_[-1e6, np.linspace(-10, 10, 41), 1e6]
+    Xq = X[: query.size]
+    np.testing.assert_allclose(_predict(loaded, query, Xq), _predict(est, query, Xq), rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(loaded.predict(query, **({"X": Xq} if est.feature_aware else {})),
+                                  est.predict(query, **({"X": Xq} if est.feature_aware else {})))
