@@ -36,7 +36,8 @@ Properties (the number after each is the count used in the report):
    on the calibration map, or sampler divergences, warn with the numbers; well-mixed draws
    do not warn.
 
-Hypothesis runs the ``"ci"`` profile registered here (few examples, no deadline,
+Hypothesis runs the ``"ci"`` profile registered here, applied to each test rather than loaded
+globally so other modules keep their own settings (few examples, no deadline,
 derandomised so CI is reproducible); set ``BAYESCAL_HYPOTHESIS_PROFILE=dev`` for a longer
 search. The DPM calibrator runs with small sampler settings and fewer examples.
 """
