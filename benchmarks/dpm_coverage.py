@@ -94,8 +94,8 @@ def run_one(truth: str, n: int, seed: int, route: str, options: dict) -> dict:
 
 def summarise(path: Path) -> str:
     """Means over seeds per (route, truth, N), as a markdown table."""
-    with open(path) as fh:
-        rows = list(csv.DictReader(fh))
+    with open(path) as fh:  # a rerun seed replaces the earlier row
+        rows = list({(r["route"], r["truth"], r["n"], r["seed"]): r for r in csv.DictReader(fh)}.values())
     keys = sorted({(r["route"], r["truth"], int(r["n"])) for r in rows},
                   key=lambda k: (k[0], list(TRUTHS).index(k[1]), k[2]))
     lines = ["| route | truth | N | seeds | coverage (min-max) | MAE DPM | MAE isotonic | MAE KDE | band width | time s |",
