@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +139,11 @@ def _tree(est: Any) -> tuple[xr.DataTree, dict[str, Any]]:
 
 
 def save(est: Any, path: str | Path) -> None:
-    """Write a fitted calibrator to ``path`` (netCDF via h5netcdf)."""
+    """Write a fitted calibrator to ``path`` (netCDF via h5netcdf).
+
+    The file is written beside ``path`` under a temporary name and then renamed onto it, so
+    an interrupted save never leaves a truncated file in place of an earlier good one.
+    """
     from sklearn.utils.validation import check_is_fitted
 
     from bayescal._registry import registry_name
@@ -155,7 +160,17 @@ def save(est: Any, path: str | Path) -> None:
         "state": state_json,
     })
     tree.attrs["content_hash"] = _hash(tree)
-    tree.to_netcdf(Path(path), engine=_ENGINE)
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise ValueError(f"Cannot save to {str(path)!r}: the folder {str(path.parent)!r} does not exist.")
+    if path.is_dir():
+        raise ValueError(f"Cannot save to {str(path)!r}: it is a folder; pass a file name such as 'model.nc'.")
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        tree.to_netcdf(partial, engine=_ENGINE)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def _restore_array(arr: np.ndarray, dt: str) -> np.ndarray:

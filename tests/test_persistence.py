@@ -268,3 +268,26 @@ def test_round_trip_with_string_labels_decision_scores_and_weights(name, tmp_pat
     np.testing.assert_allclose(_predict(loaded, query, Xq), _predict(est, query, Xq), rtol=0, atol=1e-12)
     np.testing.assert_array_equal(loaded.predict(query, **({"X": Xq} if est.feature_aware else {})),
                                   est.predict(query, **({"X": Xq} if est.feature_aware else {})))
+
+
+def test_save_refuses_a_missing_folder_and_replaces_files_whole(tmp_path, monkeypatch):
+    s, y, _ = _data(100)
+    est = build("platt").fit(s, y)
+    with pytest.raises(ValueError, match="does not exist"):
+        est.save(tmp_path / "absent" / "m.nc")
+    with pytest.raises(ValueError, match="is a folder"):
+        est.save(tmp_path)
+    target = tmp_path / "m.nc"
+    est.save(target)
+    good = target.read_bytes()
+
+    def crash(self, *args, **kwargs):  # the disk fills up half-way through a second save
+        Path(args[0]).write_bytes(b"\x89HDF")
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(xr.DataTree, "to_netcdf", crash)
+    with pytest.raises(OSError):
+        build("platt").fit(s, 1 - y).save(target)
+    assert target.read_bytes() == good and sorted(p.name for p in tmp_path.iterdir()) == ["m.nc"]
+    monkeypatch.undo()
+    np.testing.assert_array_equal(bayescal.load(target).predict_proba(s), est.predict_proba(s))
