@@ -8,7 +8,8 @@ has a ``random_state`` / ``random_seed`` parameter (a *stochastic* calibrator).
 
 Properties (the number after each is the count used in the report):
 
-1. outputs: ``predict_proba`` finite, in [0, 1], rows summing to 1, shape ``(m, 2)``;
+1. outputs: ``predict_proba`` finite, in [0, 1], rows summing to 1, shape ``(m, 2)``, the
+   same for scores given as ``(m,)``, ``(m, 1)`` or a list;
    ``predict`` shape ``(m,)`` with values in ``classes_``; the calibration map
    ``(chain, draw, score)`` finite in [0, 1]; on arbitrary legal data (hypothesis);
 2. monotone calibrators are non-decreasing in the score;
@@ -157,6 +158,9 @@ def assert_valid_output(est, s_query, X=None):
     assert np.all(np.isfinite(p)), f"non-finite probabilities at {s_query[~np.isfinite(p).all(axis=1)]}"
     assert p.min() >= 0.0 and p.max() <= 1.0
     np.testing.assert_allclose(p.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    # a column (m, 1) and a list are the same scores
+    np.testing.assert_array_equal(proba(est, s_query[:, None], X), p)
+    np.testing.assert_array_equal(proba(est, s_query.tolist(), X), p)
     labels = est.predict(s_query, **({"X": X} if est.feature_aware else {}))
     assert labels.shape == (m,) and set(np.unique(labels)) <= set(est.classes_.tolist())
     if not est.feature_aware:
