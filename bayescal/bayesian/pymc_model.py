@@ -346,6 +346,17 @@ def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
     carry the mass) and its band ignores the others; pooling runs puts that
     between-optimum spread into the band, at R times the cost.
 
+    Measured band coverage (95% band of the map built from the two classes' fits and the
+    Beta posterior of pi; truth f0 = Beta(2, 5), f1 = Beta(5, 2) on the logit scale,
+    pi = 0.4, K = 20, share of 200 grid points between the 2.5% and 97.5% quantiles of the
+    scores that fall inside the band): N = 300 raw: 1.00 in 5 of 5 seeds (band width
+    0.11, mean absolute error 0.022); N = 1000 raw: mean 0.88, from 0.62 to 1.00 over 10
+    seeds (width 0.07, error 0.011); N = 10000 on 1024 bins: mean 0.89, from 0.80 to 1.00
+    over 3 seeds (width 0.03, error 0.0035). ``psis=True`` at N = 1000: mean 0.75, from
+    0.32 to 1.00. ``restarts=4`` at N = 1000: mean 0.87, from 0.66 to 1.00 on 5 seeds where
+    single runs gave 0.82 (the runs' final ELBOs differed by 0.2-15 nats). Neither
+    correction makes the mean-field band reliable; the sampling routes do.
+
     Returns
     -------
     ClassFit
