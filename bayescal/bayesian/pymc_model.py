@@ -446,15 +446,16 @@ def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
 
 
 def fit_nuts(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: int, draws: int,
-             random_seed: int | None, chains: int = 2, tune: int = 1000, target_accept: float = 0.9,
-             cores: int = 1) -> ClassFit:
+             random_seed: int | None, chains: int = 2, tune: int = 1000,
+             target_accept: float = 0.9) -> ClassFit:
     """PyMC's NUTS on the same model, started at the KDE-informed values.
 
-    ``chains`` chains of ``tune`` adaptation steps (discarded) and ``draws`` kept draws;
-    the diagonal mass matrix adapts from unit variances around the start
-    (PyMC's ``adapt_diag``). The compiled log-density and gradient are cached per ``K``
-    (and ``target_accept``), so a second fit only swaps the data. Label switching between
-    chains is harmless: the density and the calibration map are invariant to it.
+    ``chains`` chains, run one after the other in this process, of ``tune`` adaptation
+    steps (discarded) and ``draws`` kept draws; the diagonal mass matrix adapts from unit
+    variances around the start (PyMC's ``adapt_diag``). The compiled NUTS step is kept per
+    model slot and ``target_accept``, so a later fit with the same K only swaps the data.
+    Label switching between chains is harmless: the density and the calibration map are
+    invariant to it.
 
     Returns
     -------
@@ -468,7 +469,7 @@ def fit_nuts(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
 
     start_time = time.perf_counter()
     x, counts = _check_inputs(x, counts, prior, n_components, draws)
-    for name, value in (("chains", chains), ("tune", tune), ("cores", cores)):
+    for name, value in (("chains", chains), ("tune", tune)):
         if int(value) != value or value < (0 if name == "tune" else 1):
             raise ValueError(f"{name} must be a {'non-negative' if name == 'tune' else 'positive'} integer; "
                              f"got {value!r}.")
@@ -479,7 +480,7 @@ def fit_nuts(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
         step = _nuts_step(slot, target_accept)
         flat_start = _flat_start(slot.model, prior)
         step.potential = QuadPotentialDiagAdapt(flat_start.size, flat_start, np.ones(flat_start.size), 10)
-        idata = pm.sample(draws=int(draws), tune=int(tune), chains=int(chains), cores=int(cores), step=step,
+        idata = pm.sample(draws=int(draws), tune=int(tune), chains=int(chains), cores=1, step=step,
                           initvals=_initial_values(prior), random_seed=random_seed, model=slot.model,
                           progressbar=False, compute_convergence_checks=False)
     post = idata.posterior
