@@ -36,7 +36,7 @@ import xarray as xr
 
 from bayescal._version import __version__
 
-__all__ = ["FORMAT_VERSION", "save", "load"]
+__all__ = ["FORMAT_VERSION", "load", "save"]
 
 FORMAT_VERSION = 1
 _ENGINE = "h5netcdf"
@@ -55,18 +55,30 @@ def _jsonable(value: Any, what: str) -> Any:
         return {str(k): _jsonable(v, what) for k, v in value.items()}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    raise ValueError(f"{what} holds a {type(value).__name__}, which bayescal files cannot store: use numbers, strings, lists or dicts.")
+    raise ValueError(f"{what} holds a {type(value).__name__}, which bayescal files cannot store: "
+                     "use numbers, strings, lists or dicts.")
 
 
-def _array_for_file(arr: np.ndarray) -> tuple[np.ndarray, str]:
+def _array_for_file(arr: np.ndarray, what: str) -> tuple[np.ndarray, str]:
+    """The array as stored, and the dtype tag that restores it exactly.
+
+    Booleans are stored as uint8 (tag ``"bool"``); object arrays of strings as strings
+    (``"str"``); object arrays of numbers (e.g. labels read as Python ints) as their numeric
+    array (``"object:<dtype>"``), so that they load as the same Python numbers, not as text.
+    """
     dtype = arr.dtype
     if dtype.kind == "b":
         return arr.astype(np.uint8), "bool"
     if dtype.kind == "O":
-        try:
+        values = arr.ravel().tolist()
+        if all(isinstance(v, str) for v in values):
             return arr.astype(str), "str"
-        except Exception:  # pragma: no cover - defensive
-            raise ValueError("an object array could not be stored as strings") from None
+        if all(isinstance(v, (bool, int, float)) for v in values):
+            numeric = np.array(values).reshape(arr.shape)
+            return numeric, f"object:{numeric.dtype.str}"
+        kinds = sorted({type(v).__name__ for v in values})
+        raise ValueError(f"{what} is an object array of {kinds}, which bayescal files cannot store exactly: "
+                         "use numbers or strings.")
     return arr, dtype.str
 
 
@@ -112,13 +124,13 @@ def _tree(est: Any) -> tuple[xr.DataTree, dict[str, Any]]:
     state: dict[str, Any] = {}
     for name, value in _fitted_attrs(est).items():
         if isinstance(value, np.ndarray):
-            arr, dt = _array_for_file(value)
+            arr, dt = _array_for_file(value, f"Fitted attribute {name}")
             arrays[name] = (tuple(f"{name}__d{i}" for i in range(arr.ndim)), arr)
             state[name] = {"kind": "array", "dtype": dt}
         elif isinstance(value, list) and value and all(isinstance(v, np.ndarray) for v in value):
             dts = []
             for i, v in enumerate(value):
-                arr, dt = _array_for_file(v)
+                arr, dt = _array_for_file(v, f"Fitted attribute {name}[{i}]")
                 arrays[f"{name}__{i}"] = (tuple(f"{name}__{i}__d{j}" for j in range(arr.ndim)), arr)
                 dts.append(dt)
             state[name] = {"kind": "array_list", "dtypes": dts}
@@ -178,6 +190,8 @@ def _restore_array(arr: np.ndarray, dt: str) -> np.ndarray:
         return arr.astype(bool)
     if dt == "str":
         return arr.astype(str)
+    if dt.startswith("object:"):
+        return np.array(arr.astype(np.dtype(dt.removeprefix("object:"))).tolist(), dtype=object).reshape(arr.shape)
     return arr.astype(np.dtype(dt))
 
 
@@ -201,7 +215,7 @@ def load(path: str | Path, *, expected: type | None = None) -> Any:
     try:
         with xr.open_datatree(path, engine=_ENGINE) as opened:
             tree = opened.load().copy()
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever the reader fails on, the file is unreadable
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ValueError(f"{where} could not be read as a bayescal file (truncated or not netCDF): {first}") from None
     attrs = tree.attrs

@@ -1,7 +1,8 @@
 """Bad-input matrix (issue "Reliability", part 2): every public entry point x every bad input.
 
-Entry points are generated, not listed by hand: ``fit`` and ``predict_proba`` of every
-registered calibrator, every function of :mod:`bayescal.metrics`, :mod:`bayescal.decision`
+Entry points are generated, not listed by hand: ``fit``, ``predict_proba``, ``predict``,
+``calibration_map`` (and for Bayesian ones ``predict_posterior`` and
+``sample_posterior_predictive``) of every registered calibrator, every function of :mod:`bayescal.metrics`, :mod:`bayescal.decision`
 and :mod:`bayescal.diagnostics` (from their ``__all__``), and the command line
 (``bayescal.cli.main``). Each entry point declares its array arguments by *kind* (scores,
 labels, weights, costs); every bad input of that kind is tried on each argument, one at a
@@ -14,9 +15,10 @@ from __future__ import annotations
 
 import inspect
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -169,6 +171,10 @@ def calibrator_entries() -> list[Entry]:
 
         entries.append(Entry(f"{name}.predict", do_label, {"scores": "scores", "threshold": "threshold"},
                              {"scores": S, "threshold": 0.3}))
+        if issubclass(cls, bayescal.BayesianCalibrator):
+            for method in ("predict_posterior", "sample_posterior_predictive"):
+                entries.append(Entry(f"{name}.{method}", lambda a, name=name, m=method: getattr(fitted(name), m)(a["scores"]),
+                                     {"scores": "scores"}, {"scores": S}))
         if not feat:
             entries.append(Entry(f"{name}.calibration_map", lambda a, name=name: fitted(name).calibration_map(a["grid"]),
                                  {"grid": "grid"}, {"grid": S}))

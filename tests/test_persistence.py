@@ -136,7 +136,7 @@ def _largest_contiguous_dataset(path: Path) -> tuple[str, int, int]:
 
 @pytest.mark.parametrize("saved", NAMES, indirect=True)
 def test_flipped_byte_in_a_data_variable_is_rejected(saved):
-    name, offset, size = _largest_contiguous_dataset(saved)
+    _, offset, size = _largest_contiguous_dataset(saved)
     raw = bytearray(saved.read_bytes())
     raw[offset + size // 2] ^= 0x01
     saved.write_bytes(bytes(raw))
@@ -291,3 +291,26 @@ def test_save_refuses_a_missing_folder_and_replaces_files_whole(tmp_path, monkey
     assert target.read_bytes() == good and sorted(p.name for p in tmp_path.iterdir()) == ["m.nc"]
     monkeypatch.undo()
     np.testing.assert_array_equal(bayescal.load(target).predict_proba(s), est.predict_proba(s))
+
+
+@pytest.mark.parametrize("labels", ["object_ints", "object_strings", "bools", "minus_one_one", "floats"])
+def test_label_values_and_types_survive_a_round_trip(labels, tmp_path):
+    s, y, _ = _data(100)
+    y_in = {"object_ints": np.array(y.tolist(), dtype=object),
+            "object_strings": np.array(np.where(y == 1, "spam", "ham").tolist(), dtype=object),
+            "bools": y.astype(bool), "minus_one_one": np.where(y == 1, 1, -1), "floats": y.astype(float)}[labels]
+    est = build("platt").fit(s, y_in)
+    est.save(tmp_path / "m.nc")
+    loaded = bayescal.load(tmp_path / "m.nc")
+    assert loaded.classes_.tolist() == est.classes_.tolist()
+    assert [type(c) for c in loaded.classes_.tolist()] == [type(c) for c in est.classes_.tolist()]
+    assert loaded.predict(s).tolist() == est.predict(s).tolist()
+
+
+def test_fitted_state_that_cannot_be_stored_exactly_is_refused(tmp_path):
+    s, y, _ = _data(100)
+    est = build("platt").fit(s, y)
+    est.extra_ = np.array([{"a": 1}, None], dtype=object)
+    with pytest.raises(ValueError, match="extra_ is an object array of.*cannot store exactly"):
+        est.save(tmp_path / "m.nc")
+    assert not (tmp_path / "m.nc").exists()
