@@ -284,8 +284,14 @@ def test_bad_input_raises_value_error_naming_the_argument(entry, case, overrides
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
 def test_valid_input_is_accepted(entry):
-    """The baseline every bad case departs from is itself legal (so each case tests one fault)."""
-    entry.call(dict(entry.valid))
+    """The baseline every bad case departs from is itself legal (so each case tests one fault),
+    and a successful call leaves its inputs unmodified too."""
+    kwargs = dict(entry.valid)
+    before = {k: _copy(v) for k, v in kwargs.items()}
+    entry.call(kwargs)
+    for k, v in kwargs.items():
+        if isinstance(v, np.ndarray):
+            np.testing.assert_array_equal(v, before[k])
 
 
 # ---- the command line -------------------------------------------------------------------------
