@@ -6,7 +6,8 @@ Entry points are generated, not listed by hand: ``fit``, ``predict_proba``, ``pr
 and :mod:`bayescal.diagnostics` (from their ``__all__``), and the command line
 (``bayescal.cli.main``). Each entry point declares its array arguments by *kind* (scores,
 labels, weights, costs); every bad input of that kind is tried on each argument, one at a
-time, with every other argument valid. Each call must raise ``ValueError`` whose message
+time, with every other argument valid (also the settings ``ci_prob``, ``threshold``, costs and
+counts such as ``n_thresholds``). Each call must raise ``ValueError`` whose message
 names the argument (the CLI: exit code 2 and one line on stderr), and no input may be
 modified. ``python tests/test_bad_input_matrix.py`` prints the matrix and its counts.
 """
@@ -74,10 +75,12 @@ COST_CASES: dict[str, Any] = {"nan": np.nan, "negative": -1.0, "inf": np.inf, "s
 # cases for arguments that need both classes and a minimum number of samples (fits)
 FIT_LABEL_CASES: dict[str, Any] = {"single_class": np.zeros(N, int)}
 THRESHOLD_CASES: dict[str, Any] = {"nan": np.nan, "below_0": -0.1, "above_1": 1.5, "string": "half", "complex": 0.5j}
+CI_PROB_CASES: dict[str, Any] = {"above_1": 2.0, "zero": 0.0, "nan": np.nan, "string": "x"}
+COUNT_CASES: dict[str, Any] = {"zero": 0, "negative": -3, "fraction": 2.5, "string": "ten"}
 # a grid of scores: like scores, except that None (the default grid) is legal
 GRID_CASES = {k: v for k, v in SCORE_CASES.items() if k not in ("none", "scalar")}
 CASES_BY_KIND = {"scores": SCORE_CASES, "labels": LABEL_CASES, "weights": WEIGHT_CASES, "cost": COST_CASES,
-                 "threshold": THRESHOLD_CASES, "grid": GRID_CASES}
+                 "threshold": THRESHOLD_CASES, "grid": GRID_CASES, "ci_prob": CI_PROB_CASES, "count": COUNT_CASES}
 
 
 @dataclass
@@ -95,7 +98,7 @@ class Entry:
         for arg, kind in self.args.items():
             for case, value in CASES_BY_KIND[kind].items():
                 out.append((f"{arg}={case}", {arg: value}, arg))
-        arrays = [a for a, k in self.args.items() if k not in ("cost", "threshold", "grid")]
+        arrays = [a for a, k in self.args.items() if k in ("scores", "labels", "weights")]
         if len(arrays) > 1:  # mismatched lengths: drop the last row of one argument
             first = arrays[0]
             out.append((f"{first}=one_short", {first: self.valid[first][:-1]}, first))
@@ -178,6 +181,9 @@ def calibrator_entries() -> list[Entry]:
         if not feat:
             entries.append(Entry(f"{name}.calibration_map", lambda a, name=name: fitted(name).calibration_map(a["grid"]),
                                  {"grid": "grid"}, {"grid": S}))
+            entries.append(Entry(f"{name}.credible_band",
+                                 lambda a, name=name: fitted(name).credible_band(S, ci_prob=a["ci_prob"]),
+                                 {"ci_prob": "ci_prob"}, {"ci_prob": 0.9}))
     return entries
 
 
@@ -193,14 +199,17 @@ def _functions(module) -> list[tuple[str, Callable]]:
 
 
 # fast settings for the resampling functions (the matrix checks input handling, not accuracy)
-FAST_KW = {"mvce": {"n_shuffles": 5, "random_state": 0}, "consistency_check": {"n_replicates": 20, "random_seed": 0},
-           "ppc_calibration": {"min_replicates": 20, "random_seed": 0},
+FAST_KW = {"mvce": {"n_shuffles": 5, "random_state": 0}, "consistency_check": {"random_seed": 0},
+           "ppc_calibration": {"random_seed": 0},
            "posterior_predictive_tree": {"random_seed": 0}, "score_density_check": {"random_seed": 0},
            "calibration_error_posterior": {"grid_size": 101}}
 # functions that need a calibrator modelling the class score densities
 NEEDS_DENSITIES = {"score_density_check"}
 # label arguments other than y / y_true (decision.realized_cost's predicted labels)
 LABEL_ARGS = {"y_true", "y", "y_pred"}
+# integer settings (number of thresholds, bins, replicates) of the decision and diagnostics functions
+# (valid value: the default, or a small one where the default is slow)
+COUNT_ARGS = {"n_thresholds": None, "n_replicates": 20, "min_replicates": 20, "points_per_bin": None}
 SCORE_ARGS = {"y_prob", "scores"}
 
 
@@ -221,6 +230,10 @@ def function_entries() -> list[Entry]:
                     args[p], valid[p] = "weights", W
                 elif p in ("cost_fp", "cost_fn"):
                     args[p], valid[p] = "cost", 1.0
+                elif p == "ci_prob":
+                    args[p], valid[p] = "ci_prob", 0.9
+                elif p in COUNT_ARGS:
+                    args[p], valid[p] = "count", COUNT_ARGS[p] or params[p].default
             if not args:
                 continue
             takes_cal = "calibrator" in params
@@ -252,7 +265,27 @@ _REALIZED_BUG = ("decision.realized_cost calls check_labels(y_true) without name
                  "say 'y'; fix: pass name='y_true'")
 
 
+_CI_STRING_BUG = ("ci_prob is converted with float() before any check: a string gives 'could not convert string "
+                  "to float' without the argument's name (bayescal/base.py Calibrator.credible_band; "
+                  "bayescal/diagnostics.py calibration_error_posterior, consistency_check, score_density_check; "
+                  "bayescal/decision.py expected_cost, expected_profit, bayes_error_posterior); fix: one helper "
+                  "that converts inside try/except and raises ValueError naming ci_prob")
+_CI_RANGE_BUG = ("bayescal/decision.py expected_cost, expected_profit and bayes_error_posterior accept ci_prob "
+                 "outside (0, 1) and NaN silently (2.0, 0.0, nan return a result); fix: check 0 < ci_prob < 1 "
+                 "as credible_band and diagnostics do")
+_ROC_BUG = ("bayescal/decision.py roc_from_map does not check n_thresholds: 0 silently gives a 2-point curve, "
+            "-3 numpy's 'Number of samples, -3, must be non-negative', 2.5 and 'ten' a TypeError; fix: require an "
+            "integer >= 2 and raise ValueError naming n_thresholds")
+_CI_RANGE_ENTRIES = {"decision.expected_cost", "decision.expected_profit", "decision.bayes_error_posterior"}
+
+
 def _known_bug(entry: Entry, case: str) -> str | None:
+    if case == "ci_prob=string":
+        return _CI_STRING_BUG
+    if case.startswith("ci_prob=") and entry.name in _CI_RANGE_ENTRIES:
+        return _CI_RANGE_BUG
+    if entry.name == "decision.roc_from_map" and case.startswith("n_thresholds="):
+        return _ROC_BUG
     if case.split("=")[0] in ("cost_fp", "cost_fn") and case.split("=")[1] in ("string", "complex"):
         return _COST_BUG
     if case in ("threshold=string", "threshold=complex"):
