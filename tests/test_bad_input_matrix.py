@@ -1,9 +1,10 @@
 """Bad-input matrix (issue "Reliability", part 2): every public entry point x every bad input.
 
 Entry points are generated, not listed by hand: ``fit``, ``predict_proba``, ``predict``,
-``calibration_map`` (and for Bayesian ones ``predict_posterior`` and
-``sample_posterior_predictive``) of every registered calibrator, every function of :mod:`bayescal.metrics`, :mod:`bayescal.decision`
-and :mod:`bayescal.diagnostics` (from their ``__all__``), and the command line
+``calibration_map``, ``credible_band`` (and for Bayesian ones ``predict_posterior`` and
+``sample_posterior_predictive``) of every registered calibrator, every function of
+:mod:`bayescal.metrics`, :mod:`bayescal.decision` and :mod:`bayescal.diagnostics` (from their
+``__all__``), and the command line
 (``bayescal.cli.main``). Each entry point declares its array arguments by *kind* (scores,
 labels, weights, costs); every bad input of that kind is tried on each argument, one at a
 time, with every other argument valid (also the settings ``ci_prob``, ``threshold``, costs and
