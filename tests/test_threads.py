@@ -1,7 +1,8 @@
 """Thread safety of prediction (issue "Reliability", part 5), for every registered calibrator.
 
 A fitted calibrator is shared by a pool of threads, each calling ``predict_proba`` (and, for
-calibrators with a 1-D map, ``calibration_map``) on its own block of scores many times over;
+calibrators with a 1-D map, ``calibration_map`` and ``credible_band``; for Bayesian ones
+``predict_posterior``) on its own block of scores many times over;
 every concurrent answer must equal the serial answer exactly, and the calibrator must be
 unchanged afterwards.
 """
@@ -50,7 +51,15 @@ def test_concurrent_predictions_equal_serial_ones(name):
     def cmap(i):
         return est.calibration_map(blocks[i]).values
 
-    calls = [predict] if feat else [predict, cmap]
+    def band(i):
+        return est.credible_band(blocks[i], ci_prob=0.9).values
+
+    def posterior(i):
+        return est.predict_posterior(blocks[i]).values
+
+    calls = [predict] if feat else [predict, cmap, band]
+    if isinstance(est, bayescal.BayesianCalibrator):
+        calls.append(posterior)
     serial = {(f.__name__, i): f(i) for f in calls for i in range(N_BLOCKS)}
     jobs = [(f, i) for _ in range(ROUNDS) for f in calls for i in range(N_BLOCKS)]
     rng.shuffle(jobs)
