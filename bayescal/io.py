@@ -47,16 +47,39 @@ def _fitted_attrs(est: Any) -> dict[str, Any]:
 
 
 def _jsonable(value: Any, what: str) -> Any:
-    if isinstance(value, (np.generic,)):
+    """``value`` as JSON data that :func:`_from_json` turns back into an equal value.
+
+    Dicts whose keys are not all strings become ``{"__items__": [[key, value], ...]}`` and
+    tuples ``{"__tuple__": [...]}``, so that e.g. per-class priors ``{0: ..., 1: ...}`` load
+    with integer keys, not as ``{"0": ..., "1": ...}``.
+    """
+    if isinstance(value, np.generic):
         return value.item()
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, tuple):
+        return {"__tuple__": [_jsonable(v, what) for v in value]}
+    if isinstance(value, list):
         return [_jsonable(v, what) for v in value]
     if isinstance(value, dict):
-        return {str(k): _jsonable(v, what) for k, v in value.items()}
+        if all(isinstance(k, str) for k in value):
+            return {k: _jsonable(v, what) for k, v in value.items()}
+        return {"__items__": [[_jsonable(k, what), _jsonable(v, what)] for k, v in value.items()]}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise ValueError(f"{what} holds a {type(value).__name__}, which bayescal files cannot store: "
-                     "use numbers, strings, lists or dicts.")
+                     "use numbers, strings, lists, tuples or dicts.")
+
+
+def _decode(obj: dict) -> Any:
+    if set(obj) == {"__tuple__"}:
+        return tuple(obj["__tuple__"])
+    if set(obj) == {"__items__"}:
+        return dict(obj["__items__"])
+    return obj
+
+
+def _from_json(text: str) -> Any:
+    """Parse JSON written by :func:`save` (plain data only: no code runs)."""
+    return json.loads(text, object_hook=_decode)
 
 
 def _array_for_file(arr: np.ndarray, what: str) -> tuple[np.ndarray, str]:
@@ -241,8 +264,8 @@ def load(path: str | Path, *, expected: type | None = None) -> Any:
     if expected is not None and not issubclass(cls, expected):
         raise ValueError(f"{where} holds a {cls.__name__}, not a {expected.__name__}.")
     try:
-        est = cls(**json.loads(params_json))
-        _set_state(est, tree, json.loads(state_json))
+        est = cls(**_from_json(params_json))
+        _set_state(est, tree, _from_json(state_json))
         est._restore()
     except (TypeError, KeyError, AttributeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{where} holds a {cls.__name__} this bayescal ({__version__}) cannot rebuild "

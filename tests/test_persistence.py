@@ -314,3 +314,14 @@ def test_fitted_state_that_cannot_be_stored_exactly_is_refused(tmp_path):
     with pytest.raises(ValueError, match="extra_ is an object array of.*cannot store exactly"):
         est.save(tmp_path / "m.nc")
     assert not (tmp_path / "m.nc").exists()
+
+
+def test_parameters_and_state_keep_key_and_container_types(tmp_path):
+    """Per-class priors ``{0: ..., 1: ...}`` load with integer keys; tuples stay tuples."""
+    s, y, _ = _data(100)
+    est = build("dpm").set_params(priors={0: {"alpha_shape": 2.0}, 1: {"alpha_shape": 3.0}}).fit(s, y)
+    est.extra_ = {1: (2, 3), (0, "a"): "b", "s": [1.5, None, True]}
+    est.save(tmp_path / "m.nc")
+    loaded = bayescal.load(tmp_path / "m.nc")
+    assert loaded.get_params() == est.get_params()
+    assert loaded.extra_ == est.extra_ and isinstance(loaded.extra_[1], tuple)
