@@ -355,7 +355,9 @@ def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
     over 3 seeds (width 0.03, error 0.0035). ``psis=True`` at N = 1000: mean 0.75, from
     0.32 to 1.00. ``restarts=4`` at N = 1000: mean 0.87, from 0.66 to 1.00 on 5 seeds where
     single runs gave 0.82 (the runs' final ELBOs differed by 0.2-15 nats). Neither
-    correction makes the mean-field band reliable; the sampling routes do.
+    correction makes the mean-field band reliable: on the seeds where it fails, NUTS on the
+    same data and model covers fully with a band of the same width, so the ADVI band is
+    misplaced (a local optimum), not too narrow.
 
     Returns
     -------
@@ -456,6 +458,14 @@ def fit_nuts(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
     model slot and ``target_accept``, so a later fit with the same K only swaps the data.
     Label switching between chains is harmless: the density and the calibration map are
     invariant to it.
+
+    Measured (K = 20, same truth and grid as :func:`fit_advi`, 2 chains of 400 tuning and
+    300 kept draws per class): N = 1000 raw, 95% band coverage 1.00 in 3 of 3 seeds,
+    including the two seeds where ADVI covered 0.62 and 0.63 (band width 0.06-0.07, mean
+    absolute error 0.009-0.018), no divergences, tree depth about 8. Cost: about 0.34 ms
+    CPU per gradient at N = 1000 or on 1024 bins, so about 100 s CPU per class at these
+    settings (7-15 minutes of wall-clock on the loaded 2-core machine); on raw data the
+    cost grows linearly with N.
 
     Returns
     -------
