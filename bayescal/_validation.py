@@ -21,6 +21,8 @@ __all__ = [
     "check_min_samples",
     "check_score_kind",
     "check_features",
+    "check_number",
+    "check_ci_prob",
 ]
 
 SCORE_KINDS = ("probability", "decision")
@@ -243,3 +245,37 @@ def check_features(X: Any, n: int, *, name: str = "X") -> np.ndarray:
     if arr.dtype.kind == "O" and any(v is None or (isinstance(v, float) and v != v) for v in arr.ravel()):
         raise ValueError(f"{name} has missing values (None or NaN): impute or drop them.")
     return np.array(arr, copy=True)
+
+
+def check_number(value: Any, name: str, *, low: float | None = None, high: float | None = None,
+                 inclusive: bool = True, integer: bool = False) -> float:
+    """Return ``value`` as a finite float (or int) within the given bounds, or raise a ValueError naming it."""
+    if isinstance(value, (str, bytes, complex, np.complexfloating)) or isinstance(value, bool):
+        raise ValueError(f"{name}={value!r} must be a real number.")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}={value!r} must be a real number.") from None
+    if not np.isfinite(number):
+        raise ValueError(f"{name}={value!r} must be finite.")
+    if integer:
+        if not number.is_integer():
+            raise ValueError(f"{name}={value!r} must be a whole number.")
+        number = int(number)
+    below = low is not None and (number < low if inclusive else number <= low)
+    above = high is not None and (number > high if inclusive else number >= high)
+    if below or above:
+        lo = "-inf" if low is None else f"{low:g}"
+        hi = "inf" if high is None else f"{high:g}"
+        interval = f"[{lo}, {hi}]" if inclusive else f"({lo}, {hi})"
+        raise ValueError(f"{name}={value!r} must lie in {interval}.")
+    return number
+
+
+def check_ci_prob(ci_prob: Any) -> float:
+    """``ci_prob`` as a float strictly between 0 and 1; ``None`` takes ArviZ's ``rcParams["stats.ci_prob"]``."""
+    if ci_prob is None:
+        import arviz_base
+
+        return float(arviz_base.rcParams["stats.ci_prob"])
+    return check_number(ci_prob, "ci_prob", low=0.0, high=1.0, inclusive=False)

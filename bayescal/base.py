@@ -23,7 +23,7 @@ import xarray as xr
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from bayescal._validation import check_features, check_min_samples, check_scores
+from bayescal._validation import check_ci_prob, check_features, check_min_samples, check_number, check_scores
 from bayescal.data import ScoreData, ScoreSummary, prepare_data, to_working
 
 __all__ = ["Calibrator", "BayesianCalibrator", "DEFAULT_GRID_SIZE"]
@@ -190,9 +190,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
 
     def predict(self, scores: Any, threshold: float | None = None, *, X: Any = None) -> np.ndarray:
         """Predicted labels: the positive class where the calibrated P(y=1) exceeds ``threshold`` (0.5)."""
-        threshold = 0.5 if threshold is None else float(threshold)
-        if not 0.0 <= threshold <= 1.0:
-            raise ValueError(f"threshold={threshold} must lie in [0, 1].")
+        threshold = 0.5 if threshold is None else check_number(threshold, "threshold", low=0.0, high=1.0)
         p = self.predict_proba(scores, X=X)[:, 1]
         return self.classes_[(p > threshold).astype(int)]
 
@@ -242,10 +240,8 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         import arviz_base
         import arviz_stats
 
-        ci_prob = arviz_base.rcParams["stats.ci_prob"] if ci_prob is None else float(ci_prob)
+        ci_prob = check_ci_prob(ci_prob)
         ci_kind = arviz_base.rcParams["stats.ci_kind"] if ci_kind is None else ci_kind
-        if not 0.0 < ci_prob < 1.0:
-            raise ValueError(f"ci_prob={ci_prob} must lie strictly between 0 and 1.")
         if ci_kind not in ("eti", "hdi"):
             raise ValueError(f"ci_kind={ci_kind!r} must be 'eti' or 'hdi'.")
         cmap = self.calibration_map(grid)

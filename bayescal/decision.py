@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from bayescal._validation import check_consistent_length, check_labels, check_sample_weight
+from bayescal._validation import (check_ci_prob, check_consistent_length, check_labels, check_number,
+                                  check_sample_weight)
 
 __all__ = ["cost_cutoff", "DecisionRegions", "decision_regions", "realized_cost", "expected_profit",
            "expected_cost", "roc_from_map", "bayes_error_posterior"]
@@ -35,9 +36,10 @@ __all__ = ["cost_cutoff", "DecisionRegions", "decision_regions", "realized_cost"
 
 def cost_cutoff(cost_fp: float = 1.0, cost_fn: float = 1.0) -> float:
     """The probability cut-off :math:`c^* = c_{FP} / (c_{FP} + c_{FN})` of the optimal rule."""
-    cost_fp, cost_fn = float(cost_fp), float(cost_fn)
-    if not (np.isfinite(cost_fp) and np.isfinite(cost_fn)) or cost_fp < 0 or cost_fn < 0 or cost_fp + cost_fn == 0:
-        raise ValueError(f"cost_fp={cost_fp} and cost_fn={cost_fn} must be finite, non-negative and not both zero.")
+    cost_fp = check_number(cost_fp, "cost_fp", low=0.0)
+    cost_fn = check_number(cost_fn, "cost_fn", low=0.0)
+    if cost_fp + cost_fn == 0:
+        raise ValueError("cost_fp and cost_fn are both zero: at least one error must cost something.")
     return cost_fp / (cost_fp + cost_fn)
 
 
@@ -138,7 +140,7 @@ def realized_cost(y_true: Any, y_pred: Any, *, cost_fp: float = 1.0, cost_fn: fl
                   sample_weight: Any = None) -> float:
     """Mean cost per sample of predictions ``y_pred`` (0/1) against labels: :math:`(c_{FP} FP + c_{FN} FN)/N`."""
     cost_cutoff(cost_fp, cost_fn)
-    y, _ = check_labels(y_true, require_both=False)
+    y, _ = check_labels(y_true, require_both=False, name="y_true")
     pred, _ = check_labels(y_pred, pos_label=1, require_both=False, name="y_pred")
     check_consistent_length(y_true=y, y_pred=pred)
     w = check_sample_weight(sample_weight, y.shape[0])
@@ -197,10 +199,9 @@ def expected_cost(calibrator: Any, scores: Any, y_pred: Any = None, *, cost_fp: 
 
 
 def _with_interval(draws: xr.DataArray, ci_prob: float | None) -> xr.Dataset:
-    import arviz_base
     import arviz_stats
 
-    ci_prob = arviz_base.rcParams["stats.ci_prob"] if ci_prob is None else float(ci_prob)
+    ci_prob = check_ci_prob(ci_prob)
     ci = arviz_stats.eti(draws, prob=ci_prob) if draws.size > 1 else xr.DataArray(
         [float(draws.values.ravel()[0])] * 2, dims="ci_bound", coords={"ci_bound": ["lower", "upper"]})
     return xr.Dataset({draws.name: draws, "mean": draws.mean(), "ci": ci}, attrs={"ci_prob": ci_prob, "ci_kind": "eti"})
@@ -222,6 +223,7 @@ def roc_from_map(calibrator: Any, scores: Any, *, n_thresholds: int = 101) -> xr
     xarray.Dataset
         ``tpr``, ``fpr`` over ``(chain, draw, threshold)`` and ``auc`` over ``(chain, draw)``.
     """
+    n_thresholds = check_number(n_thresholds, "n_thresholds", low=2, integer=True)
     post = calibrator.predict_posterior(scores) if hasattr(calibrator, "predict_posterior") else None
     p = post.values if post is not None else calibrator.predict_proba(scores)[:, 1][None, None, :]
     from bayescal._validation import check_scores

@@ -46,6 +46,7 @@ import xarray as xr
 
 from bayescal import metrics
 from bayescal._validation import (
+    check_ci_prob,
     check_consistent_length,
     check_labels,
     check_probabilities,
@@ -93,15 +94,6 @@ def _check_count(value: Any, name: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{name}={value!r} must be an integer of at least {minimum}.")
     return int(value)
-
-
-def _ci_prob(ci_prob: float | None) -> float:
-    import arviz_base
-
-    ci_prob = arviz_base.rcParams["stats.ci_prob"] if ci_prob is None else float(ci_prob)
-    if not 0.0 < ci_prob < 1.0:
-        raise ValueError(f"ci_prob={ci_prob} must lie strictly between 0 and 1.")
-    return ci_prob
 
 
 def _eti(draws: xr.DataArray, ci_prob: float, dims: Any = ("chain", "draw")) -> xr.DataArray:
@@ -246,7 +238,7 @@ def consistency_check(scores: Any, y: Any, *, statistics: Any = ("ece", "mcb"), 
     """
     names = _check_statistics(statistics)
     n_replicates = _check_count(n_replicates, "n_replicates")
-    ci_prob = _ci_prob(ci_prob)
+    ci_prob = check_ci_prob(ci_prob)
     s = check_probabilities(scores, name="scores")
     y01, _ = check_labels(y, require_both=False)
     check_consistent_length(scores=s, y=y01)
@@ -369,7 +361,7 @@ def calibration_error_posterior(calibrator: Any, scores: Any = None, *, toleranc
         score_distribution = "model" if hasattr(calibrator, "density_map") else "empirical"
     if score_distribution not in ("empirical", "model"):
         raise ValueError(f"score_distribution={score_distribution!r} must be 'empirical' or 'model'.")
-    ci_prob = _ci_prob(ci_prob)
+    ci_prob = check_ci_prob(ci_prob)
     if score_distribution == "empirical":
         if scores is None:
             raise ValueError("score_distribution='empirical' needs the classifier's scores: pass scores=.")
@@ -442,7 +434,7 @@ def score_density_check(calibrator: Any, scores: Any, y: Any, *, bins: Any = 20,
                          "calibrator that models the class score densities, e.g. 'dpm'.")
     kind = getattr(calibrator, "score_kind", "probability")
     s, y01 = _labels_and_scores(kind, scores, y)
-    ci_prob = _ci_prob(ci_prob)
+    ci_prob = check_ci_prob(ci_prob)
     points_per_bin = _check_count(points_per_bin, "points_per_bin", 2)
     if np.ndim(bins) == 0:
         edges = np.linspace(s.min(), s.max(), _check_count(bins, "bins") + 1)
