@@ -94,6 +94,7 @@ def test_bad_priors_raise(priors, match):
     ({"inference": "vi"}, "inference"),
     ({"draws": 0}, "draws"),
     ({"atom_threshold": 0.0}, "atom_threshold"),
+    ({"route_options": {"learning_rate": 0.1}}, "route_options"),
 ])
 def test_bad_parameters_raise(params, match):
     s, y = monotone_data(100, np.random.default_rng(0))

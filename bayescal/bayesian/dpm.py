@@ -275,8 +275,14 @@ class DPMCalibrator(BayesianCalibrator):
             options = {"tune": int(self.tune), "chains": int(self.chains)} | options
 
         def run(c: int):
-            return route(xs[c], cs[c], priors[c], n_components=K, draws=int(self.draws),
-                         random_seed=seeds[c], **options)
+            try:
+                return route(xs[c], cs[c], priors[c], n_components=K, draws=int(self.draws),
+                             random_seed=seeds[c], **options)
+            except TypeError as exc:
+                if "unexpected keyword" not in str(exc):
+                    raise
+                raise ValueError(f"route_options {sorted(options)} do not fit inference={self.inference!r} "
+                                 f"({exc}): see the route's docstring in bayescal.bayesian for its options.") from None
 
         if int(self.n_jobs) > 1:
             with ThreadPoolExecutor(max_workers=2) as pool:
