@@ -1,11 +1,14 @@
-"""Command line: ``bayescal demo | fit | apply``.
+"""Command line: ``bayescal demo | fit | apply | report``.
 
 * ``bayescal demo [--out DIR]``: what ``make demo`` runs;
 * ``bayescal fit DATA... --score COL --label COL [--method dpm] [--out model.nc]``: fit a
   calibrator on CSV or Parquet files (globs allowed); above ``--dask-above`` bytes the
   files are read with Dask and reduced to a :class:`~bayescal.data.ScoreSummary` first;
 * ``bayescal apply MODEL DATA --score COL --out OUT``: add the calibrated probability as a
-  column and write CSV or Parquet (by the extension of OUT).
+  column and write CSV or Parquet (by the extension of OUT);
+* ``bayescal report DATA... --score COL --label COL [--methods dpm isotonic platt] --out report.html``:
+  fit on one part, evaluate on the rest; metrics before/after, reliability diagram with
+  bands, posterior predictive check and decision regions on one self-contained HTML page.
 
 Errors are one line naming the problem, with exit code 2 (``--debug`` shows the traceback).
 """
@@ -186,7 +189,8 @@ def run_apply(args: argparse.Namespace) -> None:
     print(f"wrote {len(table)} calibrated probabilities to {out} (column {args.column!r})")
 
 
-def _demo_figure(fitted: dict, scores, y):
+def _demo_figure(fitted: dict, scores, y, *, title: str = "Linear SVM on the Naeini et al. (2014) simulated data",
+                 score_label: str = "linear-SVM score (logistic of the decision value)"):
     """Left: calibration maps with bands against the raw score, over the binned raw frequencies
     and each class's scores. Right: reliability of the calibrated probabilities, with
     consistency bands."""
@@ -200,22 +204,86 @@ def _demo_figure(fitted: dict, scores, y):
     ax_map = fig.add_subplot(grid[0, 0])
     ax_hist = fig.add_subplot(grid[1, 0], sharex=ax_map)
     ax_rel = fig.add_subplot(grid[:, 1])
-    shown = {k: fitted[k] for k in ("dpm", "isotonic", "platt") if k in fitted}
+    shown = {k: fitted[k] for k in ("dpm", "isotonic", "platt") if k in fitted} or dict(list(fitted.items())[:3])
     ReliabilityDisplay.from_calibrators({"raw scores": None, **shown}, scores, y, points=False,
                                         n_consistency=0, ci_prob=0.95, ax=ax_map)
     ax_map.set_title("Calibration maps P(y=1 | score), 95% credible band")
     bins = np.linspace(0, 1, 41)
     for c in (0, 1):
         ax_hist.hist(scores[y == c], bins=bins, alpha=0.6, label=f"class {c}")
-    ax_hist.set_xlabel("linear-SVM score (logistic of the decision value)")
+    ax_hist.set_xlabel(score_label)
     ax_hist.set_ylabel("count")
     ax_hist.legend(fontsize=8)
     ReliabilityDisplay.from_calibrators({"uncalibrated": None, **shown}, scores, y, maps=False, ci_prob=0.95,
                                         ax=ax_rel)
     ax_rel.set_title("Calibrated probabilities on the test split (bars: consistency band)")
-    fig.suptitle("Linear SVM on the Naeini et al. (2014) simulated data")
+    fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def _png_base64(fig) -> str:
+    import base64
+    import io
+
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def run_report(args: argparse.Namespace) -> None:
+    """Fit the chosen calibrators on one part of the data, evaluate on the rest, write HTML."""
+    import html
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import numpy as np
+    from sklearn.model_selection import train_test_split
+
+    from bayescal._registry import get_calibrator_class
+    from bayescal._validation import check_labels
+    from bayescal.plotting import DecisionDisplay, PPCDisplay
+
+    table = read_table(args.data, [args.score, args.label])
+    scores = table[args.score].to_numpy()
+    y01, classes = check_labels(table[args.label].to_numpy(), pos_label=_parse_label(args.pos_label))
+    s_cal, s_test, y_cal, y_test = train_test_split(scores, y01, test_size=args.test_size, stratify=y01,
+                                                    random_state=args.seed)
+    fitted, rows = {}, {}
+    if args.score_kind == "probability":
+        rows["uncalibrated"] = _metric_row(y_test, np.clip(s_test, 0, 1))
+    for name in args.methods:
+        cls = get_calibrator_class(name)
+        if cls.feature_aware:
+            raise ValueError(f"method {name!r} needs features; the report compares score-only calibrators")
+        accepted = cls().get_params()
+        params = {k: v for k, v in (("score_kind", args.score_kind), ("random_seed", args.seed),
+                                    ("random_state", args.seed)) if k in accepted}
+        fitted[name] = cls(**params).fit(s_cal, y_cal)
+        rows[name] = _metric_row(y_test, fitted[name].predict_proba(s_test)[:, 1])
+    figures = {"Reliability": _demo_figure(fitted, s_test, y_test, title=f"{args.score} on the test part",
+                                           score_label=args.score)}
+    figures["Posterior predictive check"] = PPCDisplay.from_calibrators(fitted, s_test, y_test).figure_
+    figures["Decision regions"] = DecisionDisplay.from_calibrators(fitted, cost_fp=args.cost_fp,
+                                                                   cost_fn=args.cost_fn).figure_
+    head = "".join(f"<th>{m}</th>" for m in DEMO_METRICS)
+    body = "".join(f"<tr><td>{html.escape(k)}</td>" + "".join(f"<td>{v[m]:.4f}</td>" for m in DEMO_METRICS)
+                   + "</tr>" for k, v in rows.items())
+    imgs = "".join(f"<h2>{html.escape(t)}</h2><img alt='{html.escape(t)}' src='data:image/png;base64,{_png_base64(f)}'>"
+                   for t, f in figures.items())
+    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>bayescal report</title>"
+            "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse}"
+            "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}img{max-width:100%}</style></head><body>"
+            f"<h1>Calibration report: {html.escape(args.score)} vs {html.escape(args.label)}</h1>"
+            f"<p>{len(y_cal)} rows to fit the calibrators, {len(y_test)} to evaluate them (split seed {args.seed}); "
+            f"positive class {html.escape(str(classes[1]))}. ECE and MCE: 10 equal-count groups.</p>"
+            f"<table><tr><th>calibrator</th>{head}</tr>{body}</table>{imgs}</body></html>")
+    Path(args.out).write_text(page, encoding="utf-8")
+    print(f"wrote {args.out}")
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -241,6 +309,18 @@ def _build_parser() -> argparse.ArgumentParser:
     apply.add_argument("--score", required=True, help="column of classifier scores")
     apply.add_argument("--out", required=True, help="output .csv or .parquet")
     apply.add_argument("--column", default="p_calibrated", help="name of the added column")
+    report = sub.add_parser("report", help="metrics, reliability diagram, PPC and decisions as one HTML page")
+    report.add_argument("data", nargs="+", help="CSV or Parquet files (globs allowed)")
+    report.add_argument("--score", required=True, help="column of classifier scores")
+    report.add_argument("--label", required=True, help="column of true binary labels")
+    report.add_argument("--methods", nargs="+", default=["dpm", "isotonic", "platt"], help="calibrator names")
+    report.add_argument("--score-kind", default="probability", choices=["probability", "decision"])
+    report.add_argument("--pos-label", default=None, help="the positive label (default: the greater value)")
+    report.add_argument("--test-size", type=float, default=0.5, help="share of rows held out for evaluation")
+    report.add_argument("--cost-fp", type=float, default=1.0, help="cost of a false positive (decision regions)")
+    report.add_argument("--cost-fn", type=float, default=1.0, help="cost of a false negative (decision regions)")
+    report.add_argument("--seed", type=int, default=0, help="seed of the split and the Bayesian fits")
+    report.add_argument("--out", default="report.html", help="the HTML file to write")
     return parser
 
 
@@ -254,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
             run_fit(args)
         elif args.command == "apply":
             run_apply(args)
+        elif args.command == "report":
+            run_report(args)
         return 0
     except Exception as exc:  # one line for users; the traceback with --debug
         if args.debug:

@@ -82,3 +82,21 @@ def test_debug_shows_the_traceback(files):
     _, csv, _ = files
     with pytest.raises(ValueError, match="missing column"):
         main(["--debug", "fit", str(csv), "--score", "nope", "--label", "label"])
+
+
+def test_report_is_one_self_contained_page(files, tmp_path):
+    _, csv, _ = files
+    out = tmp_path / "report.html"
+    assert main(["report", str(csv), "--score", "score", "--label", "label", "--methods", "isotonic", "platt",
+                 "--out", str(out)]) == 0
+    page = out.read_text()
+    assert page.count("data:image/png;base64,") == 3  # reliability, PPC, decision regions
+    assert "<td>uncalibrated</td>" in page and "<td>isotonic</td>" in page and "<td>platt</td>" in page
+    assert "src='http" not in page and 'src="http' not in page
+
+
+def test_report_rejects_a_feature_aware_method(files, tmp_path, capsys):
+    _, csv, _ = files
+    code = main(["report", str(csv), "--score", "score", "--label", "label", "--methods", "mbct",
+                 "--out", str(tmp_path / "r.html")])
+    assert code == 2 and "needs features" in capsys.readouterr().err
