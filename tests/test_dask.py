@@ -53,6 +53,24 @@ def test_isotonic_on_the_summary_matches_the_raw_fit(cluster_summary):
     assert np.max(np.abs(raw - summ)) < 0.03
 
 
+def test_dpm_on_the_summary_matches_the_raw_fit(cluster_summary):
+    summary, s, y = cluster_summary
+    grid = np.quantile(s[:100_000], np.linspace(0.025, 0.975, 41))
+    raw = bayescal.make_calibrator("dpm", random_seed=0).fit(s, y)
+    summ = bayescal.make_calibrator("dpm", random_seed=0).fit(summary)
+    gap = np.abs(raw.calibration_map(grid).mean(("chain", "draw")) - summ.calibration_map(grid).mean(("chain", "draw")))
+    assert float(gap.max()) < 0.005
+
+
+def test_calibrators_that_cannot_use_weights_say_so(cluster_summary):
+    summary, _, _ = cluster_summary
+    for name in bayescal.calibrators():
+        est = bayescal.make_calibrator(name)
+        if not est.supports_weights:
+            with pytest.raises(ValueError, match="cannot fit on a ScoreSummary"):
+                est.fit(summary)
+
+
 def test_predict_on_dask_is_lazy_and_matches_numpy():
     s = da.random.default_rng(1).random(200_000, chunks=50_000)
     est = bayescal.make_calibrator("platt").fit(np.r_[0.1, 0.4, 0.35, 0.8, 0.2, 0.9], [0, 0, 1, 1, 0, 1])
