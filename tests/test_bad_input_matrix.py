@@ -254,55 +254,13 @@ def function_entries() -> list[Entry]:
 ENTRIES = calibrator_entries() + function_entries()
 MATRIX = [(e, case, over, named) for e in ENTRIES for case, over, named in e.cases()]
 
-# Bugs found by this matrix in modules this file's author does not own (reported to the lead;
-# strict, so each mark must go when its bug is fixed).
-_COST_BUG = ("decision.cost_cutoff converts costs with float(): a string gives Python's 'could not convert "
-             "string to float' without the argument's name and a complex number a TypeError; fix: convert "
-             "inside try/except and raise ValueError naming cost_fp / cost_fn")
-_THRESHOLD_BUG = ("bayescal/base.py Calibrator.predict converts threshold with float(): a string gives "
-                  "'could not convert string to float' without the argument's name and a complex number a "
-                  "TypeError; fix: convert inside try/except and raise ValueError naming threshold")
-_REALIZED_BUG = ("decision.realized_cost calls check_labels(y_true) without name='y_true', so its messages "
-                 "say 'y'; fix: pass name='y_true'")
+# The bugs this matrix found (string / complex settings reaching float() without the
+# argument's name, unchecked ci_prob and n_thresholds in decision.py, realized_cost calling
+# y_true 'y') were fixed in 1b14e3f; every case now passes.
+MATRIX_IDS = [f"{e.name}-{c}" for e, c, _, _ in MATRIX]
 
 
-_CI_STRING_BUG = ("ci_prob is converted with float() before any check: a string gives 'could not convert string "
-                  "to float' without the argument's name (bayescal/base.py Calibrator.credible_band; "
-                  "bayescal/diagnostics.py calibration_error_posterior, consistency_check, score_density_check; "
-                  "bayescal/decision.py expected_cost, expected_profit, bayes_error_posterior); fix: one helper "
-                  "that converts inside try/except and raises ValueError naming ci_prob")
-_CI_RANGE_BUG = ("bayescal/decision.py expected_cost, expected_profit and bayes_error_posterior accept ci_prob "
-                 "outside (0, 1) and NaN silently (2.0, 0.0, nan return a result); fix: check 0 < ci_prob < 1 "
-                 "as credible_band and diagnostics do")
-_ROC_BUG = ("bayescal/decision.py roc_from_map does not check n_thresholds: 0 silently gives a 2-point curve, "
-            "-3 numpy's 'Number of samples, -3, must be non-negative', 2.5 and 'ten' a TypeError; fix: require an "
-            "integer >= 2 and raise ValueError naming n_thresholds")
-_CI_RANGE_ENTRIES = {"decision.expected_cost", "decision.expected_profit", "decision.bayes_error_posterior"}
-
-
-def _known_bug(entry: Entry, case: str) -> str | None:
-    if case == "ci_prob=string":
-        return _CI_STRING_BUG
-    if case.startswith("ci_prob=") and entry.name in _CI_RANGE_ENTRIES:
-        return _CI_RANGE_BUG
-    if entry.name == "decision.roc_from_map" and case.startswith("n_thresholds="):
-        return _ROC_BUG
-    if case.split("=")[0] in ("cost_fp", "cost_fn") and case.split("=")[1] in ("string", "complex"):
-        return _COST_BUG
-    if case in ("threshold=string", "threshold=complex"):
-        return _THRESHOLD_BUG
-    if entry.name == "decision.realized_cost" and case.startswith("y_true=") and case != "y_true=one_short":
-        return _REALIZED_BUG
-    return None
-
-
-def _param(entry, case, overrides, named):
-    reason = _known_bug(entry, case)
-    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-    return pytest.param(entry, case, overrides, named, marks=marks, id=f"{entry.name}-{case}")
-
-
-@pytest.mark.parametrize("entry, case, overrides, named", [_param(*row) for row in MATRIX])
+@pytest.mark.parametrize("entry, case, overrides, named", MATRIX, ids=MATRIX_IDS)
 def test_bad_input_raises_value_error_naming_the_argument(entry, case, overrides, named):
     kwargs = {**entry.valid, **overrides}
     before = {k: _copy(v) for k, v in kwargs.items()}
