@@ -333,12 +333,18 @@ def _cli_cases(tmp_path):
     out.append(("fit-feature_aware", ["fit", str(good), "--score", "s", "--label", "y", "--method", "mbct"],
                 "features"))
     out.append(("fit-no_file", ["fit", str(tmp_path / "absent.csv"), "--score", "s", "--label", "y"], "absent"))
+    report = ["report", "--score", "s", "--label", "y", "--methods", "platt", "--out", str(tmp_path / "r.html")]
+    out.append(("report-y=three_classes", [*report, str(tmp_path / "y_three_classes.csv")], "y.*binary"))
+    out.append(("report-test_size=1.5", [*report, str(good), "--test-size", "1.5"], "test.size"))
+    out.append(("report-cost_fp=-1", [*report, str(good), "--cost-fp", "-1"], "cost.fp"))
+    out.append(("report-methods=nope", [*report[:-4], "--methods", "nope", "--out", str(tmp_path / "r.html"),
+                                        str(good)], "nope"))
     out.append(("apply-not_a_model", ["apply", str(good), str(good), "--score", "s", "--out",
                                       str(tmp_path / "o.csv")], "good.csv"))
     return good, out
 
 
-CLI_CASE_COUNT = len(CLI_SCORE_CASES) * 2 + len(CLI_LABEL_CASES) + 8
+CLI_CASE_COUNT = len(CLI_SCORE_CASES) * 2 + len(CLI_LABEL_CASES) + 12
 
 
 def test_cli_rejects_every_bad_input_with_exit_code_2_and_one_line(tmp_path, capsys):
@@ -360,11 +366,26 @@ def test_cli_rejects_every_bad_input_with_exit_code_2_and_one_line(tmp_path, cap
         assert {p: p.read_bytes() for p in tmp_path.glob("*.csv")} == before, f"{case} modified an input file"
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "bayescal/cli.py run_report computes the metrics of the raw scores before any calibrator validates "
+    "them, so a NaN in the --score column is reported as 'y_prob has 1 NaN value(s)': a name the user never "
+    "gave; fix: check_scores(table[args.score], name=f'column {args.score!r}') right after reading"))
+def test_cli_report_names_the_score_column(tmp_path, capsys):
+    from bayescal.cli import main
+
+    data = tmp_path / "d.csv"
+    _write_csv(data, [*S[:-1], ""], Y)
+    assert main(["report", str(data), "--score", "s", "--label", "y", "--methods", "platt",
+                 "--out", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "NaN" in err and ("'s'" in err or "scores" in err), err
+
+
 def matrix_counts() -> dict[str, int]:
     counts: dict[str, int] = {}
     for e, *_ in MATRIX:
         counts[e.name] = counts.get(e.name, 0) + 1
-    counts["cli.main"] = CLI_CASE_COUNT
+    counts["cli.main"] = CLI_CASE_COUNT + 1
     return counts
 
 
