@@ -17,6 +17,11 @@ Usage::
     python benchmarks/dpm_coverage.py --truths monotone ushape rare --n 300 1000 10000 \\
         --seeds 10 --routes gibbs --out benchmarks/results/dpm_coverage.csv
 
+Candidate settings are compared by writing them to their own ``--out``: ``--priors`` takes a
+JSON dict of hyperparameters (e.g. ``'{"sigma_logsd": 2.0}'``, see
+:mod:`bayescal.bayesian.priors`) and ``--option NAME=JSON`` any other calibrator parameter
+(e.g. ``--option chains=4``, ``--option 'route_options={"thin": 2}'``).
+
 Rows are appended to ``--out`` as they finish (so a partial run keeps its results); the
 summary table (means over seeds) is printed at the end, or with ``--summarise`` alone.
 """
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import time
 from pathlib import Path
 
@@ -121,13 +127,22 @@ def main() -> None:
     ap.add_argument("--routes", nargs="+", default=["gibbs"])
     ap.add_argument("--draws", type=int, default=None, help="override the calibrator's draws")
     ap.add_argument("--tune", type=int, default=None, help="override the calibrator's tune")
+    ap.add_argument("--priors", type=json.loads, default=None, help="JSON dict of prior hyperparameters")
+    ap.add_argument("--option", action="append", default=[], metavar="NAME=JSON",
+                    help="another calibrator parameter, e.g. chains=4 (repeatable)")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "dpm_coverage.csv")
     ap.add_argument("--summarise", action="store_true", help="only print the table of --out")
     args = ap.parse_args()
     if not args.summarise:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         new = not args.out.exists()
-        options = {k: v for k, v in (("draws", args.draws), ("tune", args.tune)) if v is not None}
+        options = {k: v for k, v in (("draws", args.draws), ("tune", args.tune), ("priors", args.priors))
+                   if v is not None}
+        for item in args.option:
+            name, sep, value = item.partition("=")
+            if not sep:
+                ap.error(f"--option {item!r}: write NAME=JSON, e.g. chains=4")
+            options[name] = json.loads(value)
         with open(args.out, "a", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=FIELDS)
             if new:
