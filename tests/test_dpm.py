@@ -16,7 +16,7 @@ from bayescal.bayesian.gibbs import fit_gibbs
 from bayescal.bayesian.priors import PRIOR_KEYS, resolve_priors
 from bayescal.data import ScoreSummary
 
-TINY = dict(n_components=8, draws=150, tune=150, chains=2)
+TINY = {"n_components": 8, "draws": 150, "tune": 150, "chains": 2}
 # tiny chains have not converged on the map, which the calibrator rightly says; not under test here
 pytestmark = pytest.mark.filterwarnings("ignore:The chains disagree on the calibration map:UserWarning")
 
@@ -252,7 +252,7 @@ def test_repeated_value_with_a_noticeable_share_is_an_atom():
 # ---- compression -----------------------------------------------------------------------
 def test_compressed_fit_agrees_with_raw_fit():
     s, y = monotone_data(1500, np.random.default_rng(6))
-    kw = dict(random_seed=2, n_components=8, draws=500, tune=200)
+    kw = {"random_seed": 2, "n_components": 8, "draws": 500, "tune": 200}
     raw = DPMCalibrator(compress_above=10_000, **kw).fit(s, y)
     comp = DPMCalibrator(compress_above=1000, **kw).fit(s, y)
     assert comp.idata_.attrs["compressed"] == 1
@@ -301,7 +301,7 @@ def test_gibbs_and_nuts_agree_on_small_data():
     if not hasattr(pymc_model, "fit_nuts"):
         pytest.skip("the NUTS route (bayescal.bayesian.pymc_model.fit_nuts) is not written yet")
     s, y = monotone_data(200, np.random.default_rng(9))
-    kw = dict(n_components=3, draws=150, tune=200, chains=2, random_seed=4)  # K = 3 as in test_dpm_pymc: one compiled model
+    kw = {"n_components": 3, "draws": 150, "tune": 200, "chains": 2, "random_seed": 4}  # K = 3 as in test_dpm_pymc: one compiled model
     gibbs = DPMCalibrator(inference="gibbs", **kw).fit(s, y)
     nuts = DPMCalibrator(inference="nuts", **kw).fit(s, y)
     grid = np.linspace(*np.quantile(s, [0.05, 0.95]), 40)

@@ -180,7 +180,7 @@ def fit_gibbs(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: i
         ss = np.maximum(sxx - 2 * mu * sx + nk * mu * mu, 0.0)
         step = 2.4 / np.sqrt(1.0 / tau**2 + 2.0 * nk)
 
-        def logpost(uu):
+        def logpost(uu, nk=nk, ss=ss):
             return -0.5 * ((uu - ell) / tau) ** 2 - nk * uu - 0.5 * ss * np.exp(-2 * uu)
 
         lp = logpost(u)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-__all__ = ["log_density", "log_odds_continuous", "atom_map", "map_draws"]
+__all__ = ["atom_map", "log_density", "log_odds_continuous", "map_draws"]
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 _CHUNK_ELEMENTS = 2**20  # draws x components x points evaluated at once (8 MB of float64)

@@ -48,7 +48,7 @@ import numpy as np
 
 from bayescal._stats import weighted_mean_std, weighted_quantile
 
-__all__ = ["PRIOR_KEYS", "DEFAULT_PRIOR", "kde_prior", "resolve_priors"]
+__all__ = ["DEFAULT_PRIOR", "PRIOR_KEYS", "kde_prior", "resolve_priors"]
 
 SCALAR_KEYS = ("alpha_shape", "alpha_rate", "mu_scale", "sigma_logmean", "sigma_logsd")
 VECTOR_KEYS = ("mu_loc", "init_mu", "init_sigma", "init_weight")
@@ -99,9 +99,9 @@ def kde_prior(x: np.ndarray, counts: np.ndarray, n_components: int) -> dict[str,
 
 
 def _check_user_class(user: Any, n_components: int, where: str) -> dict[str, Any]:
-    if not isinstance(user, Mapping):
-        raise ValueError(f"{where} is a {type(user).__name__}: pass a dict of hyperparameters, e.g. "
-                         "{'alpha_shape': 2.0}.")
+    if not isinstance(user, Mapping):  # the package's contract: every bad input is a ValueError
+        raise ValueError(  # noqa: TRY004
+            f"{where} is a {type(user).__name__}: pass a dict of hyperparameters, e.g. {{'alpha_shape': 2.0}}.")
     unknown = sorted(set(map(str, user)) - set(PRIOR_KEYS))
     if unknown:
         raise ValueError(f"{where} has unknown key(s) {unknown}: the hyperparameters are {list(PRIOR_KEYS)}.")
