@@ -245,12 +245,13 @@ def run_report(args: argparse.Namespace) -> None:
     from sklearn.model_selection import train_test_split
 
     from bayescal._registry import get_calibrator_class
-    from bayescal._validation import check_labels
+    from bayescal._validation import check_labels, check_scores
     from bayescal.plotting import DecisionDisplay, PPCDisplay
 
     table = read_table(args.data, [args.score, args.label])
-    scores = table[args.score].to_numpy()
-    y01, classes = check_labels(table[args.label].to_numpy(), pos_label=_parse_label(args.pos_label))
+    scores = check_scores(table[args.score].to_numpy(), score_kind=args.score_kind, name=f"column {args.score!r}")
+    y01, classes = check_labels(table[args.label].to_numpy(), pos_label=_parse_label(args.pos_label),
+                                name=f"column {args.label!r}")
     s_cal, s_test, y_cal, y_test = train_test_split(scores, y01, test_size=args.test_size, stratify=y01,
                                                     random_state=args.seed)
     fitted, rows = {}, {}

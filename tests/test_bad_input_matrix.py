@@ -366,10 +366,6 @@ def test_cli_rejects_every_bad_input_with_exit_code_2_and_one_line(tmp_path, cap
         assert {p: p.read_bytes() for p in tmp_path.glob("*.csv")} == before, f"{case} modified an input file"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bayescal/cli.py run_report computes the metrics of the raw scores before any calibrator validates "
-    "them, so a NaN in the --score column is reported as 'y_prob has 1 NaN value(s)': a name the user never "
-    "gave; fix: check_scores(table[args.score], name=f'column {args.score!r}') right after reading"))
 def test_cli_report_names_the_score_column(tmp_path, capsys):
     from bayescal.cli import main
 
