@@ -26,7 +26,7 @@ from bayescal._registry import get_calibrator_class
 
 HERE = Path(__file__).resolve().parent
 # small settings so that each file stays small (the DPM keeps 2 x 50 posterior draws)
-PARAMS: dict[str, dict] = {"dpm": {"draws": 50, "tune": 100, "n_components": 5, "grid_size": 128}}
+PARAMS: dict[str, dict] = {"dpm": {"draws": 50, "tune": 500, "n_components": 5, "grid_size": 128}}
 SEED = 20261122
 
 
