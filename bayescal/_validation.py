@@ -160,7 +160,7 @@ def check_labels(
         )
     if classes.size == 1 and require_both:
         raise ValueError(
-            f"{name} has a single class ({classes[0]!r}): calibration needs samples of both classes."
+            f"{name} has a single class ({classes[0].item()!r}): calibration needs samples of both classes."
         )
     if pos_label is None:
         # scikit-learn's convention: the greater of the two sorted values is the positive class
