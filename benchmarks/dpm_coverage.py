@@ -109,7 +109,7 @@ def summarise(path: Path) -> str:
     for key in keys:
         sel = [r for r in rows if (r["route"], r["truth"], int(r["n"])) == key]
 
-        def m(f):
+        def m(f, sel=sel):
             return float(np.nanmean([float(r[f]) for r in sel]))
 
         cov = [float(r["coverage"]) for r in sel]
