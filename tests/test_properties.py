@@ -213,16 +213,7 @@ def test_outputs_are_probabilities_on_arbitrary_legal_data(name):
 QUERY_DECISION = np.r_[-1e300, -1e8, -30.0, np.linspace(-3, 3, 13), 30.0, 1e8, 1e300]
 
 
-_FAR_TAIL_BUG = {
-    "dpm": "bayescal/bayesian/mixture.py log_density: at decision scores of size ~1e300 the squared z-score "
-           "overflows to inf, both classes' log densities are -inf and the map is NaN (predict_proba returns "
-           "NaN for t=+-1e300); fix: clip t to e.g. +-1e150 before the Gaussian terms (the far-tail limit of "
-           "the map is reached long before) or take the limit of the log odds analytically"}
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=[pytest.mark.xfail(strict=True, reason=_FAR_TAIL_BUG[n])] if n in _FAR_TAIL_BUG else [])
-    for n in NAMES if "score_kind" in _params(n)])
+@pytest.mark.parametrize("name", [n for n in NAMES if "score_kind" in _params(n)])
 def test_outputs_are_probabilities_for_decision_scores_of_any_size(name):
     @_profile(name)
     @given(legal_data(name, score_kind="decision"))

@@ -29,6 +29,8 @@ __all__ = ["atom_map", "log_density", "log_odds_continuous", "map_draws"]
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 _CHUNK_ELEMENTS = 2**20  # draws x components x points evaluated at once (8 MB of float64)
 _TINY = 1e-250  # below this a directly summed density is recomputed in log space
+_T_FAR = 1e150  # |t| beyond this is clipped: its squared z-score would overflow, and the map's
+#                 far-tail limit (set by the widest component) is reached long before
 
 
 def log_density(t: np.ndarray, weight: np.ndarray, mu: np.ndarray, sigma: np.ndarray) -> np.ndarray:
@@ -46,9 +48,11 @@ def log_density(t: np.ndarray, weight: np.ndarray, mu: np.ndarray, sigma: np.nda
     ndarray of shape (..., n)
         :math:`\log \sum_k w_k \mathcal N(t \mid \mu_k, \sigma_k)`, evaluated in chunks of
         draws so memory stays bounded: summed directly where that is exact, and by
-        log-sum-exp where the direct sum underflows (far tails), so it is finite everywhere.
+        log-sum-exp where the direct sum underflows (far tails), so it is finite everywhere
+        (points beyond +-1e150 are evaluated at +-1e150, where the squared z-score still fits
+        in a float).
     """
-    t = np.asarray(t, dtype=np.float64)
+    t = np.clip(np.asarray(t, dtype=np.float64), -_T_FAR, _T_FAR)
     lead = weight.shape[:-1]
     K = weight.shape[-1]
     w2, m2, s2 = (np.asarray(a, dtype=np.float64).reshape(-1, K) for a in (weight, mu, sigma))
