@@ -26,10 +26,11 @@ models. Small N is dominated by fixed per-call costs (milliseconds).
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 from sklearn.isotonic import IsotonicRegression
+
+from _timing import best_time
 
 from bayescal.baselines.bbq import BBQ
 from bayescal.baselines.enir import ENIR
@@ -42,13 +43,6 @@ def data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return s, y
 
 
-def best_time(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main() -> None:

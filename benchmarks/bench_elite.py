@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 import numpy as np
 from sklearn.isotonic import IsotonicRegression
+
+from _timing import best_time
 
 from bayescal.baselines.elite import ELiTE
 
@@ -47,13 +48,6 @@ def data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return s, y
 
 
-def best_time(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def growth(sizes: list[int], times: list[float]) -> float:

@@ -13,11 +13,12 @@ same data, and their ratio. The target is under 5 s at N = 10^6 on 2 cores.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 from scipy.special import expit
 from sklearn.isotonic import IsotonicRegression
+
+from _timing import best_time
 
 from bayescal.baselines.kde import KERNELS, KDECalibrator
 
@@ -27,15 +28,6 @@ def simulate(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     y = (rng.random(n) < 0.3).astype(int)
     s = expit(np.where(y == 1, rng.normal(1.0, 1.5, n), rng.normal(-1.0, 1.0, n)))
     return s, y, expit(rng.normal(0.0, 2.0, n))
-
-
-def best_time(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:

@@ -38,6 +38,7 @@ import tracemalloc
 from typing import Callable
 
 import numpy as np
+from _timing import best_of
 
 TRUTH = "beta_skewed"
 N_TEST = 100_000
@@ -102,15 +103,6 @@ def simulated(n: int, seed: int):
     from bayescal.datasets import simulate_scores
 
     return simulate_scores(TRUTH, n, random_state=seed)
-
-
-def best_of(fn: Callable, repeat: int) -> tuple[float, object]:
-    best, out = np.inf, None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def traced_peak_mib(fn: Callable) -> float:

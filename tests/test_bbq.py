@@ -9,7 +9,6 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.special import betaln, expit
 
-import bayescal
 from bayescal import metrics
 from bayescal.baselines.bbq import BBQ, _binnings, _elbow, _stable_argsort
 
@@ -204,15 +203,6 @@ def test_deterministic_bounded_and_inputs_untouched(rng):
     np.testing.assert_array_equal(y, y0)
     assert np.all(np.isfinite(a)) and a.min() > 0 and a.max() < 1
     assert BBQ.monotone is False
-
-
-def test_save_load(tmp_path, rng):
-    s = rng.random(300)
-    y = (rng.random(300) < s).astype(int)
-    est = BBQ().fit(s, y)
-    est.save(tmp_path / "bbq.nc")
-    loaded = bayescal.load(tmp_path / "bbq.nc")
-    np.testing.assert_array_equal(loaded.predict_proba(s), est.predict_proba(s))
 
 
 @pytest.mark.parametrize(

@@ -209,15 +209,6 @@ def test_already_isotonic_data_gives_one_model():
     np.testing.assert_allclose(est.predict_proba([0.1, 0.25, 0.4])[:, 1], [0.0, 0.5, 1.0])
 
 
-def test_save_load(tmp_path, rng):
-    s = rng.random(300)
-    y = (rng.random(300) < s).astype(int)
-    est = ENIR().fit(s, y)
-    est.save(tmp_path / "enir.nc")
-    loaded = bayescal.load(tmp_path / "enir.nc")
-    np.testing.assert_array_equal(loaded.predict_proba(s), est.predict_proba(s))
-
-
 @pytest.mark.parametrize(
     ("params", "match"),
     [({"selection": "mean"}, "selection='mean' must be one of"),
