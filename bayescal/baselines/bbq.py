@@ -240,6 +240,7 @@ class BBQ(Calibrator):
         bounds = [np.searchsorted(model, [k, k + 1]) for k in kept]
         self.bin_edges_ = [np.append(lo[i:j], 1.0) for i, j in bounds]
         self.bin_proba_ = [proba[i:j] for i, j in bounds]
+        self._restore()
 
     @staticmethod
     def _bin_predict(s: np.ndarray, edges: np.ndarray, proba: np.ndarray) -> np.ndarray:
@@ -254,9 +255,29 @@ class BBQ(Calibrator):
         zero_width_mean = (csum[hi] - csum[np.minimum(lo + 1, hi)]) / np.maximum(n_zero_width, 1)
         return np.where(n_zero_width > 0, zero_width_mean, proba[hi])
 
-    def _calibrate(self, t, X=None):
-        s = expit(t)
+    def _average(self, s: np.ndarray) -> np.ndarray:
+        """The weighted average over the kept models at probability scores ``s``."""
         out = np.zeros(s.shape[0])
         for w, edges, proba in zip(self.weights_, self.bin_edges_, self.bin_proba_):
             out += w * self._bin_predict(s, edges, proba)
         return out / self.weights_.sum()
+
+    def _restore(self) -> None:
+        # The average is constant between consecutive edges of all models (no model has an
+        # edge inside) and takes its own value on each edge, so it is tabulated once on the
+        # union of the edges: prediction is then one binary search instead of one per model.
+        edges = np.unique(np.concatenate([e[1:-1] for e in self.bin_edges_]))
+        inside = (np.concatenate([[edges[0] - 1.0], 0.5 * (edges[1:] + edges[:-1]), [edges[-1] + 1.0]])
+                  if edges.size else np.array([0.5]))
+        self._union_edges = edges
+        self._on_edge = self._average(edges)
+        self._between = self._average(inside)
+
+    def _calibrate(self, t, X=None):
+        s = expit(t)
+        edges = self._union_edges
+        j = np.searchsorted(edges, s, side="left")
+        if edges.size == 0:
+            return self._between[j]
+        k = np.minimum(j, edges.size - 1)
+        return np.where(edges[k] == s, self._on_edge[k], self._between[j])
