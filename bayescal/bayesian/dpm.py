@@ -438,7 +438,7 @@ class DPMCalibrator(BayesianCalibrator):
         """Left grid index and fraction of the way to the next point (``grid_`` is equally spaced)."""
         g = self.grid_
         pos = (t - g[0]) * ((g.size - 1) / (g[-1] - g[0]))
-        idx = np.clip(pos.astype(np.int64), 0, g.size - 2)
+        idx = np.clip(pos, 0, g.size - 2).astype(np.int64)  # clip first: far points overflow int64
         pos -= idx
         return idx, pos
 
