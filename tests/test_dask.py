@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import dask.array as da
+import dask.distributed as distributed
 import numpy as np
 import pytest
 
 import bayescal
 from bayescal.data import ScoreSummary
-
-da = pytest.importorskip("dask.array")
-distributed = pytest.importorskip("dask.distributed")
 
 N = 10_000_000
 CHUNK = 1_000_000

@@ -295,11 +295,6 @@ def test_save_load_with_atoms_and_decision_scores(tmp_path):
 
 # ---- routes against each other ---------------------------------------------------------
 def test_gibbs_and_nuts_agree_on_small_data():
-    pytest.importorskip("pymc")
-    from bayescal.bayesian import pymc_model
-
-    if not hasattr(pymc_model, "fit_nuts"):
-        pytest.skip("the NUTS route (bayescal.bayesian.pymc_model.fit_nuts) is not written yet")
     s, y = monotone_data(200, np.random.default_rng(9))
     kw = {"n_components": 3, "draws": 150, "tune": 200, "chains": 2, "random_seed": 4}  # K = 3 as in test_dpm_pymc: one compiled model
     gibbs = DPMCalibrator(inference="gibbs", **kw).fit(s, y)

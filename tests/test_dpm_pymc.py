@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-pytest.importorskip("pymc")
 
 from bayescal.bayesian import pymc_model
 from bayescal.bayesian.mixture import log_density

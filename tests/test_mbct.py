@@ -134,7 +134,7 @@ def test_aggregation_counts_combinations_and_key_fallback_agrees(monkeypatch):
 
 
 def test_mixed_string_and_continuous_features():
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
     rng = np.random.default_rng(12)
     n = 20_000
     s = expit(rng.normal(-0.5, 1.2, n))
@@ -166,7 +166,7 @@ def test_random_bin_criterion_also_finds_the_segment():
 
 
 def test_save_load_round_trip(tmp_path):
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
     s, y, X, _ = simulate(5000, 14, "segment")
     frame = pd.DataFrame({"segment": X[:, 0].astype(str), "noise": X[:, 1], "age": np.linspace(0, 1, s.size)})
     est = MBCT(random_state=0).fit(s, y, X=frame)
