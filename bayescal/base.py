@@ -171,6 +171,20 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         p = np.clip(self._calibrate(t, X), 0.0, 1.0)
         return np.column_stack([1.0 - p, p])
 
+    def predict_posterior(self, scores: Any, *, X: Any = None) -> xr.DataArray:
+        """Draws of the calibrated P(y=1) at each score, dims ``(chain, draw, obs_id)``.
+
+        A point estimate is a posterior with one draw, so every calibrator answers and
+        decisions and diagnostics never ask which kind they were given.
+        """
+        t = self._working(scores)
+        X = self._check_X(X, t.shape[0], fitting=False)
+        draws = np.clip(self._map_draws(t, X), 0.0, 1.0)
+        return xr.DataArray(draws, dims=("chain", "draw", "obs_id"),
+                            coords={"chain": np.arange(draws.shape[0]), "draw": np.arange(draws.shape[1]),
+                                    "obs_id": np.arange(draws.shape[2])},
+                            name="p")
+
     def _predict_proba_dask(self, scores: Any, X: Any) -> Any:
         check_is_fitted(self)
         if X is not None:
@@ -273,15 +287,6 @@ class BayesianCalibrator(Calibrator):
     Subclasses set ``idata_`` (an ``xarray.DataTree`` with at least a ``posterior`` group)
     in ``_fit`` and implement ``_map_draws`` from it.
     """
-
-    def predict_posterior(self, scores: Any) -> xr.DataArray:
-        """Posterior draws of P(y=1) at each score, dims ``(chain, draw, obs_id)``."""
-        t = self._working(scores)
-        draws = np.clip(self._map_draws(t), 0.0, 1.0)
-        return xr.DataArray(draws, dims=("chain", "draw", "obs_id"),
-                            coords={"chain": np.arange(draws.shape[0]), "draw": np.arange(draws.shape[1]),
-                                    "obs_id": np.arange(draws.shape[2])},
-                            name="p")
 
     def sample_posterior_predictive(self, scores: Any, *, random_seed: Any = None) -> xr.DataTree:
         """Replicated labels at ``scores``: y_rep ~ Bernoulli(map draw), one per posterior draw.

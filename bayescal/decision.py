@@ -166,8 +166,7 @@ def expected_profit(calibrator: Any, scores: Any, y_pred: Any = None, *, benefit
     xarray.Dataset
         ``profit`` over ``(chain, draw)``, its ``mean``, and the interval ``ci`` over ``ci_bound``.
     """
-    p = calibrator.predict_posterior(scores).values if hasattr(calibrator, "predict_posterior") \
-        else calibrator.predict_proba(scores)[:, 1][None, None, :]
+    p = calibrator.predict_posterior(scores).values
     n = p.shape[-1]
     b = [np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)) for v in (benefit_tp, benefit_fp, benefit_tn, benefit_fn)]
     if not all(np.isfinite(v).all() for v in b):
@@ -224,8 +223,7 @@ def roc_from_map(calibrator: Any, scores: Any, *, n_thresholds: int = 101) -> xr
         ``tpr``, ``fpr`` over ``(chain, draw, threshold)`` and ``auc`` over ``(chain, draw)``.
     """
     n_thresholds = check_number(n_thresholds, "n_thresholds", low=2, integer=True)
-    post = calibrator.predict_posterior(scores) if hasattr(calibrator, "predict_posterior") else None
-    p = post.values if post is not None else calibrator.predict_proba(scores)[:, 1][None, None, :]
+    p = calibrator.predict_posterior(scores).values
     from bayescal._validation import check_scores
 
     s = check_scores(scores, score_kind=getattr(calibrator, "score_kind", "probability"))
@@ -258,8 +256,7 @@ def bayes_error_posterior(calibrator: Any, scores: Any, *, ci_prob: float | None
         ``refinement``, ``expected_error_rate`` and ``upper`` (= 2R) over ``(chain, draw)``,
         with their posterior means and intervals (``*_ci`` over ``ci_bound``).
     """
-    p = calibrator.predict_posterior(scores).values if hasattr(calibrator, "predict_posterior") \
-        else calibrator.predict_proba(scores)[:, 1][None, None, :]
+    p = calibrator.predict_posterior(scores).values
     fields = {
         "refinement": (p * (1 - p)).mean(axis=-1),
         "expected_error_rate": np.minimum(p, 1 - p).mean(axis=-1),

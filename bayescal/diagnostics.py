@@ -103,13 +103,6 @@ def _eti(draws: xr.DataArray, ci_prob: float, dims: Any = ("chain", "draw")) -> 
     return arviz_stats.eti(draws, prob=ci_prob, dim=list(dims))
 
 
-def _posterior_probs(calibrator: Any, scores: Any) -> np.ndarray:
-    """Map draws at ``scores``: ``(chain, draw, n)`` (one draw for a point estimate)."""
-    if hasattr(calibrator, "predict_posterior"):
-        return calibrator.predict_posterior(scores).values
-    return calibrator.predict_proba(scores)[:, 1][None, None, :]
-
-
 def _replicate(p: np.ndarray, min_replicates: int) -> tuple[np.ndarray, int]:
     """Repeat the draws of ``p`` (chain, draw, n) along ``draw`` until there are at least
     ``min_replicates`` in all; returns the array and the repetition factor."""
@@ -171,7 +164,7 @@ def ppc_calibration(calibrator: Any, scores: Any, y: Any, *, statistics: Any = (
     names = _check_statistics(statistics)
     min_replicates = _check_count(min_replicates, "min_replicates")
     s, y01 = _labels_and_scores(getattr(calibrator, "score_kind", "probability"), scores, y)
-    p, reps = _replicate(_posterior_probs(calibrator, s), min_replicates)
+    p, reps = _replicate(calibrator.predict_posterior(s).values, min_replicates)
     rng = np.random.default_rng(random_seed)
     y_rep = (rng.random(p.shape) < p).astype(np.int8)
     obs = np.empty((len(names),) + p.shape[:2])
@@ -366,7 +359,7 @@ def calibration_error_posterior(calibrator: Any, scores: Any = None, *, toleranc
         if scores is None:
             raise ValueError("score_distribution='empirical' needs the classifier's scores: pass scores=.")
         s = check_probabilities(scores, name="scores")
-        q = _posterior_probs(calibrator, s)
+        q = calibrator.predict_posterior(s).values
         weights = np.full(q.shape, 1.0 / s.size)
     else:
         if not hasattr(calibrator, "density_map"):
@@ -493,7 +486,7 @@ def posterior_predictive_tree(calibrator: Any, scores: Any, y: Any, *, random_se
     ``arviz_plots.plot_ppc_pava`` and the other ``plot_ppc_*`` functions.
     """
     s, y01 = _labels_and_scores(getattr(calibrator, "score_kind", "probability"), scores, y)
-    p = _posterior_probs(calibrator, s)
+    p = calibrator.predict_posterior(s).values
     rng = np.random.default_rng(random_seed)
     y_rep = (rng.random(p.shape) < p).astype(np.int64)
     coords = {"chain": np.arange(p.shape[0]), "draw": np.arange(p.shape[1]), "obs_id": np.arange(s.size)}
