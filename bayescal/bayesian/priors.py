@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from bayescal._stats import weighted_mean_std, weighted_quantile
+from bayescal._stats import silverman_bandwidth, weighted_mean_std, weighted_quantile
 
 __all__ = ["DEFAULT_PRIOR", "PRIOR_KEYS", "kde_prior", "resolve_priors"]
 
@@ -82,8 +82,7 @@ def kde_prior(x: np.ndarray, counts: np.ndarray, n_components: int) -> dict[str,
     counts = np.asarray(counts, dtype=np.float64)
     K = int(n_components)
     _, sd = weighted_mean_std(x, counts)
-    n = float(counts.sum())
-    h = 1.06 * sd * n ** (-0.2)
+    h = silverman_bandwidth(x, counts)
     if not h > 0:  # a class whose scores are all equal: a narrow but finite scale
         sd = 1e-3 * max(1.0, float(np.abs(x).max()))
         h = sd
