@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from _strategies import score_rows
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.special import betaln, expit
@@ -222,12 +223,6 @@ def test_bad_input_goes_through_the_base():
         BBQ().fit([0.1, 0.2, 0.5], [1, 1, 1])
     with pytest.raises(ValueError):
         BBQ().fit([0.1, 1.5, 0.5], [0, 1, 1])
-
-
-score_rows = st.lists(
-    st.tuples(st.sampled_from([0.0, 0.1, 0.5, 0.9, 1.0]) | st.floats(0, 1), st.integers(0, 1)),
-    min_size=2, max_size=80,
-)
 
 
 @settings(max_examples=40, deadline=None)
