@@ -40,6 +40,7 @@ import numpy as np
 from scipy.signal import fftconvolve
 from scipy.special import expit
 
+from bayescal._interp import interp_regular
 from bayescal._stats import silverman_bandwidth
 from bayescal._validation import check_sample_weight, check_scores
 from bayescal.base import Calibrator
@@ -390,17 +391,17 @@ class KDECalibrator(Calibrator):
     def _class_densities(self, x: np.ndarray) -> np.ndarray:
         """Unfloored class densities at KDE-scale points ``x`` (clamped to ``kde_range_``), shape (2, n).
 
-        The points are evaluated in sorted order: the binary searches then walk the sorted
-        training scores (or grid) forwards, which is several times faster for large inputs.
+        Gaussian: one pass of linear interpolation on the regular grid of ``density_``
+        (:func:`~bayescal._interp.interp_regular`). Boxcar and Epanechnikov: exact sums over
+        the kernel window, the points evaluated in sorted order so that the binary searches
+        walk the sorted training scores forwards (several times faster for large inputs).
         """
-        order = np.argsort(x)
-        xs = np.clip(x[order], *self.kde_range_)
+        x = np.clip(x, *self.kde_range_)
         if self.kernel == "gaussian":
-            dens = [_interp_on_grid(xs, self.grid_start_, self.grid_step_, self.density_[c]) for c in (0, 1)]
-        else:
-            dens = [_window_density(self._windows[c], xs) for c in (0, 1)]
+            return interp_regular(x, self.grid_start_, self.grid_step_, self.density_)
+        order = np.argsort(x)
         out = np.empty((2, x.size))
-        out[:, order] = dens
+        out[:, order] = [_window_density(self._windows[c], x[order]) for c in (0, 1)]
         return out
 
     def _calibrate(self, t: np.ndarray, X: Any = None) -> np.ndarray:

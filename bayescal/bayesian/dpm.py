@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from bayescal._interp import interp_regular
 from bayescal._stats import weighted_quantile
 from bayescal._version import __version__
 from bayescal.base import BayesianCalibrator
@@ -434,21 +435,17 @@ class DPMCalibrator(BayesianCalibrator):
         inside = ~at_atom & (t >= self.grid_[0]) & (t <= self.grid_[-1])
         return at_atom, inside, ~at_atom & ~inside
 
-    def _interp_weights(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Left grid index and fraction of the way to the next point (``grid_`` is equally spaced)."""
+    def _on_grid(self, t: np.ndarray, table: np.ndarray) -> np.ndarray:
+        """Linear interpolation of ``table`` (rows tabulated on the equally spaced ``grid_``) at ``t``."""
         g = self.grid_
-        pos = (t - g[0]) * ((g.size - 1) / (g[-1] - g[0]))
-        idx = np.clip(pos, 0, g.size - 2).astype(np.int64)  # clip first: far points overflow int64
-        pos -= idx
-        return idx, pos
+        return interp_regular(t, g[0], (g[-1] - g[0]) / (g.size - 1), table)
 
     def _map_draws(self, t: np.ndarray, X=None) -> np.ndarray:
         t = np.asarray(t, dtype=np.float64)
         at_atom, inside, other = self._split(t)
         out = np.empty((self._grid_draws.shape[0], t.size))
         if inside.any():
-            idx, f = self._interp_weights(t[inside])
-            out[:, inside] = self._grid_draws[:, idx] * (1.0 - f) + self._grid_draws[:, idx + 1] * f
+            out[:, inside] = self._on_grid(t[inside], self._grid_draws)
         rest = at_atom | other
         if rest.any():
             out[:, rest] = mixture.map_draws(t[rest], self._atoms_t, *self._draws)
@@ -456,10 +453,8 @@ class DPMCalibrator(BayesianCalibrator):
 
     def _calibrate(self, t: np.ndarray, X=None) -> np.ndarray:
         t = np.asarray(t, dtype=np.float64)
+        out = self._on_grid(t, self._grid_mean)  # everywhere (one pass), then replaced off the grid and at atoms
         at_atom, _, other = self._split(t)
-        idx, f = self._interp_weights(t)  # everywhere (cheap), then replaced off the grid and at atoms
-        out = self._grid_mean[idx] * (1.0 - f)
-        out += self._grid_mean[idx + 1] * f
         rest = at_atom | other
         if rest.any():
             uniq, inv = np.unique(t[rest], return_inverse=True)
