@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["weighted_mean_std", "weighted_quantile", "silverman_bandwidth"]
+__all__ = ["weighted_mean_std", "weighted_quantile", "quantile_sketch", "sketch_quantile", "silverman_bandwidth"]
 
 
 def weighted_mean_std(x: np.ndarray, w: np.ndarray | None = None) -> tuple[float, float]:
@@ -24,6 +24,52 @@ def weighted_quantile(x: np.ndarray, q: np.ndarray | float, w: np.ndarray | None
     cum = np.cumsum(ws) - 0.5 * ws
     cum /= ws.sum()
     return np.interp(q, cum, xs)
+
+
+def quantile_sketch(x: np.ndarray, w: np.ndarray | None = None, size: int = 1000) -> tuple[np.ndarray, np.ndarray]:
+    """A mergeable summary of a weighted sample, for approximate weighted quantiles of pooled samples.
+
+    The sketch is a small weighted sample: the sample's :func:`weighted_quantile` at the
+    ``size`` midpoints ``(i + 1/2) / size``, each carrying ``1/size`` of the sample's
+    weight. A sample of at most ``size`` values is its own sketch (exact). Sketches of
+    several samples (the partitions of a Dask dataframe, say) merge by pooling their points:
+    see :func:`sketch_quantile`.
+
+    Parameters
+    ----------
+    x : ndarray of shape (n,)
+    w : ndarray of shape (n,), optional
+        Non-negative weights (ones when ``None``).
+    size : int, default 1000
+
+    Returns
+    -------
+    points, weights : ndarray
+        Empty when the sample is empty or has no weight.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    w = np.ones_like(x) if w is None else np.asarray(w, dtype=np.float64)
+    total = w.sum()
+    if x.size == 0 or not total > 0:
+        return np.empty(0), np.empty(0)
+    if x.size <= size:
+        return x.copy(), w.copy()
+    return weighted_quantile(x, (np.arange(size) + 0.5) / size, w), np.full(size, total / size)
+
+
+def sketch_quantile(sketches: list[tuple[np.ndarray, np.ndarray]], q: np.ndarray | float) -> np.ndarray:
+    """Weighted quantiles ``q`` of the pooled samples behind ``sketches`` (from :func:`quantile_sketch`).
+
+    Exact when every sketch is its own sample. Otherwise each sketch's weighted ECDF is
+    within ``1/size`` of its sample's at every point (plus half the weight share of the
+    sample's heaviest row), so the pooled one is too, and reading the quantile off the
+    pooled sketch adds at most ``1/(2 size)``: the returned value's weighted rank in the
+    pooled data is within about ``1.5 / size`` of ``q`` (0.15 % of the weight for
+    ``size = 1000``), however many sketches are merged.
+    """
+    points = np.concatenate([p for p, _ in sketches])
+    weights = np.concatenate([w for _, w in sketches])
+    return weighted_quantile(points, q, weights)
 
 
 def silverman_bandwidth(x: np.ndarray, w: np.ndarray | None = None) -> float:

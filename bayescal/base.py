@@ -119,7 +119,19 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         Returns
         -------
         self
+
+        Notes
+        -----
+        Dask collections (Dask arrays or Dask dataframe columns; ``X`` a Dask dataframe or
+        2-D Dask array) are reduced where they live and nothing is collected. A 1-D
+        calibrator that honours weights fits on :meth:`ScoreSummary.from_dask
+        <bayescal.data.ScoreSummary.from_dask>`: every score moves to the centre of its bin
+        of the summary's grid, so the map differs from the fit on the rows by at most its
+        change over half a bin. A feature-aware calibrator reduces the rows its own way
+        (see its ``_fit_dask``).
         """
+        if any(hasattr(v, "__dask_graph__") for v in (scores, y, sample_weight, X)):
+            return self._fit_dask(scores, y, sample_weight, X=X, pos_label=pos_label)
         score_kind = getattr(self, "score_kind", "probability")
         if isinstance(scores, ScoreSummary):
             if not self.supports_weights:
@@ -141,17 +153,37 @@ class Calibrator(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"{self._name} does not support sample_weight: fit without it.")
             data = prepare_data(scores, y, sample_weight, score_kind=score_kind, pos_label=pos_label)
         X = self._check_X(X, data.n, fitting=True)
-        if X is not None:
-            self.n_features_x_ = X.shape[1]
         # a summary's rows are bins: count its weight, not its rows
         n1 = float(data.w[data.y == 1].sum()) if isinstance(scores, ScoreSummary) else int(data.y.sum())
         n0 = float(data.w[data.y == 0].sum()) if isinstance(scores, ScoreSummary) else data.n - n1
-        check_min_samples(n0, n1, self._min_samples, self._name, per_class=self._min_per_class)
-        self.classes_ = data.classes
-        self.n_features_in_ = 1
-        self.score_range_ = np.array([data.scores.min(), data.scores.max()])
+        self._start_fit(data.classes, data.scores.min(), data.scores.max(), n0, n1,
+                        None if X is None else X.shape[1])
         self._fit(data, X)
         return self
+
+    def _start_fit(self, classes: np.ndarray, score_min: float, score_max: float, n0: float, n1: float,
+                   n_features_x: int | None = None) -> None:
+        """Check the class counts and set the attributes every fit sets, from in-memory or Dask data."""
+        if n_features_x is not None:
+            self.n_features_x_ = n_features_x
+        check_min_samples(n0, n1, self._min_samples, self._name, per_class=self._min_per_class)
+        self.classes_ = classes
+        self.n_features_in_ = 1
+        self.score_range_ = np.array([score_min, score_max])
+
+    def _fit_dask(self, scores: Any, y: Any, sample_weight: Any = None, *, X: Any = None,
+                  pos_label: Any = None) -> "Calibrator":
+        """Fit a 1-D calibrator on Dask collections through a :class:`~bayescal.data.ScoreSummary`."""
+        self._check_X(X, 0, fitting=True)  # a score-only calibrator rejects any X
+        if not self.supports_weights:
+            raise ValueError(
+                f"{self._name} cannot fit on Dask data: it does not use sample weights, so the rows cannot be "
+                "reduced to a ScoreSummary. Compute the data (.compute()) if it fits in memory, or use a "
+                "calibrator that accepts a ScoreSummary."
+            )
+        summary = ScoreSummary.from_dask(scores, y, sample_weight, score_kind=getattr(self, "score_kind", "probability"),
+                                         pos_label=pos_label)
+        return self.fit(summary)
 
     def _working(self, scores: Any, name: str = "scores") -> np.ndarray:
         check_is_fitted(self)

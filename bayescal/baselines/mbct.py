@@ -7,9 +7,16 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
-from bayescal._stats import weighted_quantile
+from bayescal._stats import quantile_sketch, sketch_quantile, weighted_quantile
+from bayescal._validation import (
+    check_consistent_length,
+    check_features,
+    check_labels,
+    check_sample_weight,
+    check_scores,
+)
 from bayescal.base import Calibrator
-from bayescal.data import ScoreData
+from bayescal.data import ScoreData, to_working
 
 __all__ = ["MBCT"]
 
@@ -17,6 +24,8 @@ _LEAF = -1
 _STAY, _LEFT, _RIGHT = 0, 1, 2
 _MAX_KEY = 2**62  # mixed-radix keys of the feature combinations must stay below this
 _SCORE_TAIL = 0.005  # the score bins span the working scale between these weighted quantiles
+_SKETCH_SIZE = 1000  # points per partition and column of the quantile sketches of the Dask route
+_SUMS = ("yt", "ft", "wt", "w2t", "yv", "fv", "wv", "w2v")
 
 
 class MBCT(Calibrator):
@@ -121,6 +130,27 @@ class MBCT(Calibrator):
     factor is 1 when its node has no prediction mass. *Choice*: factors are not clipped
     while fitting (so the aggregates stay exact); the product :math:`f_0 \prod k` is
     clipped to [0, 1] at prediction. A leaf without positives has factor 0.
+
+    Dask. ``fit`` also takes Dask collections, e.g. ``MBCT().fit(ddf["score"], ddf["label"],
+    X=ddf[["a", "b"]])`` (Dask dataframe columns, or Dask arrays with the same row chunks;
+    all inputs Dask), and never collects the rows. Pass 1 validates each partition with
+    the checks (and messages) of the in-memory route, whose figures (first index, count,
+    min, max) are then the partition's; it returns the partition's label values and
+    counts, score range, at most ``n_feature_bins + 1`` distinct values per column, and
+    quantile sketches (:func:`~bayescal._stats.quantile_sketch`, 1000 points per partition
+    and column). Exact: the label checks, the class counts, the kind of every column and
+    the levels of categorical ones (a column mixing strings with more than
+    ``n_feature_bins`` distinct numbers across partitions is refused). Approximate: the
+    edges of continuous columns and the 0.5 % / 99.5 % score quantiles come from the
+    merged sketches, whose weighted rank is within about 0.15 % of the target (0.03 %
+    measured), so an edge may move past a few rows' values. Pass 2 encodes each partition
+    (the same :meth:`_encode`) and draws its training/validation split from
+    ``SeedSequence([base, partition number])``, ``base`` drawn first from the generator of
+    ``random_state`` (which then grows the trees): a fit is reproducible from
+    ``random_state`` on any scheduler for the same partitioning, but differs from the
+    in-memory fit and from another partitioning. Each partition's sums per level
+    combination (step 2) are added by a Dask group-by; only that table is computed, and
+    the trees are grown on it exactly as in memory.
 
     Parameters
     ----------
@@ -234,7 +264,7 @@ class MBCT(Calibrator):
 
     # ---- encoding ---------------------------------------------------------------------
     def _learn_encoding(self, X: np.ndarray, t: np.ndarray, w: np.ndarray) -> None:
-        kinds, edges, levels, n_codes = [], [], [], []
+        kinds, edges, levels = [], [], []
         for j in range(X.shape[1]):
             col = X[:, j]
             try:
@@ -243,19 +273,25 @@ class MBCT(Calibrator):
                 values = None
             distinct = np.unique(values if values is not None else col.astype(str))
             if values is not None and distinct.size > self.n_feature_bins:
-                q = np.arange(1, self.n_feature_bins) / self.n_feature_bins
-                inner = np.unique(weighted_quantile(values, q, w))
                 kinds.append("continuous")
-                edges.append(inner)
+                edges.append(np.unique(weighted_quantile(values, self._feature_quantiles(), w)))
                 levels.append(np.empty(0))
-                n_codes.append(inner.size + 1)
             else:
                 kinds.append("categorical")
                 edges.append(np.empty(0))
                 levels.append(distinct)
-                n_codes.append(distinct.size + 1)  # + the "unseen" level
         lo, hi = weighted_quantile(t, np.array([_SCORE_TAIL, 1.0 - _SCORE_TAIL]), w)
+        self._set_encoding(kinds, edges, levels, lo, hi)
+
+    def _feature_quantiles(self) -> np.ndarray:
+        """Probabilities of the inner edges of a continuous column."""
+        return np.arange(1, self.n_feature_bins) / self.n_feature_bins
+
+    def _set_encoding(self, kinds: list, edges: list, levels: list, lo: float, hi: float) -> None:
+        """Store the encoding: per column its kind, inner edges and levels; the score bins span [lo, hi]."""
         self.score_edges_ = np.unique(np.linspace(lo, hi, self.n_score_bins + 1)[1:-1]) if hi > lo else np.empty(0)
+        n_codes = [e.size + 1 if kind == "continuous" else lev.size + 1  # + the "unseen" level
+                   for kind, e, lev in zip(kinds, edges, levels)]
         n_codes.append(self.score_edges_.size + 1)
         self.feature_kinds_, self.feature_edges_, self.feature_levels_ = kinds, edges, levels
         self.n_codes_ = np.array(n_codes, dtype=np.int64)
@@ -295,13 +331,23 @@ class MBCT(Calibrator):
     def _fit(self, data: ScoreData, X: np.ndarray | None = None) -> None:
         self._check_params()
         rng = np.random.default_rng(self.random_state)
-        f0 = expit(data.t)
-        w, y = data.w, data.y.astype(np.float64)
-        self._learn_encoding(X, data.t, w)
-        combos, inverse = self._combinations(self._encode(X, data.t))
-        self.n_combinations_ = int(combos.shape[0])
-        g = combos.shape[0]
+        self._learn_encoding(X, data.t, data.w)
+        codes = self._encode(X, data.t)
         val = rng.random(data.n) < self.validation_fraction
+        combos, sums = self._aggregate(codes, data.y, expit(data.t), data.w, val)
+        self._fit_sums(combos, sums, rng)
+
+    def _aggregate(self, codes: np.ndarray, y: np.ndarray, f0: np.ndarray, w: np.ndarray,
+                   val: np.ndarray) -> tuple[np.ndarray, dict]:
+        """Distinct level combinations of ``codes`` and their sums (step 2).
+
+        ``sums`` maps ``"y"``, ``"f"``, ``"w"``, ``"w2"`` (sums of w y, w f0, w, w^2) followed
+        by ``"t"`` (training part) or ``"v"`` (validation part, rows where ``val``) to one
+        array per combination.
+        """
+        combos, inverse = self._combinations(codes)
+        g = combos.shape[0]
+        y = y.astype(np.float64)
         sums = {}
         for part, mask in (("t", ~val), ("v", val)):
             wm = w * mask
@@ -309,6 +355,12 @@ class MBCT(Calibrator):
             sums["f" + part] = np.bincount(inverse, wm * f0, minlength=g)
             sums["w" + part] = np.bincount(inverse, wm, minlength=g)
             sums["w2" + part] = np.bincount(inverse, wm * w, minlength=g)
+        return combos, sums
+
+    def _fit_sums(self, combos: np.ndarray, sums: dict, rng: np.random.Generator) -> None:
+        """Grow the boosted trees on the aggregates of :meth:`_aggregate` and refit their factors (steps 3-7)."""
+        self.n_combinations_ = int(combos.shape[0])
+        g = combos.shape[0]
         cols = np.ascontiguousarray(combos.T, dtype=np.intp)  # one row per feature: fast gathers and bincounts
         nodes: list[list] = []  # [feature, left, right, factor, route, parent] per node
         roots, terminals = [], []
@@ -327,6 +379,95 @@ class MBCT(Calibrator):
         self.node_right_ = np.array([n[2] for n in nodes], dtype=np.int64)
         self.node_route_ = np.array([n[4] for n in nodes], dtype=np.int8)
         self._refit(terminals, [n[5] for n in nodes], sums["yt"] + sums["yv"], sums["ft"] + sums["fv"])
+
+    # ---- fitting on Dask collections ---------------------------------------------------
+    def _fit_dask(self, scores: Any, y: Any, sample_weight: Any = None, *, X: Any = None,
+                  pos_label: Any = None) -> "MBCT":
+        """Fit on Dask collections in two passes over the partitions; only reductions travel.
+
+        Pass 1 validates every partition and returns its label values and counts, score
+        range, the distinct values of each column (at most ``n_feature_bins + 1``) and
+        quantile sketches; the encoding is learnt from their union. Pass 2 encodes each
+        partition, splits it into training and validation rows and sums per level
+        combination; a Dask group-by adds the partitions' sums.
+        """
+        import dask
+        import dask.dataframe as dd
+        import pandas as pd
+
+        self._check_params()
+        if X is None:
+            check_features(None, 0)  # raises: the features are required
+        blocks = _aligned_partitions(scores, y, sample_weight, X)
+        cap = self.n_feature_bins
+        stats = dask.compute(*[dask.delayed(_partition_stats)(s, yb, w, xb, self.score_kind, pos_label, cap)
+                               for s, yb, w, xb in blocks])
+        stats = [st for st in stats if st is not None]  # empty partitions
+        if not stats:
+            raise ValueError("scores is empty: pass at least one value.")
+        values = np.concatenate([st["labels"] for st in stats])
+        counts = np.concatenate([st["counts"] for st in stats])
+        _, classes = check_labels(np.unique(values), pos_label=pos_label)
+        n1 = int(counts[values == classes[1]].sum())
+        if not sum(st["weight"] for st in stats) > 0:
+            raise ValueError("sample_weight sums to zero: at least one sample needs a positive weight.")
+        n_features = len(stats[0]["columns"])
+        self._start_fit(classes, min(st["min"] for st in stats), max(st["max"] for st in stats),
+                        int(counts.sum()) - n1, n1, n_features)
+        self._learn_encoding_from_stats(stats, n_features)
+
+        rng = np.random.default_rng(self.random_state)
+        base = int(rng.integers(2**63))
+        meta = pd.DataFrame({**{f"c{j}": pd.Series(dtype=np.int32) for j in range(n_features + 1)},
+                             **{k: pd.Series(dtype=np.float64) for k in _SUMS}})
+        tables = [dask.delayed(self._partition_sums)(s, yb, w, xb, classes, base, number)
+                  for number, (s, yb, w, xb) in enumerate(blocks)]
+        levels = [f"c{j}" for j in range(n_features + 1)]
+        reduced = dd.from_delayed(tables, meta=meta, verify_meta=False).groupby(levels, sort=False).sum()
+        table = reduced.compute().reset_index().sort_values(levels, kind="stable")
+        combos = table[levels].to_numpy(dtype=np.int32)
+        self._fit_sums(combos, {k: table[k].to_numpy(dtype=np.float64) for k in _SUMS}, rng)
+        return self
+
+    def _learn_encoding_from_stats(self, stats: list, n_features: int) -> None:
+        """The encoding of :meth:`_learn_encoding`, from the partitions' statistics (pass 1)."""
+        kinds, edges, levels = [], [], []
+        for j in range(n_features):
+            cols = [st["columns"][j] for st in stats]
+            if all(c["numeric"] for c in cols):
+                distinct = np.unique(np.concatenate([c["distinct"] for c in cols]))
+                if any(c["many"] for c in cols) or distinct.size > self.n_feature_bins:
+                    kinds.append("continuous")
+                    edges.append(np.unique(sketch_quantile([c["sketch"] for c in cols], self._feature_quantiles())))
+                    levels.append(np.empty(0))
+                    continue
+            else:  # strings somewhere: every value is a level, numbers included (as in fit on arrays)
+                if any(c["numeric"] and c["many"] for c in cols):
+                    raise ValueError(f"X column {j} has strings in some partitions and more than "
+                                     f"{self.n_feature_bins} distinct numbers in others: give the column one type.")
+                distinct = np.unique(np.concatenate([c["distinct"] if not c["numeric"] else c["raw"].astype(str)
+                                                     for c in cols]))
+            kinds.append("categorical")
+            edges.append(np.empty(0))
+            levels.append(distinct)
+        lo, hi = sketch_quantile([st["sketch"] for st in stats], np.array([_SCORE_TAIL, 1.0 - _SCORE_TAIL]))
+        self._set_encoding(kinds, edges, levels, lo, hi)
+
+    def _partition_sums(self, s: Any, y: Any, w: Any, X: Any, classes: np.ndarray, base: int,
+                        number: int) -> Any:
+        """Pass 2 on one partition: its level combinations and their sums, as a pandas DataFrame."""
+        import pandas as pd
+
+        arrays = _partition_arrays(s, y, w, X, self.score_kind, classes[1])
+        if arrays is None:
+            codes, sums = np.empty((0, len(self.n_codes_)), dtype=np.int32), {k: np.empty(0) for k in _SUMS}
+        else:
+            s, y01, w, X = arrays
+            t = to_working(s, self.score_kind)
+            split_rng = np.random.default_rng(np.random.SeedSequence([base, number]))
+            val = split_rng.random(t.size) < self.validation_fraction
+            codes, sums = self._aggregate(self._encode(X, t), y01, expit(t), w, val)
+        return pd.DataFrame({**{f"c{j}": codes[:, j] for j in range(codes.shape[1])}, **sums})
 
     def _grow(self, nodes: list, cols: np.ndarray, sums: dict, factor: np.ndarray,
               rng: np.random.Generator) -> np.ndarray:
@@ -484,3 +625,80 @@ class MBCT(Calibrator):
         for root in self.tree_roots_:
             factor *= self.node_factor_[self._route(combos, int(root))]
         return f0 * factor[inverse]
+
+
+# ---- helpers of the Dask route (module level, so the tasks pickle small) -----------------
+def _aligned_partitions(scores: Any, y: Any, sample_weight: Any, X: Any) -> list[tuple]:
+    """``(scores, y, sample_weight, X)`` of every partition, as Delayed objects (a scalar or None weight as is)."""
+    import dask.array as da
+
+    named = {"scores": scores, "y": y, "X": X}
+    if sample_weight is not None and not np.isscalar(sample_weight):
+        named["sample_weight"] = sample_weight
+    for name, v in named.items():
+        if not hasattr(v, "__dask_graph__"):
+            raise ValueError(f"{name} is in memory while other inputs are Dask collections: pass scores, y, "
+                             "sample_weight and X all as Dask collections (e.g. columns of one Dask dataframe), "
+                             "or all in memory.")
+    arrays = {k: v for k, v in named.items() if isinstance(v, da.Array)}
+    if len(arrays) == len(named):  # all Dask arrays: align the row chunks on those of the scores
+        lengths = {k: v.shape[0] for k, v in arrays.items()}
+        if len(set(lengths.values())) > 1:
+            desc = ", ".join(f"{k} has {v}" for k, v in lengths.items())
+            raise ValueError(f"Mismatched lengths: {desc}. Pass one value per sample in each.")
+        named = {k: v.rechunk({0: scores.chunks[0]}) for k, v in named.items()}
+    parts = {}
+    for name, v in named.items():
+        if isinstance(v, da.Array):
+            parts[name] = list((v.rechunk({1: -1}) if v.ndim == 2 else v).to_delayed().ravel())
+        else:
+            parts[name] = list(v.to_delayed())
+    sizes = {k: len(v) for k, v in parts.items()}
+    if len(set(sizes.values())) > 1:
+        desc = ", ".join(f"{k} has {v}" for k, v in sizes.items())
+        raise ValueError(f"Mismatched partitions: {desc}. Pass columns of one Dask dataframe, or Dask arrays "
+                         "with the same row chunks.")
+    weights = parts.get("sample_weight", [sample_weight] * sizes["scores"])
+    return list(zip(parts["scores"], parts["y"], weights, parts["X"]))
+
+
+def _partition_arrays(s: Any, y: Any, w: Any, X: Any, score_kind: str,
+                      pos_label: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """One partition validated as :meth:`Calibrator.fit` validates arrays: scores, 0/1 labels, weights, X.
+
+    ``None`` for an empty partition. A partition may hold one class only or zero weights
+    only; the totals are checked on the reductions.
+    """
+    n = check_consistent_length(scores=s, y=y, **({} if w is None or np.isscalar(w) else {"sample_weight": w}))
+    if n == 0:
+        check_features(X, 0)
+        return None
+    s = check_scores(s, score_kind=score_kind)
+    y01, _ = check_labels(y, pos_label=pos_label, require_both=False)
+    raw_w = None if w is None or np.isscalar(w) else np.asarray(w.to_numpy() if hasattr(w, "to_numpy") else w)
+    w = np.zeros(n) if raw_w is not None and raw_w.dtype.kind in "iuf" and not raw_w.any() else check_sample_weight(w, n)
+    return s, y01, w, check_features(X, n)
+
+
+def _partition_stats(s: Any, y: Any, w: Any, X: Any, score_kind: str, pos_label: Any, cap: int) -> dict | None:
+    """Pass 1 on one partition: what the encoding and the checks on the totals need (``None`` if empty)."""
+    arrays = _partition_arrays(s, y, w, X, score_kind, pos_label)
+    if arrays is None:
+        return None
+    s, _, w, X = arrays
+    raw_y = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
+    labels, counts = np.unique(raw_y.ravel(), return_counts=True)
+    columns = []
+    for j in range(X.shape[1]):
+        col = X[:, j]
+        try:
+            values = col.astype(np.float64)
+        except (TypeError, ValueError):
+            columns.append({"numeric": False, "distinct": np.unique(col.astype(str))})
+            continue
+        distinct, first = np.unique(values, return_index=True)
+        many = distinct.size > cap
+        columns.append({"numeric": True, "many": many, "distinct": distinct[:0] if many else distinct,
+                        "raw": col[first[:0] if many else first], "sketch": quantile_sketch(values, w, _SKETCH_SIZE)})
+    return {"labels": labels, "counts": counts, "weight": float(w.sum()), "min": float(s.min()), "max": float(s.max()),
+            "sketch": quantile_sketch(to_working(s, score_kind), w, _SKETCH_SIZE), "columns": columns}
