@@ -100,3 +100,23 @@ def test_report_rejects_a_feature_aware_method(files, tmp_path, capsys):
     code = main(["report", str(csv), "--score", "score", "--label", "label", "--methods", "mbct",
                  "--out", str(tmp_path / "r.html")])
     assert code == 2 and "needs features" in capsys.readouterr().err
+
+
+def test_progress_reports_each_step_on_stderr(files, tmp_path, capsys):
+    _, csv, _ = files
+    model = tmp_path / "m.nc"
+    assert main(["--progress", "always", "fit", str(csv), "--score", "score", "--label", "label",
+                 "--method", "isotonic", "--out", str(model)]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert [line.split("]")[0] for line in err] == ["[1/3", "[2/3", "[3/3"]
+    assert "fitting isotonic" in err[1] and all(line.endswith(" s") for line in err)
+    assert main(["--progress", "never", "apply", str(model), str(csv), "--score", "score",
+                 "--out", str(tmp_path / "o.csv")]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_progress_marks_the_failed_step(files, capsys):
+    _, csv, _ = files
+    code = main(["--progress", "always", "fit", str(csv), "--score", "score", "--label", "score"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err[-2].endswith("failed") and err[-1].startswith("bayescal: error:")
