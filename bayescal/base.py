@@ -128,8 +128,12 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         <bayescal.data.ScoreSummary.from_dask>`: every score moves to the centre of its bin
         of the summary's grid, so the map differs from the fit on the rows by at most its
         change over half a bin. A feature-aware calibrator reduces the rows its own way
-        (see its ``_fit_dask``).
+        (MBCT: see its class docstring).
         """
+        if y is None and not isinstance(scores, ScoreSummary):
+            raise ValueError(
+                f"{self._name} requires y to be passed, but the target y is None: pass the true binary labels."
+            )
         if any(hasattr(v, "__dask_graph__") for v in (scores, y, sample_weight, X)):
             return self._fit_dask(scores, y, sample_weight, X=X, pos_label=pos_label)
         score_kind = getattr(self, "score_kind", "probability")
@@ -145,10 +149,6 @@ class Calibrator(ClassifierMixin, BaseEstimator):
                 )
             data = scores.to_data()
         else:
-            if y is None:
-                raise ValueError(
-                    f"{self._name} requires y to be passed, but the target y is None: pass the true binary labels."
-                )
             if sample_weight is not None and not self.supports_weights:
                 raise ValueError(f"{self._name} does not support sample_weight: fit without it.")
             data = prepare_data(scores, y, sample_weight, score_kind=score_kind, pos_label=pos_label)

@@ -179,6 +179,8 @@ def test_labels_are_checked_across_partitions_and_inputs_must_align():
         MBCT().fit(ddf["score"], ddf["label"], X=frame[FEATURES])
     with pytest.raises(ValueError, match="X is None"):
         MBCT().fit(ddf["score"], ddf["label"])
+    with pytest.raises(ValueError, match="requires y to be passed"):
+        MBCT().fit(ddf["score"], X=ddf[FEATURES])
 
 
 def test_one_d_calibrators_fit_dask_inputs_through_a_summary():
