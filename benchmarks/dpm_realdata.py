@@ -56,32 +56,29 @@ Outputs: the per-(dataset, classifier) table of mean Brier and log loss, the ave
 the DPM's mean ranks per dataset and per classifier, failures and warnings, printed and
 saved as JSON in ``benchmarks/results/dpm_realdata.json`` (git-ignored).
 
-**Measured** (2026-11-22, commit cd33e0d, 3 splits, 105 cells, 20 min on the loaded 2-core
-machine; the DPM took a median 3.4 s per fit, at most 8 s; no fit failed):
+**Measured** (2026-11-22, DPM with centre-out component anchors and 1000 draws; 3 splits,
+105 cells, 2.5 min on the 2-core machine; the DPM took a median 1.25 s per fit; no fit failed):
 
 ============  ==========  =============  ======  ========  =====
 calibrator    rank Brier  rank log loss  Brier   log loss  ECE
 ============  ==========  =============  ======  ========  =====
-dpm           1.99        1.79           0.1075  0.3346    0.040
-beta          1.72        1.65           0.1062  0.3348    0.035
-isotonic      2.29        2.56           0.1078  0.4884    0.032
+dpm           1.88        1.77           0.1075  0.3345    0.041
+beta          1.81        1.65           0.1062  0.3348    0.035
+isotonic      2.31        2.58           0.1078  0.4884    0.032
 uncalibrated  -           -              0.1399  0.8702    0.102
 ============  ==========  =============  ======  ========  =====
 
-(ranks among the three checked calibrators, metrics averaged over the cells).
-Among all eight calibrators the ranks (Brier / log loss) are beta 3.16 / 2.96, DPM 3.77 /
-3.40, Platt 3.95 / 3.32, isotonic 4.18 / 5.50, ENIR 4.75 / 6.03, KDE 4.86 / 4.51, BBQ 5.15 /
-4.26, histogram 6.17 / 6.01. So the DPM ranks better than isotonic regression on both scores
-but not better than beta calibration: it beats beta in 43 (Brier) and 46 (log loss) of 105
-cells (Wilcoxon p = 0.006 and 0.07). It loses most on ``Weekly`` (no signal: test AUC about
-0.52; beta calibration fits a nearly constant map, while the ratio of two separately fitted
-DPM densities wiggles, posterior-mean predictions spanning 0.49-0.82 on 272 calibration
-rows), and on random-forest scores of ``Default``: vote shares tie on a few values, a tied
-value holding just under ``atom_threshold`` = 1 % of a class is not an atom, the continuous
-mixture puts near-zero-width components on it, and the cached-grid map misses those spikes
-(e.g. P(y=1 | 0.02) = 0.66 for 24 calibration rows, all negative). With
-``--dpm-param atom_threshold=0.001`` that cell's Brier drops from 0.033-0.040 to
-0.025-0.027 (better than beta), but the average ranks barely move (Brier 2.00, log loss 1.79).
+(ranks among the three checked calibrators, metrics averaged over the cells). So the DPM
+ranks better than isotonic regression on both scores but not better than beta
+calibration. The gap is ``Weekly`` (no signal: test AUC about 0.52; DPM ranks 2.47 / 2.27
+there, beta 1.13 / 1.13): beta calibration fits a nearly constant map, while the ratio of
+two separately fitted DPM densities wiggles (the positives' scores are more spread out and
+hold most of the extreme calibration scores, so the map rises to 0.8-0.9 at both ends).
+Over the other six datasets the DPM ranks ahead (1.78 / 1.69 against beta's 1.92 / 1.73).
+Random-forest vote shares are the DPM's other weak cells (``Default``: a tied value just
+under ``atom_threshold`` = 1 % of a class is not an atom and gets a near-zero-width
+component); ``--dpm-param atom_threshold=0.001`` fixes that cell (Brier 0.038 -> 0.026)
+but leaves the average ranks at 1.91 / 1.79.
 
 Usage::
 

@@ -565,7 +565,7 @@ def test_well_mixed_chains_give_no_convergence_warning(monkeypatch):
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "bayescal/bayesian/gibbs.py mixes slowly on the calibration map: with the default draws=500, tune=500, "
+    "bayescal/bayesian/gibbs.py mixes slowly on the calibration map: with draws=500, tune=500 (the default tune), "
     "2 chains, on 400 simulated scores (seed 1) the map's R-hat reaches 1.09 and its bulk ESS falls to ~21 "
     "of 1000 draws at data quantiles (n=2000: R-hat 1.11, ESS 16); the band rests on a few dozen effective "
     "draws. Needs longer runs, thinning or better moves (e.g. label-invariant updates)"))
