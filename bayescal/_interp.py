@@ -1,10 +1,15 @@
-"""Linear interpolation of tabulated curves on an equally spaced grid (the fast prediction path).
+"""Fast lookups for prediction: interpolation on grids and searches among sorted knots.
 
 Calibrators that tabulate their map or densities on a regular grid of the working scale
-(KDE, DPM) predict by interpolating there. ``numpy.interp`` needs a binary search per point
-(or sorted queries); on a regular grid the cell is one multiplication away, so a compiled
-loop does it in one pass over the queries: about 10^8 points per second and curve, against
-about 2 x 10^7 for ``numpy.interp``. Numba is imported on first use, not with ``bayescal``.
+(KDE, DPM) predict by interpolating there (:func:`interp_regular`): the cell is one
+multiplication away, so a compiled loop does it in one pass over the queries, about 10^8
+points per second and curve. Calibrators whose map is piecewise on sorted knots (isotonic,
+ENIR, ELiTE, BBQ) need the knot interval of each query; ``numpy.searchsorted`` and
+``numpy.interp`` binary-search the whole knot array per query. :func:`search_sorted` and
+:func:`interp_sorted` first cut the knots' range into about twice as many equal buckets as
+knots (each bucket records its first knot), so a query's search runs over the few knots of
+its bucket: same answers, several times faster on large queries. Numba is imported on first
+use, not with ``bayescal``.
 """
 
 from __future__ import annotations
@@ -13,7 +18,10 @@ from functools import cache
 
 import numpy as np
 
-__all__ = ["interp_regular"]
+__all__ = ["interp_regular", "interp_sorted", "search_sorted", "step_sorted"]
+
+_MIN_QUERIES_PER_KNOT = 4
+"""Below this many queries per knot the bucket table costs more than it saves: use numpy."""
 
 
 @cache
@@ -36,6 +44,122 @@ def _kernel():
                     out[r, i] = row[j] + (row[j + 1] - row[j]) * (pos - j)
 
     return kernel
+
+
+@cache
+def _bucket_kernels():
+    import numba
+
+    @numba.njit(cache=True, nogil=True, inline="always")
+    def locate(x, knots, first, lo, inv_width, right):  # pragma: no cover - compiled
+        """np.searchsorted(knots, x, side) via the bucket of x: binary search inside it."""
+        n_buckets = first.shape[0] - 1
+        pos = (x - lo) * inv_width
+        b = 0 if not pos > 0.0 else (n_buckets - 1 if pos >= n_buckets else int(pos))
+        a, z = first[b], first[b + 1]
+        # rounding can put x one bucket off: widen to the neighbours' knots then
+        if a > 0 and (knots[a - 1] >= x if not right else knots[a - 1] > x):
+            a = 0
+        if z < knots.shape[0] and (knots[z] < x if not right else knots[z] <= x):
+            z = knots.shape[0]
+        while a < z:  # first index in [a, z) whose knot is >= x (left) or > x (right)
+            m = (a + z) >> 1
+            if knots[m] < x or (right and knots[m] == x):
+                a = m + 1
+            else:
+                z = m
+        return a
+
+    @numba.njit(cache=True, nogil=True)
+    def search(points, knots, first, lo, inv_width, right, out):  # pragma: no cover - compiled
+        for i in range(points.shape[0]):
+            out[i] = locate(points[i], knots, first, lo, inv_width, right)
+
+    @numba.njit(cache=True, nogil=True)
+    def interp(points, knots, values, first, lo, inv_width, out):  # pragma: no cover - compiled
+        last = knots.shape[0] - 1
+        for i in range(points.shape[0]):
+            x = points[i]
+            j = locate(x, knots, first, lo, inv_width, True) - 1
+            if j < 0:
+                out[i] = values[0]
+            elif j >= last:
+                out[i] = values[last]
+            else:  # numpy.interp's formula
+                slope = (values[j + 1] - values[j]) / (knots[j + 1] - knots[j])
+                out[i] = slope * (x - knots[j]) + values[j]
+
+    @numba.njit(cache=True, nogil=True)
+    def step(points, knots, between, on_knot, first, lo, inv_width, out):  # pragma: no cover - compiled
+        n = knots.shape[0]
+        for i in range(points.shape[0]):
+            x = points[i]
+            j = locate(x, knots, first, lo, inv_width, False)
+            out[i] = on_knot[j] if j < n and knots[j] == x else between[j]
+
+    return search, interp, step
+
+
+def _buckets(knots: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """First knot of each of about ``2 len(knots)`` equal buckets over the knots' range."""
+    lo, hi = float(knots[0]), float(knots[-1])
+    n_buckets = 2 * knots.size
+    width = (hi - lo) / n_buckets
+    inv_width = 1.0 / width if width > 0 and np.isfinite(1.0 / width) else 0.0
+    starts = lo + width * np.arange(n_buckets + 1)
+    first = np.searchsorted(knots, starts, side="left").astype(np.int64)
+    first[-1] = knots.size
+    return first, lo, inv_width
+
+
+def _bucketed(points: np.ndarray, knots: np.ndarray) -> bool:
+    return (points.size >= _MIN_QUERIES_PER_KNOT * knots.size and knots.size >= 2
+            and bool(np.all(np.isfinite(knots[[0, -1]]))))
+
+
+def search_sorted(knots: np.ndarray, points: np.ndarray, side: str = "left") -> np.ndarray:
+    """``numpy.searchsorted(knots, points, side)`` for ascending ``knots`` and finite ``points``."""
+    knots = np.ascontiguousarray(knots, dtype=np.float64)
+    points = np.ascontiguousarray(points, dtype=np.float64)
+    if not _bucketed(points, knots):
+        return np.searchsorted(knots, points, side=side)
+    first, lo, inv_width = _buckets(knots)
+    out = np.empty(points.shape[0], dtype=np.int64)
+    _bucket_kernels()[0](points, knots, first, lo, inv_width, side == "right", out)
+    return out
+
+
+def interp_sorted(points: np.ndarray, knots: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``numpy.interp(points, knots, values)`` for strictly increasing ``knots`` and finite ``points``."""
+    knots = np.ascontiguousarray(knots, dtype=np.float64)
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    points = np.ascontiguousarray(points, dtype=np.float64)
+    if not _bucketed(points, knots):
+        return np.interp(points, knots, values)
+    first, lo, inv_width = _buckets(knots)
+    out = np.empty(points.shape[0])
+    _bucket_kernels()[1](points, knots, values, first, lo, inv_width, out)
+    return out
+
+
+def step_sorted(points: np.ndarray, knots: np.ndarray, between: np.ndarray, on_knot: np.ndarray) -> np.ndarray:
+    """A step function with its own values on the knots: ``on_knot[j]`` where a point equals
+    ``knots[j]``, else ``between[j]`` with ``j = searchsorted(knots, point)`` (``between`` has one
+    more entry than ``knots``: the value below the first knot, between each pair, above the last)."""
+    knots = np.ascontiguousarray(knots, dtype=np.float64)
+    points = np.ascontiguousarray(points, dtype=np.float64)
+    between = np.ascontiguousarray(between, dtype=np.float64)
+    on_knot = np.ascontiguousarray(on_knot, dtype=np.float64)
+    if not _bucketed(points, knots):
+        j = np.searchsorted(knots, points, side="left")
+        if knots.size == 0:
+            return between[j]
+        k = np.minimum(j, knots.size - 1)
+        return np.where(knots[k] == points, on_knot[k], between[j])
+    first, lo, inv_width = _buckets(knots)
+    out = np.empty(points.shape[0])
+    _bucket_kernels()[2](points, knots, between, on_knot, first, lo, inv_width, out)
+    return out
 
 
 def interp_regular(points: np.ndarray, start: float, step: float, values: np.ndarray) -> np.ndarray:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, gammaln
 
+from bayescal._interp import step_sorted
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData
 
@@ -274,10 +275,4 @@ class BBQ(Calibrator):
         self._between = self._average(inside)
 
     def _calibrate(self, t, X=None):
-        s = expit(t)
-        edges = self._union_edges
-        j = np.searchsorted(edges, s, side="left")
-        if edges.size == 0:
-            return self._between[j]
-        k = np.minimum(j, edges.size - 1)
-        return np.where(edges[k] == s, self._on_edge[k], self._between[j])
+        return step_sorted(expit(t), self._union_edges, self._between, self._on_edge)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayescal._interp import interp_sorted
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData
 
@@ -250,4 +251,4 @@ class ELiTE(Calibrator):
     def _calibrate(self, t: np.ndarray, X=None) -> np.ndarray:
         if self.nodes_t_.size == 1:
             return np.full(t.shape, self.nodes_p_[0])
-        return np.interp(t, self.nodes_t_, self.nodes_p_)
+        return interp_sorted(t, self.nodes_t_, self.nodes_p_)

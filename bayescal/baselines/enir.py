@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import xlogy
 
+from bayescal._interp import interp_sorted
 from bayescal.base import Calibrator
 from bayescal.baselines.neariso import neariso_path
 from bayescal.data import ScoreData, from_working
@@ -148,4 +149,4 @@ class ENIR(Calibrator):
         self.weights_ = weights
 
     def _calibrate(self, t, X=None):
-        return np.interp(from_working(t, self.score_kind), self.knots_, self.values_)
+        return interp_sorted(from_working(t, self.score_kind), self.knots_, self.values_)

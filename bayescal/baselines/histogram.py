@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayescal._interp import search_sorted
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData, to_working
 
@@ -156,4 +157,4 @@ class HistogramBinning(Calibrator):
         self.n_bins_ = n_used
 
     def _calibrate(self, t, X=None):
-        return self.bin_values_[np.searchsorted(self.edges_, t, side="right")]
+        return self.bin_values_[search_sorted(self.edges_, t, side="right")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import isotonic_regression
 
+from bayescal._interp import interp_sorted, search_sorted
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData, from_working
 
@@ -80,6 +81,6 @@ class IsotonicCalibrator(Calibrator):
     def _calibrate(self, t, X=None):
         s = from_working(t, self.score_kind)
         if self.interpolation == "linear":
-            return np.interp(s, self.knots_, self.values_)
+            return interp_sorted(s, self.knots_, self.values_)
         mids = 0.5 * (self.knots_[1:] + self.knots_[:-1])
-        return self.values_[np.searchsorted(mids, s, side="right")]
+        return self.values_[search_sorted(mids, s, side="right")]

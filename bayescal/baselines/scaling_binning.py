@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
+from bayescal._interp import search_sorted
 from bayescal.base import Calibrator
 from bayescal.baselines._logistic import logistic_fit
 from bayescal.baselines.histogram import equal_mass_bins
@@ -126,4 +127,4 @@ class ScalingBinning(Calibrator):
 
     def _calibrate(self, t, X=None):
         g = expit(self.platt_coef_ * t + self.platt_intercept_)
-        return self.bin_values_[np.searchsorted(self.edges_, g, side="right")]
+        return self.bin_values_[search_sorted(self.edges_, g, side="right")]
