@@ -525,8 +525,11 @@ def test_chains_that_disagree_on_the_map_give_a_warning_with_rhat(monkeypatch):
 
     _wrapped_gibbs(monkeypatch, "gibbs", shift_second_chain)
     s, y = _dpm_data()
-    with pytest.warns(UserWarning, match=r"(?i)r-?hat.*\d\.\d"):
-        build("dpm").fit(s, y)
+    with pytest.warns(UserWarning, match=r"(?i)r-?hat.*\d\.\d") as caught:
+        model = build("dpm").fit(s, y)
+    conv = model.diagnostics_["map"]
+    assert 0 < conv["chain_gap_at_rhat_max"] <= 1 and conv["band_width_at_rhat_max"] >= conv["chain_gap_at_rhat_max"]
+    assert f"differ by {conv['chain_gap_at_rhat_max']:.3g}" in str(caught[0].message)
 
 
 def test_sampler_divergences_give_a_warning_with_their_count(monkeypatch):

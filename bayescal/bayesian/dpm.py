@@ -208,7 +208,10 @@ class DPMCalibrator(BayesianCalibrator):
     grid_ : ndarray of shape (grid_size,)
         Working-scale grid of the cached map draws.
     diagnostics_ : dict
-        Per-class diagnostics of the route (runtime, iterations, ...).
+        Per-class diagnostics of the route (runtime, iterations, ...), ``divergences``, and
+        ``map``: bulk ESS (min, median) and R-hat of the map draws at up to 64 points of the
+        data region, with, at the worst R-hat, its score, the spread of the chains' means and
+        the 95 % band's width there (how large the disagreement is in probability).
 
     References
     ----------
@@ -401,12 +404,17 @@ class DPMCalibrator(BayesianCalibrator):
         draws = np.moveaxis(self._grid_draws[:, pick].reshape(*self._shape, pick.size), -1, 0)
         ess = array_stats.ess(draws, chain_axis=1, draw_axis=2, method="bulk")
         out = {"ess_bulk_min": float(np.nanmin(ess)), "ess_bulk_median": float(np.nanmedian(ess)),
-               "rhat_max": float("nan"), "rhat_max_score": float("nan")}
+               "rhat_max": float("nan"), "rhat_max_score": float("nan"),
+               "chain_gap_at_rhat_max": float("nan"), "band_width_at_rhat_max": float("nan")}
         if self._shape[0] > 1:
             rhat = array_stats.rhat(draws, chain_axis=1, draw_axis=2)
             worst = int(np.nanargmax(rhat))
+            chain_means = draws[worst].mean(axis=1)
             out["rhat_max"] = float(rhat[worst])
             out["rhat_max_score"] = float(from_working(self.grid_[pick[worst]], self.score_kind))
+            out["chain_gap_at_rhat_max"] = float(chain_means.max() - chain_means.min())
+            lo, hi = np.quantile(draws[worst], [0.025, 0.975])
+            out["band_width_at_rhat_max"] = float(hi - lo)
         return out
 
     def _warn_convergence(self) -> None:
@@ -414,8 +422,10 @@ class DPMCalibrator(BayesianCalibrator):
         if conv["rhat_max"] > MAP_RHAT_WARN:
             warnings.warn(
                 f"The chains disagree on the calibration map: R-hat {conv['rhat_max']:.2f} at score "
-                f"{conv['rhat_max_score']:.4g} (bulk ESS down to {conv['ess_bulk_min']:.0f}); the credible band is "
-                "not reliable there. Raise draws and tune (or chains), or set another random_seed to compare.",
+                f"{conv['rhat_max_score']:.4g}, where their means differ by {conv['chain_gap_at_rhat_max']:.3g} "
+                f"against a 95% band {conv['band_width_at_rhat_max']:.3g} wide (bulk ESS down to "
+                f"{conv['ess_bulk_min']:.0f}); the credible band is not reliable there. Raise draws and tune "
+                "(or chains), or set another random_seed to compare.",
                 UserWarning, stacklevel=4)
         if n_div > 0:
             per_class = ", ".join(f"class {c}: {self.diagnostics_[f'class_{c}'].get('divergences', 0)}" for c in (0, 1))
