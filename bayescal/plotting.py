@@ -38,8 +38,26 @@ def _n_draws(da: xr.DataArray) -> int:
     return da.sizes["chain"] * da.sizes["draw"]
 
 
+class _Display:
+    """``from_calibrator``: one calibrator, labelled by its class name unless ``label`` is given."""
+
+    @classmethod
+    def from_calibrator(cls, calibrator: Any, *args: Any, label: str | None = None, **kwargs: Any) -> Any:
+        """One calibrator (the other arguments as in ``from_calibrators``)."""
+        return cls.from_calibrators({label or type(calibrator).__name__: calibrator}, *args, **kwargs)
+
+
+class _PredictionsDisplay(_Display):
+    """Displays that also judge raw predicted probabilities (a ``None`` calibrator)."""
+
+    @classmethod
+    def from_predictions(cls, y_true: Any, y_prob: Any, *, label: str = "classifier", **kwargs: Any) -> Any:
+        """Probabilities of a classifier as they are: was it calibrated already?"""
+        return cls.from_calibrators({label: None}, y_prob, y_true, **kwargs)
+
+
 @dataclass
-class ReliabilityDisplay:
+class ReliabilityDisplay(_PredictionsDisplay):
     """A reliability diagram: calibration maps with bands, binned frequencies, score histograms.
 
     Attributes
@@ -142,18 +160,6 @@ class ReliabilityDisplay:
         disp.plot(ax=ax)
         return disp
 
-    @classmethod
-    def from_calibrator(cls, calibrator: Any, scores: Any, y: Any, *, label: str | None = None,
-                        **kwargs: Any) -> ReliabilityDisplay:
-        """One calibrator (see :meth:`from_calibrators` for the keyword arguments)."""
-        return cls.from_calibrators({label or type(calibrator).__name__: calibrator}, scores, y, **kwargs)
-
-    @classmethod
-    def from_predictions(cls, y_true: Any, y_prob: Any, *, label: str = "classifier",
-                         **kwargs: Any) -> ReliabilityDisplay:
-        """Probabilities of a classifier, with their consistency band (was it calibrated?)."""
-        return cls.from_calibrators({label: None}, y_prob, y_true, **kwargs)
-
     def plot(self, ax: Any = None) -> ReliabilityDisplay:
         """Draw on ``ax`` (a new figure when ``None``): maps, bands, binned points, histograms.
 
@@ -213,7 +219,7 @@ class ReliabilityDisplay:
 
 
 @dataclass
-class DensityDisplay:
+class DensityDisplay(_Display):
     """Class-conditional score densities: observed histograms against posterior densities.
 
     Attributes
@@ -258,12 +264,6 @@ class DensityDisplay:
         disp.plot(axes=axes)
         return disp
 
-    @classmethod
-    def from_calibrator(cls, calibrator: Any, scores: Any, y: Any, *, label: str | None = None,
-                        **kwargs: Any) -> DensityDisplay:
-        """One calibrator (see :meth:`from_calibrators`)."""
-        return cls.from_calibrators({label or type(calibrator).__name__: calibrator}, scores, y, **kwargs)
-
     def plot(self, axes: Any = None) -> DensityDisplay:
         """One panel per class: observed density histogram (stairs), posterior mean and band."""
         import matplotlib.pyplot as plt
@@ -297,7 +297,7 @@ class DensityDisplay:
 
 
 @dataclass
-class PPCDisplay:
+class PPCDisplay(_PredictionsDisplay):
     """Posterior predictive check of a reliability statistic: replicated histogram vs observed.
 
     Attributes
@@ -329,18 +329,6 @@ class PPCDisplay:
         disp.plot(axes=axes)
         return disp
 
-    @classmethod
-    def from_calibrator(cls, calibrator: Any, scores: Any, y: Any, *, label: str | None = None,
-                        **kwargs: Any) -> PPCDisplay:
-        """One calibrator (see :meth:`from_calibrators`)."""
-        return cls.from_calibrators({label or type(calibrator).__name__: calibrator}, scores, y, **kwargs)
-
-    @classmethod
-    def from_predictions(cls, y_true: Any, y_prob: Any, *, label: str = "classifier",
-                         **kwargs: Any) -> PPCDisplay:
-        """Was the classifier already calibrated? Labels replicated from the identity map."""
-        return cls.from_calibrators({label: None}, y_prob, y_true, **kwargs)
-
     def plot(self, axes: Any = None) -> PPCDisplay:
         """One panel per statistic: histogram of replicated values, a vertical line at the
         observed value (its posterior mean when it varies with the draw), p-value in the legend."""
@@ -368,7 +356,7 @@ class PPCDisplay:
 
 
 @dataclass
-class DecisionDisplay:
+class DecisionDisplay(_Display):
     """Cost-optimal decision regions on the calibration map (Cohen & Goldszmidt 2004).
 
     Attributes
@@ -400,11 +388,6 @@ class DecisionDisplay:
                 disp.bands[label] = est.credible_band(grid, ci_prob=ci_prob)
         disp.plot(ax=ax)
         return disp
-
-    @classmethod
-    def from_calibrator(cls, calibrator: Any, *, label: str | None = None, **kwargs: Any) -> DecisionDisplay:
-        """One calibrator (see :meth:`from_calibrators`)."""
-        return cls.from_calibrators({label or type(calibrator).__name__: calibrator}, **kwargs)
 
     def plot(self, ax: Any = None) -> DecisionDisplay:
         """Map, band, the cut-off c* as a horizontal line, the 'predict 1' intervals as shaded
