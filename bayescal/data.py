@@ -28,7 +28,7 @@ from bayescal._validation import (
     check_scores,
 )
 
-__all__ = ["PROB_EPS", "to_working", "from_working", "ScoreData", "prepare_data", "ScoreSummary"]
+__all__ = ["PROB_EPS", "to_working", "from_working", "ScoreData", "prepare_data", "ScoreSummary", "dask_partitions"]
 
 PROB_EPS = 1e-12
 """Probabilities are clipped to [PROB_EPS, 1 - PROB_EPS] before taking the logit."""
@@ -195,33 +195,8 @@ class ScoreSummary:
         working-scale range, the second counts.
         """
         import dask
-        import dask.array as da
 
-        def as_array(v, name):
-            if v is None:
-                return None
-            if hasattr(v, "to_dask_array"):
-                v = v.to_dask_array(lengths=True)
-            if not isinstance(v, da.Array):
-                v = da.from_array(np.asarray(v), chunks=s_chunks if name != "scores" else "auto")
-            if v.ndim == 2 and v.shape[1] == 1:
-                v = v[:, 0]
-            if v.ndim != 1:
-                raise ValueError(f"{name} has shape {v.shape}: pass one value per sample, shape (n,).")
-            return v
-
-        s_chunks = None
-        s = as_array(scores, "scores")
-        s_chunks = s.chunks
-        yy = as_array(y, "y")
-        ww = as_array(sample_weight, "sample_weight") if sample_weight is not None and not np.isscalar(sample_weight) else None
-        for name, v in (("y", yy), ("sample_weight", ww)):
-            if v is not None and v.shape[0] != s.shape[0]:
-                raise ValueError(f"Mismatched lengths: scores has {s.shape[0]}, {name} has {v.shape[0]}. Pass one value per sample in each.")
-        yy = yy.rechunk(s.chunks)
-        ww = ww.rechunk(s.chunks) if ww is not None else None
-        blocks = list(zip(s.to_delayed().ravel(), yy.to_delayed().ravel(),
-                          ww.to_delayed().ravel() if ww is not None else [None] * s.numblocks[0]))
+        blocks = [b[:3] for b in dask_partitions(scores, y, sample_weight)]
         stats = dask.compute(*[dask.delayed(_block_stats)(sb, yb, score_kind) for sb, yb, _ in blocks])
         values = np.unique(np.concatenate([st[2] for st in stats]))
         _, classes = check_labels(values, pos_label=pos_label)
@@ -305,6 +280,48 @@ def _bin_counts(data: ScoreData, edges: np.ndarray, atoms: np.ndarray, is_atom: 
     return counts, atom_counts
 
 
+def dask_partitions(scores: Any, y: Any, sample_weight: Any = None, X: Any = None) -> list[tuple]:
+    """``(scores, y, sample_weight, X)`` of every partition, as Delayed objects.
+
+    Dask dataframe columns give their partitions; Dask arrays are rechunked to the row
+    chunks of ``scores`` (2-D ones whole across columns). Nothing is computed: no pass over
+    the data to learn partition lengths. A scalar or ``None`` weight, and a ``None`` ``X``,
+    are repeated as they are.
+    """
+    import dask.array as da
+
+    named = {"scores": scores, "y": y} | ({} if X is None else {"X": X})
+    if sample_weight is not None and not np.isscalar(sample_weight):
+        named["sample_weight"] = sample_weight
+    for name, v in named.items():
+        if not hasattr(v, "__dask_graph__"):
+            raise ValueError(f"{name} is in memory while other inputs are Dask collections: pass scores, y, "
+                             "sample_weight and X all as Dask collections (e.g. columns of one Dask dataframe), "
+                             "or all in memory.")
+    arrays = {k: v for k, v in named.items() if isinstance(v, da.Array)}
+    if len(arrays) == len(named):  # all Dask arrays: align the row chunks on those of the scores
+        lengths = {k: v.shape[0] for k, v in arrays.items()}
+        if len(set(lengths.values())) > 1:
+            desc = ", ".join(f"{k} has {v}" for k, v in lengths.items())
+            raise ValueError(f"Mismatched lengths: {desc}. Pass one value per sample in each.")
+        named = {k: v.rechunk({0: scores.chunks[0]}) for k, v in named.items()}
+    parts = {}
+    for name, v in named.items():
+        if isinstance(v, da.Array):
+            parts[name] = list((v.rechunk({1: -1}) if v.ndim == 2 else v).to_delayed().ravel())
+        else:
+            parts[name] = list(v.to_delayed())
+    sizes = {k: len(v) for k, v in parts.items()}
+    if len(set(sizes.values())) > 1:
+        desc = ", ".join(f"{k} has {v}" for k, v in sizes.items())
+        raise ValueError(f"Mismatched partitions: {desc}. Pass columns of one Dask dataframe, or Dask arrays "
+                         "with the same row chunks.")
+    weights = parts.get("sample_weight", [sample_weight] * sizes["scores"])
+    return list(zip(parts["scores"], parts["y"], weights, parts.get("X", [None] * sizes["scores"])))
+
+
+
+
 def _block_stats(s: np.ndarray, y: np.ndarray, score_kind: str) -> tuple[float, float, np.ndarray]:
     """One chunk's working-scale min and max (atoms excluded) and its label values."""
     s = check_scores(s, score_kind=score_kind)
@@ -317,8 +334,8 @@ def _block_stats(s: np.ndarray, y: np.ndarray, score_kind: str) -> tuple[float, 
 def _block_summary(s, y, w, score_kind, classes, n_bins, lo, hi) -> "ScoreSummary":
     s = check_scores(s, score_kind=score_kind)
     y01, _ = check_labels(y, pos_label=classes[1], require_both=False)
-    if w is None:
-        w = np.ones(s.shape[0])
+    if w is None or np.isscalar(w):
+        w = np.full(s.shape[0], 1.0 if w is None else float(w))
     else:  # a chunk may legitimately hold only zero weights, so only finiteness and sign are checked
         w = np.asarray(w, dtype=np.float64)
         check_consistent_length(scores=s, sample_weight=w)

@@ -16,7 +16,7 @@ from bayescal._validation import (
     check_scores,
 )
 from bayescal.base import Calibrator
-from bayescal.data import ScoreData, to_working
+from bayescal.data import ScoreData, dask_partitions, to_working
 
 __all__ = ["MBCT"]
 
@@ -398,7 +398,7 @@ class MBCT(Calibrator):
         self._check_params()
         if X is None:
             check_features(None, 0)  # raises: the features are required
-        blocks = _aligned_partitions(scores, y, sample_weight, X)
+        blocks = dask_partitions(scores, y, sample_weight, X)
         cap = self.n_feature_bins
         stats = dask.compute(*[dask.delayed(_partition_stats)(s, yb, w, xb, self.score_kind, pos_label, cap)
                                for s, yb, w, xb in blocks])
@@ -628,40 +628,6 @@ class MBCT(Calibrator):
 
 
 # ---- helpers of the Dask route (module level, so the tasks pickle small) -----------------
-def _aligned_partitions(scores: Any, y: Any, sample_weight: Any, X: Any) -> list[tuple]:
-    """``(scores, y, sample_weight, X)`` of every partition, as Delayed objects (a scalar or None weight as is)."""
-    import dask.array as da
-
-    named = {"scores": scores, "y": y, "X": X}
-    if sample_weight is not None and not np.isscalar(sample_weight):
-        named["sample_weight"] = sample_weight
-    for name, v in named.items():
-        if not hasattr(v, "__dask_graph__"):
-            raise ValueError(f"{name} is in memory while other inputs are Dask collections: pass scores, y, "
-                             "sample_weight and X all as Dask collections (e.g. columns of one Dask dataframe), "
-                             "or all in memory.")
-    arrays = {k: v for k, v in named.items() if isinstance(v, da.Array)}
-    if len(arrays) == len(named):  # all Dask arrays: align the row chunks on those of the scores
-        lengths = {k: v.shape[0] for k, v in arrays.items()}
-        if len(set(lengths.values())) > 1:
-            desc = ", ".join(f"{k} has {v}" for k, v in lengths.items())
-            raise ValueError(f"Mismatched lengths: {desc}. Pass one value per sample in each.")
-        named = {k: v.rechunk({0: scores.chunks[0]}) for k, v in named.items()}
-    parts = {}
-    for name, v in named.items():
-        if isinstance(v, da.Array):
-            parts[name] = list((v.rechunk({1: -1}) if v.ndim == 2 else v).to_delayed().ravel())
-        else:
-            parts[name] = list(v.to_delayed())
-    sizes = {k: len(v) for k, v in parts.items()}
-    if len(set(sizes.values())) > 1:
-        desc = ", ".join(f"{k} has {v}" for k, v in sizes.items())
-        raise ValueError(f"Mismatched partitions: {desc}. Pass columns of one Dask dataframe, or Dask arrays "
-                         "with the same row chunks.")
-    weights = parts.get("sample_weight", [sample_weight] * sizes["scores"])
-    return list(zip(parts["scores"], parts["y"], weights, parts["X"]))
-
-
 def _partition_arrays(s: Any, y: Any, w: Any, X: Any, score_kind: str,
                       pos_label: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """One partition validated as :meth:`Calibrator.fit` validates arrays: scores, 0/1 labels, weights, X.
