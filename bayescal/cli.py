@@ -187,7 +187,6 @@ def read_table(patterns: list[str], columns: list[str], *, dask_above: float = f
 
 def run_fit(args: argparse.Namespace) -> None:
     from bayescal._registry import get_calibrator_class
-    from bayescal.data import ScoreSummary
 
     cls = get_calibrator_class(args.method)
     if cls.feature_aware:
@@ -197,15 +196,11 @@ def run_fit(args: argparse.Namespace) -> None:
         table = read_table(args.data, [args.score, args.label], dask_above=args.dask_above)
     est = cls(score_kind=args.score_kind) if "score_kind" in cls().get_params() else cls()
     pos_label = _parse_label(args.pos_label)
-    if hasattr(table, "__dask_graph__"):
-        with steps.step(f"summarising the scores with Dask, fitting {args.method} on the summary"):
-            with steps.dask():
-                summary = ScoreSummary.from_dask(table[args.score], table[args.label], score_kind=args.score_kind,
-                                                 pos_label=pos_label)
-            est.fit(summary)
-    else:
-        with steps.step(f"fitting {args.method} on {len(table)} rows"):
-            est.fit(table[args.score], table[args.label], pos_label=pos_label)
+    on_dask = hasattr(table, "__dask_graph__")  # fit reduces Dask columns to a ScoreSummary itself
+    what = f"summarising the scores with Dask, fitting {args.method}" if on_dask else \
+        f"fitting {args.method} on {len(table)} rows"
+    with steps.step(what), (steps.dask() if on_dask else contextlib.nullcontext()):
+        est.fit(table[args.score], table[args.label], pos_label=pos_label)
     with steps.step(f"saving {args.out}"):
         est.save(args.out)
     print(f"fitted {args.method}; wrote {args.out}")
