@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "check_integer",
     "check_scores",
     "check_probabilities",
     "check_labels",
@@ -245,6 +246,13 @@ def check_features(X: Any, n: int, *, name: str = "X") -> np.ndarray:
     if arr.dtype.kind == "O" and any(v is None or (isinstance(v, float) and v != v) for v in arr.ravel()):
         raise ValueError(f"{name} has missing values (None or NaN): impute or drop them.")
     return np.array(arr, copy=True)
+
+
+def check_integer(value: Any, name: str, minimum: int = 1) -> int:
+    """``value`` as an int of at least ``minimum`` (a Python or numpy integer, not a bool or float), or a ValueError naming it."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name}={value!r} must be an integer of at least {minimum}.")
+    return int(value)
 
 
 def check_number(value: Any, name: str, *, low: float | None = None, high: float | None = None,

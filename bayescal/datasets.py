@@ -27,6 +27,8 @@ import pandas as pd
 from scipy import stats
 from scipy.special import expit, logsumexp
 
+from bayescal._validation import check_integer
+
 __all__ = ["make_naeini2014", "svm_scores", "Mixture", "ScoreTruth", "SimulatedScores",
            "TRUTHS", "simulate_scores"]
 
@@ -57,7 +59,7 @@ def make_naeini2014(n_samples: int = 2000, *, random_state: Any = None) -> pd.Da
         Columns ``split`` ("train"/"test"), ``x1``, ``x2``, ``y`` (0/1), ordered as in the
         authors' file: train then test, and within each split class 0 then class 1.
     """
-    n_samples = _check_count(n_samples, "n_samples", minimum=4)
+    n_samples = check_integer(n_samples, "n_samples", minimum=4)
     rng = np.random.default_rng(random_state)
     frames = []
     n_train = n_samples // 2
@@ -236,7 +238,7 @@ def simulate_scores(truth: str | ScoreTruth = "beta_skewed", n: int = 1000, *, r
         raise ValueError(f"truth is a {type(truth).__name__}: pass a preset name or a ScoreTruth(f0, f1, pi).")
     if not 0.0 < float(truth.pi) < 1.0:
         raise ValueError(f"truth.pi={truth.pi} must lie strictly between 0 and 1.")
-    n = _check_count(n, "n", minimum=1)
+    n = check_integer(n, "n", minimum=1)
     rng = np.random.default_rng(random_state)
     y = (rng.random(n) < truth.pi).astype(np.int64)
     scores = np.empty(n)
@@ -247,9 +249,3 @@ def simulate_scores(truth: str | ScoreTruth = "beta_skewed", n: int = 1000, *, r
         raise ValueError("truth.score_kind is 'probability' but the densities put scores outside [0, 1]: "
                          "use distributions supported on [0, 1], or score_kind='decision'.")
     return SimulatedScores(scores, y, truth.calibration_map)
-
-
-def _check_count(value: Any, name: str, *, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name}={value!r} must be an integer of at least {minimum}.")
-    return int(value)

@@ -48,6 +48,7 @@ from bayescal import metrics
 from bayescal._validation import (
     check_ci_prob,
     check_consistent_length,
+    check_integer,
     check_labels,
     check_probabilities,
     check_scores,
@@ -88,12 +89,6 @@ def _check_statistics(statistics: Any) -> list[str]:
     if not names or unknown:
         raise ValueError(f"statistics={statistics!r}: use one or more of {sorted(STATISTICS)}.")
     return names
-
-
-def _check_count(value: Any, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name}={value!r} must be an integer of at least {minimum}.")
-    return int(value)
 
 
 def _eti(draws: xr.DataArray, ci_prob: float, dims: Any = ("chain", "draw")) -> xr.DataArray:
@@ -162,7 +157,7 @@ def ppc_calibration(calibrator: Any, scores: Any, y: Any, *, statistics: Any = (
         ``statistic``.
     """
     names = _check_statistics(statistics)
-    min_replicates = _check_count(min_replicates, "min_replicates")
+    min_replicates = check_integer(min_replicates, "min_replicates")
     s, y01 = _labels_and_scores(getattr(calibrator, "score_kind", "probability"), scores, y)
     p, reps = _replicate(calibrator.predict_posterior(s).values, min_replicates)
     rng = np.random.default_rng(random_seed)
@@ -230,7 +225,7 @@ def consistency_check(scores: Any, y: Any, *, statistics: Any = ("ece", "mcb"), 
         (bin, ci_bound), the interval of the replicated fraction of positives.
     """
     names = _check_statistics(statistics)
-    n_replicates = _check_count(n_replicates, "n_replicates")
+    n_replicates = check_integer(n_replicates, "n_replicates")
     ci_prob = check_ci_prob(ci_prob)
     s = check_probabilities(scores, name="scores")
     y01, _ = check_labels(y, require_both=False)
@@ -365,7 +360,7 @@ def calibration_error_posterior(calibrator: Any, scores: Any = None, *, toleranc
         if not hasattr(calibrator, "density_map"):
             raise ValueError(f"score_distribution='model' needs a calibrator with density_map (e.g. 'dpm'); "
                              f"{type(calibrator).__name__} has none: use score_distribution='empirical'.")
-        s, weights = _model_score_distribution(calibrator, _check_count(grid_size, "grid_size", 3))
+        s, weights = _model_score_distribution(calibrator, check_integer(grid_size, "grid_size", 3))
         q = calibrator.calibration_map(s).values
     gap = q - s
     sq = np.sum(weights * gap**2, axis=-1)
@@ -428,9 +423,9 @@ def score_density_check(calibrator: Any, scores: Any, y: Any, *, bins: Any = 20,
     kind = getattr(calibrator, "score_kind", "probability")
     s, y01 = _labels_and_scores(kind, scores, y)
     ci_prob = check_ci_prob(ci_prob)
-    points_per_bin = _check_count(points_per_bin, "points_per_bin", 2)
+    points_per_bin = check_integer(points_per_bin, "points_per_bin", 2)
     if np.ndim(bins) == 0:
-        edges = np.linspace(s.min(), s.max(), _check_count(bins, "bins") + 1)
+        edges = np.linspace(s.min(), s.max(), check_integer(bins, "bins") + 1)
     else:
         edges = check_scores(bins, score_kind=kind, name="bins")
         if edges.size < 2 or np.any(np.diff(edges) <= 0):

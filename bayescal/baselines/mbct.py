@@ -11,7 +11,9 @@ from bayescal._stats import quantile_sketch, sketch_quantile, weighted_quantile
 from bayescal._validation import (
     check_consistent_length,
     check_features,
+    check_integer,
     check_labels,
+    check_number,
     check_sample_weight,
     check_scores,
 )
@@ -245,22 +247,13 @@ class MBCT(Calibrator):
     # ---- parameters -------------------------------------------------------------------
     def _check_params(self) -> None:
         for name, low in (("n_estimators", 1), ("max_depth", 0), ("n_score_bins", 1), ("n_feature_bins", 2),
-                          ("mvce_bins", 1), ("mvce_shuffles", 1)):
-            value = getattr(self, name)
-            if name == "mvce_bins" and value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-                raise ValueError(f"{name}={value!r} must be an integer >= {low}"
-                                 + (" or None." if name == "mvce_bins" else "."))
-        def number(x: Any) -> bool:
-            return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and np.isfinite(x)
-
-        if not (number(self.min_samples_leaf) and self.min_samples_leaf > 0):
-            raise ValueError(f"min_samples_leaf={self.min_samples_leaf!r} must be a positive number.")
-        if not (number(self.validation_fraction) and 0.0 < self.validation_fraction < 1.0):
-            raise ValueError(f"validation_fraction={self.validation_fraction!r} must lie strictly between 0 and 1.")
-        if not (number(self.min_gain_z) and self.min_gain_z >= 0.0):
-            raise ValueError(f"min_gain_z={self.min_gain_z!r} must be a finite number >= 0.")
+                          ("mvce_shuffles", 1)):
+            check_integer(getattr(self, name), name, low)
+        if self.mvce_bins is not None:
+            check_integer(self.mvce_bins, "mvce_bins")
+        check_number(self.min_samples_leaf, "min_samples_leaf", low=0.0, inclusive=False)
+        check_number(self.validation_fraction, "validation_fraction", low=0.0, high=1.0, inclusive=False)
+        check_number(self.min_gain_z, "min_gain_z", low=0.0)
 
     # ---- encoding ---------------------------------------------------------------------
     def _learn_encoding(self, X: np.ndarray, t: np.ndarray, w: np.ndarray) -> None:

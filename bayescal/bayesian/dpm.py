@@ -12,6 +12,7 @@ import xarray as xr
 
 from bayescal._interp import interp_regular
 from bayescal._stats import weighted_quantile
+from bayescal._validation import check_integer
 from bayescal._version import __version__
 from bayescal.base import BayesianCalibrator
 from bayescal.bayesian import mixture
@@ -249,9 +250,7 @@ class DPMCalibrator(BayesianCalibrator):
     def _check_params(self) -> None:
         for name, low in (("n_components", 2), ("draws", 1), ("chains", 1), ("tune", 0), ("compress_above", 2),
                           ("n_bins", 2), ("atom_min_count", 1), ("grid_size", 16), ("n_jobs", 1)):
-            val = getattr(self, name)
-            if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < low:
-                raise ValueError(f"{name}={val!r} must be an integer >= {low}.")
+            check_integer(getattr(self, name), name, low)
         if self.inference not in _INFERENCE:
             raise ValueError(f"inference={self.inference!r} is not one of {_INFERENCE}.")
         if not 0.0 < float(self.atom_threshold) <= 1.0:
