@@ -52,6 +52,7 @@ import os
 import numpy as np
 import pytest
 import xarray as xr
+from _calibrators import SEED_PARAMS, build, features, simulated
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -71,10 +72,6 @@ SLOW_PROFILE = settings(PROFILE, max_examples=max(2, PROFILE.max_examples // 3))
 pytestmark = pytest.mark.filterwarnings("ignore:The chains disagree on the calibration map:UserWarning")
 
 NAMES = bayescal.calibrators()
-# small sampler settings for the Bayesian calibrator (about 0.3 s a fit)
-# (MBCT: leaves of 20 rows, so that it splits on the few hundred rows used here)
-FAST_PARAMS: dict[str, dict] = {"dpm": {"draws": 100, "tune": 100, "n_components": 6}, "mbct": {"min_samples_leaf": 20}}
-SEED_PARAMS = ("random_state", "random_seed")
 
 
 def _cls(name: str) -> type:
@@ -93,18 +90,6 @@ def _bayesian(name: str) -> bool:
     return issubclass(_cls(name), bayescal.BayesianCalibrator)
 
 
-def build(name: str, seed: int = 0, **params):
-    """The calibrator with its fast settings and the given seed (when it takes one)."""
-    accepted = _params(name)
-    seeded = {k: seed for k in SEED_PARAMS if k in accepted}
-    return _cls(name)(**{**seeded, **FAST_PARAMS.get(name, {}), **params})
-
-
-def features(n: int, seed: int) -> np.ndarray:
-    """Two categorical feature columns (for feature-aware calibrators)."""
-    return np.random.default_rng(seed).integers(0, 3, size=(n, 2))
-
-
 def fit(est, s, y, w=None, X=None):
     return est.fit(s, y, w, **({"X": X} if est.feature_aware else {}))
 
@@ -112,14 +97,6 @@ def fit(est, s, y, w=None, X=None):
 def proba(est, s, X=None):
     return est.predict_proba(s, **({"X": X} if est.feature_aware else {}))
 
-
-def simulated(n: int, seed: int):
-    """Beta(2,5) negatives, Beta(5,2) positives, pi = 0.4; and features."""
-    rng = np.random.default_rng(seed)
-    y = (rng.random(n) < 0.4).astype(int)
-    y[:2] = [0, 1]
-    s = np.where(y == 1, rng.beta(5, 2, n), rng.beta(2, 5, n))
-    return s, y, features(n, seed + 1)
 
 
 # Query points: the ends of the probability scale, values next to them, and a grid.

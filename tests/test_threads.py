@@ -13,31 +13,20 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from _calibrators import build, simulated
 
 import bayescal
-from bayescal._registry import get_calibrator_class
 
 NAMES = bayescal.calibrators()
-FAST_PARAMS: dict[str, dict] = {"dpm": {"draws": 100, "tune": 100, "n_components": 6}}
 N_THREADS = 8
 N_BLOCKS = 16
 ROUNDS = 4
 
 
-def build(name: str):
-    cls = get_calibrator_class(name)
-    accepted = cls().get_params()
-    seeded = {k: 0 for k in ("random_state", "random_seed") if k in accepted}
-    return cls(**seeded, **FAST_PARAMS.get(name, {}))
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_concurrent_predictions_equal_serial_ones(name):
-    rng = np.random.default_rng(11)
-    n = 400
-    y = (rng.random(n) < 0.4).astype(int)
-    s = np.where(y == 1, rng.beta(5, 2, n), rng.beta(2, 5, n))
-    X = rng.integers(0, 3, size=(n, 2))
+    s, y, X = simulated(400, 11)
+    rng = np.random.default_rng(12)
     est = build(name)
     feat = est.feature_aware
     est.fit(s, y, **({"X": X} if feat else {}))
