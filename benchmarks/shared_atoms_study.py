@@ -88,6 +88,9 @@ import numpy as np
 from scipy.special import expit, logit, logsumexp
 from scipy.stats import rankdata
 
+from bayescal._stats import silverman_bandwidth
+from bayescal.data import to_working
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
@@ -100,7 +103,7 @@ def fit_shared(t: np.ndarray, y: np.ndarray, *, K: int = 20, gamma: float = 1.0,
     n = t.size
     n_class = np.bincount(y, minlength=2)
     sd = t.std()
-    h = 1.06 * sd * n ** -0.2
+    h = silverman_bandwidth(t)
     m = np.quantile(t, (np.arange(K) + 0.5) / K)
     mu, log_sigma, ell = m.copy(), np.full(K, np.log(h)), np.log(h)
     beta, b = np.full(K, 1.0 / K), 10.0
@@ -150,10 +153,6 @@ def map_draws(d: dict, t: np.ndarray) -> np.ndarray:
     return expit(logit(d["pi"])[:, None] + log_f[1] - log_f[0])
 
 
-def _working(s: np.ndarray) -> np.ndarray:
-    return logit(np.clip(s, 1e-12, 1 - 1e-12))
-
-
 def coverage(truth: str, n: int, seeds: int) -> None:
     from dpm_coverage import simulate
 
@@ -164,8 +163,8 @@ def coverage(truth: str, n: int, seeds: int) -> None:
         s, y, true_map = simulate(truth, n, seed)
         grid = np.linspace(*np.quantile(s, [0.025, 0.975]), 200)
         truth_vals = true_map(grid)
-        d = fit_shared(_working(s), y, seed=seed)
-        M = map_draws(d, _working(grid))
+        d = fit_shared(to_working(s, "probability"), y, seed=seed)
+        M = map_draws(d, to_working(grid, "probability"))
         lo, hi = np.quantile(M, [0.025, 0.975], axis=0)
         mae = {name: np.mean(np.abs(make_calibrator(name, **({"random_seed": seed} if name == "dpm" else {}))
                                     .fit(s, y).predict_proba(grid)[:, 1] - truth_vals)) for name in ("dpm", "kde")}
@@ -196,9 +195,9 @@ def realdata(datasets: list[str], seeds: int) -> None:
                 clf.fit(X_tr, y_tr)
                 s_cal, s_te = R.classifier_scores(clf, X_cal), R.classifier_scores(clf, X_te)
                 t0 = time.perf_counter()
-                d = fit_shared(_working(s_cal), y_cal, seed=seed)
+                d = fit_shared(to_working(s_cal, "probability"), y_cal, seed=seed)
                 elapsed = time.perf_counter() - t0
-                preds = {"shared": map_draws(d, _working(s_te)).mean(0)}
+                preds = {"shared": map_draws(d, to_working(s_te, "probability")).mean(0)}
                 for cal in names[1:]:
                     params = {"random_seed": seed} if cal == "dpm" else {}
                     preds[cal] = make_calibrator(cal, **params).fit(s_cal, y_cal).predict_proba(s_te)[:, 1]
