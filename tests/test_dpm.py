@@ -97,6 +97,7 @@ def test_bad_priors_raise(priors, match):
     ({"draws": 0}, "draws"),
     ({"atom_threshold": 0.0}, "atom_threshold"),
     ({"route_options": {"learning_rate": 0.1}}, "route_options"),
+    ({"null_stacking": "yes"}, "null_stacking"),
 ])
 def test_bad_parameters_raise(params, match):
     s, y = monotone_data(100, np.random.default_rng(0))
@@ -181,7 +182,7 @@ def test_contract_shapes_and_posterior_layout(fitted):
 def test_interpolated_prediction_matches_direct_evaluation(fitted):
     model, s, _ = fitted
     t = np.log(s / (1 - s))
-    direct = mixture.map_draws(t, np.empty(0), *model._draws).mean(axis=0)
+    direct = model._stacked(mixture.map_draws(t, np.empty(0), *model._draws)).mean(axis=0)
     # linear interpolation on 1024 points: error well below the Monte Carlo error of the mean (~5e-3)
     np.testing.assert_allclose(model.predict_proba(s)[:, 1], direct, atol=2e-3)
 
@@ -228,8 +229,9 @@ def test_exact_zero_and_one_are_point_masses():
     assert model.predict_proba([1e-30])[0, 1] == model.predict_proba([0.0])[0, 1]
     post = model.idata_["posterior"]
     np.testing.assert_array_equal(post["atom"].values, [0.0, 1.0])
-    pi, q = post["pi"].values, post["atom_prob"].values
-    expected = (pi * q[..., 1, 0] / (pi * q[..., 1, 0] + (1 - pi) * q[..., 0, 0])).mean()
+    pi, q, informative = post["pi"].values, post["atom_prob"].values, post["informative"].values
+    at_zero = pi * q[..., 1, 0] / (pi * q[..., 1, 0] + (1 - pi) * q[..., 0, 0])
+    expected = np.where(informative == 1, at_zero, pi).mean()  # constant-map draws (null stacking) give pi
     p0 = model.predict_proba([0.0])[0, 1]
     assert p0 == pytest.approx(expected, rel=1e-12)
     n0_at0, n1_at0 = ((s < 1e-12) & (y == 0)).sum(), ((s < 1e-12) & (y == 1)).sum()
@@ -269,6 +271,68 @@ def test_compressed_fit_agrees_with_raw_fit():
     summary = ScoreSummary.from_arrays(s, y, n_bins=1024)
     from_summary = DPMCalibrator(**kw).fit(summary)
     np.testing.assert_allclose(from_summary.predict_proba(grid), comp.predict_proba(grid), atol=1e-4)
+
+
+# ---- stacking with the constant map -------------------------------------------------------
+def test_psis_leave_one_out_of_the_labels_is_exact_on_a_conjugate_model():
+    """With f1 = f0 fixed the model's label predictive is pi, whose leave-one-out is known exactly.
+
+    The importance ratios come from the joint likelihood p(t, y | theta) while the predicted
+    quantity is p(y | t, theta): the PSIS estimate must match n_y / (n + 1) per point."""
+    from bayescal.bayesian.stacking import null_stacking
+
+    rng = np.random.default_rng(0)
+    y = (rng.random(60) < 0.3).astype(int)
+    n1, n0 = y.sum(), y.size - y.sum()
+    pi = rng.beta(1 + n1, 1 + n0, size=4000)
+    log_f = rng.normal(size=y.size)  # the same density value for both classes at each point
+    log_joint = np.stack([np.log1p(-pi), np.log(pi)], axis=1)[..., None] + log_f
+    result = null_stacking(log_joint, y, (4, 1000), reff=1.0)
+    exact = np.sum(np.log(np.where(y == 1, n1, n0) / (y.size + 1.0)))
+    assert result["elpd_constant"] == pytest.approx(exact, rel=1e-12)
+    assert result["elpd_dpm"] == pytest.approx(exact, abs=0.05)
+    assert result["pareto_k_max"] < 0.5
+
+
+def test_null_stacking_flattens_the_map_where_scores_carry_no_signal():
+    weights = []
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        s, y = rng.beta(2, 2, 300), (rng.random(300) < 0.4).astype(int)
+        grid = np.linspace(*np.quantile(s, [0.025, 0.975]), 50)
+        stacked = DPMCalibrator(random_seed=seed, **TINY).fit(s, y)
+        alone = DPMCalibrator(random_seed=seed, null_stacking=False, **TINY).fit(s, y)
+        weights.append(stacked.diagnostics_["null_stacking"]["weight"])
+        spread = np.ptp(stacked.predict_proba(grid)[:, 1])
+        assert spread <= np.ptp(alone.predict_proba(grid)[:, 1])
+        if weights[-1] < 0.01:  # the constant map alone: the label share, flat
+            assert spread < 0.02
+            assert np.abs(stacked.predict_proba(grid)[:, 1] - y.mean()).max() < 0.03
+    assert sum(w < 0.01 for w in weights) >= 4
+
+
+def test_null_stacking_keeps_the_mixtures_draws_where_scores_carry_signal(fitted):
+    model, s, y = fitted
+    result = model.diagnostics_["null_stacking"]
+    assert result["weight"] > 0.99 and result["elpd_dpm"] > result["elpd_constant"] + 100
+    assert result["n_points"] == s.size and 0.0 <= result["pareto_k_high"] <= 1.0
+    informative = model.idata_["posterior"]["informative"].values.astype(bool)
+    assert (~informative).sum() == round((1 - result["weight"]) * informative.size)
+    alone = DPMCalibrator(random_seed=3, null_stacking=False, **TINY).fit(s, y)
+    assert "informative" not in alone.idata_["posterior"]
+    grid = np.linspace(0.05, 0.95, 30)
+    stacked_draws, alone_draws = model.calibration_map(grid).values, alone.calibration_map(grid).values
+    # the mixtures' draws are untouched; the constant-map draws are pi at every score
+    np.testing.assert_array_equal(stacked_draws[informative], alone_draws[informative])
+    pi = model.idata_["posterior"]["pi"].values
+    np.testing.assert_array_equal(stacked_draws[~informative], np.repeat(pi[~informative][:, None], grid.size, 1))
+
+
+def test_null_stacking_with_too_few_draws_warns_and_is_skipped():
+    s, y = monotone_data(200, np.random.default_rng(5))
+    with pytest.warns(UserWarning, match="null_stacking needs at least 100 posterior draws"):
+        model = DPMCalibrator(random_seed=0, **(TINY | {"draws": 20})).fit(s, y)
+    assert "informative" not in model.idata_["posterior"] and "null_stacking" not in model.diagnostics_
 
 
 # ---- persistence ---------------------------------------------------------------------
@@ -313,7 +377,7 @@ def test_import_and_gibbs_fit_do_not_import_pymc():
     code = ("import sys, numpy as np, bayescal\n"
             "from bayescal.bayesian.dpm import DPMCalibrator\n"
             "rng = np.random.default_rng(0); y = np.r_[np.zeros(50), np.ones(50)]\n"
-            "DPMCalibrator(n_components=4, draws=5, tune=5).fit(rng.random(100), y)\n"
+            "DPMCalibrator(n_components=4, draws=50, tune=5).fit(rng.random(100), y)\n"
             "assert 'pymc' not in sys.modules and 'pytensor' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-__all__ = ["atom_map", "log_density", "log_odds_continuous", "map_draws"]
+__all__ = ["log_density", "log_joint", "map_draws"]
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 _CHUNK_ELEMENTS = 2**20  # draws x components x points evaluated at once (8 MB of float64)
@@ -83,13 +83,20 @@ def log_density(t: np.ndarray, weight: np.ndarray, mu: np.ndarray, sigma: np.nda
     return out.reshape(*lead, t.size)
 
 
-def log_odds_continuous(t: np.ndarray, pi: np.ndarray, weight: np.ndarray, mu: np.ndarray,
-                        sigma: np.ndarray, atom_prob: np.ndarray) -> np.ndarray:
-    r"""Posterior log odds of y = 1 at non-atom points, per draw.
+def log_joint(t: np.ndarray, atoms_t: np.ndarray, pi: np.ndarray, weight: np.ndarray, mu: np.ndarray,
+              sigma: np.ndarray, atom_prob: np.ndarray) -> np.ndarray:
+    r"""Log joint probability of each point with each class, per draw, atoms included.
+
+    At a point :math:`t` off the atoms, :math:`\log p(t, y=c) = \log \pi_c + \log(1 - Q_c) + \log f_c(t)`
+    (a density in :math:`t`); at an atom value :math:`a`, :math:`\log \pi_c + \log q_{ca}` (a
+    probability), with :math:`\pi_1 = \pi`, :math:`\pi_0 = 1 - \pi`.
 
     Parameters
     ----------
     t : ndarray of shape (n,)
+        Working-scale points.
+    atoms_t : ndarray of shape (A,)
+        Atom values on the working scale; points equal to one take its atom masses.
     pi : ndarray of shape (S,)
         Class-1 prior per draw.
     weight, mu, sigma : ndarray of shape (S, 2, K)
@@ -99,46 +106,27 @@ def log_odds_continuous(t: np.ndarray, pi: np.ndarray, weight: np.ndarray, mu: n
 
     Returns
     -------
-    ndarray of shape (S, n)
-    """
-    logf = log_density(t, weight, mu, sigma)  # (S, 2, n)
-    cont = np.log1p(-np.clip(atom_prob.sum(axis=-1), 0.0, 1.0 - 1e-300))  # (S, 2)
-    base = np.log(pi) - np.log1p(-pi) + cont[:, 1] - cont[:, 0]
-    return base[:, None] + logf[:, 1] - logf[:, 0]
-
-
-def atom_map(pi: np.ndarray, atom_prob: np.ndarray) -> np.ndarray:
-    r"""P(y=1) at each atom value per draw: :math:`\pi q_{1a} / (\pi q_{1a} + (1-\pi) q_{0a})`.
-
-    Parameters
-    ----------
-    pi : ndarray of shape (S,)
-    atom_prob : ndarray of shape (S, 2, A)
-
-    Returns
-    -------
-    ndarray of shape (S, A)
-    """
-    with np.errstate(divide="ignore"):
-        lo = (np.log(pi)[:, None] + np.log(atom_prob[:, 1]) - np.log1p(-pi)[:, None] - np.log(atom_prob[:, 0]))
-    return expit(lo)
-
-
-def map_draws(t: np.ndarray, atoms_t: np.ndarray, pi: np.ndarray, weight: np.ndarray, mu: np.ndarray,
-              sigma: np.ndarray, atom_prob: np.ndarray) -> np.ndarray:
-    """Calibration-map draws P(y=1 | t), shape ``(S, n)``, atoms included.
-
-    Points of ``t`` equal to an entry of ``atoms_t`` (atom values on the working scale)
-    take :func:`atom_map`; the others :func:`log_odds_continuous` through the logistic function.
+    ndarray of shape (S, 2, n)
     """
     t = np.asarray(t, dtype=np.float64)
-    out = np.empty((pi.shape[0], t.size))
     idx = np.full(t.size, -1)
     for j, a in enumerate(np.asarray(atoms_t, dtype=np.float64)):
         idx[t == a] = j
     cont = idx < 0
-    if cont.any():
-        out[:, cont] = expit(log_odds_continuous(t[cont], pi, weight, mu, sigma, atom_prob))
-    if (~cont).any():
-        out[:, ~cont] = atom_map(pi, atom_prob)[:, idx[~cont]]
-    return out
+    log_prior = np.stack([np.log1p(-pi), np.log(pi)], axis=1)[..., None]  # (S, 2, 1)
+    out = np.empty((pi.shape[0], 2, t.size))
+    with np.errstate(divide="ignore"):
+        if cont.any():
+            cont_mass = np.log1p(-np.clip(atom_prob.sum(axis=-1), 0.0, 1.0 - 1e-300))  # (S, 2)
+            out[:, :, cont] = log_density(t[cont], weight, mu, sigma) + cont_mass[..., None]
+        if (~cont).any():
+            out[:, :, ~cont] = np.log(atom_prob[:, :, idx[~cont]])
+    return out + log_prior
+
+
+def map_draws(t: np.ndarray, atoms_t: np.ndarray, pi: np.ndarray, weight: np.ndarray, mu: np.ndarray,
+              sigma: np.ndarray, atom_prob: np.ndarray) -> np.ndarray:
+    """Calibration-map draws P(y=1 | t), shape ``(S, n)``, atoms included: the logistic
+    function of the difference of the two classes' :func:`log_joint`."""
+    lj = log_joint(t, atoms_t, pi, weight, mu, sigma, atom_prob)
+    return expit(lj[:, 1] - lj[:, 0])

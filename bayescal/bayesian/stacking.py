@@ -1,0 +1,110 @@
+r"""Stacking the DPM's calibration map with the constant map of the no-signal model.
+
+Two models predict a label from its score: the DPM (:math:`p(y \mid t, \theta)` from the two
+fitted class densities and :math:`\pi`) and the null model in which the scores carry no
+information (:math:`f_1 = f_0`, so :math:`p(y = 1 \mid t) = \pi`, with the posterior
+:math:`\pi \sim \mathrm{Beta}(1 + n_1, 1 + n_0)` the DPM already draws). Their
+stacking weight (Yao, Vehtari, Simpson & Gelman 2018) maximises the leave-one-out log score
+of the mixture of the two predictive distributions,
+
+.. math::
+    \hat w = \arg\max_{w \in [0, 1]} \sum_i \log\big(w\, p_{\mathrm{DPM}}(y_i \mid t_i, D_{-i})
+        + (1 - w)\, p_{\mathrm{null}}(y_i \mid D_{-i})\big),
+
+computed by :func:`arviz_stats.compare`. The DPM's leave-one-out predictive comes from
+Pareto-smoothed importance sampling (:func:`arviz_stats.loo` with precomputed weights): the
+DPM posterior is conditioned on the pair :math:`(t_i, y_i)`, so the importance ratios are
+:math:`1 / p(t_i, y_i \mid \theta)` (:func:`bayescal.bayesian.mixture.log_joint`), while
+the quantity predicted is the label, :math:`p(y_i \mid t_i, \theta)`. (On ISLP ``Weekly``
+with logistic-regression scores this PSIS estimate, -190.33, matched 10-fold
+cross-validation of the refitted DPM, -190.34.) The null model's leave-one-out terms are
+exact.
+
+Where the scores carry signal the DPM wins by many nats and :math:`\hat w = 1` (every
+simulated truth of ``benchmarks/dpm_coverage.py``); where they carry none, the map a
+nonparametric model fits to chance differences between the classes loses to the constant,
+and :math:`\hat w` goes towards 0.
+
+References
+----------
+Yao, Y., Vehtari, A., Simpson, D. & Gelman, A. (2018). Using stacking to average Bayesian
+predictive distributions. Bayesian Analysis 13, 917-1007.
+Vehtari, A., Gelman, A. & Gabry, J. (2017). Practical Bayesian model evaluation using
+leave-one-out cross-validation and WAIC. Statistics and Computing 27, 1413-1432.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import xarray as xr
+
+__all__ = ["null_stacking"]
+
+
+def _null_elpd(y: np.ndarray, n_samples: int, good_k: float):
+    """Exact leave-one-out terms of the null model: :math:`p(y_i \\mid y_{-i}) = n_{y_i} / (n + 1)`.
+
+    (Under :math:`\\pi \\sim \\mathrm{Beta}(1, 1)` the posterior predictive of a label is
+    :math:`(1 + n_y)/(2 + n)`; leaving the point out removes it from :math:`n_y` and
+    :math:`n`.) No importance sampling is needed, so every Pareto k is 0.
+    """
+    from arviz_stats import ELPDDataLOO
+
+    n, n1 = y.size, int(y.sum())
+    count = np.where(y == 1, n1, n - n1)
+    elpd_i = np.log(count / (n + 1.0))
+    lppd_i = np.log((count + 1.0) / (n + 2.0))
+    return ELPDDataLOO(elpd=float(elpd_i.sum()), se=float(np.sqrt(n * np.var(elpd_i))),
+                       p=float((lppd_i - elpd_i).sum()), n_samples=n_samples, n_data_points=n, scale="log",
+                       warning=False, good_k=good_k, elpd_i=xr.DataArray(elpd_i, dims="obs_id"),
+                       pareto_k=xr.DataArray(np.zeros(n), dims="obs_id"))
+
+
+def null_stacking(log_joint: np.ndarray, y: np.ndarray, shape: tuple[int, int], reff: float) -> dict[str, float]:
+    """Stacking weight of the DPM's map against the constant map (module docstring).
+
+    Parameters
+    ----------
+    log_joint : ndarray of shape (S, 2, n)
+        :math:`\\log p(t_i, y = c \\mid \\theta_s)` per draw, class and point.
+    y : ndarray of shape (n,)
+        Labels (0 or 1) of the points.
+    shape : (chains, draws)
+        How the S draws split into chains.
+    reff : float
+        Relative efficiency of the draws (effective sample size / S) for the Pareto tails.
+
+    Returns
+    -------
+    dict
+        ``weight`` (of the DPM, in [0, 1]), ``elpd_dpm`` and ``elpd_constant`` (leave-one-out
+        log scores of the labels), ``elpd_diff_se``, ``pareto_k_max`` and ``pareto_k_high``
+        (share of points whose DPM importance weights have k above ArviZ's threshold:
+        their leave-one-out terms are less reliable), ``n_points``.
+    """
+    import arviz_stats
+
+    y = np.asarray(y, dtype=np.int64)
+    cols = np.arange(y.size)
+    ll_joint = log_joint[:, y, cols]  # (S, n)
+    ll_label = ll_joint - np.logaddexp(log_joint[:, 0], log_joint[:, 1])
+    joint = xr.DataArray(ll_joint.reshape(*shape, -1), dims=("chain", "draw", "obs_id"))
+    with warnings.catch_warnings():  # high Pareto k is reported in the result, not warned per fit
+        warnings.simplefilter("ignore")
+        log_weights, pareto_k = joint.azstats.psislw(r_eff=reff, dim=["chain", "draw"])
+        ds = xr.Dataset({"y": (("chain", "draw", "obs_id"), ll_label.reshape(*shape, -1))})
+        elpd_dpm = arviz_stats.loo(xr.DataTree.from_dict({"log_likelihood": ds}), pointwise=True, reff=reff,
+                                   log_weights=log_weights, pareto_k=pareto_k)
+        elpd_null = _null_elpd(y, ll_label.shape[0], elpd_dpm.good_k)
+        table = arviz_stats.compare({"dpm": elpd_dpm, "constant": elpd_null}, method="stacking", round_to="none")
+    return {
+        "weight": float(np.clip(table.loc["dpm", "weight"], 0.0, 1.0)),
+        "elpd_dpm": float(elpd_dpm.elpd),
+        "elpd_constant": float(elpd_null.elpd),
+        "elpd_diff_se": float(table["dse"].max()),
+        "pareto_k_max": float(np.max(pareto_k.values)),
+        "pareto_k_high": float(np.mean(pareto_k.values > elpd_dpm.good_k)),
+        "n_points": int(y.size),
+    }
