@@ -466,11 +466,9 @@ class DPMCalibrator(BayesianCalibrator):
         S = n_chain * n_draw
         informative = np.ones(S, dtype=np.int8)
         informative[rng.choice(S, size=round((1.0 - result["weight"]) * S), replace=False)] = 0
-        post = self.idata_["posterior"].to_dataset()
-        post["informative"] = (("chain", "draw"), informative.reshape(self._shape))
-        self.idata_["posterior"] = xr.DataTree(post)
-        if not informative.all():
-            self._restore()
+        self.idata_["posterior"]["informative"] = xr.DataArray(informative.reshape(self._shape),
+                                                                dims=("chain", "draw"))
+        self._set_informative(informative.astype(bool))
 
     def _map_convergence(self, region: np.ndarray) -> dict[str, float]:
         """R-hat and bulk ESS of the map draws at up to 64 grid points of the data region.
@@ -534,6 +532,13 @@ class DPMCalibrator(BayesianCalibrator):
             return draws
         return np.where(self._informative[:, None], draws, self._draws[0][:, None])
 
+    def _set_informative(self, informative: np.ndarray) -> None:
+        """Mark the mixtures' draws (True) and the constant-map draws; the cached grid draws,
+        which hold the mixtures' maps, take the constant where marked."""
+        self._informative = informative
+        self._grid_draws = self._stacked(self._grid_draws)
+        self._grid_mean = self._grid_draws.mean(axis=0)
+
     def _restore(self) -> None:
         """Cache the flattened draws and the map draws on ``grid_`` (rebuilt after loading)."""
         self._draws = self._draw_arrays()
@@ -541,10 +546,10 @@ class DPMCalibrator(BayesianCalibrator):
         post = self.idata_["posterior"]
         self._shape = (post.sizes["chain"], post.sizes["draw"])
         self._atoms_t = to_working(self.atoms_, self.score_kind) if self.atoms_.size else np.empty(0)
-        self._informative = (post["informative"].values.reshape(-1).astype(bool) if "informative" in post
-                             else np.ones(pi.shape[0], dtype=bool))
-        self._grid_draws = self._stacked(mixture.map_draws(self.grid_, np.empty(0), pi, weight, mu, sigma, atom_prob))
-        self._grid_mean = self._grid_draws.mean(axis=0)
+        informative = (post["informative"].values.reshape(-1).astype(bool) if "informative" in post
+                       else np.ones(pi.shape[0], dtype=bool))
+        self._grid_draws = mixture.map_draws(self.grid_, np.empty(0), pi, weight, mu, sigma, atom_prob)
+        self._set_informative(informative)
 
     def _split(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Masks of points at atoms, inside the cached grid, and elsewhere."""
