@@ -28,7 +28,8 @@ from bayescal._validation import (
     check_scores,
 )
 
-__all__ = ["PROB_EPS", "to_working", "from_working", "ScoreData", "prepare_data", "ScoreSummary", "dask_partitions"]
+__all__ = ["PROB_EPS", "to_working", "from_working", "spread_ties", "spread_counts", "ScoreData", "prepare_data", "ScoreSummary",
+           "dask_partitions"]
 
 PROB_EPS = 1e-12
 """Probabilities are clipped to [PROB_EPS, 1 - PROB_EPS] before taking the logit."""
@@ -54,6 +55,65 @@ def from_working(t: np.ndarray, score_kind: str) -> np.ndarray:
     return expit(t) if score_kind == "probability" else t.copy()
 
 
+def spread_ties(t: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    r"""Spread tied working-scale scores evenly over their rounding cells (deterministic dequantisation).
+
+    Scores that take few distinct values (random-forest vote shares ``k / n_trees``, rounded
+    or boosted scores) are a rounded version of a continuous score. A continuous density
+    fitted to them can put a spike on each tied value, and the ratio of two such densities
+    then jumps between and at the values. The likelihood of a rounded value is the density's
+    integral over its rounding cell, approximated here by spreading the value's rows over
+    the cell: the cell of value :math:`v_j` (distinct values sorted, pooled over the
+    classes) runs from :math:`(v_{j-1} + v_j)/2` to :math:`(v_j + v_{j+1})/2` (mirrored at
+    the ends), and within each class the rows at :math:`v_j` take the positions
+    :math:`\mathrm{lo} + (W_{<r} + w_r / 2)/W\,(\mathrm{hi} - \mathrm{lo})` in the order
+    they come, :math:`W` the class's weight at :math:`v_j`. Untied values do not move.
+
+    Returns the spread copy of ``t``; ``y`` and ``w`` are unchanged.
+    """
+    t = np.asarray(t, dtype=np.float64)
+    vals, inv, mult = np.unique(t, return_inverse=True, return_counts=True)
+    if vals.size == t.size or vals.size < 2:
+        return t.copy()
+    mid = 0.5 * (vals[1:] + vals[:-1])
+    lo = np.concatenate([[2.0 * vals[0] - mid[0]], mid])
+    hi = np.concatenate([mid, [2.0 * vals[-1] - mid[-1]]])
+    tied = np.flatnonzero(mult[inv] > 1)
+    group = 2 * inv[tied] + np.asarray(y)[tied]  # (value, class)
+    order = tied[np.argsort(group, kind="stable")]
+    g = 2 * inv[order] + np.asarray(y)[order]
+    wo = np.asarray(w, dtype=np.float64)[order]
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    total = np.add.reduceat(wo, starts)
+    before = np.cumsum(wo) - wo - np.repeat(np.cumsum(wo)[starts] - wo[starts], np.diff(np.r_[starts, wo.size]))
+    frac = (before + 0.5 * wo) / np.repeat(total, np.diff(np.r_[starts, wo.size]))
+    out = t.copy()
+    v = inv[order]
+    out[order] = lo[v] + frac * (hi[v] - lo[v])
+    return out
+
+
+def spread_counts(counts: np.ndarray) -> np.ndarray:
+    """:func:`spread_ties` for binned counts: each occupied bin's counts, shape (classes, bins),
+    spread evenly over its cell (midpoints to the neighbouring occupied bins, mirrored at the
+    ends, within the binned range); adjacent occupied bins do not move."""
+    counts = np.asarray(counts, dtype=np.float64)
+    n_bins = counts.shape[1]
+    occ = np.flatnonzero(counts.sum(axis=0) > 0)
+    if occ.size < 2 or occ[-1] - occ[0] == occ.size - 1:
+        return counts.copy()
+    centre = occ + 0.5  # bin j spans [j, j + 1]
+    mid = 0.5 * (centre[1:] + centre[:-1])
+    lo = np.clip(np.concatenate([[2.0 * centre[0] - mid[0]], mid]), 0.0, n_bins)
+    hi = np.clip(np.concatenate([mid, [2.0 * centre[-1] - mid[-1]]]), 0.0, n_bins)
+    out = np.zeros_like(counts)
+    for j, a, b in zip(occ, lo, hi):
+        k = np.arange(int(np.floor(a)), int(np.ceil(b)))
+        share = (np.minimum(b, k + 1) - np.maximum(a, k)) / (b - a)
+        out[:, k] += counts[:, j, None] * share[None, :]
+    return out
+
+
 @dataclass(frozen=True)
 class ScoreData:
     """Validated calibration data.
@@ -71,6 +131,9 @@ class ScoreData:
     score_kind : {"probability", "decision"}
     classes : ndarray of shape (2,)
         The original label values, ``[negative, positive]``.
+    bin_edges : ndarray or None
+        Working-scale bin edges when the rows are the bins of a :class:`ScoreSummary`
+        (:meth:`ScoreSummary.to_data`): the continuous rows are bin centres weighted by counts.
     """
 
     scores: np.ndarray
@@ -79,6 +142,7 @@ class ScoreData:
     w: np.ndarray
     score_kind: str
     classes: np.ndarray
+    bin_edges: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -248,7 +312,7 @@ class ScoreSummary:
             raise ValueError("The summary holds a single class: calibration needs samples of both classes.")
         order = np.argsort(t, kind="stable")
         return ScoreData(scores=s[order], t=t[order], y=y[order], w=w[order],
-                         score_kind=self.score_kind, classes=self.classes)
+                         score_kind=self.score_kind, classes=self.classes, bin_edges=self.edges)
 
 
 def _atoms(score_kind: str) -> np.ndarray:

@@ -1,0 +1,42 @@
+"""Tie spreading (deterministic dequantisation) of scores that take few distinct values."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bayescal.data import spread_counts, spread_ties
+
+
+def test_untied_scores_do_not_move():
+    t = np.array([-1.0, 0.3, 2.0, 5.0])
+    np.testing.assert_array_equal(spread_ties(t, np.array([0, 1, 0, 1]), np.ones(4)), t)
+
+
+def test_tied_rows_fill_their_cell_evenly_within_each_class():
+    t = np.array([0.0, 1.0, 1.0, 1.0, 1.0, 2.0])
+    y = np.array([0, 0, 0, 1, 1, 1])
+    t0 = t.copy()
+    out = spread_ties(t, y, np.ones(6))
+    np.testing.assert_array_equal(t, t0)  # the input is not modified
+    # the cell of 1.0 is [0.5, 1.5]; two rows per class sit at its quartiles
+    np.testing.assert_allclose(np.sort(out[1:3]), [0.75, 1.25])
+    np.testing.assert_allclose(np.sort(out[3:5]), [0.75, 1.25])
+    assert out[0] == 0.0 and out[5] == 2.0
+
+
+def test_weights_set_the_positions_and_the_end_cells_are_mirrored():
+    t = np.array([1.0, 1.0, 3.0])
+    out = spread_ties(t, np.array([0, 0, 1]), np.array([1.0, 3.0, 1.0]))
+    # cell of 1.0 mirrored on the left: [0, 2]; weights 1 and 3 take the midpoints of their shares
+    np.testing.assert_allclose(out[:2], [0.0 + 2 * 0.125, 0.0 + 2 * 0.625])
+    assert out[2] == 3.0
+
+
+def test_binned_counts_spread_over_empty_neighbours_and_keep_their_totals():
+    counts = np.array([[0.0, 2, 0, 0, 4, 0, 0, 0, 1], [1, 0, 0, 0, 0, 0, 0, 0, 0]])
+    out = spread_counts(counts)
+    np.testing.assert_allclose(out.sum(axis=1), counts.sum(axis=1))
+    np.testing.assert_allclose(out[0, 1:3], [1.0, 1.0])  # bin 1's cell is bins 1-2
+    np.testing.assert_allclose(out[0, 3:6], 4 / 3.5)  # bin 4's cell is bins 3-5 and half of 6
+    dense = np.array([[1.0, 2, 3], [0, 1, 0]])
+    np.testing.assert_array_equal(spread_counts(dense), dense)  # adjacent occupied bins stay
