@@ -28,8 +28,8 @@ from bayescal._validation import (
     check_scores,
 )
 
-__all__ = ["PROB_EPS", "to_working", "from_working", "spread_ties", "spread_counts", "ScoreData", "prepare_data", "ScoreSummary",
-           "dask_partitions"]
+__all__ = ["PROB_EPS", "to_working", "from_working", "spread_ties", "spread_counts", "ScoreData", "prepare_data",
+           "ScoreSummary", "dask_partitions"]
 
 PROB_EPS = 1e-12
 """Probabilities are clipped to [PROB_EPS, 1 - PROB_EPS] before taking the logit."""
@@ -55,6 +55,14 @@ def from_working(t: np.ndarray, score_kind: str) -> np.ndarray:
     return expit(t) if score_kind == "probability" else t.copy()
 
 
+def _cells(centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rounding cells of sorted distinct ``centres``: from the midpoint with the previous one to
+    the midpoint with the next (mirrored at the two ends)."""
+    mid = 0.5 * (centres[1:] + centres[:-1])
+    return (np.concatenate([[2.0 * centres[0] - mid[0]], mid]),
+            np.concatenate([mid, [2.0 * centres[-1] - mid[-1]]]))
+
+
 def spread_ties(t: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     r"""Spread tied working-scale scores evenly over their rounding cells (deterministic dequantisation).
 
@@ -75,20 +83,18 @@ def spread_ties(t: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     vals, inv, mult = np.unique(t, return_inverse=True, return_counts=True)
     if vals.size == t.size or vals.size < 2:
         return t.copy()
-    mid = 0.5 * (vals[1:] + vals[:-1])
-    lo = np.concatenate([[2.0 * vals[0] - mid[0]], mid])
-    hi = np.concatenate([mid, [2.0 * vals[-1] - mid[-1]]])
+    lo, hi = _cells(vals)
+    key = 2 * inv + np.asarray(y)  # (value, class) groups
     tied = np.flatnonzero(mult[inv] > 1)
-    group = 2 * inv[tied] + np.asarray(y)[tied]  # (value, class)
-    order = tied[np.argsort(group, kind="stable")]
-    g = 2 * inv[order] + np.asarray(y)[order]
-    wo = np.asarray(w, dtype=np.float64)[order]
+    order = tied[np.argsort(key[tied], kind="stable")]
+    g, wo = key[order], np.asarray(w, dtype=np.float64)[order]
     starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-    total = np.add.reduceat(wo, starts)
-    before = np.cumsum(wo) - wo - np.repeat(np.cumsum(wo)[starts] - wo[starts], np.diff(np.r_[starts, wo.size]))
-    frac = (before + 0.5 * wo) / np.repeat(total, np.diff(np.r_[starts, wo.size]))
-    out = t.copy()
+    sizes = np.diff(np.r_[starts, wo.size])
+    cum = np.cumsum(wo)
+    before_group = np.repeat(cum[starts] - wo[starts], sizes)
+    frac = (cum - before_group - 0.5 * wo) / np.repeat(np.add.reduceat(wo, starts), sizes)
     v = inv[order]
+    out = t.copy()
     out[order] = lo[v] + frac * (hi[v] - lo[v])
     return out
 
@@ -102,10 +108,7 @@ def spread_counts(counts: np.ndarray) -> np.ndarray:
     occ = np.flatnonzero(counts.sum(axis=0) > 0)
     if occ.size < 2 or occ[-1] - occ[0] == occ.size - 1:
         return counts.copy()
-    centre = occ + 0.5  # bin j spans [j, j + 1]
-    mid = 0.5 * (centre[1:] + centre[:-1])
-    lo = np.clip(np.concatenate([[2.0 * centre[0] - mid[0]], mid]), 0.0, n_bins)
-    hi = np.clip(np.concatenate([mid, [2.0 * centre[-1] - mid[-1]]]), 0.0, n_bins)
+    lo, hi = (np.clip(e, 0.0, n_bins) for e in _cells(occ + 0.5))  # bin j spans [j, j + 1]
     out = np.zeros_like(counts)
     for j, a, b in zip(occ, lo, hi):
         k = np.arange(int(np.floor(a)), int(np.ceil(b)))
@@ -382,8 +385,6 @@ def dask_partitions(scores: Any, y: Any, sample_weight: Any = None, X: Any = Non
                          "with the same row chunks.")
     weights = parts.get("sample_weight", [sample_weight] * sizes["scores"])
     return list(zip(parts["scores"], parts["y"], weights, parts.get("X", [None] * sizes["scores"])))
-
-
 
 
 def _block_stats(s: np.ndarray, y: np.ndarray, score_kind: str) -> tuple[float, float, np.ndarray]:

@@ -409,8 +409,9 @@ class DPMCalibrator(BayesianCalibrator):
         compressed = data.bin_edges is not None or sub.n > int(self.compress_above)
         if compressed:
             edges = data.bin_edges  # a ScoreSummary's rows keep its bins
-            summary = (ScoreSummary.from_data(sub, n_bins=int(self.n_bins)) if edges is None else
-                       ScoreSummary.from_data(sub, n_bins=edges.size - 1, lo=edges[0], hi=edges[-1]))
+            bins = {"n_bins": int(self.n_bins)} if edges is None else {
+                "n_bins": edges.size - 1, "lo": edges[0], "hi": edges[-1]}
+            summary = ScoreSummary.from_data(sub, **bins)
             centers = summary.centers
             spread = spread_counts(summary.counts)
             xs = [centers[spread[c] > 0] for c in (0, 1)]
@@ -486,11 +487,11 @@ class DPMCalibrator(BayesianCalibrator):
         })
         self.idata_ = tree
         self.atoms_ = atoms
-        lo, hi = min(float(sub.t.min()), *(x.min() for x in xs)), max(float(sub.t.max()), *(x.max() for x in xs))
+        pooled_x, pooled_c = np.concatenate(xs), np.concatenate(cs)
+        lo, hi = min(sub.t.min(), pooled_x.min()), max(sub.t.max(), pooled_x.max())  # spread ties reach past the data
         pad = 0.1 * max(hi - lo, 1e-6)
         self.grid_ = np.linspace(lo - pad, hi + pad, int(self.grid_size))
         self._restore()
-        pooled_x, pooled_c = np.concatenate(xs), np.concatenate(cs)
         self.diagnostics_["map"] = self._map_convergence(weighted_quantile(pooled_x, [0.025, 0.975], pooled_c))
         self.diagnostics_["divergences"] = int(sum(int(f.diagnostics.get("divergences", 0)) for f in fits))
         if self.null_stacking:
