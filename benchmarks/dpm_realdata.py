@@ -56,27 +56,29 @@ Outputs: the per-(dataset, classifier) table of mean Brier and log loss, the ave
 the DPM's mean ranks per dataset and per classifier, failures and warnings, printed and
 saved as JSON in ``benchmarks/results/dpm_realdata.json`` (git-ignored).
 
-**Measured** (2026-11-22, DPM with null stacking, tie spreading and the neighbour rule for
-atoms; 3 splits, 105 cells, 6.7 min on the 2-core machine running a second study; no fit
-failed):
+**Measured** (2026-11-22, DPM with the null model averaged in by pseudo-BMA+ weights, tie
+spreading and the neighbour rule for atoms; 3 splits, 105 cells, 5.0 min on the 2-core
+machine running a second study; no fit failed):
 
 ============  ==========  =============  ======  ========  =====
 calibrator    rank Brier  rank log loss  Brier   log loss  ECE
 ============  ==========  =============  ======  ========  =====
-dpm           1.72        1.65           0.1061  0.3309    0.033
-beta          1.85        1.73           0.1062  0.3348    0.035
-isotonic      2.43        2.62           0.1078  0.4884    0.032
+dpm           1.70        1.64           0.1061  0.3309    0.037
+beta          1.87        1.72           0.1062  0.3348    0.035
+isotonic      2.43        2.64           0.1078  0.4884    0.032
 uncalibrated  -           -              0.1399  0.8702    0.102
 ============  ==========  =============  ======  ========  =====
 
 (ranks among the three checked calibrators, metrics averaged over the cells). So the DPM
-ranks ahead of both on both scores; paired over cells it beats beta calibration in 56
-(Brier) and 55 (log loss) of 105, a tie (Wilcoxon p = 0.69, 0.47), and isotonic regression
-in 78 and 87 (p = 3e-8, 2e-14). How it got there:
+ranks ahead of both on both scores; paired over cells it beats beta calibration in 58
+(Brier) and 54 (log loss) of 105, a tie (Wilcoxon p = 0.58, 0.53), and isotonic regression
+in 78 and 89 (p = 8e-9, 1e-14). With stacking weights for the null model instead of
+pseudo-BMA+ it was 1.72 / 1.65 (beta 1.85 / 1.73). How it got there:
 
 * before null stacking the DPM ranked 1.88 / 1.77 (beta 1.81 / 1.65): on ``Weekly`` (no
   signal: test AUC about 0.52) two separately fitted densities made a map that wandered
-  around the constant; stacking with the constant map fixed that (1.82 / 1.76);
+  around the constant; averaging with the constant map fixed that (1.82 / 1.76 with stacking
+  weights);
 * the rest of the gap was tied scores: random-forest vote shares and, less, boosted and
   discrete-feature scores. Every value repeating in 1 % of a class was an atom with its
   own Beta posterior (a Laplace-smoothed frequency of a handful of rows: Wage / random

@@ -339,10 +339,11 @@ def test_null_stacking_flattens_the_map_where_scores_carry_no_signal():
         weights.append(stacked.diagnostics_["null_stacking"]["weight"])
         spread = np.ptp(stacked.predict_proba(grid)[:, 1])
         assert spread <= np.ptp(alone.predict_proba(grid)[:, 1])
-        if weights[-1] < 0.01:  # the constant map alone: the label share, flat
-            assert spread < 0.02
-            assert np.abs(stacked.predict_proba(grid)[:, 1] - y.mean()).max() < 0.03
-    assert sum(w < 0.01 for w in weights) >= 4
+        if weights[-1] < 0.1:  # mostly the constant map: near the label share, nearly flat
+            assert spread < 0.05
+            assert np.abs(stacked.predict_proba(grid)[:, 1] - y.mean()).max() < 0.05
+    # pseudo-BMA+ weights: the constant wins on most null data sets, not always (chance structure)
+    assert sum(w < 0.25 for w in weights) >= 4 and np.mean(weights) < 0.4
 
 
 def test_null_stacking_keeps_the_mixtures_draws_where_scores_carry_signal(fitted):

@@ -1,15 +1,19 @@
-r"""Stacking the DPM's calibration map with the constant map of the no-signal model.
+r"""Averaging the DPM's calibration map with the constant map of the no-signal model.
 
 Two models predict a label from its score: the DPM (:math:`p(y \mid t, \theta)` from the two
 fitted class densities and :math:`\pi`) and the null model in which the scores carry no
 information (:math:`f_1 = f_0`, so :math:`p(y = 1 \mid t) = \pi`, with the posterior
-:math:`\pi \sim \mathrm{Beta}(1 + n_1, 1 + n_0)` the DPM already draws). Their
-stacking weight (Yao, Vehtari, Simpson & Gelman 2018) maximises the leave-one-out log score
-of the mixture of the two predictive distributions,
+:math:`\pi \sim \mathrm{Beta}(1 + n_1, 1 + n_0)` the DPM already draws). They are averaged
+with pseudo-BMA+ weights (Yao, Vehtari, Simpson & Gelman 2018): Akaike-type
+weights of the leave-one-out log scores of the labels,
+:math:`\mathrm{elpd}_m = \sum_i \log p_m(y_i \mid t_i, D_{-i})`, stabilised by the Bayesian
+bootstrap over the points,
 
 .. math::
-    \hat w = \arg\max_{w \in [0, 1]} \sum_i \log\big(w\, p_{\mathrm{DPM}}(y_i \mid t_i, D_{-i})
-        + (1 - w)\, p_{\mathrm{null}}(y_i \mid D_{-i})\big),
+    \hat w = \frac{1}{B} \sum_{b=1}^{B}
+        \frac{e^{n \sum_i \alpha_{bi} \mathrm{elpd}_{\mathrm{DPM}, i}}}
+             {e^{n \sum_i \alpha_{bi} \mathrm{elpd}_{\mathrm{DPM}, i}} + e^{n \sum_i \alpha_{bi} \mathrm{elpd}_{\mathrm{null}, i}}},
+    \qquad \alpha_b \sim \mathrm{Dirichlet}(1, \dots, 1),
 
 computed by :func:`arviz_stats.compare`. The DPM's leave-one-out predictive comes from
 Pareto-smoothed importance sampling (:func:`arviz_stats.loo` with precomputed weights): the
@@ -20,11 +24,15 @@ with logistic-regression scores this PSIS estimate, -190.33, matched 10-fold
 cross-validation of the refitted DPM, -190.34.) The null model's leave-one-out terms are
 exact.
 
-Where the scores carry signal the DPM wins by many nats and :math:`\hat w` is 1 or close
-to it (0.92-1 on the simulated truths of ``benchmarks/dpm_coverage.py``: a little weight on
-the constant insures the few labels the DPM predicts badly); where they carry none, the map
-a nonparametric model fits to chance differences between the classes loses to the
-constant, and :math:`\hat w` goes towards 0.
+Where the scores carry signal the DPM wins by many standard errors and :math:`\hat w` is 1;
+where they carry none, the map a nonparametric model fits to chance differences between the
+classes loses to the constant, and :math:`\hat w` goes towards 0. The weight is that of a
+posterior over the two models, so the mixture of their map draws is a posterior of the map
+and its quantiles a credible band. Stacking weights (the same paper), which
+maximise the mixture's leave-one-out log score, were used before: they kept 2-4 % on the
+constant even where the DPM won by 200 nats (U-shaped truth, N = 10^4), to insure the few
+labels the DPM predicts badly, and those constant draws stretched the 95 % band towards
+:math:`\pi` wherever the map is far from it (band width 0.055 -> 0.089, coverage 0.983).
 
 References
 ----------
@@ -64,7 +72,7 @@ def _null_elpd(y: np.ndarray, n_samples: int, good_k: float):
 
 
 def null_stacking(log_joint: np.ndarray, y: np.ndarray, shape: tuple[int, int], reff: float) -> dict[str, float]:
-    """Stacking weight of the DPM's map against the constant map (module docstring).
+    """Pseudo-BMA+ weight of the DPM's map against the constant map (module docstring).
 
     Parameters
     ----------
@@ -99,7 +107,7 @@ def null_stacking(log_joint: np.ndarray, y: np.ndarray, shape: tuple[int, int], 
         elpd_dpm = arviz_stats.loo(xr.DataTree.from_dict({"log_likelihood": ds}), pointwise=True, reff=reff,
                                    log_weights=log_weights, pareto_k=pareto_k)
         elpd_null = _null_elpd(y, ll_label.shape[0], elpd_dpm.good_k)
-        table = arviz_stats.compare({"dpm": elpd_dpm, "constant": elpd_null}, method="stacking", round_to="none")
+        table = arviz_stats.compare({"dpm": elpd_dpm, "constant": elpd_null}, method="BB-pseudo-BMA", round_to="none")
     return {
         "weight": float(np.clip(table.loc["dpm", "weight"], 0.0, 1.0)),
         "elpd_dpm": float(elpd_dpm.elpd),
