@@ -197,12 +197,11 @@ class DPMCalibrator(BayesianCalibrator):
     spread :math:`2 s_c` 1.93 / 1.74 (beta 1.75 / 1.69); :math:`\alpha \sim
     \mathrm{Gamma}(1, 4)`, :math:`\tau = 2` and a pooled base measure left Weekly unchanged.
 
-    Gibbs is the default: mean-field ADVI with PSIS (seeds 0-4 of the same study, measured
-    with the earlier ascending anchors) covered 0.86 / 0.96 / 0.91 (monotone, N = 300 /
-    1000 / 10000), 1.00 (U-shaped, 1000) and 0.88 / 0.95 (3 %, 300 / 10000) in 5-40 s per
-    fit with PyMC (with the centre-out anchors, same seeds: monotone 300 / 1000 0.80 / 0.89,
-    3 % 300 / 1000 0.88 / 0.93, 2.6-4 s per fit with a warm compile cache), and NUTS takes
-    minutes, while a full Gibbs fit (both classes, 2 chains of
+    Gibbs is the default: mean-field ADVI with PSIS (seeds 0-4 of the same study, the code
+    as it is) covered 0.80 / 0.89 / 0.91 (monotone, N = 300 / 1000 / 10000), 0.82 / 0.82 /
+    0.88 (U-shaped) and 0.88 / 0.93 / 1.00 (3 %) in 2.9-6.0 s per fit with a warm compile
+    cache, and NUTS (3 seeds) 0.915 (monotone, 300) and 0.985 (3 %, 300) in 66-81 s per
+    fit, while a full Gibbs fit (both classes, 2 chains of
     500 warm-up + 1000 kept sweeps, map on the grid, null-model weight) took 2.7 s
     (N = 10^3), 4.2 s (10^4), 4.9 s (10^5), 5.3 s (10^6) and 6.3 s (10^7) on the 2-core
     machine, 5.9 s in a fresh process, no compilation (``benchmarks/dpm_speed.py``, two
