@@ -328,6 +328,29 @@ def test_psis_leave_one_out_of_the_labels_is_exact_on_a_conjugate_model():
     assert result["pareto_k_max"] < 0.5
 
 
+def test_null_model_gets_no_weight_when_it_loses_by_many_nats_despite_a_few_bad_labels(monkeypatch):
+    """Stacking weights keep a few % on the constant to insure badly predicted labels, and
+    those constant draws would stretch the band; the pseudo-BMA+ weight is 1 here."""
+    import arviz_stats
+
+    from bayescal.bayesian import stacking
+
+    rng = np.random.default_rng(0)
+    n, S = 200, 2000
+    y = (rng.random(n) < 0.5).astype(int)
+    p_true_label = np.where(np.arange(n) < 5, 1e-3, 0.95)  # 5 labels predicted very badly
+    log_f = rng.normal(scale=0.01, size=(S, n))  # p(t_i | theta): nearly fixed, so PSIS is easy
+    log_joint = np.empty((S, 2, n))
+    log_joint[:, 1] = np.where(y == 1, np.log(p_true_label), np.log1p(-p_true_label)) + log_f
+    log_joint[:, 0] = np.where(y == 0, np.log(p_true_label), np.log1p(-p_true_label)) + log_f
+    result = stacking.null_stacking(log_joint, y, (2, S // 2), reff=1.0)
+    assert result["elpd_dpm"] > result["elpd_constant"] + 50
+    assert result["weight"] > 1 - 1e-9
+    real_compare = arviz_stats.compare  # the same leave-one-out terms under stacking weights
+    monkeypatch.setattr(arviz_stats, "compare", lambda models, **kw: real_compare(models, **(kw | {"method": "stacking"})))
+    assert stacking.null_stacking(log_joint, y, (2, S // 2), reff=1.0)["weight"] < 0.99
+
+
 def test_null_stacking_flattens_the_map_where_scores_carry_no_signal():
     weights = []
     for seed in range(6):
@@ -349,7 +372,9 @@ def test_null_stacking_flattens_the_map_where_scores_carry_no_signal():
 def test_null_stacking_keeps_the_mixtures_draws_where_scores_carry_signal(fitted):
     model, s, y = fitted
     result = model.diagnostics_["null_stacking"]
-    assert result["weight"] > 0.99 and result["elpd_dpm"] > result["elpd_constant"] + 100
+    assert result["elpd_dpm"] > result["elpd_constant"] + 100
+    # pseudo-BMA+ puts no weight on a model that loses by 100 nats: no constant draw stretches the band
+    assert result["weight"] > 1 - 1e-9 and model.idata_["posterior"]["informative"].values.all()
     assert result["n_points"] == s.size and 0.0 <= result["pareto_k_high"] <= 1.0
     informative = model.idata_["posterior"]["informative"].values.astype(bool)
     assert (~informative).sum() == round((1 - result["weight"]) * informative.size)
