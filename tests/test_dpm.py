@@ -182,7 +182,7 @@ def test_contract_shapes_and_posterior_layout(fitted):
 def test_interpolated_prediction_matches_direct_evaluation(fitted):
     model, s, _ = fitted
     t = np.log(s / (1 - s))
-    direct = model._stacked(mixture.map_draws(t, np.empty(0), *model._draws)).mean(axis=0)
+    direct = model._with_constant_draws(mixture.map_draws(t, np.empty(0), *model._draws)).mean(axis=0)
     # linear interpolation on 1024 points: error well below the Monte Carlo error of the mean (~5e-3)
     np.testing.assert_allclose(model.predict_proba(s)[:, 1], direct, atol=2e-3)
 
@@ -231,7 +231,7 @@ def test_exact_zero_and_one_are_point_masses():
     np.testing.assert_array_equal(post["atom"].values, [0.0, 1.0])
     pi, q, informative = post["pi"].values, post["atom_prob"].values, post["informative"].values
     at_zero = pi * q[..., 1, 0] / (pi * q[..., 1, 0] + (1 - pi) * q[..., 0, 0])
-    expected = np.where(informative == 1, at_zero, pi).mean()  # constant-map draws (null stacking) give pi
+    expected = np.where(informative == 1, at_zero, pi).mean()  # constant-map draws (null model) give pi
     p0 = model.predict_proba([0.0])[0, 1]
     assert p0 == pytest.approx(expected, rel=1e-12)
     n0_at0, n1_at0 = ((s < 1e-12) & (y == 0)).sum(), ((s < 1e-12) & (y == 1)).sum()
@@ -307,13 +307,13 @@ def test_compressed_fit_agrees_with_raw_fit():
     np.testing.assert_allclose(from_summary.predict_proba(grid), comp.predict_proba(grid), atol=1e-4)
 
 
-# ---- stacking with the constant map -------------------------------------------------------
+# ---- averaging with the constant map -------------------------------------------------------
 def test_psis_leave_one_out_of_the_labels_is_exact_on_a_conjugate_model():
     """With f1 = f0 fixed the model's label predictive is pi, whose leave-one-out is known exactly.
 
     The importance ratios come from the joint likelihood p(t, y | theta) while the predicted
     quantity is p(y | t, theta): the PSIS estimate must match n_y / (n + 1) per point."""
-    from bayescal.bayesian.stacking import null_stacking
+    from bayescal.bayesian.null_model import null_model_weight
 
     rng = np.random.default_rng(0)
     y = (rng.random(60) < 0.3).astype(int)
@@ -321,7 +321,7 @@ def test_psis_leave_one_out_of_the_labels_is_exact_on_a_conjugate_model():
     pi = rng.beta(1 + n1, 1 + n0, size=4000)
     log_f = rng.normal(size=y.size)  # the same density value for both classes at each point
     log_joint = np.stack([np.log1p(-pi), np.log(pi)], axis=1)[..., None] + log_f
-    result = null_stacking(log_joint, y, (4, 1000), reff=1.0)
+    result = null_model_weight(log_joint, y, (4, 1000), reff=1.0)
     exact = np.sum(np.log(np.where(y == 1, n1, n0) / (y.size + 1.0)))
     assert result["elpd_constant"] == pytest.approx(exact, rel=1e-12)
     assert result["elpd_dpm"] == pytest.approx(exact, abs=0.05)
@@ -333,7 +333,7 @@ def test_null_model_gets_no_weight_when_it_loses_by_many_nats_despite_a_few_bad_
     those constant draws would stretch the band; the pseudo-BMA+ weight is 1 here."""
     import arviz_stats
 
-    from bayescal.bayesian import stacking
+    from bayescal.bayesian import null_model
 
     rng = np.random.default_rng(0)
     n, S = 200, 2000
@@ -343,12 +343,12 @@ def test_null_model_gets_no_weight_when_it_loses_by_many_nats_despite_a_few_bad_
     log_joint = np.empty((S, 2, n))
     log_joint[:, 1] = np.where(y == 1, np.log(p_true_label), np.log1p(-p_true_label)) + log_f
     log_joint[:, 0] = np.where(y == 0, np.log(p_true_label), np.log1p(-p_true_label)) + log_f
-    result = stacking.null_stacking(log_joint, y, (2, S // 2), reff=1.0)
+    result = null_model.null_model_weight(log_joint, y, (2, S // 2), reff=1.0)
     assert result["elpd_dpm"] > result["elpd_constant"] + 50
     assert result["weight"] > 1 - 1e-9
     real_compare = arviz_stats.compare  # the same leave-one-out terms under stacking weights
     monkeypatch.setattr(arviz_stats, "compare", lambda models, **kw: real_compare(models, **(kw | {"method": "stacking"})))
-    assert stacking.null_stacking(log_joint, y, (2, S // 2), reff=1.0)["weight"] < 0.99
+    assert null_model.null_model_weight(log_joint, y, (2, S // 2), reff=1.0)["weight"] < 0.99
 
 
 def test_null_stacking_flattens_the_map_where_scores_carry_no_signal():

@@ -24,11 +24,11 @@ _INFERENCE = ("gibbs", "advi", "nuts")
 ATOM_P_VALUE = 1e-3
 """A heavy repeated score is an atom when its count is this improbable for the density of its
 neighbouring values (:meth:`DPMCalibrator._spikes`)."""
-STACKING_POINTS = 1000
+NULL_WEIGHT_POINTS = 1000
 """Most rows whose leave-one-out terms set the null-model weight (a weighted draw beyond)."""
-STACKING_DRAWS = 1000
+NULL_WEIGHT_DRAWS = 1000
 """Most posterior draws (thinned within chains) used for the null-model weight."""
-STACKING_MIN_DRAWS = 100
+NULL_WEIGHT_MIN_DRAWS = 100
 """Fewest posterior draws (chains x draws) for which the null-model weight is computed:
 Pareto smoothing fits the largest fifth of the importance ratios, so fewer give no usable tail."""
 MAP_RHAT_WARN = 1.2
@@ -68,7 +68,7 @@ class DPMCalibrator(BayesianCalibrator):
 
     (the Jacobian of the logit cancels), evaluated in log space.
 
-    **Averaging with the constant map** (``null_stacking=True``, :mod:`bayescal.bayesian.stacking`).
+    **Averaging with the constant map** (``null_stacking=True``, :mod:`bayescal.bayesian.null_model`).
     Two independently fitted densities cannot learn that the classes' scores look alike, so
     where a classifier carries no signal the map follows chance differences between them.
     The calibrator therefore averages its map with the null model's constant map
@@ -252,7 +252,7 @@ class DPMCalibrator(BayesianCalibrator):
     null_stacking : bool, default True
         Average the map with the constant map of the no-signal model by pseudo-BMA+ weights
         (see above; the name is kept from the stacking weights used before); needs at
-        least :data:`STACKING_MIN_DRAWS` draws, otherwise it is skipped with a warning.
+        least :data:`NULL_WEIGHT_MIN_DRAWS` draws, otherwise it is skipped with a warning.
 
     Attributes
     ----------
@@ -275,7 +275,7 @@ class DPMCalibrator(BayesianCalibrator):
         data region, with, at the worst R-hat, its score, the spread of the chains' means and
         the 95 % band's width there (how large the disagreement is in probability), and
         ``null_stacking``: the pseudo-BMA+ weight of the mixtures' map and what set it
-        (:func:`bayescal.bayesian.stacking.null_stacking`).
+        (:func:`bayescal.bayesian.null_model.null_model_weight`).
 
     References
     ----------
@@ -501,39 +501,39 @@ class DPMCalibrator(BayesianCalibrator):
         if self.null_stacking:
             units = [(xs[c], np.full(xs[c].size, c), cs[c]) for c in (0, 1)]
             units += [(atoms_t, np.full(atoms_t.size, c), atom_counts[c]) for c in (0, 1)]
-            self._stack_null(*(np.concatenate(a) for a in zip(*units)), np.random.default_rng(seeds[3]))
+            self._average_null(*(np.concatenate(a) for a in zip(*units)), np.random.default_rng(seeds[3]))
         tree.attrs["diagnostics"] = json.dumps(self.diagnostics_)
         self._warn_convergence()
 
-    def _stack_null(self, t: np.ndarray, y: np.ndarray, w: np.ndarray, rng: np.random.Generator) -> None:
-        r"""Stack the map with the constant map (:mod:`bayescal.bayesian.stacking`).
+    def _average_null(self, t: np.ndarray, y: np.ndarray, w: np.ndarray, rng: np.random.Generator) -> None:
+        r"""Average the map with the constant map (:mod:`bayescal.bayesian.null_model`).
 
         ``t``, ``y``, ``w`` are the fitted units: the scores (or, compressed, the bin centres)
         and atoms of each class with their weights. The leave-one-out terms use every unit
-        when there are at most :data:`STACKING_POINTS` of unit weight, otherwise that many
-        drawn with probability proportional to weight, and at most :data:`STACKING_DRAWS` draws
+        when there are at most :data:`NULL_WEIGHT_POINTS` of unit weight, otherwise that many
+        drawn with probability proportional to weight, and at most :data:`NULL_WEIGHT_DRAWS` draws
         (every j-th of each chain). A share :math:`1 - \hat w` of all the draws (rounded, at
         random positions) then becomes constant-map draws: ``informative`` = 0 in the posterior.
         """
-        from bayescal.bayesian.stacking import null_stacking
+        from bayescal.bayesian.null_model import null_model_weight
 
         n_chain, n_draw = self._shape
-        if n_chain * n_draw < STACKING_MIN_DRAWS:
+        if n_chain * n_draw < NULL_WEIGHT_MIN_DRAWS:
             warnings.warn(
-                f"null_stacking needs at least {STACKING_MIN_DRAWS} posterior draws (chains x draws), got "
+                f"null_stacking needs at least {NULL_WEIGHT_MIN_DRAWS} posterior draws (chains x draws), got "
                 f"{n_chain * n_draw}: the map is the mixtures' alone. Raise draws, or set null_stacking=False.",
                 UserWarning, stacklevel=4)
             return
-        if t.size <= STACKING_POINTS and np.all(w == 1.0):
+        if t.size <= NULL_WEIGHT_POINTS and np.all(w == 1.0):
             rows = np.arange(t.size)
         else:
-            rows = rng.choice(t.size, size=STACKING_POINTS, p=w / w.sum())
-        step = -(-n_chain * n_draw // STACKING_DRAWS)
+            rows = rng.choice(t.size, size=NULL_WEIGHT_POINTS, p=w / w.sum())
+        step = -(-n_chain * n_draw // NULL_WEIGHT_DRAWS)
         keep = (np.arange(n_chain)[:, None] * n_draw + np.arange(0, n_draw, step)[None, :]).ravel()
         draws = [a[keep] for a in self._draws]
         lj = mixture.log_joint(t[rows], self._atoms_t, *draws)
         reff = float(np.clip(self.diagnostics_["map"]["ess_bulk_median"] / (n_chain * n_draw), 0.01, 1.0))
-        result = null_stacking(lj, y[rows], (n_chain, keep.size // n_chain), reff)
+        result = null_model_weight(lj, y[rows], (n_chain, keep.size // n_chain), reff)
         self.diagnostics_["null_stacking"] = result
         S = n_chain * n_draw
         informative = np.ones(S, dtype=np.int8)
@@ -598,7 +598,7 @@ class DPMCalibrator(BayesianCalibrator):
 
         return flat("pi"), flat("weight"), flat("mu"), flat("sigma"), flat("atom_prob")
 
-    def _stacked(self, draws: np.ndarray) -> np.ndarray:
+    def _with_constant_draws(self, draws: np.ndarray) -> np.ndarray:
         """Map draws (S, n) with the constant-map draws (``informative`` = 0) set to pi."""
         if self._informative.all():
             return draws
@@ -608,7 +608,7 @@ class DPMCalibrator(BayesianCalibrator):
         """Mark the mixtures' draws (True) and the constant-map draws; the cached grid draws,
         which hold the mixtures' maps, take the constant where marked."""
         self._informative = informative
-        self._grid_draws = self._stacked(self._grid_draws)
+        self._grid_draws = self._with_constant_draws(self._grid_draws)
         self._grid_mean = self._grid_draws.mean(axis=0)
 
     def _restore(self) -> None:
@@ -642,7 +642,7 @@ class DPMCalibrator(BayesianCalibrator):
             out[:, inside] = self._on_grid(t[inside], self._grid_draws)
         rest = at_atom | other
         if rest.any():
-            out[:, rest] = self._stacked(mixture.map_draws(t[rest], self._atoms_t, *self._draws))
+            out[:, rest] = self._with_constant_draws(mixture.map_draws(t[rest], self._atoms_t, *self._draws))
         return out.reshape(*self._shape, t.size)
 
     def _calibrate(self, t: np.ndarray, X=None) -> np.ndarray:
@@ -652,7 +652,7 @@ class DPMCalibrator(BayesianCalibrator):
         rest = at_atom | other
         if rest.any():
             uniq, inv = np.unique(t[rest], return_inverse=True)
-            out[rest] = self._stacked(mixture.map_draws(uniq, self._atoms_t, *self._draws)).mean(axis=0)[inv]
+            out[rest] = self._with_constant_draws(mixture.map_draws(uniq, self._atoms_t, *self._draws)).mean(axis=0)[inv]
         return out
 
     def density_map(self, grid: Any = None) -> xr.DataArray:

@@ -49,7 +49,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-__all__ = ["null_stacking"]
+__all__ = ["null_model_weight"]
 
 
 def _null_elpd(y: np.ndarray, n_samples: int, good_k: float):
@@ -71,7 +71,7 @@ def _null_elpd(y: np.ndarray, n_samples: int, good_k: float):
                        pareto_k=xr.DataArray(np.zeros(n), dims="obs_id"))
 
 
-def null_stacking(log_joint: np.ndarray, y: np.ndarray, shape: tuple[int, int], reff: float) -> dict[str, float]:
+def null_model_weight(log_joint: np.ndarray, y: np.ndarray, shape: tuple[int, int], reff: float) -> dict[str, float]:
     """Pseudo-BMA+ weight of the DPM's map against the constant map (module docstring).
 
     Parameters
