@@ -1,29 +1,45 @@
-"""Coverage study of the DPM calibrator's credible band against known truths (issue "Bayesian core", item 1).
+"""Coverage study of the DPM calibrator's credible bands against simulated truths with known maps.
 
-Truths (scores are probabilities; the true map is pi f1 / (pi f1 + (1 - pi) f0)):
+Each truth is a joint distribution of (score, label) whose calibration map m(s) = P(y=1 | s)
+is known exactly. Truths named in the issue and used while choosing defaults (``DESIGN``):
 
 * ``monotone``: f0 = Beta(2, 5), f1 = Beta(5, 2), pi = 0.4;
-* ``ushape``:   f0 = Beta(3, 3), f1 = 0.5 Beta(2, 9) + 0.5 Beta(9, 2), pi = 0.5;
-* ``rare``:     f0 = Beta(2, 5), f1 = Beta(5, 2), pi = 0.03 (3 % positives).
+* ``ushape``: f0 = Beta(3, 3), f1 = 0.5 Beta(2, 9) + 0.5 Beta(9, 2), pi = 0.5;
+* ``rare``: as ``monotone`` with pi = 0.03 (3 % positives);
+* ``piles``: scores piled near 0 and 1, as boosted trees and naive Bayes give:
+  f0 = Beta(0.4, 4), f1 = Beta(4, 0.4), pi = 0.3;
+* ``plateau``: a map with a flat stretch and kinks: s ~ Beta(2, 2), m(s) piecewise linear
+  0.1 (s < 0.3), up to 0.5 at 0.4, flat 0.5 on [0.4, 0.6], up to 0.9 at 0.7, 0.9 above
+  (so the class densities are equal on [0.4, 0.6]);
+* ``heavy``: heavy-tailed decision values (``score_kind="decision"``): f0 = t_3(-1, 1),
+  f1 = t_3(1, 1), pi = 0.5;
+* ``overconfident``: a tempered sigmoid: latent z ~ N(0, 1.5^2), y ~ Bernoulli(expit(z)),
+  reported score s = expit(3 z), so m(s) = expit(logit(s) / 3).
 
-For each (truth, N, seed, route) the script fits the DPM calibrator and reports, on 200
-grid points between the 2.5 % and 97.5 % quantiles of the pooled scores (the data region):
-the share of grid points where the 95 % equal-tailed band contains the true map
-(coverage), the mean absolute error of the posterior-mean map, the mean band width and the
-fit time; and the MAE of IsotonicCalibrator and KDECalibrator on the same data.
+Truths kept aside for the final check (``HELD_OUT``; never used to choose settings):
+
+* ``skewed``: decision values, f0 = Gamma(2, 1), f1 = 1.5 + Gamma(3, 1.2), pi = 0.35;
+* ``bimodal``: f0 = 0.6 Beta(2, 12) + 0.4 Beta(6, 4), f1 = Beta(7, 3), pi = 0.25.
+
+For each (truth, N, seed) the script fits the DPM calibrator and reports, on 200 grid points
+between the 2.5 % and 97.5 % quantiles of the scores (the data region): the share of points
+where the 50 %, 80 % and 95 % equal-tailed bands contain the true map (pointwise coverage);
+the 95 % coverage at up to 500 of the observed scores in that region (data-weighted
+coverage); the mean absolute error of the posterior-mean map; the mean 95 % band width; the
+map's worst R-hat and lowest bulk / tail ESS over the data region (``diagnostics_["map"]``);
+the fit time; and the MAE of every other registered 1-D calibrator on the same data.
 
 Usage::
 
-    python benchmarks/dpm_coverage.py --truths monotone ushape rare --n 300 1000 10000 \\
-        --seeds 10 --routes gibbs --out benchmarks/results/dpm_coverage.csv
+    python benchmarks/dpm_coverage.py --truths monotone piles --n 300 1000 --seeds 10 \\
+        --out benchmarks/results/dpm_coverage.csv
+    python benchmarks/dpm_coverage.py --summarise --out benchmarks/results/dpm_coverage.csv \\
+        --write-docs docs/evidence/dpm.md
 
-Candidate settings are compared by writing them to their own ``--out``: ``--priors`` takes a
-JSON dict of hyperparameters (e.g. ``'{"sigma_logsd": 2.0}'``, see
-:mod:`bayescal.bayesian.priors`) and ``--option NAME=JSON`` any other calibrator parameter
-(e.g. ``--option chains=4``, ``--option 'route_options={"thin": 2}'``).
-
-Rows are appended to ``--out`` as they finish (so a partial run keeps its results); the
-summary table (means over seeds) is printed at the end, or with ``--summarise`` alone.
+``--option NAME=JSON`` sets any other calibrator parameter (e.g. ``--option chains=4``);
+``--others`` chooses the calibrators compared on MAE (default: every registered 1-D one).
+Rows are appended to ``--out`` as they finish (a rerun seed replaces the earlier row); the
+summary (means over seeds, with the standard error of the 95 % coverage) is printed at the end.
 """
 
 from __future__ import annotations
@@ -31,118 +47,239 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import platform
 import time
+import warnings
+from datetime import date
 from pathlib import Path
 
 import numpy as np
 from scipy import stats
+from scipy.special import expit, logit
 
+DESIGN = ["monotone", "ushape", "rare", "piles", "plateau", "heavy", "overconfident"]
+HELD_OUT = ["skewed", "bimodal"]
+LEVELS = (0.5, 0.8, 0.95)
+FIELDS = ["truth", "n", "seed", "route", "cov50", "cov80", "cov95", "cov95_data", "mae", "width", "rhat_max",
+          "ess_bulk_min", "ess_tail_min", "time_s", "others"]
+
+
+class Mixture:
+    """A class density: a weighted sum of scipy frozen distributions."""
+
+    def __init__(self, parts):
+        self.parts = parts
+
+    def pdf(self, s):
+        return sum(w * d.pdf(s) for w, d in self.parts)
+
+    def rvs(self, n, rng):
+        which = rng.choice(len(self.parts), size=n, p=[w for w, _ in self.parts])
+        out = np.empty(n)
+        for j, (_, d) in enumerate(self.parts):
+            k = which == j
+            out[k] = d.rvs(size=int(k.sum()), random_state=rng)
+        return out
+
+
+def _class_conditional(pi, f0, f1, kind="probability"):
+    def simulate(n, rng):
+        y = (rng.random(n) < pi).astype(int)
+        s = np.empty(n)
+        s[y == 0] = f0.rvs(int((y == 0).sum()), rng)
+        s[y == 1] = f1.rvs(int((y == 1).sum()), rng)
+        return s, y
+
+    def true_map(g):
+        a, b = pi * f1.pdf(g), (1 - pi) * f0.pdf(g)
+        return a / (a + b)
+
+    return simulate, true_map, kind
+
+
+def _map_first(marginal, m, kind="probability"):
+    def simulate(n, rng):
+        s = marginal.rvs(size=n, random_state=rng)
+        return s, (rng.random(n) < m(s)).astype(int)
+
+    return simulate, m, kind
+
+
+def _plateau_map(s):
+    return np.interp(s, [0.0, 0.3, 0.4, 0.6, 0.7, 1.0], [0.1, 0.1, 0.5, 0.5, 0.9, 0.9])
+
+
+def _overconfident():
+    def simulate(n, rng):
+        z = rng.normal(0.0, 1.5, n)
+        return expit(3.0 * z), (rng.random(n) < expit(z)).astype(int)
+
+    return simulate, lambda s: expit(logit(np.clip(s, 1e-300, 1 - 1e-16)) / 3.0), "probability"
+
+
+B = stats.beta
 TRUTHS = {
-    "monotone": (0.4, [(1.0, 2, 5)], [(1.0, 5, 2)]),
-    "ushape": (0.5, [(1.0, 3, 3)], [(0.5, 2, 9), (0.5, 9, 2)]),
-    "rare": (0.03, [(1.0, 2, 5)], [(1.0, 5, 2)]),
+    "monotone": _class_conditional(0.4, Mixture([(1, B(2, 5))]), Mixture([(1, B(5, 2))])),
+    "ushape": _class_conditional(0.5, Mixture([(1, B(3, 3))]), Mixture([(0.5, B(2, 9)), (0.5, B(9, 2))])),
+    "rare": _class_conditional(0.03, Mixture([(1, B(2, 5))]), Mixture([(1, B(5, 2))])),
+    "piles": _class_conditional(0.3, Mixture([(1, B(0.4, 4))]), Mixture([(1, B(4, 0.4))])),
+    "plateau": _map_first(B(2, 2), _plateau_map),
+    "heavy": _class_conditional(0.5, Mixture([(1, stats.t(3, -1.0, 1.0))]), Mixture([(1, stats.t(3, 1.0, 1.0))]),
+                                "decision"),
+    "overconfident": _overconfident(),
+    "skewed": _class_conditional(0.35, Mixture([(1, stats.gamma(2, 0.0, 1.0))]),
+                                 Mixture([(1, stats.gamma(3, 1.5, 1.2))]), "decision"),
+    "bimodal": _class_conditional(0.25, Mixture([(0.6, B(2, 12)), (0.4, B(6, 4))]), Mixture([(1, B(7, 3))])),
 }
-FIELDS = ["truth", "n", "seed", "route", "coverage", "mae", "width", "time_s", "mae_isotonic", "mae_kde"]
-
-
-def _density(parts, s):
-    return sum(w * stats.beta(a, b).pdf(s) for w, a, b in parts)
-
-
-def _sample(parts, n, rng):
-    which = rng.choice(len(parts), size=n, p=[w for w, _, _ in parts])
-    a = np.array([p[1] for p in parts])[which]
-    b = np.array([p[2] for p in parts])[which]
-    return rng.beta(a, b)
 
 
 def simulate(truth: str, n: int, seed: int):
-    """Scores, labels and the true map of one replicate."""
-    pi, f0, f1 = TRUTHS[truth]
-    rng = np.random.default_rng(seed)
-    y = (rng.random(n) < pi).astype(int)
-    s = np.empty(n)
-    s[y == 0] = _sample(f0, int((y == 0).sum()), rng)
-    s[y == 1] = _sample(f1, int((y == 1).sum()), rng)
-
-    def true_map(g):
-        a, b = pi * _density(f1, g), (1 - pi) * _density(f0, g)
-        return a / (a + b)
-
-    return s, y, true_map
+    """Scores, labels, the true map and the score kind of one replicate."""
+    sim, true_map, kind = TRUTHS[truth]
+    s, y = sim(n, np.random.default_rng(seed))
+    if y.min() == y.max():  # a replicate with one class cannot be calibrated: make it two
+        y[0] = 1 - y[0]
+    return s, y, true_map, kind
 
 
-def run_one(truth: str, n: int, seed: int, route: str, options: dict) -> dict:
+def _other_calibrators(requested):
+    from bayescal import calibrators, get_calibrator_class
+
+    names = requested if requested else [c for c in calibrators()
+                                         if c != "dpm" and not get_calibrator_class(c).feature_aware]
+    return names
+
+
+def run_one(truth: str, n: int, seed: int, route: str, options: dict, others: list[str]) -> dict:
     from bayescal import make_calibrator
 
-    s, y, true_map = simulate(truth, n, seed)
+    s, y, true_map, kind = simulate(truth, n, seed)
     grid = np.linspace(*np.quantile(s, [0.025, 0.975]), 200)
     truth_vals = true_map(grid)
+    inside = s[(s >= grid[0]) & (s <= grid[-1])]
+    data_pts = np.random.default_rng(seed).choice(inside, size=min(500, inside.size), replace=False)
     t0 = time.perf_counter()
-    model = make_calibrator("dpm", inference=route, random_seed=seed, **options).fit(s, y)
-    band = model.credible_band(grid, ci_prob=0.95, ci_kind="eti")
-    mean = model.predict_proba(grid)[:, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = make_calibrator("dpm", inference=route, random_state=seed, score_kind=kind, **options).fit(s, y)
     elapsed = time.perf_counter() - t0
-    lo, hi = band.sel(ci_bound="lower").values, band.sel(ci_bound="upper").values
-    row = {"truth": truth, "n": n, "seed": seed, "route": route,
-           "coverage": float(np.mean((lo <= truth_vals) & (truth_vals <= hi))),
-           "mae": float(np.mean(np.abs(mean - truth_vals))), "width": float(np.mean(hi - lo)),
-           "time_s": elapsed}
-    for name in ("isotonic", "kde"):
+    draws = model.calibration_map(grid).values.reshape(-1, grid.size)
+    mean = model.predict_proba(grid)[:, 1]
+    row = {"truth": truth, "n": n, "seed": seed, "route": route, "time_s": elapsed}
+    for q in LEVELS:
+        lo, hi = np.quantile(draws, [(1 - q) / 2, (1 + q) / 2], axis=0)
+        row[f"cov{round(100 * q)}"] = float(np.mean((lo <= truth_vals) & (truth_vals <= hi)))
+        if q == 0.95:
+            row["width"] = float(np.mean(hi - lo))
+    dd = model.calibration_map(data_pts).values.reshape(-1, data_pts.size)
+    lo, hi = np.quantile(dd, [0.025, 0.975], axis=0)
+    tv = true_map(data_pts)
+    row["cov95_data"] = float(np.mean((lo <= tv) & (tv <= hi)))
+    row["mae"] = float(np.mean(np.abs(mean - truth_vals)))
+    conv = model.diagnostics_["map"]
+    row.update({"rhat_max": conv["rhat_max"], "ess_bulk_min": conv["ess_bulk_min"],
+                "ess_tail_min": conv.get("ess_tail_min", float("nan"))})
+    mae_others = {}
+    for name in others:
         try:
-            p = make_calibrator(name).fit(s, y).predict_proba(grid)[:, 1]
-            row[f"mae_{name}"] = float(np.mean(np.abs(p - truth_vals)))
-        except (ImportError, ValueError) as exc:  # a colleague's calibrator may not exist yet
+            params = {"score_kind": kind}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                p = make_calibrator(name, **params).fit(s, y).predict_proba(grid)[:, 1]
+            mae_others[name] = float(np.mean(np.abs(p - truth_vals)))
+        except (ImportError, ValueError, TypeError) as exc:
             print(f"  {name}: {exc}")
-            row[f"mae_{name}"] = float("nan")
+    row["others"] = json.dumps(mae_others)
     return row
 
 
-def summarise(path: Path) -> str:
-    """Means over seeds per (route, truth, N), as a markdown table."""
+def _rows(path: Path) -> list[dict]:
     with open(path) as fh:  # a rerun seed replaces the earlier row
-        rows = list({(r["route"], r["truth"], r["n"], r["seed"]): r for r in csv.DictReader(fh)}.values())
+        return list({(r["route"], r["truth"], r["n"], r["seed"]): r for r in csv.DictReader(fh)}.values())
+
+
+def summarise(path: Path) -> str:
+    """Means over seeds per (route, truth, N) as a markdown table, with the standard error of the 95 % coverage."""
+    rows = _rows(path)
+    order = DESIGN + HELD_OUT
     keys = sorted({(r["route"], r["truth"], int(r["n"])) for r in rows},
-                  key=lambda k: (k[0], list(TRUTHS).index(k[1]), k[2]))
-    lines = ["| route | truth | N | seeds | coverage (min-max) | MAE DPM | MAE isotonic | MAE KDE | band width | time s |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+                  key=lambda k: (k[0], order.index(k[1]) if k[1] in order else 99, k[2]))
+    head = ("| route | truth | N | seeds | 95 % cov (se) | 80 % | 50 % | 95 % data-weighted | MAE DPM | MAE KDE | "
+            "best other (MAE) | width | R-hat max | ESS bulk / tail min | time s |")
+    lines = [head, "|---" * (head.count("|") - 1) + "|"]
     for key in keys:
         sel = [r for r in rows if (r["route"], r["truth"], int(r["n"])) == key]
 
         def m(f, sel=sel):
             return float(np.nanmean([float(r[f]) for r in sel]))
 
-        cov = [float(r["coverage"]) for r in sel]
-        lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {len(sel)} | {np.mean(cov):.3f} ({min(cov):.2f}-{max(cov):.2f}) "
-                     f"| {m('mae'):.4f} | {m('mae_isotonic'):.4f} | {m('mae_kde'):.4f} | {m('width'):.3f} | {m('time_s'):.1f} |")
+        cov = np.array([float(r["cov95"]) for r in sel])
+        se = cov.std(ddof=1) / np.sqrt(cov.size) if cov.size > 1 else float("nan")
+        others: dict[str, list[float]] = {}
+        for r in sel:
+            for k, v in json.loads(r["others"]).items():
+                others.setdefault(k, []).append(v)
+        mean_others = {k: float(np.mean(v)) for k, v in others.items()}
+        kde = mean_others.get("kde", float("nan"))
+        best = min(mean_others.items(), key=lambda kv: kv[1]) if mean_others else ("-", float("nan"))
+        lines.append(
+            f"| {key[0]} | {key[1]}{' (held out)' if key[1] in HELD_OUT else ''} | {key[2]} | {len(sel)} "
+            f"| {cov.mean():.3f} ({se:.3f}) | {m('cov80'):.3f} | {m('cov50'):.3f} | {m('cov95_data'):.3f} "
+            f"| {m('mae'):.4f} | {kde:.4f} | {best[0]} ({best[1]:.4f}) | {m('width'):.3f} | {m('rhat_max'):.2f} "
+            f"| {m('ess_bulk_min'):.0f} / {m('ess_tail_min'):.0f} | {m('time_s'):.1f} |")
     return "\n".join(lines)
+
+
+def write_docs(path: Path, table: str, command: str) -> None:
+    """The evidence page: the table with the date, the machine and the command that made it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = f"""# DPM calibrator: coverage, accuracy and convergence
+
+Generated by `benchmarks/dpm_coverage.py` on {date.today().isoformat()} ({platform.machine()},
+{platform.python_implementation()} {platform.python_version()}; 2-core machine). Regenerate with:
+
+    {command}
+
+Columns: pointwise coverage of the 95 % / 80 % / 50 % equal-tailed bands over 200 points of
+the data region (mean over seeds; standard error of the 95 % one in brackets), the 95 %
+coverage at the observed scores (data-weighted), the mean absolute error of the
+posterior-mean map against the KDE calibrator's and the best other registered calibrator's,
+the mean 95 % band width, the map's worst split R-hat and lowest bulk / tail ESS over the
+data region (Vehtari et al. 2021), and the fit time. The truths are described in the
+script's docstring; those marked "held out" were never used to choose settings.
+
+The bar (DESIGN.md, "honest"): 95 % coverage 0.92-0.98, the 50 % and 80 % bands within 0.07
+of their level, MAE no larger than the KDE calibrator's, R-hat <= 1.01 and ESS >= 400.
+
+{table}
+"""
+    path.write_text(text)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--truths", nargs="+", default=list(TRUTHS), choices=list(TRUTHS))
+    ap.add_argument("--truths", nargs="+", default=DESIGN, choices=list(TRUTHS))
     ap.add_argument("--n", nargs="+", type=int, default=[300, 1000, 10000])
-    ap.add_argument("--seeds", type=int, default=10, help="number of seeds (0 .. seeds-1)")
+    ap.add_argument("--seeds", type=int, default=10, help="number of seeds (first-seed .. first-seed+seeds-1)")
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--routes", nargs="+", default=["gibbs"])
-    ap.add_argument("--draws", type=int, default=None, help="override the calibrator's draws")
-    ap.add_argument("--tune", type=int, default=None, help="override the calibrator's tune")
-    ap.add_argument("--priors", type=json.loads, default=None, help="JSON dict of prior hyperparameters")
+    ap.add_argument("--others", nargs="*", default=None, help="calibrators compared on MAE (default: all 1-D)")
     ap.add_argument("--option", action="append", default=[], metavar="NAME=JSON",
                     help="another calibrator parameter, e.g. chains=4 (repeatable)")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "dpm_coverage.csv")
     ap.add_argument("--summarise", action="store_true", help="only print the table of --out")
+    ap.add_argument("--write-docs", type=Path, default=None, help="write the evidence page here")
     args = ap.parse_args()
     if not args.summarise:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         new = not args.out.exists()
-        options = {k: v for k, v in (("draws", args.draws), ("tune", args.tune), ("priors", args.priors))
-                   if v is not None}
+        options = {}
         for item in args.option:
             name, sep, value = item.partition("=")
             if not sep:
                 ap.error(f"--option {item!r}: write NAME=JSON, e.g. chains=4")
             options[name] = json.loads(value)
+        others = _other_calibrators(args.others)
         with open(args.out, "a", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=FIELDS)
             if new:
@@ -151,12 +288,16 @@ def main() -> None:
                 for truth in args.truths:
                     for n in args.n:
                         for seed in range(args.first_seed, args.first_seed + args.seeds):
-                            row = run_one(truth, n, seed, route, options)
+                            row = run_one(truth, n, seed, route, options, others)
                             writer.writerow(row)
                             fh.flush()
                             print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                                           for k, v in row.items()), flush=True)
-    print(summarise(args.out))
+                                           for k, v in row.items() if k != "others"), flush=True)
+    table = summarise(args.out)
+    print(table)
+    if args.write_docs is not None:
+        write_docs(args.write_docs, table, f"python benchmarks/dpm_coverage.py --summarise --out {args.out} "
+                                           f"--write-docs {args.write_docs}")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ SEED_PARAMS = ("random_state", "random_seed")
 def build(name: str, seed: int = 0, **params):
     """The calibrator with its fast settings and the given seed (when it takes one)."""
     cls = get_calibrator_class(name)
-    seeded = {k: seed for k in SEED_PARAMS if k in cls().get_params()}
+    accepted = [k for k in SEED_PARAMS if k in cls().get_params()]
+    seeded = {accepted[0]: seed} if accepted else {}
     return cls(**{**seeded, **FAST_PARAMS.get(name, {}), **params})
 
 

@@ -117,7 +117,7 @@ FAST_PARAMS: dict[str, dict] = {"dpm": {"draws": 50, "tune": 50, "n_components":
 def build(name: str):
     cls = get_calibrator_class(name)
     accepted = cls().get_params()
-    seeded = {k: 0 for k in ("random_state", "random_seed") if k in accepted}
+    seeded = {next(k for k in ("random_state", "random_seed") if k in accepted): 0} if {"random_state", "random_seed"} & set(accepted) else {}
     return cls(**seeded, **FAST_PARAMS.get(name, {}))
 
 

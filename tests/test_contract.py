@@ -26,7 +26,7 @@ def build(name: str, **params):
     """The calibrator with its fast settings and a fixed seed (when it has one)."""
     cls = get_calibrator_class(name)
     accepted = cls().get_params()
-    seeded = {k: 0 for k in ("random_state", "random_seed") if k in accepted}
+    seeded = {next(k for k in ("random_state", "random_seed") if k in accepted): 0} if {"random_state", "random_seed"} & set(accepted) else {}
     fast = {k: v for k, v in FAST_PARAMS.get(name, {}).items() if k in accepted}
     return cls(**{**seeded, **fast, **params})
 

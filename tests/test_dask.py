@@ -55,8 +55,8 @@ def test_isotonic_on_the_summary_matches_the_raw_fit(cluster_summary):
 def test_dpm_on_the_summary_matches_the_raw_fit(cluster_summary):
     summary, s, y = cluster_summary
     grid = np.quantile(s[:100_000], np.linspace(0.025, 0.975, 41))
-    raw = bayescal.make_calibrator("dpm", random_seed=0).fit(s, y)
-    summ = bayescal.make_calibrator("dpm", random_seed=0).fit(summary)
+    raw = bayescal.make_calibrator("dpm", random_state=0).fit(s, y)
+    summ = bayescal.make_calibrator("dpm", random_state=0).fit(summary)
     gap = np.abs(raw.calibration_map(grid).mean(("chain", "draw")) - summ.calibration_map(grid).mean(("chain", "draw")))
     assert float(gap.max()) < 0.005
 

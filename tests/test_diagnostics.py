@@ -26,7 +26,7 @@ DPM_SMALL = {"draws": 200, "chains": 1, "tune": 200}
 def _dpm(scores, y, seed=0, **kw):
     from bayescal.bayesian.dpm import DPMCalibrator
 
-    return DPMCalibrator(random_seed=seed, **{**DPM_SMALL, **kw}).fit(scores, y)
+    return DPMCalibrator(random_state=seed, **{**DPM_SMALL, **kw}).fit(scores, y)
 
 
 class TrueMap(Calibrator):

@@ -18,7 +18,8 @@ from scipy.stats import norm
 from bayescal.bayesian import pymc_model
 from bayescal.bayesian.mixture import log_density
 from bayescal.bayesian.priors import DEFAULT_PRIOR, kde_prior
-from bayescal.bayesian.routes import ROUTES, ClassFit
+from bayescal.bayesian.class_fit import ClassFit
+from bayescal.bayesian.routes import get_route
 
 
 def _prior(x, counts, K):
@@ -50,7 +51,7 @@ def _check_layout(fit: ClassFit, chains: int, draws: int, K: int):
 
 def test_routes_registry_does_not_import_pymc():
     code = ("import sys, bayescal.bayesian.routes as r; "
-            "assert set(r.ROUTES) == {'advi', 'nuts', 'gibbs'}; "
+            "assert set(r.ROUTES) == {'advi', 'nuts', 'gibbs'}; r.get_route('gibbs'); "
             "assert 'pymc' not in sys.modules and 'pytensor' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
 
@@ -61,23 +62,23 @@ def test_advi_layout_seed_and_psis(rng):
     K = 3
     prior = _prior(x, np.ones(x.size), K)
     kw = {"n_components": K, "draws": 200, "max_iterations": 1500, "window": 100, "tol": 1e-3}
-    fit = ROUTES["advi"](x, np.ones(x.size), prior, random_seed=5, psis=True, **kw)
+    fit = get_route("advi")(x, np.ones(x.size), prior, random_seed=5, psis=True, **kw)
     _check_layout(fit, 1, 200, K)
     d = fit.diagnostics
     assert d["route"] == "advi" and 0 < d["n_iterations"] <= 1500 and np.isfinite(d["elbo_final"])
     assert np.isfinite(d["pareto_k"]) and 1.0 <= d["ess_importance"] <= 200
-    again = ROUTES["advi"](x, np.ones(x.size), prior, random_seed=5, psis=True, **kw)
+    again = get_route("advi")(x, np.ones(x.size), prior, random_seed=5, psis=True, **kw)
     np.testing.assert_array_equal(again.posterior["mu"].values, fit.posterior["mu"].values)
-    other = ROUTES["advi"](x, np.ones(x.size), prior, random_seed=6, psis=True, **kw)
+    other = get_route("advi")(x, np.ones(x.size), prior, random_seed=6, psis=True, **kw)
     assert not np.array_equal(other.posterior["mu"].values, fit.posterior["mu"].values)
     # PSIS only reweights and resamples the same variational draws
-    raw = ROUTES["advi"](x, np.ones(x.size), prior, random_seed=5, **kw)
+    raw = get_route("advi")(x, np.ones(x.size), prior, random_seed=5, **kw)
     assert not raw.diagnostics["psis_resampled"] and fit.diagnostics["psis_resampled"]
     raw_mu = {tuple(row) for row in raw.posterior["mu"].values[0]}
     assert all(tuple(row) in raw_mu for row in fit.posterior["mu"].values[0])
     assert len({tuple(row) for row in fit.posterior["mu"].values[0]}) < 200  # resampling repeats draws
     # restarts pool independent runs (the first one is the single run above): same layout, iterations summed
-    pooled = ROUTES["advi"](x, np.ones(x.size), prior, random_seed=5, restarts=2, **kw)
+    pooled = get_route("advi")(x, np.ones(x.size), prior, random_seed=5, restarts=2, **kw)
     _check_layout(pooled, 1, 200, K)
     d2 = pooled.diagnostics
     assert d2["restarts"] == 2 and d2["elbo_spread"] >= 0 and d2["n_iterations"] > raw.diagnostics["n_iterations"]
@@ -86,7 +87,7 @@ def test_advi_layout_seed_and_psis(rng):
 def test_advi_recovers_two_gaussian_density(rng):
     x = _two_gaussians(rng, 600)
     K = 3
-    fit = ROUTES["advi"](x, np.ones(x.size), _prior(x, np.ones(x.size), K), n_components=K, draws=300,
+    fit = get_route("advi")(x, np.ones(x.size), _prior(x, np.ones(x.size), K), n_components=K, draws=300,
                          random_seed=1)
     assert fit.diagnostics["converged"] and fit.diagnostics["n_iterations"] < 10_000
     g = np.linspace(-5.0, 5.0, 401)
@@ -121,13 +122,13 @@ def test_advi_second_fit_does_not_recompile(rng, monkeypatch):
     x = _two_gaussians(rng, 100)
     K = 3
     prior = _prior(x, np.ones(x.size), K)
-    ROUTES["advi"](x, np.ones(x.size), prior, n_components=K, draws=100, random_seed=0, max_iterations=250)
+    get_route("advi")(x, np.ones(x.size), prior, n_components=K, draws=100, random_seed=0, max_iterations=250)
     built = dict(pymc_model.N_COMPILATIONS)
     calls = []
     original = pytensor.function
     monkeypatch.setattr(pytensor, "function", lambda *a, **k: calls.append(1) or original(*a, **k))
     y = _two_gaussians(rng, 300)  # other data, other length: shared variables resize without recompiling
-    fit = ROUTES["advi"](y, np.ones(y.size), _prior(y, np.ones(y.size), K), n_components=K, draws=100,
+    fit = get_route("advi")(y, np.ones(y.size), _prior(y, np.ones(y.size), K), n_components=K, draws=100,
                          random_seed=0, max_iterations=250)
     assert calls == [] and pymc_model.N_COMPILATIONS == built
     assert fit.diagnostics["runtime_s"] < 5.0
@@ -137,7 +138,7 @@ def test_advi_warns_when_not_converged(rng):
     x = _two_gaussians(rng, 100)
     K = 3
     with pytest.warns(UserWarning, match=r"did not converge in 500 iterations.*tol=1e-12"):
-        fit = ROUTES["advi"](x, np.ones(x.size), _prior(x, np.ones(x.size), K), n_components=K, draws=50,
+        fit = get_route("advi")(x, np.ones(x.size), _prior(x, np.ones(x.size), K), n_components=K, draws=50,
                              random_seed=0, max_iterations=500, window=100, tol=1e-12)
     assert not fit.diagnostics["converged"] and fit.diagnostics["n_iterations"] == 500
 
@@ -159,13 +160,13 @@ def test_advi_nan_elbo_retries_then_raises(rng, monkeypatch):
     monkeypatch.setattr(engine, "step", nan_once)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        fit = ROUTES["advi"](x, np.ones(x.size), prior, n_components=K, draws=50, random_seed=0,
+        fit = get_route("advi")(x, np.ones(x.size), prior, n_components=K, draws=50, random_seed=0,
                              max_iterations=300)
     assert fit.diagnostics["retried"] and fit.diagnostics["learning_rate"] == pytest.approx(0.001)
     # NaN every time: one retry, then a clear error
     monkeypatch.setattr(engine, "step", lambda: np.nan)
     with pytest.raises(RuntimeError, match=r"NaN \(or infinite\) ELBO.*retry.*learning rate 0.001"):
-        ROUTES["advi"](x, np.ones(x.size), prior, n_components=K, draws=50, random_seed=0)
+        get_route("advi")(x, np.ones(x.size), prior, n_components=K, draws=50, random_seed=0)
 
 
 def test_bad_inputs_raise_clear_errors(rng):
@@ -173,17 +174,17 @@ def test_bad_inputs_raise_clear_errors(rng):
     K = 3
     prior = _prior(x, np.ones(x.size), K)
     with pytest.raises(ValueError, match=r"prior\['mu_loc'\] must have shape \(3,\)"):
-        ROUTES["advi"](x, np.ones(x.size), dict(prior, mu_loc=np.zeros(4)), n_components=K, draws=10,
+        get_route("advi")(x, np.ones(x.size), dict(prior, mu_loc=np.zeros(4)), n_components=K, draws=10,
                        random_seed=0)
     with pytest.raises(ValueError, match="missing keys.*alpha_rate"):
-        ROUTES["nuts"](x, np.ones(x.size), {k: v for k, v in prior.items() if k != "alpha_rate"},
+        get_route("nuts")(x, np.ones(x.size), {k: v for k, v in prior.items() if k != "alpha_rate"},
                        n_components=K, draws=10, random_seed=0)
     with pytest.raises(ValueError, match="non-negative"):
-        ROUTES["advi"](x, -np.ones(x.size), prior, n_components=K, draws=10, random_seed=0)
+        get_route("advi")(x, -np.ones(x.size), prior, n_components=K, draws=10, random_seed=0)
     with pytest.raises(ValueError, match="equal length"):
-        ROUTES["advi"](x, np.ones(x.size + 1), prior, n_components=K, draws=10, random_seed=0)
+        get_route("advi")(x, np.ones(x.size + 1), prior, n_components=K, draws=10, random_seed=0)
     with pytest.raises(ValueError, match="target_accept"):
-        ROUTES["nuts"](x, np.ones(x.size), prior, n_components=K, draws=10, random_seed=0, target_accept=1.5)
+        get_route("nuts")(x, np.ones(x.size), prior, n_components=K, draws=10, random_seed=0, target_accept=1.5)
 
 
 def test_parallel_fits_of_one_k_do_not_share_state(rng):
@@ -195,7 +196,7 @@ def test_parallel_fits_of_one_k_do_not_share_state(rng):
     kw = {"n_components": K, "draws": 100, "max_iterations": 600, "window": 100, "tol": 1e-3}
 
     def run(x):
-        return ROUTES["advi"](x, np.ones(x.size), _prior(x, np.ones(x.size), K), random_seed=2, **kw)
+        return get_route("advi")(x, np.ones(x.size), _prior(x, np.ones(x.size), K), random_seed=2, **kw)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -213,9 +214,9 @@ def test_nuts_layout_seed_and_no_recompile(rng):
     kw = {"n_components": K, "draws": 25, "tune": 25, "chains": 2}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = ROUTES["nuts"](x, np.ones(x.size), prior, random_seed=3, **kw)
+        fit = get_route("nuts")(x, np.ones(x.size), prior, random_seed=3, **kw)
         built = pymc_model.N_COMPILATIONS["nuts"]
-        again = ROUTES["nuts"](x, np.ones(x.size), prior, random_seed=3, **kw)
+        again = get_route("nuts")(x, np.ones(x.size), prior, random_seed=3, **kw)
     _check_layout(fit, 2, 25, K)
     assert pymc_model.N_COMPILATIONS["nuts"] == built
     np.testing.assert_array_equal(again.posterior["mu"].values, fit.posterior["mu"].values)

@@ -23,7 +23,7 @@ def fitted():
     from bayescal.bayesian.dpm import DPMCalibrator
 
     d = simulate_scores("beta_bimodal", 300, random_state=0)
-    dpm = DPMCalibrator(random_seed=0, draws=100, chains=1, tune=60).fit(d.scores, d.y)
+    dpm = DPMCalibrator(random_state=0, draws=100, chains=1, tune=60).fit(d.scores, d.y)
     platt = PlattScaling().fit(d.scores, d.y)
     return d, {"dpm": dpm, "platt": platt}
 

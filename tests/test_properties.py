@@ -483,8 +483,7 @@ def test_diverging_variational_fit_is_retried_then_reported(monkeypatch):
 def _wrapped_gibbs(monkeypatch, route: str, corrupt):
     """Make ``route`` run the Gibbs sampler and pass its result through ``corrupt``."""
     from bayescal.bayesian import routes
-
-    real = routes.fit_gibbs
+    from bayescal.bayesian.gibbs import fit_gibbs as real
 
     def fake(*args, **kwargs):
         kwargs.pop("target_accept", None)

@@ -45,7 +45,7 @@ import time
 import numpy as np
 import xarray as xr
 
-from bayescal.bayesian.routes import ClassFit
+from bayescal.bayesian.class_fit import ClassFit
 
 __all__ = ["fit_gibbs"]
 

@@ -57,7 +57,7 @@ import numpy as np
 import xarray as xr
 from scipy.special import logit, logsumexp
 
-from bayescal.bayesian.routes import ClassFit
+from bayescal.bayesian.class_fit import ClassFit
 
 __all__ = ["build_model", "fit_advi", "fit_nuts"]
 

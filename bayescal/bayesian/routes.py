@@ -1,76 +1,44 @@
-"""Inference routes for the per-class Dirichlet-process mixture.
+"""Inference routes for the per-class Dirichlet-process mixture, by name.
 
-Every route fits the truncated stick-breaking mixture of ONE class and has the
-signature::
+Every route fits the truncated stick-breaking mixture of ONE class and has the signature::
 
     fit_<route>(x, counts, prior, *, n_components, draws, random_seed, **options) -> ClassFit
 
 where ``x`` are the class's points on the working scale (raw scores or bin centres),
 ``counts`` their weights (ones for raw data) and ``prior`` the hyperparameter dict
-(keys ``alpha_shape``, ``alpha_rate``, ``mu_loc`` (K,), ``mu_scale``, ``sigma_logmean``,
-``sigma_logsd``, ``init_mu`` (K,), ``init_sigma`` (K,), ``init_weight`` (K,)).
+(:data:`bayescal.bayesian.priors.PRIOR_KEYS`). The returned
+:class:`~bayescal.bayesian.class_fit.ClassFit` is the one posterior layout the DPM
+assembles, whichever route made it.
 
-``ROUTES`` maps the ``inference`` name to its function. The functions import their
-implementation module on call, so importing this module does not import PyMC.
+``ROUTES`` maps the ``inference`` name to ``"module:function"`` (or to the function itself,
+for a route registered at run time); :func:`get_route` imports the module on first use, so
+naming a route does not import PyMC, and no route module imports this one. A new route is
+one module plus one line here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable
+from importlib import import_module
 
-import numpy as np
-import xarray as xr
+__all__ = ["ROUTES", "SAMPLING_ROUTES", "get_route"]
 
-__all__ = ["ROUTES", "ClassFit", "fit_advi", "fit_gibbs", "fit_nuts"]
-
-
-@dataclass
-class ClassFit:
-    """Posterior draws of one class's mixture density.
-
-    Attributes
-    ----------
-    posterior : xarray.Dataset
-        Variables ``weight``, ``mu``, ``sigma`` with dims ``(chain, draw, component)``
-        (weights sum to one over ``component``) and ``alpha`` with dims ``(chain, draw)``.
-    diagnostics : dict
-        Plain numbers and strings describing the fit (e.g. ``converged``,
-        ``n_iterations``, ``elbo_final``, ``pareto_k``, ``divergences``, ``runtime_s``).
-    sample_stats : xarray.Dataset or None
-        Sampler statistics when the route provides them.
-    """
-
-    posterior: xr.Dataset
-    diagnostics: dict[str, Any] = field(default_factory=dict)
-    sample_stats: xr.Dataset | None = None
+ROUTES: dict[str, str | Callable] = {
+    "gibbs": "bayescal.bayesian.gibbs:fit_gibbs",
+    "advi": "bayescal.bayesian.pymc_model:fit_advi",
+    "nuts": "bayescal.bayesian.pymc_model:fit_nuts",
+}
+SAMPLING_ROUTES = ("gibbs", "nuts")
+"""Routes with chains and a warm-up (``chains`` and ``tune`` are passed to them)."""
 
 
-def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: int, draws: int,
-             random_seed: int | None, **options) -> ClassFit:
-    """Mean-field ADVI in PyMC; see :func:`bayescal.bayesian.pymc_model.fit_advi`."""
-    from bayescal.bayesian import pymc_model
-
-    return pymc_model.fit_advi(x, counts, prior, n_components=n_components, draws=draws,
-                               random_seed=random_seed, **options)
-
-
-def fit_nuts(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: int, draws: int,
-             random_seed: int | None, **options) -> ClassFit:
-    """NUTS in PyMC; see :func:`bayescal.bayesian.pymc_model.fit_nuts`."""
-    from bayescal.bayesian import pymc_model
-
-    return pymc_model.fit_nuts(x, counts, prior, n_components=n_components, draws=draws,
-                               random_seed=random_seed, **options)
-
-
-def fit_gibbs(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: int, draws: int,
-              random_seed: int | None, **options) -> ClassFit:
-    """Blocked Gibbs sampler; see :func:`bayescal.bayesian.gibbs.fit_gibbs`."""
-    from bayescal.bayesian import gibbs
-
-    return gibbs.fit_gibbs(x, counts, prior, n_components=n_components, draws=draws,
-                           random_seed=random_seed, **options)
-
-
-ROUTES = {"advi": fit_advi, "nuts": fit_nuts, "gibbs": fit_gibbs}
+def get_route(name: str) -> Callable:
+    """The fitting function of route ``name`` (a key of :data:`ROUTES`)."""
+    try:
+        target = ROUTES[name]
+    except KeyError:
+        raise ValueError(f"inference={name!r} is not one of {tuple(ROUTES)}.") from None
+    if callable(target):
+        return target
+    module, func = target.split(":")
+    return getattr(import_module(module), func)

@@ -1,0 +1,237 @@
+r"""Data preparation for the DPM: atoms, ties and compression.
+
+The first step of :class:`~bayescal.bayesian.dpm.DPMCalibrator`'s pipeline turns validated
+:class:`~bayescal.data.ScoreData` into what the inference routes fit: for each class the
+continuous working-scale points and their weights, and apart from them the atoms.
+
+**Atoms.** A working-scale value is an atom when it is an end of the clipped logit scale
+(probabilities 0 or 1, or within :data:`~bayescal.data.PROB_EPS` of them, as naive Bayes
+and trees give), or when it occurs in at least ``atom_min_count`` rows of one class holding
+at least ``atom_threshold`` of that class's weight *and* stands out from its neighbours:
+its count is improbable (Poisson upper tail below :data:`ATOM_P_VALUE`) for the mean count
+of that class at the two nearest distinct values on each side (:func:`spikes`). So a lone
+repeated score among continuous ones is an atom, while the values of a lattice
+(random-forest vote shares, rounded scores), which repeat about as often as their
+neighbours, are not.
+
+**Ties.** The remaining ties are a rounded continuous score: each tied value's rows are
+spread evenly over its rounding cell (:func:`~bayescal.data.spread_ties`; for binned data
+:func:`~bayescal.data.spread_counts`), which approximates the likelihood of a rounded
+value, the density's integral over its cell.
+
+**Compression.** With more than ``compress_above`` continuous scores they become per-class
+counts on ``n_bins`` equal-width bins of the working scale
+(:class:`~bayescal.data.ScoreSummary`), so the cost of inference no longer grows with N;
+a fit on a ``ScoreSummary`` keeps its bins.
+
+**Classes without a continuous part.** A class whose continuous scores take fewer than two
+distinct values (every score an atom, say) carries no information on the shape of its
+continuous density. Its mixture is then fitted to the pooled continuous points of both
+classes, down-weighted to the class's own continuous weight (at least one row), so its
+continuous density has the pooled shape and the map away from the atoms rests on the
+continuous masses alone. When the pooled points have fewer than two distinct values too,
+a unit-weight pair of points one unit on either side of them stands in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+
+from bayescal.data import ScoreData, ScoreSummary, from_working, spread_counts, spread_ties, to_working
+
+__all__ = ["ATOM_P_VALUE", "PreparedData", "find_atoms", "prepare", "spikes"]
+
+ATOM_P_VALUE = 1e-3
+"""A heavy repeated score is an atom when its count is this improbable for the density of its
+neighbouring values (:func:`spikes`)."""
+
+
+@dataclass(frozen=True)
+class PreparedData:
+    """What the inference routes fit, and what the posterior records of the data.
+
+    Attributes
+    ----------
+    xs, cs : list of two ndarrays
+        Per class, the continuous working-scale points (raw scores with ties spread, or bin
+        centres) and their weights.
+    atoms_t : ndarray of shape (A,)
+        Atom values on the working scale, sorted.
+    atoms : ndarray of shape (A,)
+        The same on the input scale (exact 0 and 1 for the clipped ends of probabilities).
+    atom_counts : ndarray of shape (2, A)
+        Each class's weight at each atom.
+    totals : ndarray of shape (2,)
+        Each class's total weight.
+    observed : xarray.Dataset
+        The ``observed_data`` group: raw ``scores``, ``t``, ``y``, ``weight`` by ``obs_id``,
+        or ``counts`` (class, bin) and ``atom_counts`` (class, atom) when compressed.
+    n_bins : int
+        Bins of the compression (0 when the rows are fitted as they are).
+    borrowed : tuple of bool
+        Whether each class's continuous points are the pooled ones (module docstring).
+    """
+
+    xs: list
+    cs: list
+    atoms_t: np.ndarray
+    atoms: np.ndarray
+    atom_counts: np.ndarray
+    totals: np.ndarray
+    observed: xr.Dataset
+    n_bins: int
+    borrowed: tuple
+
+    @property
+    def compressed(self) -> bool:
+        return self.n_bins > 0
+
+
+def _end_atoms(data: ScoreData) -> list[float]:
+    """The clipped ends of the logit scale where exact (or underflowed) 0 and 1 pile up."""
+    if data.score_kind != "probability":
+        return []
+    ends = to_working(np.array([0.0, 1.0]), "probability")
+    return [float(a) for a in ends if np.any(data.t == a)]
+
+
+def find_atoms(data: ScoreData, atom_threshold: float, atom_min_count: int) -> np.ndarray:
+    """Atom values on the working scale, sorted (ties are judged after clipping to the working scale)."""
+    atoms = set(_end_atoms(data))
+    # an atom's bin on a 1024-bin grid holds at least its rows: only such bins need np.unique
+    lo, hi = float(data.t.min()), float(data.t.max())
+    scale = 1024 / (hi - lo) if hi > lo else 0.0
+    cell = np.minimum(((data.t - lo) * scale).astype(np.int64), 1023) + 1024 * data.y.astype(np.int64)
+    totals = np.array([data.w[data.y == c].sum() for c in (0, 1)])
+    heavy = (np.bincount(cell, minlength=2048) >= atom_min_count) & (
+        np.bincount(cell, weights=data.w, minlength=2048) >= atom_threshold * np.repeat(totals, 1024))
+    cand = np.flatnonzero(heavy[cell])
+    heavy_values = []
+    for c in (0, 1):
+        sub = cand[data.y[cand] == c]
+        vals, inv, cnt = np.unique(data.t[sub], return_inverse=True, return_counts=True)
+        share = np.bincount(inv, weights=data.w[sub], minlength=vals.size) / max(totals[c], 1e-300)
+        ok = (cnt >= atom_min_count) & (share >= atom_threshold)
+        heavy_values += [(c, v, n) for v, n in zip(vals[ok], cnt[ok]) if v not in atoms]
+    if heavy_values:
+        atoms.update(spikes(data, heavy_values, sorted(atoms)))
+    return np.array(sorted(atoms), dtype=np.float64)
+
+
+def spikes(data: ScoreData, heavy_values: list, ends: list) -> list[float]:
+    r"""The heavy values that stand out from their neighbours: point masses, not a lattice.
+
+    Value :math:`a` with :math:`m` rows of class c is an atom when :math:`P(N \ge m) <`
+    :data:`ATOM_P_VALUE` for :math:`N \sim \mathrm{Poisson}(\lambda)`, :math:`\lambda` the
+    mean number of class-c rows at the (up to) two nearest distinct values on each side: a
+    lone repeated value among distinct scores has :math:`\lambda \le 1`, a lattice value has
+    neighbours about as heavy as itself.
+    """
+    from scipy.special import pdtrc
+
+    inner = ~np.isin(data.t, ends) if ends else np.ones(data.n, dtype=bool)
+    pooled = np.sort(data.t[inner])  # sorted, not unique: np.unique is 10x slower at 10^7 rows
+    per_class = [np.sort(data.t[inner & (data.y == c)]) for c in (0, 1)]
+    out = []
+    for c, a, m in heavy_values:
+        near, lo, hi = [], a, a
+        for _ in range(2):  # the two nearest distinct values on each side
+            i, j = int(np.searchsorted(pooled, lo)), int(np.searchsorted(pooled, hi, side="right"))
+            if i > 0:
+                lo = pooled[i - 1]
+                near.append(lo)
+            if j < pooled.size:
+                hi = pooled[j]
+                near.append(hi)
+        near = np.asarray(near)
+        rows = np.searchsorted(per_class[c], near, side="right") - np.searchsorted(per_class[c], near)
+        lam = float(rows.mean()) if rows.size else 0.0
+        if pdtrc(m - 1, lam) < ATOM_P_VALUE:
+            out.append(float(a))
+    return out
+
+
+def _input_atoms(atoms_t: np.ndarray, score_kind: str) -> np.ndarray:
+    """Atom values on the input scale; the clipped ends of probabilities stand for exact 0 and 1."""
+    atoms = from_working(atoms_t, score_kind)
+    if score_kind == "probability":
+        ends = to_working(np.array([0.0, 1.0]), "probability")
+        atoms[atoms_t == ends[0]] = 0.0
+        atoms[atoms_t == ends[1]] = 1.0
+    return atoms
+
+
+def _fill_shapeless(xs: list, cs: list) -> tuple[list, list, tuple]:
+    """Give a class with fewer than two distinct continuous points the pooled points (module docstring)."""
+    def shapeless(x):
+        return x.size == 0 or x.min() == x.max()
+
+    borrowed = tuple(shapeless(x) for x in xs)
+    if not any(borrowed):
+        return xs, cs, borrowed
+    px, pc = np.concatenate(xs), np.concatenate(cs)
+    if shapeless(px):
+        centre = float(px[0]) if px.size else 0.0
+        px, pc = np.array([centre - 1.0, centre + 1.0]), np.ones(2)
+    xs, cs = list(xs), list(cs)
+    for c in (0, 1):
+        if borrowed[c]:
+            own = max(float(cs[c].sum()), 1.0)
+            xs[c], cs[c] = px.copy(), pc * (own / pc.sum())
+    return xs, cs, borrowed
+
+
+def prepare(data: ScoreData, *, atom_threshold: float, atom_min_count: int, compress_above: int,
+            n_bins: int) -> PreparedData:
+    """Split ``data`` into atoms and per-class continuous points (module docstring).
+
+    Parameters
+    ----------
+    data : ScoreData
+        Validated rows, or the rows of a :class:`~bayescal.data.ScoreSummary` (``bin_edges`` set).
+    atom_threshold, atom_min_count : float, int
+        The atom rule's share of a class's weight and its fewest rows.
+    compress_above : int
+        Compress the continuous scores into bins when there are more than this many.
+    n_bins : int
+        Bins of that compression.
+
+    Returns
+    -------
+    PreparedData
+    """
+    atoms_t = find_atoms(data, atom_threshold, atom_min_count)
+    atoms = _input_atoms(atoms_t, data.score_kind)
+    is_atom = np.isin(data.t, atoms_t)
+    atom_counts = np.array([[data.w[(data.t == a) & (data.y == c)].sum() for a in atoms_t] for c in (0, 1)])
+    atom_counts = atom_counts.reshape(2, atoms.size)
+    totals = np.array([float(data.w[data.y == c].sum()) for c in (0, 1)])
+    cont = ~is_atom
+    sub = ScoreData(scores=data.scores[cont], t=data.t[cont], y=data.y[cont], w=data.w[cont],
+                    score_kind=data.score_kind, classes=data.classes)
+    if (data.bin_edges is not None or sub.n > int(compress_above)) and sub.n > 0:
+        edges = data.bin_edges  # a ScoreSummary's rows keep its bins
+        bins = {"n_bins": int(n_bins)} if edges is None else {"n_bins": edges.size - 1, "lo": edges[0],
+                                                              "hi": edges[-1]}
+        summary = ScoreSummary.from_data(sub, **bins)
+        spread = spread_counts(summary.counts)
+        xs = [summary.centers[spread[c] > 0] for c in (0, 1)]
+        cs = [spread[c][spread[c] > 0] for c in (0, 1)]
+        observed = xr.Dataset({"counts": (("class", "bin"), summary.counts),
+                               "atom_counts": (("class", "atom"), atom_counts)},
+                              coords={"class": [0, 1], "bin": summary.centers, "atom": atoms})
+        used_bins = summary.n_bins
+    else:
+        t_spread = spread_ties(sub.t, sub.y, sub.w) if sub.n else sub.t
+        xs = [t_spread[sub.y == c] for c in (0, 1)]
+        cs = [sub.w[sub.y == c] for c in (0, 1)]
+        observed = xr.Dataset({"scores": ("obs_id", data.scores), "t": ("obs_id", data.t),
+                               "y": ("obs_id", data.y), "weight": ("obs_id", data.w)},
+                              coords={"obs_id": np.arange(data.n)})
+        used_bins = 0
+    xs, cs, borrowed = _fill_shapeless(xs, cs)
+    return PreparedData(xs=xs, cs=cs, atoms_t=atoms_t, atoms=atoms, atom_counts=atom_counts, totals=totals,
+                        observed=observed, n_bins=used_bins, borrowed=borrowed)
