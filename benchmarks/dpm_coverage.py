@@ -143,7 +143,7 @@ def simulate(truth: str, n: int, seed: int):
 
 
 def _other_calibrators(requested):
-    from bayescal import calibrators, get_calibrator_class
+    from bayescal._registry import calibrators, get_calibrator_class
 
     names = requested if requested else [c for c in calibrators()
                                          if c != "dpm" and not get_calibrator_class(c).feature_aware]

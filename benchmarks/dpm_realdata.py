@@ -40,7 +40,7 @@ decision value.
 
 **Protocol.** Each (dataset, split seed) is split 50 / 25 / 25 into train / calibration /
 test, stratified. Each classifier fits on train; each calibrator fits on the calibration
-scores with its default settings (``random_seed`` = split seed for the DPM, whose default
+scores with its default settings (``random_state`` = split seed for the DPM, whose default
 inference is the blocked Gibbs sampler) and predicts the test scores. Metrics on test
 (:mod:`bayescal.metrics`): Brier score, log loss (probabilities clipped at machine epsilon,
 as scikit-learn does; a calibrator that outputs exact 0 or 1, like isotonic regression or
@@ -202,7 +202,7 @@ def _calibrate(name: str, seed: int, s_cal, y_cal, s_te, y_te, dpm_params: dict)
     """Fit one calibrator, score the test set; a failure is recorded, not raised."""
     from bayescal import make_calibrator
 
-    params = {"random_seed": seed} | dpm_params if name == "dpm" else {}
+    params = {"random_state": seed} | dpm_params if name == "dpm" else {}
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

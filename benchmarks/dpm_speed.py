@@ -54,7 +54,7 @@ from bayescal import make_calibrator
 rng = np.random.default_rng(0)
 y = (rng.random(10000) < 0.4).astype(int)
 s = np.where(y == 1, rng.beta(5, 2, y.size), rng.beta(2, 5, y.size))
-make_calibrator("dpm", inference={route!r}, random_seed=0).fit(s, y)
+make_calibrator("dpm", inference={route!r}, random_state=0).fit(s, y)
 print(time.perf_counter() - t0)
 """
 
@@ -77,7 +77,7 @@ def main() -> None:
     print(f"first fit in a fresh process (import + fit, N = 10^4, route {args.route}): "
           f"{float(first.stdout.split()[-1]):.1f} s")
     s, y = simulate(1000, 1)
-    make_calibrator("dpm", inference=args.route, random_seed=0).fit(s, y)  # warm-up
+    make_calibrator("dpm", inference=args.route, random_state=0).fit(s, y)  # warm-up
 
     print("| N | DPM fit s | DPM predict_proba(N) s | isotonic fit+predict s | BayesianGaussianMixture s |")
     print("|---|---|---|---|---|")
@@ -86,7 +86,7 @@ def main() -> None:
         holder = {}
 
         def fit_dpm():
-            holder["m"] = make_calibrator("dpm", inference=args.route, random_seed=0).fit(s, y)
+            holder["m"] = make_calibrator("dpm", inference=args.route, random_state=0).fit(s, y)
 
         t_fit = best_of(fit_dpm, args.repeats)
         t_pred = best_of(lambda: holder["m"].predict_proba(s), args.repeats)

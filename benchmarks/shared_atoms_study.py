@@ -166,7 +166,7 @@ def coverage(truth: str, n: int, seeds: int) -> None:
         d = fit_shared(to_working(s, "probability"), y, seed=seed)
         M = map_draws(d, to_working(grid, "probability"))
         lo, hi = np.quantile(M, [0.025, 0.975], axis=0)
-        mae = {name: np.mean(np.abs(make_calibrator(name, **({"random_seed": seed} if name == "dpm" else {}))
+        mae = {name: np.mean(np.abs(make_calibrator(name, **({"random_state": seed} if name == "dpm" else {}))
                                     .fit(s, y).predict_proba(grid)[:, 1] - truth_vals)) for name in ("dpm", "kde")}
         rows.append((np.mean((lo <= truth_vals) & (truth_vals <= hi)), np.mean(np.abs(M.mean(0) - truth_vals)),
                      mae["dpm"], mae["kde"], np.mean(hi - lo), np.median(d["b"])))
@@ -199,7 +199,7 @@ def realdata(datasets: list[str], seeds: int) -> None:
                 elapsed = time.perf_counter() - t0
                 preds = {"shared": map_draws(d, to_working(s_te, "probability")).mean(0)}
                 for cal in names[1:]:
-                    params = {"random_seed": seed} if cal == "dpm" else {}
+                    params = {"random_state": seed} if cal == "dpm" else {}
                     preds[cal] = make_calibrator(cal, **params).fit(s_cal, y_cal).predict_proba(s_te)[:, 1]
                 row = {k: (metrics.brier_score(y_te, p), metrics.log_loss(y_te, p)) for k, p in preds.items()}
                 rows.append(row)
