@@ -41,7 +41,8 @@ ATOM_PRIOR_ROWS = 1.0
 _TINY = 1e-300
 
 
-def _atom_masses(prep: PreparedData, pi: np.ndarray, post: xr.Dataset, rng: np.random.Generator) -> np.ndarray:
+def _atom_masses(prep: PreparedData, pi: np.ndarray, post: xr.Dataset, rng: np.random.Generator,
+                 family: str) -> np.ndarray:
     """Atom masses (chain, draw, class, atom) from their Dirichlet posteriors (module docstring)."""
     n_chain, n_draw = pi.shape
     A = prep.atoms_t.size
@@ -54,7 +55,8 @@ def _atom_masses(prep: PreparedData, pi: np.ndarray, post: xr.Dataset, rng: np.r
         v = post[name].values
         return v.reshape(n_chain * n_draw, *v.shape[2:])
 
-    logf = mixture.log_density(where, flat("weight"), flat("mu"), flat("sigma"))  # (S, 2, A)
+    p1, p2 = mixture.PARAMS[family]
+    logf = mixture.log_density(where, flat("weight"), flat(p1), flat(p2), family)  # (S, 2, A)
     p = pi.reshape(-1)[:, None]
     log_odds = np.log(p) - np.log1p(-p) + logf[:, 1] - logf[:, 0]
     m_bar = 1.0 / (1.0 + np.exp(-np.clip(log_odds, -700, 700)))  # (S, A)
@@ -70,7 +72,7 @@ def _atom_masses(prep: PreparedData, pi: np.ndarray, post: xr.Dataset, rng: np.r
 
 
 def assemble_posterior(fits: list[ClassFit], prep: PreparedData, rng: np.random.Generator,
-                       attrs: dict) -> xr.DataTree:
+                       attrs: dict, family: str = "gaussian") -> xr.DataTree:
     """The fitted posterior as an ``xarray.DataTree``.
 
     Parameters
@@ -83,22 +85,24 @@ def assemble_posterior(fits: list[ClassFit], prep: PreparedData, rng: np.random.
         Draws the class prior and the atom masses.
     attrs : dict
         Configuration for the root attrs (JSON-able values).
+    family : {"gaussian", "beta"}, default "gaussian"
+        The mixtures' component family (:data:`bayescal.bayesian.mixture.PARAMS` names its variables).
 
     Returns
     -------
     xarray.DataTree
-        ``posterior`` with ``pi`` (chain, draw); ``weight``, ``mu``, ``sigma`` (chain, draw,
-        class, component); ``alpha`` (chain, draw, class); ``atom_prob`` (chain, draw, class,
+        ``posterior`` with ``pi`` (chain, draw); ``weight`` and the family's two parameters
+        (chain, draw, class, component); ``alpha`` (chain, draw, class); ``atom_prob`` (chain, draw, class,
         atom) with coordinate ``atom`` on the input scale; ``observed_data``; and
         ``sample_stats`` when every route gave them.
     """
-    post = xr.concat([f.posterior[["weight", "mu", "sigma", "alpha"]] for f in fits], dim="class",
+    post = xr.concat([f.posterior[["weight", *mixture.PARAMS[family], "alpha"]] for f in fits], dim="class",
                      coords="minimal", compat="override", join="exact")
     post = post.assign_coords({"class": [0, 1]}).transpose("chain", "draw", "class", ...)
     shape = (post.sizes["chain"], post.sizes["draw"])
     pi = rng.beta(1.0 + prep.totals[1], 1.0 + prep.totals[0], size=shape)
     post["pi"] = (("chain", "draw"), pi)
-    post["atom_prob"] = (("chain", "draw", "class", "atom"), _atom_masses(prep, pi, post, rng))
+    post["atom_prob"] = (("chain", "draw", "class", "atom"), _atom_masses(prep, pi, post, rng, family))
     post = post.assign_coords(atom=prep.atoms)
     groups = {"posterior": post, "observed_data": prep.observed}
     if all(f.sample_stats is not None for f in fits):

@@ -1,4 +1,4 @@
-r"""Blocked Gibbs sampler for one class's truncated stick-breaking Gaussian mixture.
+r"""Blocked Gibbs sampler for one class's truncated stick-breaking mixture (Gaussian or Beta components).
 
 The model is the one written in PyMC in :mod:`bayescal.bayesian.pymc_model` (and out in
 math in :class:`bayescal.bayesian.dpm.DPMCalibrator`), for points :math:`x_i` with
@@ -26,6 +26,14 @@ chains vectorised in numpy (no compilation):
    (the local curvature). This keeps the log-normal prior of the PyMC model exactly
    (no conjugate inverse-gamma substitute), so both routes sample the same posterior.
 
+With Beta components (``family="beta"``, :mod:`bayescal.bayesian.mixture`) a component is
+Beta(:math:`a_k, b_k`) on the probability :math:`s = \operatorname{expit}(x)`; its
+sufficient statistics are :math:`n_k, \sum \log s, \sum \log(1 - s)`, and steps 4-5 become
+``n_mh`` random-walk Metropolis steps on :math:`(\log a_k, \log b_k)` along the directions
+(1, 1) (concentration) and (1, -1) (location), under independent normal priors
+:math:`\log a_k \sim \mathcal N(\ell^a_k, \tau^2)`, :math:`\log b_k \sim \mathcal N(\ell^b_k, \tau^2)`
+(:mod:`bayescal.bayesian.priors`), step :math:`1.7 / \sqrt{\tau^{-2} + n_k}`.
+
 Non-integer weights (``sample_weight``): the integer part :math:`\lfloor c_i \rfloor` is
 allocated multinomially and the remainder :math:`c_i - \lfloor c_i \rfloor` goes whole to one
 component drawn from :math:`r_{i\cdot}`, contributing its fractional weight to the sufficient
@@ -44,6 +52,7 @@ import time
 
 import numpy as np
 import xarray as xr
+from scipy.special import betaln, log_expit
 
 from bayescal.bayesian.class_fit import ClassFit
 
@@ -61,9 +70,111 @@ def _log_weights(v: np.ndarray) -> np.ndarray:
     return np.concatenate([log_v, np.zeros((C, 1))], axis=1) + np.concatenate([np.zeros((C, 1)), log_rest], axis=1)
 
 
+class _Gaussian:
+    """Gaussian components: conjugate means, Metropolis log-scales (module docstring)."""
+
+    names = ("mu", "sigma")
+
+    def __init__(self, x, counts, prior, C, n_mh):
+        self.shift = float(np.average(x, weights=counts))  # centred data: stable sufficient statistics
+        self.xc = x - self.shift
+        self.feats = np.column_stack([np.ones_like(x), self.xc, self.xc * self.xc])
+        self.m = np.asarray(prior["mu_loc"], dtype=np.float64) - self.shift
+        self.s2 = float(prior["mu_scale"]) ** 2
+        self.ell, self.tau = float(prior["sigma_logmean"]), float(prior["sigma_logsd"])
+        self.mu = np.tile(np.asarray(prior["init_mu"], dtype=np.float64) - self.shift, (C, 1))
+        self.u = np.tile(np.log(np.asarray(prior["init_sigma"], dtype=np.float64)), (C, 1))
+        self.n_mh = n_mh
+
+    def log_terms(self, logw):
+        """log w_k + log phi_k(x_i) less the data-only constant, shape (C, K, n)."""
+        const = logw - self.u
+        resp = self.xc[None, None, :] - self.mu[:, :, None]
+        resp *= (np.sqrt(0.5) * np.exp(-self.u))[:, :, None]
+        np.square(resp, out=resp)
+        np.subtract(const[:, :, None], resp, out=resp)
+        return resp
+
+    point_constant = -_LOG_SQRT_2PI
+
+    def update(self, suff, rng):
+        nk, sx, sxx = suff[..., 0], suff[..., 1], suff[..., 2]
+        prec = 1.0 / self.s2 + nk * np.exp(-2 * self.u)
+        mean = (self.m / self.s2 + sx * np.exp(-2 * self.u)) / prec
+        self.mu = mean + rng.standard_normal(nk.shape) / np.sqrt(prec)
+        ss = np.maximum(sxx - 2 * self.mu * sx + nk * self.mu * self.mu, 0.0)
+        step = 2.4 / np.sqrt(1.0 / self.tau**2 + 2.0 * nk)
+        ell, tau = self.ell, self.tau
+
+        def logpost(uu):
+            return -0.5 * ((uu - ell) / tau) ** 2 - nk * uu - 0.5 * ss * np.exp(-2 * uu)
+
+        lp, accepted = logpost(self.u), 0
+        for _ in range(self.n_mh):
+            prop = self.u + step * rng.standard_normal(nk.shape)
+            lp_prop = logpost(prop)
+            acc = np.log(rng.random(nk.shape)) < lp_prop - lp
+            self.u = np.where(acc, prop, self.u)
+            lp = np.where(acc, lp_prop, lp)
+            accepted += int(acc.sum())
+        return accepted / self.n_mh
+
+    def params(self):
+        return self.mu + self.shift, np.exp(self.u)
+
+
+class _Beta:
+    """Beta components on expit(x): Metropolis on (log a, log b) (module docstring)."""
+
+    names = ("beta_a", "beta_b")
+    point_constant = 0.0
+
+    def __init__(self, x, counts, prior, C, n_mh):
+        self.ls1, self.ls2 = log_expit(x), log_expit(-x)
+        self.feats = np.column_stack([np.ones_like(x), self.ls1, self.ls2])
+        self.la0 = np.asarray(prior["a_logloc"], dtype=np.float64)
+        self.lb0 = np.asarray(prior["b_logloc"], dtype=np.float64)
+        self.tau = float(prior["ab_logsd"])
+        self.la = np.tile(np.log(np.asarray(prior["init_a"], dtype=np.float64)), (C, 1))
+        self.lb = np.tile(np.log(np.asarray(prior["init_b"], dtype=np.float64)), (C, 1))
+        self.n_mh = n_mh
+
+    def log_terms(self, logw):
+        a, b = np.exp(self.la), np.exp(self.lb)
+        const = logw - betaln(a, b)
+        return const[:, :, None] + a[:, :, None] * self.ls1[None, None, :] + b[:, :, None] * self.ls2[None, None, :]
+
+    def update(self, suff, rng):
+        nk, s1, s2 = suff[..., 0], suff[..., 1], suff[..., 2]
+        la0, lb0, tau = self.la0, self.lb0, self.tau
+
+        def logpost(la, lb):
+            a, b = np.exp(la), np.exp(lb)
+            return a * s1 + b * s2 - nk * betaln(a, b) - 0.5 * ((la - la0) / tau) ** 2 - 0.5 * ((lb - lb0) / tau) ** 2
+
+        lp, accepted = logpost(self.la, self.lb), 0
+        step = 1.7 / np.sqrt(1.0 / tau**2 + nk)
+        for _ in range(self.n_mh):
+            for sign in (1.0, -1.0):  # concentration, then location
+                e = step * rng.standard_normal(nk.shape)
+                pla, plb = self.la + e, self.lb + sign * e
+                lp_prop = logpost(pla, plb)
+                acc = np.log(rng.random(nk.shape)) < lp_prop - lp
+                self.la, self.lb = np.where(acc, pla, self.la), np.where(acc, plb, self.lb)
+                lp = np.where(acc, lp_prop, lp)
+                accepted += int(acc.sum())
+        return accepted / (2 * self.n_mh)
+
+    def params(self):
+        return np.exp(self.la), np.exp(self.lb)
+
+
+_FAMILIES = {"gaussian": _Gaussian, "beta": _Beta}
+
+
 def fit_gibbs(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: int, draws: int,
               random_seed: int | None, tune: int = 500, thin: int = 1, chains: int = 2,
-              n_mh: int = 2) -> ClassFit:
+              n_mh: int = 2, family: str = "gaussian") -> ClassFit:
     """Sample one class's mixture posterior with the blocked Gibbs sampler (module docstring).
 
     Parameters
@@ -73,7 +184,8 @@ def fit_gibbs(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: i
     counts : ndarray of shape (n,)
         Non-negative frequency weights.
     prior : dict
-        Hyperparameters (:data:`bayescal.bayesian.priors.PRIOR_KEYS`); ``init_*`` start every chain.
+        Hyperparameters of ``family`` (:func:`bayescal.bayesian.priors.prior_keys`);
+        ``init_*`` start every chain.
     n_components : int
         Truncation level K (>= 2).
     draws : int
@@ -87,20 +199,25 @@ def fit_gibbs(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: i
     chains : int, default 2
         Independent chains, run vectorised.
     n_mh : int, default 2
-        Metropolis steps on each log-scale per sweep.
+        Metropolis steps on each component's scale (or shapes) per sweep.
+    family : {"gaussian", "beta"}, default "gaussian"
+        Component family (:mod:`bayescal.bayesian.mixture`).
 
     Returns
     -------
     ClassFit
-        ``posterior`` with ``weight``, ``mu``, ``sigma`` (chain, draw, component) and
-        ``alpha`` (chain, draw); ``sample_stats`` with ``log_likelihood`` (weighted data
-        log-likelihood) and ``n_occupied`` (components holding any weight) per draw;
-        ``diagnostics`` with ``runtime_s``, ``n_iterations``, ``mh_acceptance``.
+        ``posterior`` with ``weight`` and the family's two parameters (``mu``, ``sigma`` or
+        ``beta_a``, ``beta_b``; chain, draw, component) and ``alpha`` (chain, draw);
+        ``sample_stats`` with ``log_likelihood`` (weighted data log-likelihood) and
+        ``n_occupied`` (components holding any weight) per draw; ``diagnostics`` with
+        ``runtime_s``, ``n_iterations``, ``mh_acceptance``.
     """
     for name, val, low in (("n_components", n_components, 2), ("draws", draws, 1), ("tune", tune, 0),
                            ("thin", thin, 1), ("chains", chains, 1), ("n_mh", n_mh, 1)):
         if int(val) != val or val < low:
             raise ValueError(f"{name}={val} must be an integer >= {low}.")
+    if family not in _FAMILIES:
+        raise ValueError(f"family={family!r} is not one of {tuple(_FAMILIES)}.")
     x = np.asarray(x, dtype=np.float64)
     counts = np.asarray(counts, dtype=np.float64)
     if x.ndim != 1 or counts.shape != x.shape or not np.all(np.isfinite(x)):
@@ -112,92 +229,62 @@ def fit_gibbs(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: i
     K, C = int(n_components), int(chains)
     t0 = time.perf_counter()
     rng = np.random.default_rng(random_seed)
+    comps = _FAMILIES[family](x, counts, prior, C, int(n_mh))
 
-    # centre the data for numerically stable sufficient statistics; shift back at the end
-    shift = float(np.average(x, weights=counts))
-    xc = x - shift
     c_int = np.floor(counts)
     c_frac = counts - c_int
     has_frac = bool(np.any(c_frac > 0))
     has_int = bool(np.any(c_int > 0))
     c_int_i = c_int.astype(np.int64)
-
     a, b = float(prior["alpha_shape"]), float(prior["alpha_rate"])
-    m = np.asarray(prior["mu_loc"], dtype=np.float64) - shift
-    s2 = float(prior["mu_scale"]) ** 2
-    ell, tau = float(prior["sigma_logmean"]), float(prior["sigma_logsd"])
 
     w0 = np.clip(np.asarray(prior["init_weight"], dtype=np.float64), 1e-10, None)
     w0 = w0 / w0.sum()
     rest = 1.0 - np.concatenate([[0.0], np.cumsum(w0)[:-1]])
     v = np.tile(np.clip(w0[:-1] / np.maximum(rest[:-1], 1e-300), _V_EPS, 1 - _V_EPS), (C, 1))
-    mu = np.tile(np.asarray(prior["init_mu"], dtype=np.float64) - shift, (C, 1))
-    u = np.tile(np.log(np.asarray(prior["init_sigma"], dtype=np.float64)), (C, 1))
     alpha = np.full(C, a / b)
 
     n_keep = int(draws)
     n_iter = int(tune) + n_keep * int(thin)
-    out = {k: np.empty((C, n_keep, K)) for k in ("weight", "mu", "sigma")}
+    p1_name, p2_name = comps.names
+    out = {k: np.empty((C, n_keep, K)) for k in ("weight", p1_name, p2_name)}
     out_alpha = np.empty((C, n_keep))
     out_ll = np.empty((C, n_keep))
     out_occ = np.empty((C, n_keep), dtype=np.int64)
-    accepted = 0
+    acceptance = 0.0
     arangeK = np.arange(K)
-
-    feats = np.column_stack([np.ones_like(xc), xc, xc * xc])  # per point: 1, x, x^2
-    frac_feats = feats * c_frac[:, None]
+    frac_feats = comps.feats * c_frac[:, None]
     for it in range(n_iter):
-        logw = _log_weights(v)
         # 1. allocations: responsibilities r[c, k, i] by a log-sum-exp over components (axis 1,
         #    so the reductions run along contiguous rows of points), in place
-        const = logw - u  # log w_k - log sigma_k
-        resp = xc[None, None, :] - mu[:, :, None]
-        resp *= (np.sqrt(0.5) * np.exp(-u))[:, :, None]
-        np.square(resp, out=resp)
-        np.subtract(const[:, :, None], resp, out=resp)
+        resp = comps.log_terms(_log_weights(v))
         top = resp.max(axis=1, keepdims=True)
         resp -= top
         np.exp(resp, out=resp)
         tot = resp.sum(axis=1, keepdims=True)
         resp /= tot
-        suff = np.zeros((C, K, 3))  # per component: n_k, sum x, sum x^2
+        suff = np.zeros((C, K, 3))  # per component: n_k and the family's two sufficient sums
         if has_int:
-            suff += rng.multinomial(c_int_i, resp.transpose(0, 2, 1)).transpose(0, 2, 1) @ feats
+            suff += rng.multinomial(c_int_i, resp.transpose(0, 2, 1)).transpose(0, 2, 1) @ comps.feats
         if has_frac:
             k_draw = np.minimum((np.cumsum(resp, axis=1) < rng.random((C, 1, x.size))).sum(axis=1), K - 1)
             suff += (k_draw[:, None, :] == arangeK[None, :, None]) @ frac_feats
-        nk, sx, sxx = suff[..., 0], suff[..., 1], suff[..., 2]
+        nk = suff[..., 0]
         # 2. sticks
         tail = nk.sum(axis=1, keepdims=True) - np.cumsum(nk, axis=1)
         v = np.clip(rng.beta(1.0 + nk[:, :-1], alpha[:, None] + tail[:, :-1]), _V_EPS, 1 - _V_EPS)
         # 3. concentration
         alpha = rng.gamma(a + K - 1, 1.0 / (b - np.log1p(-v).sum(axis=1)))
-        # 4. means | scales
-        prec = 1.0 / s2 + nk * np.exp(-2 * u)
-        mean = (m / s2 + sx * np.exp(-2 * u)) / prec
-        mu = mean + rng.standard_normal((C, K)) / np.sqrt(prec)
-        # 5. log-scales | means, by random-walk Metropolis
-        ss = np.maximum(sxx - 2 * mu * sx + nk * mu * mu, 0.0)
-        step = 2.4 / np.sqrt(1.0 / tau**2 + 2.0 * nk)
-
-        def logpost(uu, nk=nk, ss=ss):
-            return -0.5 * ((uu - ell) / tau) ** 2 - nk * uu - 0.5 * ss * np.exp(-2 * uu)
-
-        lp = logpost(u)
-        for _ in range(int(n_mh)):
-            prop = u + step * rng.standard_normal((C, K))
-            lp_prop = logpost(prop)
-            acc = np.log(rng.random((C, K))) < lp_prop - lp
-            u = np.where(acc, prop, u)
-            lp = np.where(acc, lp_prop, lp)
-            accepted += int(acc.sum())
+        # 4-5. component parameters
+        acceptance += comps.update(suff, rng)
         if it >= tune and (it - tune) % thin == 0:
             j = (it - tune) // thin
+            p1, p2 = comps.params()
             out["weight"][:, j] = np.exp(_log_weights(v))
-            out["mu"][:, j] = mu + shift
-            out["sigma"][:, j] = np.exp(u)
+            out[p1_name][:, j] = p1
+            out[p2_name][:, j] = p2
             out_alpha[:, j] = alpha
-            out_ll[:, j] = (top[:, 0] + np.log(tot[:, 0]) - _LOG_SQRT_2PI) @ counts  # log-likelihood at the sweep's start
+            out_ll[:, j] = (top[:, 0] + np.log(tot[:, 0]) + comps.point_constant) @ counts  # at the sweep's start
             out_occ[:, j] = (nk > 0).sum(axis=1)
 
     dims3, dims2 = ("chain", "draw", "component"), ("chain", "draw")
@@ -208,11 +295,11 @@ def fit_gibbs(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: i
                        coords={"chain": coords["chain"], "draw": coords["draw"]})
     diagnostics = {
         "route": "gibbs",
+        "family": family,
         "runtime_s": float(time.perf_counter() - t0),
         "n_iterations": int(n_iter),
         "chains": C,
-        "mh_acceptance": float(accepted / (n_iter * int(n_mh) * C * K)),
+        "mh_acceptance": float(acceptance / (n_iter * C * K)),
         "mean_occupied": float(out_occ.mean()),
     }
     return ClassFit(posterior=posterior, diagnostics=diagnostics, sample_stats=stats)
-

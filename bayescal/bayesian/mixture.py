@@ -1,12 +1,22 @@
 r"""Numpy evaluation of mixture densities and calibration maps from posterior draws.
 
-Every inference route returns the same draws (weights :math:`w_{ck}`, means
-:math:`\mu_{ck}`, scales :math:`\sigma_{ck}`, class prior :math:`\pi`, atom masses
-:math:`q_{ca}`), so this module is the single place where they turn into densities and maps.
+Every inference route returns the same draws (weights :math:`w_{ck}`, two parameters per
+component, class prior :math:`\pi`, atom masses :math:`q_{ca}`), so this module is the
+single place where they turn into densities and maps. Two component families
+(:data:`FAMILIES`) are evaluated on the working scale :math:`t`:
 
-Continuous part of class :math:`c` on the working scale:
+* ``"gaussian"``: parameters :math:`(\mu_{ck}, \sigma_{ck})`,
+  :math:`\log \phi_{ck}(t) = \log \mathcal N(t \mid \mu_{ck}, \sigma_{ck}^2)`;
+* ``"beta"``: parameters :math:`(a_{ck}, b_{ck})`, a Beta(a, b) density of the probability
+  :math:`s = \operatorname{expit}(t)` written on the logit scale (the logistic-beta, or
+  type-IV generalised logistic, density),
+  :math:`\log \phi_{ck}(t) = a \log \operatorname{expit}(t) + b \log \operatorname{expit}(-t) - \log B(a, b)`.
+  Its tails are exponential in :math:`t` (rates :math:`a` and :math:`b`), so a mixture
+  fits scores piled near 0 and 1, where Gaussian tails do not.
 
-.. math:: \log f_c(t) = \operatorname{logsumexp}_k \big[\log w_{ck} + \log \mathcal N(t \mid \mu_{ck}, \sigma_{ck})\big]
+Continuous part of class :math:`c`:
+
+.. math:: \log f_c(t) = \operatorname{logsumexp}_k \big[\log w_{ck} + \log \phi_{ck}(t)\big]
 
 The map away from atoms, with :math:`Q_c = \sum_a q_{ca}` the atom mass of class c,
 
@@ -22,9 +32,13 @@ any density, so :math:`P(y=1 \mid a) = \pi q_{1a} / (\pi q_{1a} + (1-\pi) q_{0a}
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import betaln, expit, log_expit
 
-__all__ = ["log_density", "log_joint", "map_draws"]
+__all__ = ["FAMILIES", "PARAMS", "log_density", "log_joint", "map_draws"]
+
+FAMILIES = ("gaussian", "beta")
+PARAMS = {"gaussian": ("mu", "sigma"), "beta": ("beta_a", "beta_b")}
+"""The posterior variables holding each family's two component parameters."""
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 _CHUNK_ELEMENTS = 2**20  # draws x components x points evaluated at once (8 MB of float64)
@@ -33,39 +47,69 @@ _T_FAR = 1e150  # |t| beyond this is clipped: its squared z-score would overflow
 #                 far-tail limit (set by the widest component) is reached long before
 
 
-def log_density(t: np.ndarray, weight: np.ndarray, mu: np.ndarray, sigma: np.ndarray) -> np.ndarray:
-    r"""Log density of Gaussian mixtures at points ``t``, one mixture per leading index.
+def _component_terms(t: np.ndarray, p1: np.ndarray, p2: np.ndarray, family: str):
+    """``(const, fn)``: per-component constants (S, K) and a function giving the point terms
+    (S', K, n) for a slice of the draws, so that log w + log phi = const + terms."""
+    if family == "gaussian":
+        with np.errstate(divide="ignore"):
+            const = -np.log(p2) - _LOG_SQRT_2PI
+        inv_s = 1.0 / p2
+
+        def terms(sl, tt):
+            z = (tt[None, None, :] - p1[sl, :, None]) * inv_s[sl, :, None]
+            z *= z
+            z *= -0.5
+            return z
+        return const, terms
+    if family == "beta":
+        const = -betaln(p1, p2)
+        ls1, ls2 = log_expit(t), log_expit(-t)
+
+        def terms(sl, tt):
+            if tt is t:
+                l1, l2 = ls1, ls2
+            else:
+                l1, l2 = log_expit(tt), log_expit(-tt)
+            out = p1[sl, :, None] * l1[None, None, :]
+            out += p2[sl, :, None] * l2[None, None, :]
+            return out
+        return const, terms
+    raise ValueError(f"family={family!r} is not one of {FAMILIES}.")
+
+
+def log_density(t: np.ndarray, weight: np.ndarray, p1: np.ndarray, p2: np.ndarray,
+                family: str = "gaussian") -> np.ndarray:
+    r"""Log density of mixtures at points ``t``, one mixture per leading index.
 
     Parameters
     ----------
     t : ndarray of shape (n,)
         Working-scale points.
-    weight, mu, sigma : ndarray of shape (..., K)
-        Mixture weights (summing to one over the last axis), means and scales.
+    weight, p1, p2 : ndarray of shape (..., K)
+        Mixture weights (summing to one over the last axis) and the two component parameters
+        of ``family`` (means and scales, or Beta shapes a and b).
+    family : {"gaussian", "beta"}, default "gaussian"
 
     Returns
     -------
     ndarray of shape (..., n)
-        :math:`\log \sum_k w_k \mathcal N(t \mid \mu_k, \sigma_k)`, evaluated in chunks of
-        draws so memory stays bounded: summed directly where that is exact, and by
-        log-sum-exp where the direct sum underflows (far tails), so it is finite everywhere
-        (points beyond +-1e150 are evaluated at +-1e150, where the squared z-score still fits
-        in a float).
+        :math:`\log \sum_k w_k \phi_k(t)`, evaluated in chunks of draws so memory stays
+        bounded: summed directly where that is exact, and by log-sum-exp where the direct
+        sum underflows (far tails), so it is finite everywhere (points beyond +-1e150 are
+        evaluated at +-1e150).
     """
     t = np.clip(np.asarray(t, dtype=np.float64), -_T_FAR, _T_FAR)
     lead = weight.shape[:-1]
     K = weight.shape[-1]
-    w2, m2, s2 = (np.asarray(a, dtype=np.float64).reshape(-1, K) for a in (weight, mu, sigma))
+    w2, a2, b2 = (np.asarray(a, dtype=np.float64).reshape(-1, K) for a in (weight, p1, p2))
+    comp_const, terms = _component_terms(t, a2, b2, family)
     with np.errstate(divide="ignore"):
-        const = np.log(w2) - np.log(s2) - _LOG_SQRT_2PI  # (S, K)
-    inv_s = 1.0 / s2
+        const = np.log(w2) + comp_const  # (S, K)
     out = np.empty((w2.shape[0], t.size))
     step = max(1, _CHUNK_ELEMENTS // max(1, K * t.size))
     for start in range(0, w2.shape[0], step):
         sl = slice(start, start + step)
-        comp = (t[None, None, :] - m2[sl, :, None]) * inv_s[sl, :, None]
-        comp *= comp
-        comp *= -0.5
+        comp = terms(sl, t)
         comp += const[sl, :, None]
         np.exp(comp, out=comp)
         out[sl] = comp.sum(axis=1)
@@ -74,17 +118,21 @@ def log_density(t: np.ndarray, weight: np.ndarray, mu: np.ndarray, sigma: np.nda
     with np.errstate(divide="ignore"):
         np.log(out, out=out)
     rows, cols = np.nonzero(small)
-    for start in range(0, rows.size, max(1, _CHUNK_ELEMENTS // K)):
-        r, c = rows[start:start + _CHUNK_ELEMENTS // K], cols[start:start + _CHUNK_ELEMENTS // K]
-        comp = (t[c, None] - m2[r]) * inv_s[r]
-        comp = -0.5 * comp * comp + const[r]
+    chunk = max(1, _CHUNK_ELEMENTS // K)
+    for start in range(0, rows.size, chunk):
+        r, c = rows[start:start + chunk], cols[start:start + chunk]
+        if family == "gaussian":
+            comp = -0.5 * ((t[c, None] - a2[r]) / b2[r]) ** 2
+        else:
+            comp = a2[r] * log_expit(t[c])[:, None] + b2[r] * log_expit(-t[c])[:, None]
+        comp = comp + const[r]
         top = comp.max(axis=1, keepdims=True)
         out[r, c] = np.log(np.exp(comp - top).sum(axis=1)) + top[:, 0]
     return out.reshape(*lead, t.size)
 
 
-def log_joint(t: np.ndarray, atoms_t: np.ndarray, pi: np.ndarray, weight: np.ndarray, mu: np.ndarray,
-              sigma: np.ndarray, atom_prob: np.ndarray) -> np.ndarray:
+def log_joint(t: np.ndarray, atoms_t: np.ndarray, pi: np.ndarray, weight: np.ndarray, p1: np.ndarray,
+              p2: np.ndarray, atom_prob: np.ndarray, family: str = "gaussian") -> np.ndarray:
     r"""Log joint probability of each point with each class, per draw, atoms included.
 
     At a point :math:`t` off the atoms, :math:`\log p(t, y=c) = \log \pi_c + \log(1 - Q_c) + \log f_c(t)`
@@ -99,10 +147,11 @@ def log_joint(t: np.ndarray, atoms_t: np.ndarray, pi: np.ndarray, weight: np.nda
         Atom values on the working scale; points equal to one take its atom masses.
     pi : ndarray of shape (S,)
         Class-1 prior per draw.
-    weight, mu, sigma : ndarray of shape (S, 2, K)
-        Mixture parameters per draw and class.
+    weight, p1, p2 : ndarray of shape (S, 2, K)
+        Mixture weights and component parameters per draw and class.
     atom_prob : ndarray of shape (S, 2, A)
         Atom masses within each class (A may be 0).
+    family : {"gaussian", "beta"}, default "gaussian"
 
     Returns
     -------
@@ -118,15 +167,15 @@ def log_joint(t: np.ndarray, atoms_t: np.ndarray, pi: np.ndarray, weight: np.nda
     with np.errstate(divide="ignore"):
         if cont.any():
             cont_mass = np.log1p(-np.clip(atom_prob.sum(axis=-1), 0.0, 1.0 - 1e-300))  # (S, 2)
-            out[:, :, cont] = log_density(t[cont], weight, mu, sigma) + cont_mass[..., None]
+            out[:, :, cont] = log_density(t[cont], weight, p1, p2, family) + cont_mass[..., None]
         if (~cont).any():
             out[:, :, ~cont] = np.log(atom_prob[:, :, idx[~cont]])
     return out + log_prior
 
 
-def map_draws(t: np.ndarray, atoms_t: np.ndarray, pi: np.ndarray, weight: np.ndarray, mu: np.ndarray,
-              sigma: np.ndarray, atom_prob: np.ndarray) -> np.ndarray:
+def map_draws(t: np.ndarray, atoms_t: np.ndarray, pi: np.ndarray, weight: np.ndarray, p1: np.ndarray,
+              p2: np.ndarray, atom_prob: np.ndarray, family: str = "gaussian") -> np.ndarray:
     """Calibration-map draws P(y=1 | t), shape ``(S, n)``, atoms included: the logistic
     function of the difference of the two classes' :func:`log_joint`."""
-    lj = log_joint(t, atoms_t, pi, weight, mu, sigma, atom_prob)
+    lj = log_joint(t, atoms_t, pi, weight, p1, p2, atom_prob, family)
     return expit(lj[:, 1] - lj[:, 0])

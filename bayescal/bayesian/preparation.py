@@ -17,7 +17,8 @@ neighbours, are not.
 **Ties.** The remaining ties are a rounded continuous score: each tied value's rows are
 spread evenly over its rounding cell (:func:`~bayescal.data.spread_ties`; for binned data
 :func:`~bayescal.data.spread_counts`), which approximates the likelihood of a rounded
-value, the density's integral over its cell.
+value, the density's integral over its cell. Probability scores are rounded as
+probabilities (vote shares, rounded outputs), so their cells are cut on that scale.
 
 **Compression.** With more than ``compress_above`` continuous scores they become per-class
 counts on ``n_bins`` equal-width bins of the working scale
@@ -184,6 +185,15 @@ def _fill_shapeless(xs: list, cs: list) -> tuple[list, list, tuple]:
     return xs, cs, borrowed
 
 
+def _spread_on_input_scale(sub: ScoreData) -> np.ndarray:
+    """Tied scores spread over their rounding cells on the scale where they were rounded (the
+    probability, for probability scores), then taken to the working scale."""
+    if sub.score_kind != "probability":
+        return spread_ties(sub.t, sub.y, sub.w)
+    p = from_working(sub.t, "probability")
+    return to_working(spread_ties(p, sub.y, sub.w), "probability")
+
+
 def prepare(data: ScoreData, *, atom_threshold: float, atom_min_count: int, compress_above: int,
             n_bins: int) -> PreparedData:
     """Split ``data`` into atoms and per-class continuous points (module docstring).
@@ -225,7 +235,7 @@ def prepare(data: ScoreData, *, atom_threshold: float, atom_min_count: int, comp
                               coords={"class": [0, 1], "bin": summary.centers, "atom": atoms})
         used_bins = summary.n_bins
     else:
-        t_spread = spread_ties(sub.t, sub.y, sub.w) if sub.n else sub.t
+        t_spread = _spread_on_input_scale(sub) if sub.n else sub.t
         xs = [t_spread[sub.y == c] for c in (0, 1)]
         cs = [sub.w[sub.y == c] for c in (0, 1)]
         observed = xr.Dataset({"scores": ("obs_id", data.scores), "t": ("obs_id", data.t),

@@ -36,6 +36,15 @@ and component scales are log-normal around the KDE bandwidth with a factor
 :math:`e^{\tau} \approx 2.7` of spread. ``alpha ~ Gamma(1, 1)`` (mean 1) favours a few
 occupied components while allowing many (Ishwaran & James 2001; Escobar & West 1995).
 
+**Beta components** (``family="beta"``, :mod:`bayescal.bayesian.mixture`). Component k is
+Beta(:math:`a_k, b_k`) on :math:`s = \operatorname{expit}(t)`, whose logit has mean about
+:math:`\log(a_k / b_k)` and variance about :math:`1/a_k + 1/b_k`. Matching these to the
+same KDE quantities (centre :math:`m_k`, variance :math:`h^2`) gives the prior centres
+:math:`\ell^a_k = \log((1 + e^{m_k}) / h^2)`, :math:`\ell^b_k = \log((1 + e^{-m_k}) / h^2)`
+(keys ``a_logloc``, ``b_logloc``), with :math:`\log a_k \sim \mathcal N(\ell^a_k, \tau^2)`,
+:math:`\log b_k \sim \mathcal N(\ell^b_k, \tau^2)`, :math:`\tau` = ``ab_logsd`` = 1; the
+chains start at the centres (``init_a``, ``init_b``).
+
 Precedence is user > KDE-informed > default: :func:`resolve_priors` starts from the
 defaults, overwrites with the KDE-informed values, then with what the user passed.
 
@@ -57,20 +66,29 @@ import numpy as np
 
 from bayescal._stats import silverman_bandwidth, weighted_mean_std, weighted_quantile
 
-__all__ = ["DEFAULT_PRIOR", "PRIOR_KEYS", "kde_prior", "resolve_priors"]
+__all__ = ["DEFAULT_PRIOR", "PRIOR_KEYS", "kde_prior", "prior_keys", "resolve_priors"]
 
-SCALAR_KEYS = ("alpha_shape", "alpha_rate", "mu_scale", "sigma_logmean", "sigma_logsd")
-VECTOR_KEYS = ("mu_loc", "init_mu", "init_sigma", "init_weight")
+_SCALAR = {"gaussian": ("alpha_shape", "alpha_rate", "mu_scale", "sigma_logmean", "sigma_logsd"),
+           "beta": ("alpha_shape", "alpha_rate", "ab_logsd")}
+_VECTOR = {"gaussian": ("mu_loc", "init_mu", "init_sigma", "init_weight"),
+           "beta": ("a_logloc", "b_logloc", "init_a", "init_b", "init_weight")}
+SCALAR_KEYS = _SCALAR["gaussian"]
+VECTOR_KEYS = _VECTOR["gaussian"]
 PRIOR_KEYS = SCALAR_KEYS + VECTOR_KEYS
-"""Every hyperparameter of one class's mixture."""
+"""Every hyperparameter of one class's Gaussian mixture (:func:`prior_keys` for each family)."""
 
-DEFAULT_PRIOR: dict[str, float] = {"alpha_shape": 1.0, "alpha_rate": 1.0, "sigma_logsd": 1.0}
+DEFAULT_PRIOR: dict[str, float] = {"alpha_shape": 1.0, "alpha_rate": 1.0, "sigma_logsd": 1.0, "ab_logsd": 1.0}
 """The data-free default layer (the rest comes from the class's scores)."""
 
-_POSITIVE = ("alpha_shape", "alpha_rate", "mu_scale", "sigma_logsd", "init_sigma")
+_POSITIVE = ("alpha_shape", "alpha_rate", "mu_scale", "sigma_logsd", "init_sigma", "ab_logsd", "init_a", "init_b")
 
 
-def kde_prior(x: np.ndarray, counts: np.ndarray, n_components: int) -> dict[str, Any]:
+def prior_keys(family: str = "gaussian") -> tuple[str, ...]:
+    """The hyperparameter names of one class's mixture with components of ``family``."""
+    return _SCALAR[family] + _VECTOR[family]
+
+
+def kde_prior(x: np.ndarray, counts: np.ndarray, n_components: int, family: str = "gaussian") -> dict[str, Any]:
     """KDE-informed hyperparameters of one class (see the module docstring).
 
     Parameters
@@ -81,11 +99,13 @@ def kde_prior(x: np.ndarray, counts: np.ndarray, n_components: int) -> dict[str,
         Their frequency weights.
     n_components : int
         Truncation level K.
+    family : {"gaussian", "beta"}, default "gaussian"
 
     Returns
     -------
     dict
-        ``mu_loc``, ``mu_scale``, ``sigma_logmean``, ``init_mu``, ``init_sigma``, ``init_weight``.
+        ``mu_loc``, ``mu_scale``, ``sigma_logmean``, ``init_mu``, ``init_sigma``, ``init_weight``
+        (Gaussian), or ``a_logloc``, ``b_logloc``, ``init_a``, ``init_b``, ``init_weight`` (Beta).
     """
     x = np.asarray(x, dtype=np.float64)
     counts = np.asarray(counts, dtype=np.float64)
@@ -97,6 +117,11 @@ def kde_prior(x: np.ndarray, counts: np.ndarray, n_components: int) -> dict[str,
         h = sd
     order = np.argsort(np.abs(2 * np.arange(K) + 1 - K), kind="stable")  # centre-out: heaviest sticks mid-class
     loc = weighted_quantile(x, (order + 0.5) / K, counts)
+    if family == "beta":
+        a_log = np.log1p(np.exp(np.clip(loc, -700, 700))) - 2.0 * np.log(h)
+        b_log = np.log1p(np.exp(np.clip(-loc, -700, 700))) - 2.0 * np.log(h)
+        return {"a_logloc": a_log, "b_logloc": b_log, "init_a": np.exp(a_log), "init_b": np.exp(b_log),
+                "init_weight": np.full(K, 1.0 / K)}
     return {
         "mu_loc": loc,
         "mu_scale": float(sd),
@@ -107,17 +132,19 @@ def kde_prior(x: np.ndarray, counts: np.ndarray, n_components: int) -> dict[str,
     }
 
 
-def _check_user_class(user: Any, n_components: int, where: str) -> dict[str, Any]:
+def _check_user_class(user: Any, n_components: int, where: str, family: str = "gaussian") -> dict[str, Any]:
     if not isinstance(user, Mapping):  # the package's contract: every bad input is a ValueError
         raise ValueError(  # noqa: TRY004
             f"{where} is a {type(user).__name__}: pass a dict of hyperparameters, e.g. {{'alpha_shape': 2.0}}.")
-    unknown = sorted(set(map(str, user)) - set(PRIOR_KEYS))
+    keys = prior_keys(family)
+    unknown = sorted(set(map(str, user)) - set(keys))
     if unknown:
-        raise ValueError(f"{where} has unknown key(s) {unknown}: the hyperparameters are {list(PRIOR_KEYS)}.")
+        raise ValueError(f"{where} has unknown key(s) {unknown}: the hyperparameters of {family} components "
+                         f"are {list(keys)}.")
     out: dict[str, Any] = {}
     for key, value in user.items():
         arr = np.asarray(value, dtype=np.float64)
-        if key in SCALAR_KEYS:
+        if key in _SCALAR[family]:
             if arr.ndim != 0:
                 raise ValueError(f"{where}[{key!r}] must be a number, got shape {arr.shape}.")
             val: Any = float(arr)
@@ -141,7 +168,7 @@ def _check_user_class(user: Any, n_components: int, where: str) -> dict[str, Any
 
 
 def resolve_priors(priors: Any, xs: Sequence[np.ndarray], counts: Sequence[np.ndarray],
-                   n_components: int) -> list[dict[str, Any]]:
+                   n_components: int, family: str = "gaussian") -> list[dict[str, Any]]:
     """Hyperparameters of both classes with precedence user > KDE-informed > default.
 
     Parameters
@@ -154,11 +181,13 @@ def resolve_priors(priors: Any, xs: Sequence[np.ndarray], counts: Sequence[np.nd
     xs, counts : sequence of two arrays
         Each class's working-scale scores and frequency weights.
     n_components : int
+    family : {"gaussian", "beta"}, default "gaussian"
+        Component family: which hyperparameters exist (:func:`prior_keys`).
 
     Returns
     -------
     list of two dicts
-        Complete hyperparameter dicts for class 0 and class 1 (keys :data:`PRIOR_KEYS`).
+        Complete hyperparameter dicts for class 0 and class 1 (keys :func:`prior_keys`).
 
     Raises
     ------
@@ -167,24 +196,24 @@ def resolve_priors(priors: Any, xs: Sequence[np.ndarray], counts: Sequence[np.nd
     """
     if priors is None:
         per_class: list[Any] = [None, None]
-    elif isinstance(priors, Mapping) and all(str(k) in PRIOR_KEYS for k in priors):
+    elif isinstance(priors, Mapping) and all(str(k) in prior_keys(family) for k in priors):
         per_class = [priors, priors]
     elif isinstance(priors, Mapping) and set(priors) <= {0, 1, "0", "1"}:
         per_class = [priors.get(0, priors.get("0")), priors.get(1, priors.get("1"))]
     elif isinstance(priors, Sequence) and not isinstance(priors, (str, bytes)) and len(priors) == 2:
         per_class = list(priors)
     elif isinstance(priors, Mapping):
-        unknown = sorted(str(k) for k in priors if str(k) not in PRIOR_KEYS)
-        raise ValueError(f"priors has unknown key(s) {unknown}: use hyperparameter names {list(PRIOR_KEYS)}, "
+        unknown = sorted(str(k) for k in priors if str(k) not in prior_keys(family))
+        raise ValueError(f"priors has unknown key(s) {unknown}: use hyperparameter names {list(prior_keys(family))}, "
                          "or class labels 0 and 1 mapping to such dicts.")
     else:
         raise ValueError(f"priors is a {type(priors).__name__}: pass None, a dict of hyperparameters, "
                          "or one dict per class ({0: {...}, 1: {...}} or [{...}, {...}]).")
     out = []
     for c in (0, 1):
-        prior: dict[str, Any] = dict(DEFAULT_PRIOR)
-        prior.update(kde_prior(xs[c], counts[c], n_components))
+        prior: dict[str, Any] = {k: v for k, v in DEFAULT_PRIOR.items() if k in _SCALAR[family]}
+        prior.update(kde_prior(xs[c], counts[c], n_components, family))
         if per_class[c] is not None:
-            prior.update(_check_user_class(per_class[c], n_components, f"priors for class {c}"))
+            prior.update(_check_user_class(per_class[c], n_components, f"priors for class {c}", family))
         out.append(prior)
     return out
