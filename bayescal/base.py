@@ -1,4 +1,4 @@
-"""The calibrator contract (DESIGN.md section 3).
+"""The calibrator contract (see the architecture page of the documentation).
 
 Every calibrator is a scikit-learn estimator over 1-D scores. A subclass implements two
 things on the working scale ``t`` (see :mod:`bayescal.data`):
@@ -23,12 +23,23 @@ import xarray as xr
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from bayescal._validation import check_ci_prob, check_features, check_min_samples, check_number, check_scores
+from bayescal._validation import (
+    DEFAULT_CI_PROB,
+    check_ci_prob,
+    check_features,
+    check_min_samples,
+    check_number,
+    check_scores,
+    resolve_random_state,
+)
 from bayescal.data import ScoreData, ScoreSummary, prepare_data, to_working
 
-__all__ = ["Calibrator", "BayesianCalibrator", "DEFAULT_GRID_SIZE"]
+__all__ = ["Calibrator", "BayesianCalibrator", "DEFAULT_CI_PROB", "DEFAULT_GRID_SIZE"]
 
+#: Number of points of the default score grid of :meth:`Calibrator.calibration_map`.
 DEFAULT_GRID_SIZE = 201
+# DEFAULT_CI_PROB (0.95), the probability of every band when ``ci_prob=None``, is defined
+# in bayescal._validation (which cannot import this module) and re-exported here.
 
 
 class Calibrator(ClassifierMixin, BaseEstimator):
@@ -277,11 +288,24 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         )
 
     def credible_band(self, grid: Any = None, ci_prob: float | None = None, ci_kind: str | None = None) -> xr.DataArray:
-        """Pointwise interval of the calibration map, dims ``(score, ci_bound)``.
+        """Pointwise credible interval of the calibration map, dims ``(score, ci_bound)``.
 
-        ``ci_prob`` and ``ci_kind`` ("eti" or "hdi") default to ArviZ's
-        ``rcParams["stats.ci_prob"]`` and ``rcParams["stats.ci_kind"]``. For a point-estimate
-        calibrator (one draw) the band collapses onto the map (attr ``degenerate=1``).
+        Parameters
+        ----------
+        grid : array-like of scores or int, optional
+            As in :meth:`calibration_map`.
+        ci_prob : float, optional
+            Probability of the interval, in (0, 1); :data:`DEFAULT_CI_PROB` (0.95) when None.
+        ci_kind : {"eti", "hdi"}, optional
+            Equal-tailed or highest-density interval; ArviZ's ``rcParams["stats.ci_kind"]``
+            (``"eti"`` unless changed) when None.
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(score, ci_bound)`` with ``ci_bound = ["lower", "upper"]`` and attrs
+            ``ci_kind``, ``ci_prob``, ``degenerate`` (1 for a point-estimate calibrator,
+            whose band collapses onto the map) and those of :meth:`calibration_map`.
         """
         import arviz_base
         import arviz_stats
@@ -320,14 +344,26 @@ class BayesianCalibrator(Calibrator):
     in ``_fit`` and implement ``_map_draws`` from it.
     """
 
-    def sample_posterior_predictive(self, scores: Any, *, random_seed: Any = None) -> xr.DataTree:
+    def sample_posterior_predictive(self, scores: Any, *, random_state: Any = None,
+                                    random_seed: Any = None) -> xr.DataTree:
         """Replicated labels at ``scores``: y_rep ~ Bernoulli(map draw), one per posterior draw.
 
-        Returns an ``xarray.DataTree`` with a ``posterior_predictive`` group holding ``y`` with
-        dims ``(chain, draw, obs_id)``.
+        Parameters
+        ----------
+        scores : array-like of shape (n,)
+            Scores on the input scale.
+        random_state : None, int or numpy.random.Generator, default None
+            Randomness of the replicated labels.
+        random_seed : deprecated
+            Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release.
+
+        Returns
+        -------
+        xarray.DataTree
+            A ``posterior_predictive`` group holding ``y`` with dims ``(chain, draw, obs_id)``.
         """
         p = self.predict_posterior(scores)
-        rng = np.random.default_rng(random_seed)
+        rng = np.random.default_rng(resolve_random_state(random_state, random_seed, "sample_posterior_predictive"))
         y_rep = (rng.random(p.shape) < p.values).astype(np.int8)
         ds = xr.Dataset({"y": (p.dims, y_rep)}, coords=p.coords)
         return xr.DataTree.from_dict({"posterior_predictive": ds})

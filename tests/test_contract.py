@@ -18,18 +18,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import bayescal
 from bayescal._registry import get_calibrator_class
 
-# Tiny settings for calibrators whose defaults are slow; every other calibrator uses its defaults.
-FAST_PARAMS: dict[str, dict] = {"dpm": {"draws": 100, "n_components": 8}}
-
-
-def build(name: str, **params):
-    """The calibrator with its fast settings and a fixed seed (when it has one)."""
-    cls = get_calibrator_class(name)
-    accepted = cls().get_params()
-    seeded = {k: 0 for k in ("random_state", "random_seed") if k in accepted}
-    fast = {k: v for k, v in FAST_PARAMS.get(name, {}).items() if k in accepted}
-    return cls(**{**seeded, **fast, **params})
-
+from _calibrators import build
 
 def simulated(n: int = 400, seed: int = 0):
     """Scores from Beta(2,5) (negatives) and Beta(5,2) (positives) with pi = 0.4."""
