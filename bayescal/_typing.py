@@ -7,11 +7,9 @@ randomness: an int seed, a :class:`numpy.random.Generator`, or ``None`` for fres
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 import numpy as np
 from numpy.typing import ArrayLike
 
 __all__ = ["ArrayLike", "RandomStateLike"]
 
-RandomStateLike: TypeAlias = int | np.random.Generator | None
+type RandomStateLike = int | np.random.Generator | None

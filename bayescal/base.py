@@ -254,11 +254,11 @@ class Calibrator(ClassifierMixin, BaseEstimator):
     def _grid(self, grid: Any) -> np.ndarray:
         check_is_fitted(self)
         kind = getattr(self, "score_kind", "probability")
-        if grid is None or (np.isscalar(grid) and float(grid).is_integer()):
+        if grid is None or (np.isscalar(grid) and float(grid).is_integer()):  # type: ignore[arg-type]
             lo, hi = self.score_range_
             if hi <= lo:  # every training score equal
                 lo, hi = (0.0, 1.0) if kind == "probability" else (lo - 1.0, hi + 1.0)
-            return np.linspace(lo, hi, DEFAULT_GRID_SIZE if grid is None else int(grid))
+            return np.linspace(lo, hi, DEFAULT_GRID_SIZE if grid is None else int(grid))  # type: ignore[arg-type]
         return check_scores(grid, score_kind=kind, name="grid")
 
     def calibration_map(self, grid: Any = None) -> xr.DataArray:

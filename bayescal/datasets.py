@@ -20,7 +20,8 @@ Bayesian non-parametric approach. arXiv:1401.3390 (SDM 2015 for the BBQ version)
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -108,7 +109,7 @@ def svm_scores(train: pd.DataFrame, test: pd.DataFrame, *, kernel: str = "linear
     missing = [c for c in features if c not in test.columns]
     if missing:
         raise ValueError(f"test lacks the feature column(s) {missing} that train has: pass the same columns.")
-    svm = SVC(**kernels[kernel]).fit(train[features].to_numpy(), train["y"].to_numpy())
+    svm = SVC(**kernels[kernel]).fit(train[features].to_numpy(), train["y"].to_numpy())  # type: ignore[arg-type]
     return (expit(svm.decision_function(train[features].to_numpy())),
             expit(svm.decision_function(test[features].to_numpy())))
 

@@ -249,7 +249,7 @@ def consistency_check(scores: Any, y: Any, *, statistics: Any = ("ece", "mcb"), 
             rep[k, 0, r] = STATISTICS[name](y_rep, s, n_bins, strategy)
         if band:
             rc = metrics.reliability_curve(y_rep, s, n_bins=n_bins, strategy=strategy)
-            frac[0, r] = rc["fraction_positive"].reindex(bin=curve["bin"]).values
+            frac[0, r] = rc["fraction_positive"].reindex(bin=curve["bin"]).values  # type: ignore[index]
     coords = {"statistic": names, "chain": [0], "draw": np.arange(n_replicates)}
     ds = xr.Dataset({"observed": ("statistic", obs), "replicated": (("statistic", "chain", "draw"), rep)},
                     coords=coords,

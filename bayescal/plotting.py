@@ -27,7 +27,7 @@ import numpy as np
 import xarray as xr
 
 from bayescal._typing import ArrayLike, RandomStateLike
-from bayescal._validation import DEFAULT_CI_PROB, resolve_random_state
+from bayescal._validation import DEFAULT_CI_PROB, check_ci_prob, resolve_random_state
 
 __all__ = ["DecisionDisplay", "DensityDisplay", "PPCDisplay", "ReliabilityDisplay", "plot_ppc_pava"]
 
@@ -694,8 +694,6 @@ def plot_ppc_pava(calibrator: Any, scores: ArrayLike, y: ArrayLike, *, ci_prob: 
     import arviz_plots
 
     from bayescal.diagnostics import posterior_predictive_tree
-
-    from bayescal._validation import check_ci_prob
 
     random_state = resolve_random_state(random_state, random_seed, "plot_ppc_pava")
     tree = posterior_predictive_tree(calibrator, scores, y, random_state=random_state)
