@@ -206,6 +206,19 @@ class Calibrator(ClassifierMixin, BaseEstimator):
 
         A Dask array (or Dask dataframe column) gives a lazy Dask result computed block by
         block (``map_blocks`` / ``map_partitions``): nothing is collected.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n,) or (n, 1), or Dask array / column
+            Scores on the input scale (as in :meth:`fit`).
+        X : array-like of shape (n, d), optional
+            Features, for feature-aware calibrators only (the columns used in :meth:`fit`).
+
+        Returns
+        -------
+        ndarray of shape (n, 2)
+            The posterior-mean map for a Bayesian calibrator; a Dask array (or a Dask
+            dataframe with one column per class) for Dask input.
         """
         if hasattr(scores, "__dask_graph__"):
             return self._predict_proba_dask(scores, X)
@@ -219,6 +232,18 @@ class Calibrator(ClassifierMixin, BaseEstimator):
 
         A point estimate is a posterior with one draw, so every calibrator answers and
         decisions and diagnostics never ask which kind they were given.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n,) or (n, 1)
+            Scores on the input scale.
+        X : array-like of shape (n, d), optional
+            Features, for feature-aware calibrators only.
+
+        Returns
+        -------
+        xarray.DataArray
+            Named ``p``, dims ``(chain, draw, obs_id)``.
         """
         t = self._working(scores)
         X = self._check_X(X, t.shape[0], fitting=False)
@@ -246,7 +271,23 @@ class Calibrator(ClassifierMixin, BaseEstimator):
                                  chunks=(scores.chunks[0], (2,)), dtype=np.float64, meta=np.empty((0, 2)))
 
     def predict(self, scores: Any, threshold: float | None = None, *, X: Any = None) -> np.ndarray:
-        """Predicted labels: the positive class where the calibrated P(y=1) exceeds ``threshold`` (0.5)."""
+        """Predicted labels: the positive class where the calibrated P(y=1) exceeds ``threshold``.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n,) or (n, 1)
+            Scores on the input scale.
+        threshold : float, optional
+            Cut-off on the calibrated probability, in [0, 1]; 0.5 when None. The
+            cost-optimal one is :func:`bayescal.decision.cost_cutoff`.
+        X : array-like of shape (n, d), optional
+            Features, for feature-aware calibrators only.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Labels from ``classes_``.
+        """
         threshold = 0.5 if threshold is None else check_number(threshold, "threshold", low=0.0, high=1.0)
         p = self.predict_proba(scores, X=X)[:, 1]
         return self.classes_[(p > threshold).astype(int)]
@@ -264,10 +305,19 @@ class Calibrator(ClassifierMixin, BaseEstimator):
     def calibration_map(self, grid: Any = None) -> xr.DataArray:
         """The calibration map P(y=1 | score) on ``grid`` with dims ``(chain, draw, score)``.
 
-        ``grid`` is on the input scale: an array of scores, or an integer number of points
-        (201 when ``None``) spread over the range of the scores seen in ``fit``, where the
-        map is supported by data. Attr ``extrapolated`` says whether any grid point lies
-        outside that range; ``observed_range`` gives it.
+        Parameters
+        ----------
+        grid : array-like of scores or int, optional
+            On the input scale: an array of scores, or an integer number of points
+            (:data:`DEFAULT_GRID_SIZE` = 201 when None) spread over the range of the scores
+            seen in ``fit``, where the map is supported by data.
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(chain, draw, score)`` (a point estimate has one chain and one draw);
+            attrs ``score_scale``, ``calibrator``, ``observed_range`` (the range of the
+            fitted scores) and ``extrapolated`` (1 when a grid point lies outside it).
         """
         if self.feature_aware:
             raise ValueError(f"{self._name} depends on features as well as scores: it has no 1-D calibration map.")
@@ -324,14 +374,31 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         return band
 
     def save(self, path: Any) -> None:
-        """Save the fitted calibrator to a netCDF file (see :mod:`bayescal.io`; no pickle)."""
+        """Save the fitted calibrator to a netCDF file (see :func:`bayescal.io.save`; no pickle).
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write (netCDF).
+        """
         from bayescal.io import save
 
         save(self, path)
 
     @classmethod
     def load(cls, path: Any) -> "Calibrator":
-        """Load a calibrator saved with :meth:`save`; the file must hold this class (or a subclass)."""
+        """Load a calibrator saved with :meth:`save`; the file must hold this class (or a subclass).
+
+        Parameters
+        ----------
+        path : str or path-like
+            A file written by :meth:`save`.
+
+        Returns
+        -------
+        Calibrator
+            The fitted calibrator, ready to predict.
+        """
         from bayescal.io import load
 
         return load(path, expected=cls)

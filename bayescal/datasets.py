@@ -177,6 +177,16 @@ class ScoreTruth(NamedTuple):
         r"""The true :math:`P(y=1 \mid s) = \pi f_1(s) / (\pi f_1(s) + (1-\pi) f_0(s))`.
 
         Computed on the log scale (stable in the tails); NaN where both densities vanish.
+
+        Parameters
+        ----------
+        s : array-like
+            Scores on the input scale.
+
+        Returns
+        -------
+        ndarray
+            The true P(y = 1 | s).
         """
         s = np.asarray(s, dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -35,7 +35,28 @@ __all__ = ["cost_cutoff", "DecisionRegions", "decision_regions", "realized_cost"
 
 
 def cost_cutoff(cost_fp: float = 1.0, cost_fn: float = 1.0) -> float:
-    """The probability cut-off :math:`c^* = c_{FP} / (c_{FP} + c_{FN})` of the optimal rule."""
+    """The probability cut-off :math:`c^* = c_{FP} / (c_{FP} + c_{FN})` of the optimal rule.
+
+    Predicting 1 where :math:`P(y=1 \mid s) > c^*` minimises the expected cost.
+
+    Parameters
+    ----------
+    cost_fp : float, default 1.0
+        Cost of a false positive, >= 0.
+    cost_fn : float, default 1.0
+        Cost of a false negative, >= 0 (not both zero).
+
+    Returns
+    -------
+    float
+        :math:`c^*` in [0, 1].
+
+    Examples
+    --------
+    >>> from bayescal.decision import cost_cutoff
+    >>> cost_cutoff(cost_fp=1.0, cost_fn=4.0)
+    0.2
+    """
     cost_fp = check_number(cost_fp, "cost_fp", low=0.0)
     cost_fn = check_number(cost_fn, "cost_fn", low=0.0)
     if cost_fp + cost_fn == 0:
@@ -95,7 +116,18 @@ class DecisionRegions:
     score_kind: str
 
     def predict(self, scores: Any) -> np.ndarray:
-        """Apply the rule to scores on the input scale: 1 inside an interval, else 0."""
+        """Apply the rule to scores on the input scale: 1 inside an interval, else 0.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n,)
+            Scores on the input scale of the calibrator the regions came from.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            0/1 decisions (int8).
+        """
         from bayescal._validation import check_scores
 
         s = check_scores(scores, score_kind=self.score_kind)
@@ -138,7 +170,23 @@ def decision_regions(calibrator: Any, cost_fp: float = 1.0, cost_fn: float = 1.0
 
 def realized_cost(y_true: Any, y_pred: Any, *, cost_fp: float = 1.0, cost_fn: float = 1.0,
                   sample_weight: Any = None) -> float:
-    """Mean cost per sample of predictions ``y_pred`` (0/1) against labels: :math:`(c_{FP} FP + c_{FN} FN)/N`."""
+    """Mean cost per sample of predictions ``y_pred`` (0/1) against labels: :math:`(c_{FP} FP + c_{FN} FN)/N`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        True binary labels.
+    y_pred : array-like of shape (n,)
+        Decisions, 0 or 1.
+    cost_fp, cost_fn : float, default 1.0
+        Costs of a false positive and of a false negative.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights (N is then their sum).
+
+    Returns
+    -------
+    float
+    """
     cost_cutoff(cost_fp, cost_fn)
     y, _ = check_labels(y_true, require_both=False, name="y_true")
     pred, _ = check_labels(y_pred, pos_label=1, require_both=False, name="y_pred")
@@ -160,6 +208,19 @@ def expected_profit(calibrator: Any, scores: Any, y_pred: Any = None, *, benefit
 
     Benefits may be per-sample arrays (e.g. a donation amount minus the mailing cost).
     ``y_pred=None`` applies the rule that maximises posterior expected profit per sample.
+
+    Parameters
+    ----------
+    calibrator : Calibrator
+        A fitted calibrator (any: a point estimate gives one draw).
+    scores : array-like of shape (n,)
+        Scores on the calibrator's input scale.
+    y_pred : array-like of shape (n,), optional
+        The rule's decisions (0/1); the posterior-optimal rule when None.
+    benefit_tp, benefit_fp, benefit_tn, benefit_fn : float or array-like of shape (n,)
+        Benefit of each outcome (default 1, 0, 0, 0); a cost is a negative benefit.
+    ci_prob : float, optional
+        Probability of the interval; :data:`bayescal.base.DEFAULT_CI_PROB` (0.95) when None.
 
     Returns
     -------
@@ -186,7 +247,26 @@ def expected_profit(calibrator: Any, scores: Any, y_pred: Any = None, *, benefit
 def expected_cost(calibrator: Any, scores: Any, y_pred: Any = None, *, cost_fp: float = 1.0,
                   cost_fn: float = 1.0, ci_prob: float | None = None) -> xr.Dataset:
     """Expected cost per sample of a rule under the posterior: :func:`expected_profit` with
-    benefits ``-cost_fp`` (false positive) and ``-cost_fn`` (false negative), sign flipped."""
+    benefits ``-cost_fp`` (false positive) and ``-cost_fn`` (false negative), sign flipped.
+
+    Parameters
+    ----------
+    calibrator : Calibrator
+        A fitted calibrator (any: a point estimate gives one draw).
+    scores : array-like of shape (n,)
+        Scores on the calibrator's input scale.
+    y_pred : array-like of shape (n,), optional
+        The rule's decisions (0/1); the posterior-optimal rule when None.
+    cost_fp, cost_fn : float, default 1.0
+        Costs of a false positive and of a false negative.
+    ci_prob : float, optional
+        Probability of the interval; :data:`bayescal.base.DEFAULT_CI_PROB` (0.95) when None.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``cost`` over ``(chain, draw)``, its ``mean``, and the interval ``ci`` over ``ci_bound``.
+    """
     cost_cutoff(cost_fp, cost_fn)
     prof = expected_profit(calibrator, scores, y_pred, benefit_tp=0.0, benefit_fp=-cost_fp,
                            benefit_tn=0.0, benefit_fn=-cost_fn, ci_prob=ci_prob)
@@ -216,6 +296,15 @@ def roc_from_map(calibrator: Any, scores: Any, *, n_thresholds: int = 101) -> xr
 
     for each posterior draw of the map :math:`p` — no labels needed. Thresholds are the
     quantiles of ``scores`` (plus the ends), so every curve runs from (1, 1) to (0, 0).
+
+    Parameters
+    ----------
+    calibrator : Calibrator
+        A fitted calibrator (any: a point estimate gives one draw).
+    scores : array-like of shape (n,)
+        Scores on the calibrator's input scale.
+    n_thresholds : int, default 101
+        Number of thresholds.
 
     Returns
     -------
@@ -249,6 +338,15 @@ def bayes_error_posterior(calibrator: Any, scores: Any, *, ci_prob: float | None
     refinement :math:`R_d = \frac1N\sum_i p_{di}(1-p_{di})`, the expected error of the
     0.5-threshold rule :math:`e_{t,d} = \frac1N \sum_i \min(p_{di}, 1-p_{di})` and the
     bound :math:`e^* \le e_{t,d} \le 2 R_d` (see :func:`bayescal.metrics.bayes_error_bounds`).
+
+    Parameters
+    ----------
+    calibrator : Calibrator
+        A fitted calibrator (any: a point estimate gives one draw).
+    scores : array-like of shape (n,)
+        Scores on the calibrator's input scale.
+    ci_prob : float, optional
+        Probability of the interval; :data:`bayescal.base.DEFAULT_CI_PROB` (0.95) when None.
 
     Returns
     -------

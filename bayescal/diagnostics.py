@@ -492,6 +492,24 @@ def posterior_predictive_tree(calibrator: Any, scores: Any, y: Any, *, random_st
     ``posterior_predictive.y`` holds :math:`y^{rep} \\sim \\mathrm{Bernoulli}(p_d(s_i))` per
     posterior draw (``(chain, draw, obs_id)``), ``observed_data.y`` the labels: the input of
     ``arviz_plots.plot_ppc_pava`` and the other ``plot_ppc_*`` functions.
+
+    Parameters
+    ----------
+    calibrator : Calibrator
+        A fitted calibrator.
+    scores : array-like of shape (n,)
+        Scores on the calibrator's input scale.
+    y : array-like of shape (n,)
+        Binary labels.
+    random_state : None, int or numpy.random.Generator, default None
+        Randomness of the replicated labels.
+    random_seed : deprecated
+        Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release.
+
+    Returns
+    -------
+    xarray.DataTree
+        Groups ``posterior_predictive`` and ``observed_data``.
     """
     s, y01 = _labels_and_scores(getattr(calibrator, "score_kind", "probability"), scores, y)
     p = calibrator.predict_posterior(s).values

@@ -270,6 +270,23 @@ def mce(
     r"""Maximum calibration error: :math:`\max_b |o_b - e_b|` over the non-empty bins.
 
     Same as ``ece(..., norm="max")``; see :func:`ece` for the binning conventions.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the positive class, in [0, 1].
+    n_bins : int, default 10
+        Number of bins.
+    strategy : {"quantile", "uniform", "papers"}, default "quantile"
+        Binning, as in :func:`ece`.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights; :math:`W` is their sum (the number of samples without).
+
+    Returns
+    -------
+    float
     """
     return ece(y_true, y_prob, n_bins=n_bins, strategy=strategy, norm="max", sample_weight=sample_weight)
 
@@ -403,6 +420,23 @@ def ece_sweep(
     with :math:`q = 1` for ``norm="l1"`` and :math:`q = 2` for ``"l2"`` (``"max"`` gives
     the largest gap). Equal-mass bins (``"quantile"``) are the paper's ECE_EM^sweep;
     ``"uniform"`` its equal-width variant. Monotonicity is judged over non-empty bins.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the positive class, in [0, 1].
+    norm : {"l1", "l2", "max"}, default "l1"
+        Norm of the binned gaps.
+    strategy : {"quantile", "uniform"}, default "quantile"
+        Equal-mass or equal-width bins.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights; :math:`W` is their sum (the number of samples without).
+
+    Returns
+    -------
+    float
 
     References
     ----------
@@ -600,6 +634,19 @@ def brier_score(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float
     r"""Brier score :math:`\frac{1}{W}\sum_i w_i (y_i - p_i)^2` (scikit-learn's ``brier_score_loss``).
 
     This is the one-class form in [0, 1], not the two-class sum (which is twice as large).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the positive class, in [0, 1].
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights; :math:`W` is their sum (the number of samples without).
+
+    Returns
+    -------
+    float
     """
     from sklearn.metrics import brier_score_loss
 
@@ -608,7 +655,21 @@ def brier_score(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float
 
 
 def rmse(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
-    r"""Root mean squared error :math:`\sqrt{\mathrm{Brier}}` of the probabilities against the labels."""
+    r"""Root mean squared error :math:`\sqrt{\mathrm{Brier}}` of the probabilities against the labels.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the positive class, in [0, 1].
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights; :math:`W` is their sum (the number of samples without).
+
+    Returns
+    -------
+    float
+    """
     return float(np.sqrt(brier_score(y_true, y_prob, sample_weight=sample_weight)))
 
 
@@ -619,6 +680,19 @@ def log_loss(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
     :math:`[\epsilon, 1 - \epsilon]` with :math:`\epsilon` the float64 machine epsilon
     (about 2.2e-16), so a confident wrong prediction costs about 36 nats instead of
     infinity.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the positive class, in [0, 1].
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights; :math:`W` is their sum (the number of samples without).
+
+    Returns
+    -------
+    float
     """
     from sklearn.metrics import log_loss as _sk_log_loss
 
@@ -630,6 +704,19 @@ def roc_auc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
     """Area under the ROC curve (scikit-learn's ``roc_auc_score``; ties count one half).
 
     Needs both classes in ``y_true``.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the positive class, in [0, 1].
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights; :math:`W` is their sum (the number of samples without).
+
+    Returns
+    -------
+    float
     """
     from sklearn.metrics import roc_auc_score
 
@@ -641,6 +728,19 @@ def accuracy(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
     r"""Accuracy of the rule :math:`\hat y = [p > 0.5]` (a tie at 0.5 predicts class 0).
 
     The same rule as :meth:`bayescal.base.Calibrator.predict` with its default threshold.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the positive class, in [0, 1].
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights; :math:`W` is their sum (the number of samples without).
+
+    Returns
+    -------
+    float
     """
     from sklearn.metrics import accuracy_score
 
@@ -713,6 +813,20 @@ def brier_decomposition(
     REL the calibration and UNC - RES the refinement, so Brier = calibration + refinement.
     With continuous forecasts every distinct value is its own group, REL = Brier and the
     refinement is 0; use bins (or :func:`corp_decomposition`) for a useful split.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the positive class, in [0, 1].
+    n_bins : int, optional
+        Group the forecasts into this many bins (a binned decomposition); None groups by
+        distinct forecast value (the exact one).
+    strategy : {"uniform", "quantile", "papers"}, default "uniform"
+        Binning when ``n_bins`` is given, as in :func:`ece`.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights; :math:`W` is their sum (the number of samples without).
 
     References
     ----------
@@ -884,6 +998,15 @@ def bayes_error_bounds(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -
     fluctuates around :math:`e_t` with sampling noise, and nothing checks calibration
     here (use :func:`ece` or :func:`corp_decomposition` for that).
 
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the positive class, in [0, 1].
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights; :math:`W` is their sum (the number of samples without).
+
     References
     ----------
     Cohen, I. & Goldszmidt, M. (2004). Properties and benefits of calibrated classifiers.
@@ -927,6 +1050,24 @@ def reliability_curve(
     The ``bin`` coordinate is the bin's number among the ``n_bins``. The same binning as
     :func:`ece`, so ``ece(...) == sum(count / count.sum() * |fraction_positive -
     mean_predicted|)`` on the same arguments.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the positive class, in [0, 1].
+    n_bins : int, default 10
+        Number of bins.
+    strategy : {"quantile", "uniform", "papers"}, default "quantile"
+        Binning, as in :func:`ece`.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights; :math:`W` is their sum (the number of samples without).
+
+    Returns
+    -------
+    xarray.Dataset
+        Over ``bin``, the variables above.
     """
     import xarray as xr
 

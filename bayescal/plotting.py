@@ -240,6 +240,16 @@ class ReliabilityDisplay:
         Maps are drawn against the score they calibrate; each binned point sits at the mean
         *predicted* probability of its bin (the raw score for ``None``, the calibrated one
         otherwise), annotated with its count, with the consistency band as a vertical bar.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw (no histograms); a new figure with a histogram panel when None.
+
+        Returns
+        -------
+        ReliabilityDisplay
+            ``self``, with ``figure_``, ``ax_`` and ``hist_ax_`` set.
         """
         import matplotlib.pyplot as plt
 
@@ -387,7 +397,18 @@ class DensityDisplay:
                                     ci_prob=ci_prob, random_state=random_state, axes=axes, random_seed=random_seed)
 
     def plot(self, axes: Any = None) -> DensityDisplay:
-        """One panel per class: observed density histogram (stairs), posterior mean and band."""
+        """One panel per class: observed density histogram (stairs), posterior mean and band.
+
+        Parameters
+        ----------
+        axes : sequence of two matplotlib.axes.Axes, optional
+            One per class; a new figure when None.
+
+        Returns
+        -------
+        DensityDisplay
+            ``self``, with ``figure_`` and ``axes_`` set.
+        """
         import matplotlib.pyplot as plt
 
         if axes is None:
@@ -528,7 +549,18 @@ class PPCDisplay:
 
     def plot(self, axes: Any = None) -> PPCDisplay:
         """One panel per statistic: histogram of replicated values, a vertical line at the
-        observed value (its posterior mean when it varies with the draw), p-value in the legend."""
+        observed value (its posterior mean when it varies with the draw), p-value in the legend.
+
+        Parameters
+        ----------
+        axes : sequence of matplotlib.axes.Axes, optional
+            One per statistic; a new figure when None.
+
+        Returns
+        -------
+        PPCDisplay
+            ``self``, with ``figure_`` and ``axes_`` set.
+        """
         import matplotlib.pyplot as plt
 
         names = list(next(iter(self.checks.values()))["statistic"].values)
@@ -630,7 +662,18 @@ class DecisionDisplay:
 
     def plot(self, ax: Any = None) -> DecisionDisplay:
         """Map, band, the cut-off c* as a horizontal line, the 'predict 1' intervals as shaded
-        spans along the bottom (one strip per calibrator), thresholds as dashed lines."""
+        spans along the bottom (one strip per calibrator), thresholds as dashed lines.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw; a new figure when None.
+
+        Returns
+        -------
+        DecisionDisplay
+            ``self``, with ``figure_`` and ``ax_`` set.
+        """
         import matplotlib.pyplot as plt
 
         if ax is None:
