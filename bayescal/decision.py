@@ -35,7 +35,7 @@ __all__ = ["cost_cutoff", "DecisionRegions", "decision_regions", "realized_cost"
 
 
 def cost_cutoff(cost_fp: float = 1.0, cost_fn: float = 1.0) -> float:
-    """The probability cut-off :math:`c^* = c_{FP} / (c_{FP} + c_{FN})` of the optimal rule.
+    r"""The probability cut-off :math:`c^* = c_{FP} / (c_{FP} + c_{FN})` of the optimal rule.
 
     Predicting 1 where :math:`P(y=1 \mid s) > c^*` minimises the expected cost.
 

@@ -96,8 +96,8 @@ def _prior_shift_api() -> str:
 
     wanted = {
         "Calibrator.with_class_prior": lambda: Calibrator.with_class_prior,
-        "estimate_class_prior": lambda: getattr(bayescal, "estimate_class_prior"),
-        "CalibratedClassifier": lambda: getattr(bayescal, "CalibratedClassifier"),
+        "estimate_class_prior": lambda: bayescal.estimate_class_prior,
+        "CalibratedClassifier": lambda: bayescal.CalibratedClassifier,
     }
     lines, missing = [], []
     for name, get in wanted.items():
