@@ -16,6 +16,7 @@ which kind of calibrator they were given.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ import xarray as xr
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import (
     DEFAULT_CI_PROB,
     check_ci_prob,
@@ -108,7 +110,8 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         return X
 
     # ---- public API ----------------------------------------------------------------
-    def fit(self, scores: Any, y: Any = None, sample_weight: Any = None, *, X: Any = None,
+    def fit(self, scores: ArrayLike | ScoreSummary, y: ArrayLike | None = None,
+            sample_weight: ArrayLike | None = None, *, X: ArrayLike | None = None,
             pos_label: Any = None) -> "Calibrator":
         """Fit the calibrator.
 
@@ -201,7 +204,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         s = check_scores(scores, score_kind=getattr(self, "score_kind", "probability"), name=name)
         return to_working(s, getattr(self, "score_kind", "probability"))
 
-    def predict_proba(self, scores: Any, *, X: Any = None) -> np.ndarray:
+    def predict_proba(self, scores: ArrayLike, *, X: ArrayLike | None = None) -> np.ndarray:
         """Calibrated probabilities, shape ``(n, 2)``: columns P(y=negative), P(y=positive).
 
         A Dask array (or Dask dataframe column) gives a lazy Dask result computed block by
@@ -227,7 +230,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         p = np.clip(self._calibrate(t, X), 0.0, 1.0)
         return np.column_stack([1.0 - p, p])
 
-    def predict_posterior(self, scores: Any, *, X: Any = None) -> xr.DataArray:
+    def predict_posterior(self, scores: ArrayLike, *, X: ArrayLike | None = None) -> xr.DataArray:
         """Draws of the calibrated P(y=1) at each score, dims ``(chain, draw, obs_id)``.
 
         A point estimate is a posterior with one draw, so every calibrator answers and
@@ -270,7 +273,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         return scores.map_blocks(lambda block: self.predict_proba(block), new_axis=1,
                                  chunks=(scores.chunks[0], (2,)), dtype=np.float64, meta=np.empty((0, 2)))
 
-    def predict(self, scores: Any, threshold: float | None = None, *, X: Any = None) -> np.ndarray:
+    def predict(self, scores: ArrayLike, threshold: float | None = None, *, X: ArrayLike | None = None) -> np.ndarray:
         """Predicted labels: the positive class where the calibrated P(y=1) exceeds ``threshold``.
 
         Parameters
@@ -302,7 +305,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
             return np.linspace(lo, hi, DEFAULT_GRID_SIZE if grid is None else int(grid))  # type: ignore[arg-type]
         return check_scores(grid, score_kind=kind, name="grid")
 
-    def calibration_map(self, grid: Any = None) -> xr.DataArray:
+    def calibration_map(self, grid: ArrayLike | None = None) -> xr.DataArray:
         """The calibration map P(y=1 | score) on ``grid`` with dims ``(chain, draw, score)``.
 
         Parameters
@@ -337,7 +340,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
             },
         )
 
-    def credible_band(self, grid: Any = None, ci_prob: float | None = None, ci_kind: str | None = None) -> xr.DataArray:
+    def credible_band(self, grid: ArrayLike | None = None, ci_prob: float | None = None, ci_kind: str | None = None) -> xr.DataArray:
         """Pointwise credible interval of the calibration map, dims ``(score, ci_bound)``.
 
         Parameters
@@ -373,7 +376,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         band.name = "credible_band"
         return band
 
-    def save(self, path: Any) -> None:
+    def save(self, path: str | Path) -> None:
         """Save the fitted calibrator to a netCDF file (see :func:`bayescal.io.save`; no pickle).
 
         Parameters
@@ -386,7 +389,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         save(self, path)
 
     @classmethod
-    def load(cls, path: Any) -> "Calibrator":
+    def load(cls, path: str | Path) -> "Calibrator":
         """Load a calibrator saved with :meth:`save`; the file must hold this class (or a subclass).
 
         Parameters
@@ -411,8 +414,8 @@ class BayesianCalibrator(Calibrator):
     in ``_fit`` and implement ``_map_draws`` from it.
     """
 
-    def sample_posterior_predictive(self, scores: Any, *, random_state: Any = None,
-                                    random_seed: Any = None) -> xr.DataTree:
+    def sample_posterior_predictive(self, scores: ArrayLike, *, random_state: RandomStateLike = None,
+                                    random_seed: RandomStateLike = None) -> xr.DataTree:
         """Replicated labels at ``scores``: y_rep ~ Bernoulli(map draw), one per posterior draw.
 
         Parameters

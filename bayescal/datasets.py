@@ -28,13 +28,14 @@ import pandas as pd
 from scipy import stats
 from scipy.special import expit, logsumexp
 
+from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import check_integer
 
 __all__ = ["make_naeini2014", "svm_scores", "Mixture", "ScoreTruth", "SimulatedScores",
            "TRUTHS", "simulate_scores"]
 
 
-def make_naeini2014(n_samples: int = 2000, *, random_state: Any = None) -> pd.DataFrame:
+def make_naeini2014(n_samples: int = 2000, *, random_state: RandomStateLike = None) -> pd.DataFrame:
     r"""The simulated 2-D data set of Naeini et al. (2014), Table 1.
 
     Class 0 fills the disc of radius 2 and class 1 the ring between radius 2 and 4. In polar
@@ -133,16 +134,16 @@ class Mixture:
         self.components = list(components)
         self.weights = w / w.sum()
 
-    def logpdf(self, x: Any) -> np.ndarray:
+    def logpdf(self, x: ArrayLike) -> np.ndarray:
         x = np.asarray(x, dtype=np.float64)
         with np.errstate(divide="ignore"):
             terms = np.stack([np.log(wk) + c.logpdf(x) for wk, c in zip(self.weights, self.components)])
         return logsumexp(terms, axis=0)
 
-    def pdf(self, x: Any) -> np.ndarray:
+    def pdf(self, x: ArrayLike) -> np.ndarray:
         return np.exp(self.logpdf(x))
 
-    def rvs(self, size: int, random_state: Any = None) -> np.ndarray:
+    def rvs(self, size: int, random_state: RandomStateLike = None) -> np.ndarray:
         rng = np.random.default_rng(random_state)
         which = rng.choice(len(self.components), size=size, p=self.weights)
         out = np.empty(size)
@@ -173,7 +174,7 @@ class ScoreTruth(NamedTuple):
     pi: float
     score_kind: str = "probability"
 
-    def calibration_map(self, s: Any) -> np.ndarray:
+    def calibration_map(self, s: ArrayLike) -> np.ndarray:
         r"""The true :math:`P(y=1 \mid s) = \pi f_1(s) / (\pi f_1(s) + (1-\pi) f_0(s))`.
 
         Computed on the log scale (stable in the tails); NaN where both densities vanish.
@@ -216,7 +217,7 @@ class SimulatedScores(NamedTuple):
     true_map: Callable[[Any], np.ndarray]
 
 
-def simulate_scores(truth: str | ScoreTruth = "beta_skewed", n: int = 1000, *, random_state: Any = None) -> SimulatedScores:
+def simulate_scores(truth: str | ScoreTruth = "beta_skewed", n: int = 1000, *, random_state: RandomStateLike = None) -> SimulatedScores:
     r"""Draw scores and labels from a model whose calibration map is known.
 
     Each sample draws :math:`y \sim \mathrm{Bernoulli}(\pi)` and then

@@ -22,13 +22,17 @@ with a one-column score matrix.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import xarray as xr
 
+from bayescal._typing import ArrayLike
 from bayescal._validation import (check_ci_prob, check_consistent_length, check_labels, check_number,
                                   check_sample_weight)
+
+if TYPE_CHECKING:
+    from bayescal.base import Calibrator
 
 __all__ = ["cost_cutoff", "DecisionRegions", "decision_regions", "realized_cost", "expected_profit",
            "expected_cost", "roc_from_map", "bayes_error_posterior"]
@@ -115,7 +119,7 @@ class DecisionRegions:
     n_crossings: xr.DataArray
     score_kind: str
 
-    def predict(self, scores: Any) -> np.ndarray:
+    def predict(self, scores: ArrayLike) -> np.ndarray:
         """Apply the rule to scores on the input scale: 1 inside an interval, else 0.
 
         Parameters
@@ -137,8 +141,8 @@ class DecisionRegions:
         return inside.astype(np.int8)
 
 
-def decision_regions(calibrator: Any, cost_fp: float = 1.0, cost_fn: float = 1.0, *,
-                     grid: Any = 2001) -> DecisionRegions:
+def decision_regions(calibrator: Calibrator, cost_fp: float = 1.0, cost_fn: float = 1.0, *,
+                     grid: ArrayLike = 2001) -> DecisionRegions:
     """The score regions where predicting 1 minimises expected cost (see the module docstring).
 
     Parameters
@@ -168,8 +172,8 @@ def decision_regions(calibrator: Any, cost_fp: float = 1.0, cost_fn: float = 1.0
     )
 
 
-def realized_cost(y_true: Any, y_pred: Any, *, cost_fp: float = 1.0, cost_fn: float = 1.0,
-                  sample_weight: Any = None) -> float:
+def realized_cost(y_true: ArrayLike, y_pred: ArrayLike, *, cost_fp: float = 1.0, cost_fn: float = 1.0,
+                  sample_weight: ArrayLike | None = None) -> float:
     """Mean cost per sample of predictions ``y_pred`` (0/1) against labels: :math:`(c_{FP} FP + c_{FN} FN)/N`.
 
     Parameters
@@ -196,8 +200,8 @@ def realized_cost(y_true: Any, y_pred: Any, *, cost_fp: float = 1.0, cost_fn: fl
     return float(np.sum(w * cost) / w.sum())
 
 
-def expected_profit(calibrator: Any, scores: Any, y_pred: Any = None, *, benefit_tp: Any = 1.0,
-                    benefit_fp: Any = 0.0, benefit_tn: Any = 0.0, benefit_fn: Any = 0.0,
+def expected_profit(calibrator: Calibrator, scores: ArrayLike, y_pred: ArrayLike | None = None, *, benefit_tp: float | ArrayLike = 1.0,
+                    benefit_fp: float | ArrayLike = 0.0, benefit_tn: float | ArrayLike = 0.0, benefit_fn: float | ArrayLike = 0.0,
                     ci_prob: float | None = None) -> xr.Dataset:
     r"""Expected profit per sample of a rule, under the calibrator's posterior.
 
@@ -244,7 +248,7 @@ def expected_profit(calibrator: Any, scores: Any, y_pred: Any = None, *, benefit
     return _with_interval(xr.DataArray(profit, dims=("chain", "draw"), name="profit"), ci_prob)
 
 
-def expected_cost(calibrator: Any, scores: Any, y_pred: Any = None, *, cost_fp: float = 1.0,
+def expected_cost(calibrator: Calibrator, scores: ArrayLike, y_pred: ArrayLike | None = None, *, cost_fp: float = 1.0,
                   cost_fn: float = 1.0, ci_prob: float | None = None) -> xr.Dataset:
     """Expected cost per sample of a rule under the posterior: :func:`expected_profit` with
     benefits ``-cost_fp`` (false positive) and ``-cost_fn`` (false negative), sign flipped.
@@ -286,7 +290,7 @@ def _with_interval(draws: xr.DataArray, ci_prob: float | None) -> xr.Dataset:
     return xr.Dataset({draws.name: draws, "mean": draws.mean(), "ci": ci}, attrs={"ci_prob": ci_prob, "ci_kind": "eti"})
 
 
-def roc_from_map(calibrator: Any, scores: Any, *, n_thresholds: int = 101) -> xr.Dataset:
+def roc_from_map(calibrator: Calibrator, scores: ArrayLike, *, n_thresholds: int = 101) -> xr.Dataset:
     r"""The ROC curve implied by a calibration map and the score distribution (C&G 2004, eq. 15).
 
     With the empirical distribution of ``scores`` standing for the score density,
@@ -331,7 +335,7 @@ def roc_from_map(calibrator: Any, scores: Any, *, n_thresholds: int = 101) -> xr
                       coords={"threshold": taus})
 
 
-def bayes_error_posterior(calibrator: Any, scores: Any, *, ci_prob: float | None = None) -> xr.Dataset:
+def bayes_error_posterior(calibrator: Calibrator, scores: ArrayLike, *, ci_prob: float | None = None) -> xr.Dataset:
     r"""Cohen & Goldszmidt's Theorem 1 under the posterior.
 
     For each draw :math:`d` the calibrated probabilities :math:`p_{di}` at ``scores`` give the

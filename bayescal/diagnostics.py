@@ -38,13 +38,14 @@ Bayesian non-parametric approach. arXiv:1401.3390.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import xarray as xr
 
 from bayescal import metrics
+from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import (
     check_ci_prob,
     check_consistent_length,
@@ -122,9 +123,9 @@ def _pp_value(replicated: xr.DataArray, observed: xr.DataArray) -> xr.DataArray:
 # ----------------------------------------------------------------------------- PPC
 
 
-def ppc_calibration(calibrator: Any, scores: Any, y: Any, *, statistics: Any = ("ece", "mcb"),
+def ppc_calibration(calibrator: Any, scores: ArrayLike, y: ArrayLike, *, statistics: str | Sequence[str] = ("ece", "mcb"),
                     n_bins: int = 10, strategy: str = "quantile", min_replicates: int = MIN_REPLICATES,
-                    random_state: Any = None, random_seed: Any = None) -> xr.Dataset:
+                    random_state: RandomStateLike = None, random_seed: RandomStateLike = None) -> xr.Dataset:
     r"""Posterior predictive check of the calibration map's fit to the labels.
 
     For posterior draw :math:`d` of the map, :math:`p_{di} = P_d(y = 1 \mid s_i)` at the
@@ -186,10 +187,10 @@ def ppc_calibration(calibrator: Any, scores: Any, y: Any, *, statistics: Any = (
     return ds
 
 
-def consistency_check(scores: Any, y: Any, *, statistics: Any = ("ece", "mcb"), n_bins: int = 10,
+def consistency_check(scores: ArrayLike, y: ArrayLike, *, statistics: str | Sequence[str] = ("ece", "mcb"), n_bins: int = 10,
                       strategy: str = "quantile", n_replicates: int = 1000, band: bool = True,
-                      ci_prob: float | None = None, random_state: Any = None,
-                      random_seed: Any = None) -> xr.Dataset:
+                      ci_prob: float | None = None, random_state: RandomStateLike = None,
+                      random_seed: RandomStateLike = None) -> xr.Dataset:
     r"""Was the classifier already calibrated? Consistency resampling of the raw scores.
 
     Under the hypothesis that the probability scores :math:`s_i` are calibrated, the labels
@@ -296,7 +297,7 @@ def _model_score_distribution(calibrator: Any, grid_size: int) -> tuple[np.ndarr
     return g, weights / weights.sum(axis=-1, keepdims=True)
 
 
-def calibration_error_posterior(calibrator: Any, scores: Any = None, *, tolerance: float | None = None,
+def calibration_error_posterior(calibrator: Any, scores: ArrayLike | None = None, *, tolerance: float | None = None,
                                 score_distribution: str | None = None, ci_prob: float | None = None,
                                 grid_size: int = 1001) -> xr.Dataset:
     r"""Posterior of the base classifier's true calibration error, in place of a bootstrap.
@@ -394,9 +395,9 @@ def calibration_error_posterior(calibrator: Any, scores: Any = None, *, toleranc
 # ----------------------------------------------------------------------------- score densities
 
 
-def score_density_check(calibrator: Any, scores: Any, y: Any, *, bins: Any = 20, ci_prob: float | None = None,
-                        points_per_bin: int = 16, random_state: Any = None,
-                        random_seed: Any = None) -> xr.Dataset:
+def score_density_check(calibrator: Any, scores: ArrayLike, y: ArrayLike, *, bins: ArrayLike = 20, ci_prob: float | None = None,
+                        points_per_bin: int = 16, random_state: RandomStateLike = None,
+                        random_seed: RandomStateLike = None) -> xr.Dataset:
     r"""Observed class-conditional score histograms against the posterior predictive densities.
 
     For class :math:`c` with :math:`n_c` scores and bin :math:`b`, posterior draw :math:`d`
@@ -485,8 +486,8 @@ def score_density_check(calibrator: Any, scores: Any, y: Any, *, bins: Any = 20,
 # ----------------------------------------------------------------------------- ArviZ input
 
 
-def posterior_predictive_tree(calibrator: Any, scores: Any, y: Any, *, random_state: Any = None,
-                              random_seed: Any = None) -> xr.DataTree:
+def posterior_predictive_tree(calibrator: Any, scores: ArrayLike, y: ArrayLike, *, random_state: RandomStateLike = None,
+                              random_seed: RandomStateLike = None) -> xr.DataTree:
     """Replicated and observed labels as ArviZ expects them (``y`` in both groups, ``obs_id``).
 
     ``posterior_predictive.y`` holds :math:`y^{rep} \\sim \\mathrm{Bernoulli}(p_d(s_i))` per

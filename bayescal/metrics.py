@@ -47,6 +47,7 @@ from scipy.signal import fftconvolve
 from scipy.special import xlogy
 from scipy.stats import norm as _normal
 
+from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import (
     check_consistent_length,
     check_labels,
@@ -213,13 +214,13 @@ def _combine(gap: np.ndarray, share: np.ndarray, norm: str) -> float:
 
 
 def ece(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
     n_bins: int = 10,
     strategy: str = "quantile",
     norm: str = "l1",
-    sample_weight: Any = None,
+    sample_weight: ArrayLike | None = None,
 ) -> float:
     r"""Class-1 expected calibration error (Naeini et al. 2015; scikit-learn's curve).
 
@@ -265,7 +266,7 @@ def ece(
 
 
 def mce(
-    y_true: Any, y_prob: Any, *, n_bins: int = 10, strategy: str = "quantile", sample_weight: Any = None
+    y_true: ArrayLike, y_prob: ArrayLike, *, n_bins: int = 10, strategy: str = "quantile", sample_weight: ArrayLike | None = None
 ) -> float:
     r"""Maximum calibration error: :math:`\max_b |o_b - e_b|` over the non-empty bins.
 
@@ -292,13 +293,13 @@ def mce(
 
 
 def confidence_ece(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
     n_bins: int = 10,
     strategy: str = "uniform",
     norm: str = "l1",
-    sample_weight: Any = None,
+    sample_weight: ArrayLike | None = None,
 ) -> float:
     r"""Top-label (confidence) expected calibration error (Guo et al. 2017).
 
@@ -340,14 +341,14 @@ def confidence_ece(
 
 
 def calibration_error(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
     n_bins: int = 15,
     strategy: str = "quantile",
     norm: str = "l1",
     debias: bool = False,
-    sample_weight: Any = None,
+    sample_weight: ArrayLike | None = None,
 ) -> float:
     r"""Binned calibration error, optionally Kumar et al.'s debiased :math:`\ell_2` estimate.
 
@@ -400,12 +401,12 @@ def calibration_error(
 
 
 def ece_sweep(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
     norm: str = "l1",
     strategy: str = "quantile",
-    sample_weight: Any = None,
+    sample_weight: ArrayLike | None = None,
 ) -> float:
     r"""ECE with the monotonic sweep binning of Roelofs et al. (2020).
 
@@ -485,11 +486,11 @@ def _grid_mass(p: np.ndarray, r: np.ndarray, m: int) -> np.ndarray:
 
 
 def smooth_ece(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
     sigma: float | None = None,
-    sample_weight: Any = None,
+    sample_weight: ArrayLike | None = None,
 ) -> float:
     r"""Smooth ECE (Blasiok & Nakkiran 2023).
 
@@ -558,14 +559,14 @@ def smooth_ece(
 
 
 def mvce(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
     n_bins: int = 10,
     n_shuffles: int = 100,
     p: float = 1,
-    random_state: Any = None,
-    sample_weight: Any = None,
+    random_state: RandomStateLike = None,
+    sample_weight: ArrayLike | None = None,
 ) -> float:
     r"""Multi-view calibration error (Huang et al. 2022, the MBCT paper).
 
@@ -630,7 +631,7 @@ def mvce(
 # ----------------------------------------------------------------------------- scores
 
 
-def brier_score(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+def brier_score(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
     r"""Brier score :math:`\frac{1}{W}\sum_i w_i (y_i - p_i)^2` (scikit-learn's ``brier_score_loss``).
 
     This is the one-class form in [0, 1], not the two-class sum (which is twice as large).
@@ -654,7 +655,7 @@ def brier_score(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float
     return float(brier_score_loss(y, p, sample_weight=w, labels=[0.0, 1.0]))
 
 
-def rmse(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+def rmse(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
     r"""Root mean squared error :math:`\sqrt{\mathrm{Brier}}` of the probabilities against the labels.
 
     Parameters
@@ -673,7 +674,7 @@ def rmse(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
     return float(np.sqrt(brier_score(y_true, y_prob, sample_weight=sample_weight)))
 
 
-def log_loss(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+def log_loss(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
     r"""Mean negative log-likelihood :math:`-\frac{1}{W}\sum_i w_i[y_i \log p_i + (1-y_i)\log(1-p_i)]`.
 
     Computed by scikit-learn's ``log_loss``, which clips the probabilities to
@@ -700,7 +701,7 @@ def log_loss(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
     return float(_sk_log_loss(y, p, sample_weight=w, labels=[0.0, 1.0]))
 
 
-def roc_auc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+def roc_auc(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
     """Area under the ROC curve (scikit-learn's ``roc_auc_score``; ties count one half).
 
     Needs both classes in ``y_true``.
@@ -724,7 +725,7 @@ def roc_auc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
     return float(roc_auc_score(y, p, sample_weight=w))
 
 
-def accuracy(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+def accuracy(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
     r"""Accuracy of the rule :math:`\hat y = [p > 0.5]` (a tie at 0.5 predicts class 0).
 
     The same rule as :meth:`bayescal.base.Calibrator.predict` with its default threshold.
@@ -788,12 +789,12 @@ class BrierDecomposition:
 
 
 def brier_decomposition(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
     n_bins: int | None = None,
     strategy: str = "uniform",
-    sample_weight: Any = None,
+    sample_weight: ArrayLike | None = None,
 ) -> BrierDecomposition:
     r"""Murphy's (1973) decomposition Brier = REL - RES + UNC, and Cohen & Goldszmidt's.
 
@@ -898,7 +899,7 @@ def _mean_score(y: np.ndarray, q: np.ndarray, w: np.ndarray, score: str) -> floa
 
 
 def corp_decomposition(
-    y_true: Any, y_prob: Any, *, score: str = "brier", sample_weight: Any = None
+    y_true: ArrayLike, y_prob: ArrayLike, *, score: str = "brier", sample_weight: ArrayLike | None = None
 ) -> CORPDecomposition:
     r"""CORP score decomposition (Dimitriadis, Gneiting & Jordan 2021).
 
@@ -979,7 +980,7 @@ class BayesErrorBounds:
     upper: float
 
 
-def bayes_error_bounds(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> BayesErrorBounds:
+def bayes_error_bounds(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> BayesErrorBounds:
     r"""Cohen & Goldszmidt's (2004, Theorem 1) bounds for calibrated predictions.
 
     For a calibrated forecast :math:`p` (:math:`P(y=1 \mid p) = p`) the refinement term
@@ -1031,12 +1032,12 @@ def bayes_error_bounds(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -
 
 
 def reliability_curve(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
     n_bins: int = 10,
     strategy: str = "quantile",
-    sample_weight: Any = None,
+    sample_weight: ArrayLike | None = None,
 ):
     r"""Binned reliability curve as an ``xarray.Dataset`` over the dimension ``bin``.
 

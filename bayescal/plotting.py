@@ -21,13 +21,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
 
 from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import DEFAULT_CI_PROB, check_ci_prob, resolve_random_state
+
+if TYPE_CHECKING:
+    from bayescal.base import Calibrator
 
 __all__ = ["DecisionDisplay", "DensityDisplay", "PPCDisplay", "ReliabilityDisplay", "plot_ppc_pava"]
 
@@ -42,7 +45,7 @@ def _n_draws(da: xr.DataArray) -> int:
     return da.sizes["chain"] * da.sizes["draw"]
 
 
-def _label(calibrator: Any, label: str | None) -> str:
+def _label(calibrator: Calibrator, label: str | None) -> str:
     return label or type(calibrator).__name__
 
 
@@ -85,7 +88,7 @@ class ReliabilityDisplay:
     @classmethod
     def from_calibrators(
         cls,
-        calibrators: Mapping[str, Any],
+        calibrators: Mapping[str, Calibrator | None],
         scores: ArrayLike,
         y: ArrayLike,
         *,
@@ -181,7 +184,7 @@ class ReliabilityDisplay:
         return disp
 
     @classmethod
-    def from_calibrator(cls, calibrator: Any, scores: ArrayLike, y: ArrayLike, *, label: str | None = None,
+    def from_calibrator(cls, calibrator: Calibrator, scores: ArrayLike, y: ArrayLike, *, label: str | None = None,
                         n_bins: int = 10, strategy: str = "quantile", ci_prob: float = DEFAULT_CI_PROB,
                         grid: ArrayLike | int | None = None, n_consistency: int = 200,
                         random_state: RandomStateLike = 0, maps: bool = True, points: bool = True,
@@ -372,7 +375,7 @@ class DensityDisplay:
         return disp
 
     @classmethod
-    def from_calibrator(cls, calibrator: Any, scores: ArrayLike, y: ArrayLike, *, label: str | None = None,
+    def from_calibrator(cls, calibrator: Calibrator, scores: ArrayLike, y: ArrayLike, *, label: str | None = None,
                         bins: int | ArrayLike = 20, grid: int = 301, ci_prob: float = DEFAULT_CI_PROB,
                         random_state: RandomStateLike = 0, axes: Any = None,
                         random_seed: RandomStateLike = None) -> DensityDisplay:
@@ -455,7 +458,7 @@ class PPCDisplay:
     axes_: Any = None
 
     @classmethod
-    def from_calibrators(cls, calibrators: Mapping[str, Any], scores: ArrayLike, y: ArrayLike, *,
+    def from_calibrators(cls, calibrators: Mapping[str, Calibrator | None], scores: ArrayLike, y: ArrayLike, *,
                          statistics: str | Sequence[str] = ("ece", "mcb"), n_bins: int = 10,
                          random_state: RandomStateLike = 0, axes: Any = None,
                          random_seed: RandomStateLike = None) -> PPCDisplay:
@@ -498,7 +501,7 @@ class PPCDisplay:
         return disp
 
     @classmethod
-    def from_calibrator(cls, calibrator: Any, scores: ArrayLike, y: ArrayLike, *, label: str | None = None,
+    def from_calibrator(cls, calibrator: Calibrator, scores: ArrayLike, y: ArrayLike, *, label: str | None = None,
                         statistics: str | Sequence[str] = ("ece", "mcb"), n_bins: int = 10,
                         random_state: RandomStateLike = 0, axes: Any = None,
                         random_seed: RandomStateLike = None) -> PPCDisplay:
@@ -603,7 +606,7 @@ class DecisionDisplay:
     ax_: Any = None
 
     @classmethod
-    def from_calibrators(cls, calibrators: Mapping[str, Any], *, cost_fp: float = 1.0, cost_fn: float = 1.0,
+    def from_calibrators(cls, calibrators: Mapping[str, Calibrator], *, cost_fp: float = 1.0, cost_fn: float = 1.0,
                          grid: ArrayLike | int = 401, ci_prob: float = DEFAULT_CI_PROB,
                          ax: Any = None) -> DecisionDisplay:
         """Compute the regions of each calibrator and draw them under its map.
@@ -639,7 +642,7 @@ class DecisionDisplay:
         return disp
 
     @classmethod
-    def from_calibrator(cls, calibrator: Any, *, label: str | None = None, cost_fp: float = 1.0,
+    def from_calibrator(cls, calibrator: Calibrator, *, label: str | None = None, cost_fp: float = 1.0,
                         cost_fn: float = 1.0, grid: ArrayLike | int = 401, ci_prob: float = DEFAULT_CI_PROB,
                         ax: Any = None) -> DecisionDisplay:
         """The decision regions of one fitted calibrator.
@@ -705,7 +708,7 @@ class DecisionDisplay:
         return self
 
 
-def plot_ppc_pava(calibrator: Any, scores: ArrayLike, y: ArrayLike, *, ci_prob: float | None = None,
+def plot_ppc_pava(calibrator: Calibrator, scores: ArrayLike, y: ArrayLike, *, ci_prob: float | None = None,
                   random_state: RandomStateLike = None, random_seed: RandomStateLike = None,
                   **plot_kwargs: Any) -> Any:
     """ArviZ's PAV-adjusted calibration check of labels replicated from the calibrator.
