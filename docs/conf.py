@@ -17,7 +17,8 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("MPLBACKEND", "Agg")
+# the notebook kernels inherit this: figures are captured as outputs of their cells
+os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
 
 import bayescal  # noqa: E402
 
