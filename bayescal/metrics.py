@@ -4,7 +4,7 @@ Every function takes ``y_true`` (binary labels; {0, 1}, booleans or {-1, 1}) and
 ``y_prob`` (the predicted :math:`P(y = 1)`), plus optional ``sample_weight``; inputs are
 validated by :mod:`bayescal._validation` and never modified. The literature disagrees on
 several definitions, so each docstring states the formula and its conventions, and the
-name or a parameter says which variant is computed (DESIGN.md, section 4).
+name or a parameter says which variant is computed (the Metrics page of the API reference lists them).
 
 Notation: sample :math:`i` has label :math:`y_i`, prediction :math:`p_i` and weight
 :math:`w_i` (1 without weights), :math:`W = \sum_i w_i`. A binning puts the samples into

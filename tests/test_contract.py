@@ -1,4 +1,4 @@
-"""The calibrator contract (DESIGN.md section 3), checked over every registered calibrator.
+"""The calibrator contract (the architecture page of the documentation), checked over every registered calibrator.
 
 A calibrator joins these tests by being registered; nothing here names a calibrator except
 to give the Bayesian ones tiny settings and to route features to feature-aware ones.
