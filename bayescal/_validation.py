@@ -305,7 +305,8 @@ def check_ci_prob(ci_prob: Any) -> float:
     return check_number(ci_prob, "ci_prob", low=0.0, high=1.0, inclusive=False)
 
 
-def resolve_random_state(random_state: Any, random_seed: Any = None, where: str = "this function") -> Any:
+def resolve_random_state(random_state: Any, random_seed: Any = None, where: str = "this function", *,
+                         stacklevel: int = 3) -> Any:
     """The randomness to use, accepting the deprecated name ``random_seed`` for one release.
 
     Parameters
@@ -317,6 +318,9 @@ def resolve_random_state(random_state: Any, random_seed: Any = None, where: str 
         use ``random_state``.
     where : str
         The function or class named in the warning and in the error.
+    stacklevel : int, default 3
+        Passed to :func:`warnings.warn`: 3 attributes the warning to the caller of the
+        function that calls this helper (the user's line).
 
     Returns
     -------
@@ -335,5 +339,5 @@ def resolve_random_state(random_state: Any, random_seed: Any = None, where: str 
     import warnings
 
     warnings.warn(f"{where}: random_seed is deprecated and will be removed in the next release; "
-                  "use random_state.", DeprecationWarning, stacklevel=3)
+                  "use random_state.", DeprecationWarning, stacklevel=stacklevel)
     return random_seed

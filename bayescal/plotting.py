@@ -51,7 +51,8 @@ def _label(calibrator: Calibrator, label: str | None) -> str:
 
 def _random_state(random_state: RandomStateLike, random_seed: RandomStateLike, where: str) -> RandomStateLike:
     """A Display's ``random_state`` (default 0), or the deprecated ``random_seed`` when given."""
-    return resolve_random_state(None if random_seed is not None else random_state, random_seed, where)
+    # the warning points at the user's call of the Display factory (this helper is one frame deeper)
+    return resolve_random_state(None if random_seed is not None else random_state, random_seed, where, stacklevel=4)
 
 
 @dataclass
@@ -206,10 +207,10 @@ class ReliabilityDisplay:
         -------
         ReliabilityDisplay
         """
+        random_state = _random_state(random_state, random_seed, "ReliabilityDisplay")
         return cls.from_calibrators({_label(calibrator, label): calibrator}, scores, y, n_bins=n_bins,
                                     strategy=strategy, ci_prob=ci_prob, grid=grid, n_consistency=n_consistency,
-                                    random_state=random_state, maps=maps, points=points, ax=ax,
-                                    random_seed=random_seed)
+                                    random_state=random_state, maps=maps, points=points, ax=ax)
 
     @classmethod
     def from_predictions(cls, y_true: ArrayLike, y_prob: ArrayLike, *, label: str = "classifier",
@@ -233,9 +234,10 @@ class ReliabilityDisplay:
         -------
         ReliabilityDisplay
         """
+        random_state = _random_state(random_state, random_seed, "ReliabilityDisplay")
         return cls.from_calibrators({label: None}, y_prob, y_true, n_bins=n_bins, strategy=strategy,
                                     ci_prob=ci_prob, n_consistency=n_consistency, random_state=random_state,
-                                    ax=ax, random_seed=random_seed)
+                                    ax=ax)
 
     def plot(self, ax: Any = None) -> ReliabilityDisplay:
         """Draw on ``ax`` (a new figure when ``None``): maps, bands, binned points, histograms.
@@ -396,8 +398,9 @@ class DensityDisplay:
         -------
         DensityDisplay
         """
+        random_state = _random_state(random_state, random_seed, "DensityDisplay")
         return cls.from_calibrators({_label(calibrator, label): calibrator}, scores, y, bins=bins, grid=grid,
-                                    ci_prob=ci_prob, random_state=random_state, axes=axes, random_seed=random_seed)
+                                    ci_prob=ci_prob, random_state=random_state, axes=axes)
 
     def plot(self, axes: Any = None) -> DensityDisplay:
         """One panel per class: observed density histogram (stairs), posterior mean and band.
@@ -522,8 +525,9 @@ class PPCDisplay:
         -------
         PPCDisplay
         """
+        random_state = _random_state(random_state, random_seed, "PPCDisplay")
         return cls.from_calibrators({_label(calibrator, label): calibrator}, scores, y, statistics=statistics,
-                                    n_bins=n_bins, random_state=random_state, axes=axes, random_seed=random_seed)
+                                    n_bins=n_bins, random_state=random_state, axes=axes)
 
     @classmethod
     def from_predictions(cls, y_true: ArrayLike, y_prob: ArrayLike, *, label: str = "classifier",
@@ -547,8 +551,9 @@ class PPCDisplay:
         -------
         PPCDisplay
         """
+        random_state = _random_state(random_state, random_seed, "PPCDisplay")
         return cls.from_calibrators({label: None}, y_prob, y_true, statistics=statistics, n_bins=n_bins,
-                                    random_state=random_state, axes=axes, random_seed=random_seed)
+                                    random_state=random_state, axes=axes)
 
     def plot(self, axes: Any = None) -> PPCDisplay:
         """One panel per statistic: histogram of replicated values, a vertical line at the

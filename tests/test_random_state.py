@@ -36,6 +36,22 @@ def test_old_name_gives_the_same_result_with_a_warning():
     np.testing.assert_array_equal(new["replicated"].values, old["replicated"].values)
 
 
+def test_the_deprecation_warning_points_at_the_callers_line():
+    """Python shows a DeprecationWarning by default only when it is attributed to the user's code."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    d = simulate_scores("beta_skewed", 200, random_state=3)
+    with pytest.warns(DeprecationWarning) as record:
+        diagnostics.consistency_check(d.scores, d.y, n_replicates=20, band=False, random_seed=1)
+        plotting.PPCDisplay.from_predictions(d.y, d.scores, statistics="ece", random_seed=1)
+        plotting.ReliabilityDisplay.from_predictions(d.y, d.scores, n_consistency=5, random_seed=1)
+    plt.close("all")
+    assert [w.filename for w in record if w.category is DeprecationWarning] == [__file__] * 3
+
+
 class _TwoDraws(BayesianCalibrator):
     """Smallest Bayesian calibrator: two draws of a map, the identity and its square."""
 
