@@ -39,7 +39,6 @@ extensions = [
 
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "Thumbs.db", ".DS_Store"]
 templates_path = ["_templates"]
-html_static_path = ["_static"]
 
 # ---- API reference --------------------------------------------------------------------
 autosummary_generate = True
