@@ -74,6 +74,9 @@ class ReliabilityDisplay:
         (:func:`bayescal.diagnostics.consistency_check`).
     scores, y : ndarray
         The evaluation scores (input scale) and 0/1 labels, for the histograms.
+    figure_, ax_, hist_ax_ : matplotlib Figure and Axes
+        Set by :meth:`plot`: the figure, the diagram's axes and the histograms' axes (None
+        when drawn on a given ``ax``).
     """
 
     curves: dict[str, xr.Dataset] = field(default_factory=dict)
@@ -320,6 +323,8 @@ class DensityDisplay:
         Per label, the posterior-mean ``density_map`` over ``(class, score)``.
     bands : dict[str, xarray.DataArray]
         Per label, its pointwise band ``(class, score, ci_bound)``.
+    figure_, axes_ : matplotlib Figure and Axes
+        Set by :meth:`plot`: the figure and its two panels.
     """
 
     checks: dict[str, xr.Dataset] = field(default_factory=dict)
@@ -454,6 +459,8 @@ class PPCDisplay:
     checks : dict[str, xarray.Dataset]
         Per label, :func:`bayescal.diagnostics.ppc_calibration` (calibrators) or
         :func:`bayescal.diagnostics.consistency_check` (raw probabilities).
+    figure_, axes_ : matplotlib Figure and Axes
+        Set by :meth:`plot`: the figure and one panel per statistic.
     """
 
     checks: dict[str, xr.Dataset] = field(default_factory=dict)
@@ -602,6 +609,8 @@ class DecisionDisplay:
         Per label, :func:`bayescal.decision.decision_regions`.
     maps, bands : dict[str, xarray.DataArray]
         Per label, the posterior-mean map and its credible band on the same grid.
+    figure_, ax_ : matplotlib Figure and Axes
+        Set by :meth:`plot`.
     """
 
     regions: dict[str, Any] = field(default_factory=dict)
