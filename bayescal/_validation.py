@@ -24,7 +24,13 @@ __all__ = [
     "check_features",
     "check_number",
     "check_ci_prob",
+    "resolve_random_state",
+    "DEFAULT_CI_PROB",
 ]
+
+#: Probability of every credible, consistency and decision interval when ``ci_prob=None``:
+#: the one default of the package (re-exported as :data:`bayescal.base.DEFAULT_CI_PROB`).
+DEFAULT_CI_PROB: float = 0.95
 
 SCORE_KINDS = ("probability", "decision")
 
@@ -293,9 +299,45 @@ def check_number(value: Any, name: str, *, low: float | None = None, high: float
 
 
 def check_ci_prob(ci_prob: Any) -> float:
-    """``ci_prob`` as a float strictly between 0 and 1; ``None`` takes ArviZ's ``rcParams["stats.ci_prob"]``."""
+    """``ci_prob`` as a float strictly between 0 and 1; ``None`` gives :data:`DEFAULT_CI_PROB` (0.95)."""
     if ci_prob is None:
-        import arviz_base
-
-        return float(arviz_base.rcParams["stats.ci_prob"])
+        return DEFAULT_CI_PROB
     return check_number(ci_prob, "ci_prob", low=0.0, high=1.0, inclusive=False)
+
+
+def resolve_random_state(random_state: Any, random_seed: Any = None, where: str = "this function", *,
+                         stacklevel: int = 3) -> Any:
+    """The randomness to use, accepting the deprecated name ``random_seed`` for one release.
+
+    Parameters
+    ----------
+    random_state : None, int or numpy.random.Generator
+        The value passed under the current name (scikit-learn's convention).
+    random_seed : None, int or numpy.random.Generator, optional
+        The value passed under the old name; when given, a ``DeprecationWarning`` says to
+        use ``random_state``.
+    where : str
+        The function or class named in the warning and in the error.
+    stacklevel : int, default 3
+        Passed to :func:`warnings.warn`: 3 attributes the warning to the caller of the
+        function that calls this helper (the user's line).
+
+    Returns
+    -------
+    None, int or numpy.random.Generator
+        ``random_state``, or ``random_seed`` when only the old name was used.
+
+    Raises
+    ------
+    ValueError
+        When both names are given.
+    """
+    if random_seed is None:
+        return random_state
+    if random_state is not None:
+        raise ValueError(f"{where}: pass random_state only; random_seed is its deprecated old name.")
+    import warnings
+
+    warnings.warn(f"{where}: random_seed is deprecated and will be removed in the next release; "
+                  "use random_state.", DeprecationWarning, stacklevel=stacklevel)
+    return random_seed

@@ -1,4 +1,4 @@
-"""The calibrator contract (DESIGN.md section 3).
+"""The calibrator contract (see the architecture page of the documentation).
 
 Every calibrator is a scikit-learn estimator over 1-D scores. A subclass implements two
 things on the working scale ``t`` (see :mod:`bayescal.data`):
@@ -16,6 +16,7 @@ which kind of calibrator they were given.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,12 +24,24 @@ import xarray as xr
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from bayescal._validation import check_ci_prob, check_features, check_min_samples, check_number, check_scores
+from bayescal._typing import ArrayLike, RandomStateLike
+from bayescal._validation import (
+    DEFAULT_CI_PROB,
+    check_ci_prob,
+    check_features,
+    check_min_samples,
+    check_number,
+    check_scores,
+    resolve_random_state,
+)
 from bayescal.data import ScoreData, ScoreSummary, prepare_data, to_working
 
-__all__ = ["Calibrator", "BayesianCalibrator", "DEFAULT_GRID_SIZE"]
+__all__ = ["Calibrator", "BayesianCalibrator", "DEFAULT_CI_PROB", "DEFAULT_GRID_SIZE"]
 
+#: Number of points of the default score grid of :meth:`Calibrator.calibration_map`.
 DEFAULT_GRID_SIZE = 201
+# DEFAULT_CI_PROB (0.95), the probability of every band when ``ci_prob=None``, is defined
+# in bayescal._validation (which cannot import this module) and re-exported here.
 
 
 class Calibrator(ClassifierMixin, BaseEstimator):
@@ -97,7 +110,8 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         return X
 
     # ---- public API ----------------------------------------------------------------
-    def fit(self, scores: Any, y: Any = None, sample_weight: Any = None, *, X: Any = None,
+    def fit(self, scores: ArrayLike | ScoreSummary, y: ArrayLike | None = None,
+            sample_weight: ArrayLike | None = None, *, X: ArrayLike | None = None,
             pos_label: Any = None) -> "Calibrator":
         """Fit the calibrator.
 
@@ -190,11 +204,24 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         s = check_scores(scores, score_kind=getattr(self, "score_kind", "probability"), name=name)
         return to_working(s, getattr(self, "score_kind", "probability"))
 
-    def predict_proba(self, scores: Any, *, X: Any = None) -> np.ndarray:
+    def predict_proba(self, scores: ArrayLike, *, X: ArrayLike | None = None) -> np.ndarray:
         """Calibrated probabilities, shape ``(n, 2)``: columns P(y=negative), P(y=positive).
 
         A Dask array (or Dask dataframe column) gives a lazy Dask result computed block by
         block (``map_blocks`` / ``map_partitions``): nothing is collected.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n,) or (n, 1), or Dask array / column
+            Scores on the input scale (as in :meth:`fit`).
+        X : array-like of shape (n, d), optional
+            Features, for feature-aware calibrators only (the columns used in :meth:`fit`).
+
+        Returns
+        -------
+        ndarray of shape (n, 2)
+            The posterior-mean map for a Bayesian calibrator; a Dask array (or a Dask
+            dataframe with one column per class) for Dask input.
         """
         if hasattr(scores, "__dask_graph__"):
             return self._predict_proba_dask(scores, X)
@@ -203,11 +230,23 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         p = np.clip(self._calibrate(t, X), 0.0, 1.0)
         return np.column_stack([1.0 - p, p])
 
-    def predict_posterior(self, scores: Any, *, X: Any = None) -> xr.DataArray:
+    def predict_posterior(self, scores: ArrayLike, *, X: ArrayLike | None = None) -> xr.DataArray:
         """Draws of the calibrated P(y=1) at each score, dims ``(chain, draw, obs_id)``.
 
         A point estimate is a posterior with one draw, so every calibrator answers and
         decisions and diagnostics never ask which kind they were given.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n,) or (n, 1)
+            Scores on the input scale.
+        X : array-like of shape (n, d), optional
+            Features, for feature-aware calibrators only.
+
+        Returns
+        -------
+        xarray.DataArray
+            Named ``p``, dims ``(chain, draw, obs_id)``.
         """
         t = self._working(scores)
         X = self._check_X(X, t.shape[0], fitting=False)
@@ -234,8 +273,24 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         return scores.map_blocks(lambda block: self.predict_proba(block), new_axis=1,
                                  chunks=(scores.chunks[0], (2,)), dtype=np.float64, meta=np.empty((0, 2)))
 
-    def predict(self, scores: Any, threshold: float | None = None, *, X: Any = None) -> np.ndarray:
-        """Predicted labels: the positive class where the calibrated P(y=1) exceeds ``threshold`` (0.5)."""
+    def predict(self, scores: ArrayLike, threshold: float | None = None, *, X: ArrayLike | None = None) -> np.ndarray:
+        """Predicted labels: the positive class where the calibrated P(y=1) exceeds ``threshold``.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n,) or (n, 1)
+            Scores on the input scale.
+        threshold : float, optional
+            Cut-off on the calibrated probability, in [0, 1]; 0.5 when None. The
+            cost-optimal one is :func:`bayescal.decision.cost_cutoff`.
+        X : array-like of shape (n, d), optional
+            Features, for feature-aware calibrators only.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Labels from ``classes_``.
+        """
         threshold = 0.5 if threshold is None else check_number(threshold, "threshold", low=0.0, high=1.0)
         p = self.predict_proba(scores, X=X)[:, 1]
         return self.classes_[(p > threshold).astype(int)]
@@ -243,20 +298,29 @@ class Calibrator(ClassifierMixin, BaseEstimator):
     def _grid(self, grid: Any) -> np.ndarray:
         check_is_fitted(self)
         kind = getattr(self, "score_kind", "probability")
-        if grid is None or (np.isscalar(grid) and float(grid).is_integer()):
+        if grid is None or (np.isscalar(grid) and float(grid).is_integer()):  # type: ignore[arg-type]
             lo, hi = self.score_range_
             if hi <= lo:  # every training score equal
                 lo, hi = (0.0, 1.0) if kind == "probability" else (lo - 1.0, hi + 1.0)
-            return np.linspace(lo, hi, DEFAULT_GRID_SIZE if grid is None else int(grid))
+            return np.linspace(lo, hi, DEFAULT_GRID_SIZE if grid is None else int(grid))  # type: ignore[arg-type]
         return check_scores(grid, score_kind=kind, name="grid")
 
-    def calibration_map(self, grid: Any = None) -> xr.DataArray:
+    def calibration_map(self, grid: ArrayLike | None = None) -> xr.DataArray:
         """The calibration map P(y=1 | score) on ``grid`` with dims ``(chain, draw, score)``.
 
-        ``grid`` is on the input scale: an array of scores, or an integer number of points
-        (201 when ``None``) spread over the range of the scores seen in ``fit``, where the
-        map is supported by data. Attr ``extrapolated`` says whether any grid point lies
-        outside that range; ``observed_range`` gives it.
+        Parameters
+        ----------
+        grid : array-like of scores or int, optional
+            On the input scale: an array of scores, or an integer number of points
+            (:data:`DEFAULT_GRID_SIZE` = 201 when None) spread over the range of the scores
+            seen in ``fit``, where the map is supported by data.
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(chain, draw, score)`` (a point estimate has one chain and one draw);
+            attrs ``score_scale``, ``calibrator``, ``observed_range`` (the range of the
+            fitted scores) and ``extrapolated`` (1 when a grid point lies outside it).
         """
         if self.feature_aware:
             raise ValueError(f"{self._name} depends on features as well as scores: it has no 1-D calibration map.")
@@ -276,12 +340,25 @@ class Calibrator(ClassifierMixin, BaseEstimator):
             },
         )
 
-    def credible_band(self, grid: Any = None, ci_prob: float | None = None, ci_kind: str | None = None) -> xr.DataArray:
-        """Pointwise interval of the calibration map, dims ``(score, ci_bound)``.
+    def credible_band(self, grid: ArrayLike | None = None, ci_prob: float | None = None, ci_kind: str | None = None) -> xr.DataArray:
+        """Pointwise credible interval of the calibration map, dims ``(score, ci_bound)``.
 
-        ``ci_prob`` and ``ci_kind`` ("eti" or "hdi") default to ArviZ's
-        ``rcParams["stats.ci_prob"]`` and ``rcParams["stats.ci_kind"]``. For a point-estimate
-        calibrator (one draw) the band collapses onto the map (attr ``degenerate=1``).
+        Parameters
+        ----------
+        grid : array-like of scores or int, optional
+            As in :meth:`calibration_map`.
+        ci_prob : float, optional
+            Probability of the interval, in (0, 1); :data:`DEFAULT_CI_PROB` (0.95) when None.
+        ci_kind : {"eti", "hdi"}, optional
+            Equal-tailed or highest-density interval; ArviZ's ``rcParams["stats.ci_kind"]``
+            (``"eti"`` unless changed) when None.
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(score, ci_bound)`` with ``ci_bound = ["lower", "upper"]`` and attrs
+            ``ci_kind``, ``ci_prob``, ``degenerate`` (1 for a point-estimate calibrator,
+            whose band collapses onto the map) and those of :meth:`calibration_map`.
         """
         import arviz_base
         import arviz_stats
@@ -299,15 +376,32 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         band.name = "credible_band"
         return band
 
-    def save(self, path: Any) -> None:
-        """Save the fitted calibrator to a netCDF file (see :mod:`bayescal.io`; no pickle)."""
+    def save(self, path: str | Path) -> None:
+        """Save the fitted calibrator to a netCDF file (see :func:`bayescal.io.save`; no pickle).
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write (netCDF).
+        """
         from bayescal.io import save
 
         save(self, path)
 
     @classmethod
-    def load(cls, path: Any) -> "Calibrator":
-        """Load a calibrator saved with :meth:`save`; the file must hold this class (or a subclass)."""
+    def load(cls, path: str | Path) -> "Calibrator":
+        """Load a calibrator saved with :meth:`save`; the file must hold this class (or a subclass).
+
+        Parameters
+        ----------
+        path : str or path-like
+            A file written by :meth:`save`.
+
+        Returns
+        -------
+        Calibrator
+            The fitted calibrator, ready to predict.
+        """
         from bayescal.io import load
 
         return load(path, expected=cls)
@@ -320,14 +414,26 @@ class BayesianCalibrator(Calibrator):
     in ``_fit`` and implement ``_map_draws`` from it.
     """
 
-    def sample_posterior_predictive(self, scores: Any, *, random_seed: Any = None) -> xr.DataTree:
+    def sample_posterior_predictive(self, scores: ArrayLike, *, random_state: RandomStateLike = None,
+                                    random_seed: RandomStateLike = None) -> xr.DataTree:
         """Replicated labels at ``scores``: y_rep ~ Bernoulli(map draw), one per posterior draw.
 
-        Returns an ``xarray.DataTree`` with a ``posterior_predictive`` group holding ``y`` with
-        dims ``(chain, draw, obs_id)``.
+        Parameters
+        ----------
+        scores : array-like of shape (n,)
+            Scores on the input scale.
+        random_state : None, int or numpy.random.Generator, default None
+            Randomness of the replicated labels.
+        random_seed : deprecated
+            Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release.
+
+        Returns
+        -------
+        xarray.DataTree
+            A ``posterior_predictive`` group holding ``y`` with dims ``(chain, draw, obs_id)``.
         """
         p = self.predict_posterior(scores)
-        rng = np.random.default_rng(random_seed)
+        rng = np.random.default_rng(resolve_random_state(random_state, random_seed, "sample_posterior_predictive"))
         y_rep = (rng.random(p.shape) < p.values).astype(np.int8)
         ds = xr.Dataset({"y": (p.dims, y_rep)}, coords=p.coords)
         return xr.DataTree.from_dict({"posterior_predictive": ds})

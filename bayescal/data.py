@@ -39,6 +39,17 @@ def to_working(scores: np.ndarray, score_kind: str) -> np.ndarray:
     """Map validated scores from the input scale to the working scale ``t``.
 
     ``t = logit(clip(p, PROB_EPS, 1 - PROB_EPS))`` for probabilities, ``t = s`` for decision values.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n,)
+        Validated scores on the input scale.
+    score_kind : {"probability", "decision"}
+        Kind of the scores.
+
+    Returns
+    -------
+    ndarray of shape (n,)
     """
     check_score_kind(score_kind)
     scores = np.asarray(scores, dtype=np.float64)
@@ -49,7 +60,19 @@ def to_working(scores: np.ndarray, score_kind: str) -> np.ndarray:
 
 
 def from_working(t: np.ndarray, score_kind: str) -> np.ndarray:
-    """Inverse of :func:`to_working` (up to the clipping of exact 0 and 1)."""
+    """Inverse of :func:`to_working` (up to the clipping of exact 0 and 1).
+
+    Parameters
+    ----------
+    t : ndarray of shape (n,)
+        Scores on the working scale.
+    score_kind : {"probability", "decision"}
+        Kind of the scores.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
     check_score_kind(score_kind)
     t = np.asarray(t, dtype=np.float64)
     return expit(t) if score_kind == "probability" else t.copy()
@@ -78,6 +101,15 @@ def spread_ties(t: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     they come, :math:`W` the class's weight at :math:`v_j`. Untied values do not move.
 
     Returns the spread copy of ``t``; ``y`` and ``w`` are unchanged.
+
+    Parameters
+    ----------
+    t : ndarray of shape (n,)
+        Working-scale scores.
+    y : ndarray of shape (n,)
+        0/1 labels.
+    w : ndarray of shape (n,)
+        Sample weights.
     """
     t = np.asarray(t, dtype=np.float64)
     vals, inv, mult = np.unique(t, return_inverse=True, return_counts=True)
@@ -102,7 +134,17 @@ def spread_ties(t: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
 def spread_counts(counts: np.ndarray) -> np.ndarray:
     """:func:`spread_ties` for binned counts: each occupied bin's counts, shape (classes, bins),
     spread evenly over its cell (midpoints to the neighbouring occupied bins, mirrored at the
-    ends, within the binned range); adjacent occupied bins do not move."""
+    ends, within the binned range); adjacent occupied bins do not move.
+
+    Parameters
+    ----------
+    counts : ndarray of shape (2, n_bins)
+        Per-class weights on the bins of a summary.
+
+    Returns
+    -------
+    ndarray of shape (2, n_bins)
+    """
     counts = np.asarray(counts, dtype=np.float64)
     n_bins = counts.shape[1]
     occ = np.flatnonzero(counts.sum(axis=0) > 0)
@@ -164,7 +206,25 @@ def prepare_data(
     score_kind: str = "probability",
     pos_label: Any = None,
 ) -> ScoreData:
-    """Validate user input and return a :class:`ScoreData` (inputs are not modified)."""
+    """Validate user input and return a :class:`ScoreData` (inputs are not modified).
+
+    Parameters
+    ----------
+    scores : array-like of shape (n,) or (n, 1)
+        Scores on the input scale.
+    y : array-like of shape (n,)
+        Binary labels.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    score_kind : {"probability", "decision"}, default "probability"
+        Kind of the scores.
+    pos_label : optional
+        The positive label when it is not the greater value.
+
+    Returns
+    -------
+    ScoreData
+    """
     s = check_scores(scores, score_kind=score_kind)
     y01, classes = check_labels(y, pos_label=pos_label)
     check_consistent_length(scores=s, y=y01)
@@ -216,7 +276,29 @@ class ScoreSummary:
         lo: float | None = None,
         hi: float | None = None,
     ) -> "ScoreSummary":
-        """Summarise scores and labels (see the class docstring); Dask inputs go to :meth:`from_dask`."""
+        """Summarise scores and labels (see the class docstring); Dask inputs go to :meth:`from_dask`.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n,)
+            Scores on the input scale.
+        y : array-like of shape (n,)
+            Binary labels.
+        sample_weight : array-like of shape (n,), optional
+            Non-negative weights.
+        score_kind : {"probability", "decision"}, default "probability"
+            Kind of the scores.
+        pos_label : optional
+            The positive label when it is not the greater value.
+        n_bins : int, default 1024
+            Number of bins on the working scale.
+        lo, hi : float, optional
+            Working-scale range of the bins; the data's range when None.
+
+        Returns
+        -------
+        ScoreSummary
+        """
         if any(hasattr(v, "__dask_graph__") for v in (scores, y, sample_weight)):
             return cls.from_dask(scores, y, sample_weight, score_kind=score_kind, pos_label=pos_label,
                                  n_bins=n_bins, lo=lo, hi=hi)
@@ -225,7 +307,21 @@ class ScoreSummary:
 
     @classmethod
     def from_data(cls, data: ScoreData, *, n_bins: int = 1024, lo: float | None = None, hi: float | None = None) -> "ScoreSummary":
-        """Summarise validated :class:`ScoreData`; ``lo``/``hi`` default to the data's working-scale range."""
+        """Summarise validated :class:`ScoreData`; ``lo``/``hi`` default to the data's working-scale range.
+
+        Parameters
+        ----------
+        data : ScoreData
+            Validated data.
+        n_bins : int, default 1024
+            Number of bins on the working scale.
+        lo, hi : float, optional
+            Working-scale range of the bins; the data's range when None.
+
+        Returns
+        -------
+        ScoreSummary
+        """
         if int(n_bins) < 2:
             raise ValueError(f"n_bins={n_bins} is too small: use at least 2 bins (1024 by default).")
         atoms = _atoms(data.score_kind)
@@ -260,6 +356,27 @@ class ScoreSummary:
         summaries are added in a tree; only ``2 x n_bins`` numbers per chunk travel. Two
         passes: the first finds the label values and (unless ``lo``/``hi`` are given) the
         working-scale range, the second counts.
+
+        Parameters
+        ----------
+        scores : Dask array or Dask dataframe column
+            Scores on the input scale.
+        y : Dask array or column
+            Binary labels, partitioned like ``scores``.
+        sample_weight : Dask array or column, optional
+            Non-negative weights.
+        score_kind : {"probability", "decision"}, default "probability"
+            Kind of the scores.
+        pos_label : optional
+            The positive label when it is not the greater value.
+        n_bins : int, default 1024
+            Number of bins on the working scale.
+        lo, hi : float, optional
+            Working-scale range of the bins; found in a first pass when None.
+
+        Returns
+        -------
+        ScoreSummary
         """
         import dask
 
@@ -354,6 +471,21 @@ def dask_partitions(scores: Any, y: Any, sample_weight: Any = None, X: Any = Non
     chunks of ``scores`` (2-D ones whole across columns). Nothing is computed: no pass over
     the data to learn partition lengths. A scalar or ``None`` weight, and a ``None`` ``X``,
     are repeated as they are.
+
+    Parameters
+    ----------
+    scores : Dask array or Dask dataframe column
+        Scores.
+    y : Dask array or column
+        Labels, partitioned like ``scores``.
+    sample_weight : Dask array or column, scalar or None, optional
+        Weights.
+    X : Dask dataframe or 2-D Dask array, optional
+        Features.
+
+    Returns
+    -------
+    list of tuple
     """
     import dask.array as da
 

@@ -20,20 +20,22 @@ Bayesian non-parametric approach. arXiv:1401.3390 (SDM 2015 for the BBQ version)
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 from scipy.special import expit, logsumexp
 
+from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import check_integer
 
 __all__ = ["make_naeini2014", "svm_scores", "Mixture", "ScoreTruth", "SimulatedScores",
            "TRUTHS", "simulate_scores"]
 
 
-def make_naeini2014(n_samples: int = 2000, *, random_state: Any = None) -> pd.DataFrame:
+def make_naeini2014(n_samples: int = 2000, *, random_state: RandomStateLike = None) -> pd.DataFrame:
     r"""The simulated 2-D data set of Naeini et al. (2014), Table 1.
 
     Class 0 fills the disc of radius 2 and class 1 the ring between radius 2 and 4. In polar
@@ -108,7 +110,7 @@ def svm_scores(train: pd.DataFrame, test: pd.DataFrame, *, kernel: str = "linear
     missing = [c for c in features if c not in test.columns]
     if missing:
         raise ValueError(f"test lacks the feature column(s) {missing} that train has: pass the same columns.")
-    svm = SVC(**kernels[kernel]).fit(train[features].to_numpy(), train["y"].to_numpy())
+    svm = SVC(**kernels[kernel]).fit(train[features].to_numpy(), train["y"].to_numpy())  # type: ignore[arg-type]
     return (expit(svm.decision_function(train[features].to_numpy())),
             expit(svm.decision_function(test[features].to_numpy())))
 
@@ -132,16 +134,16 @@ class Mixture:
         self.components = list(components)
         self.weights = w / w.sum()
 
-    def logpdf(self, x: Any) -> np.ndarray:
+    def logpdf(self, x: ArrayLike) -> np.ndarray:
         x = np.asarray(x, dtype=np.float64)
         with np.errstate(divide="ignore"):
             terms = np.stack([np.log(wk) + c.logpdf(x) for wk, c in zip(self.weights, self.components)])
         return logsumexp(terms, axis=0)
 
-    def pdf(self, x: Any) -> np.ndarray:
+    def pdf(self, x: ArrayLike) -> np.ndarray:
         return np.exp(self.logpdf(x))
 
-    def rvs(self, size: int, random_state: Any = None) -> np.ndarray:
+    def rvs(self, size: int, random_state: RandomStateLike = None) -> np.ndarray:
         rng = np.random.default_rng(random_state)
         which = rng.choice(len(self.components), size=size, p=self.weights)
         out = np.empty(size)
@@ -172,10 +174,20 @@ class ScoreTruth(NamedTuple):
     pi: float
     score_kind: str = "probability"
 
-    def calibration_map(self, s: Any) -> np.ndarray:
+    def calibration_map(self, s: ArrayLike) -> np.ndarray:
         r"""The true :math:`P(y=1 \mid s) = \pi f_1(s) / (\pi f_1(s) + (1-\pi) f_0(s))`.
 
         Computed on the log scale (stable in the tails); NaN where both densities vanish.
+
+        Parameters
+        ----------
+        s : array-like
+            Scores on the input scale.
+
+        Returns
+        -------
+        ndarray
+            The true P(y = 1 | s).
         """
         s = np.asarray(s, dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -205,7 +217,7 @@ class SimulatedScores(NamedTuple):
     true_map: Callable[[Any], np.ndarray]
 
 
-def simulate_scores(truth: str | ScoreTruth = "beta_skewed", n: int = 1000, *, random_state: Any = None) -> SimulatedScores:
+def simulate_scores(truth: str | ScoreTruth = "beta_skewed", n: int = 1000, *, random_state: RandomStateLike = None) -> SimulatedScores:
     r"""Draw scores and labels from a model whose calibration map is known.
 
     Each sample draws :math:`y \sim \mathrm{Bernoulli}(\pi)` and then

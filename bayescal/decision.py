@@ -22,20 +22,45 @@ with a one-column score matrix.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import xarray as xr
 
+from bayescal._typing import ArrayLike
 from bayescal._validation import (check_ci_prob, check_consistent_length, check_labels, check_number,
                                   check_sample_weight)
+
+if TYPE_CHECKING:
+    from bayescal.base import Calibrator
 
 __all__ = ["cost_cutoff", "DecisionRegions", "decision_regions", "realized_cost", "expected_profit",
            "expected_cost", "roc_from_map", "bayes_error_posterior"]
 
 
 def cost_cutoff(cost_fp: float = 1.0, cost_fn: float = 1.0) -> float:
-    """The probability cut-off :math:`c^* = c_{FP} / (c_{FP} + c_{FN})` of the optimal rule."""
+    r"""The probability cut-off :math:`c^* = c_{FP} / (c_{FP} + c_{FN})` of the optimal rule.
+
+    Predicting 1 where :math:`P(y=1 \mid s) > c^*` minimises the expected cost.
+
+    Parameters
+    ----------
+    cost_fp : float, default 1.0
+        Cost of a false positive, >= 0.
+    cost_fn : float, default 1.0
+        Cost of a false negative, >= 0 (not both zero).
+
+    Returns
+    -------
+    float
+        :math:`c^*` in [0, 1].
+
+    Examples
+    --------
+    >>> from bayescal.decision import cost_cutoff
+    >>> cost_cutoff(cost_fp=1.0, cost_fn=4.0)
+    0.2
+    """
     cost_fp = check_number(cost_fp, "cost_fp", low=0.0)
     cost_fn = check_number(cost_fn, "cost_fn", low=0.0)
     if cost_fp + cost_fn == 0:
@@ -94,8 +119,19 @@ class DecisionRegions:
     n_crossings: xr.DataArray
     score_kind: str
 
-    def predict(self, scores: Any) -> np.ndarray:
-        """Apply the rule to scores on the input scale: 1 inside an interval, else 0."""
+    def predict(self, scores: ArrayLike) -> np.ndarray:
+        """Apply the rule to scores on the input scale: 1 inside an interval, else 0.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n,)
+            Scores on the input scale of the calibrator the regions came from.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            0/1 decisions (int8).
+        """
         from bayescal._validation import check_scores
 
         s = check_scores(scores, score_kind=self.score_kind)
@@ -105,8 +141,8 @@ class DecisionRegions:
         return inside.astype(np.int8)
 
 
-def decision_regions(calibrator: Any, cost_fp: float = 1.0, cost_fn: float = 1.0, *,
-                     grid: Any = 2001) -> DecisionRegions:
+def decision_regions(calibrator: Calibrator, cost_fp: float = 1.0, cost_fn: float = 1.0, *,
+                     grid: ArrayLike = 2001) -> DecisionRegions:
     """The score regions where predicting 1 minimises expected cost (see the module docstring).
 
     Parameters
@@ -136,9 +172,25 @@ def decision_regions(calibrator: Any, cost_fp: float = 1.0, cost_fn: float = 1.0
     )
 
 
-def realized_cost(y_true: Any, y_pred: Any, *, cost_fp: float = 1.0, cost_fn: float = 1.0,
-                  sample_weight: Any = None) -> float:
-    """Mean cost per sample of predictions ``y_pred`` (0/1) against labels: :math:`(c_{FP} FP + c_{FN} FN)/N`."""
+def realized_cost(y_true: ArrayLike, y_pred: ArrayLike, *, cost_fp: float = 1.0, cost_fn: float = 1.0,
+                  sample_weight: ArrayLike | None = None) -> float:
+    """Mean cost per sample of predictions ``y_pred`` (0/1) against labels: :math:`(c_{FP} FP + c_{FN} FN)/N`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        True binary labels.
+    y_pred : array-like of shape (n,)
+        Decisions, 0 or 1.
+    cost_fp, cost_fn : float, default 1.0
+        Costs of a false positive and of a false negative.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights (N is then their sum).
+
+    Returns
+    -------
+    float
+    """
     cost_cutoff(cost_fp, cost_fn)
     y, _ = check_labels(y_true, require_both=False, name="y_true")
     pred, _ = check_labels(y_pred, pos_label=1, require_both=False, name="y_pred")
@@ -148,8 +200,8 @@ def realized_cost(y_true: Any, y_pred: Any, *, cost_fp: float = 1.0, cost_fn: fl
     return float(np.sum(w * cost) / w.sum())
 
 
-def expected_profit(calibrator: Any, scores: Any, y_pred: Any = None, *, benefit_tp: Any = 1.0,
-                    benefit_fp: Any = 0.0, benefit_tn: Any = 0.0, benefit_fn: Any = 0.0,
+def expected_profit(calibrator: Calibrator, scores: ArrayLike, y_pred: ArrayLike | None = None, *, benefit_tp: float | ArrayLike = 1.0,
+                    benefit_fp: float | ArrayLike = 0.0, benefit_tn: float | ArrayLike = 0.0, benefit_fn: float | ArrayLike = 0.0,
                     ci_prob: float | None = None) -> xr.Dataset:
     r"""Expected profit per sample of a rule, under the calibrator's posterior.
 
@@ -160,6 +212,19 @@ def expected_profit(calibrator: Any, scores: Any, y_pred: Any = None, *, benefit
 
     Benefits may be per-sample arrays (e.g. a donation amount minus the mailing cost).
     ``y_pred=None`` applies the rule that maximises posterior expected profit per sample.
+
+    Parameters
+    ----------
+    calibrator : Calibrator
+        A fitted calibrator (any: a point estimate gives one draw).
+    scores : array-like of shape (n,)
+        Scores on the calibrator's input scale.
+    y_pred : array-like of shape (n,), optional
+        The rule's decisions (0/1); the posterior-optimal rule when None.
+    benefit_tp, benefit_fp, benefit_tn, benefit_fn : float or array-like of shape (n,)
+        Benefit of each outcome (default 1, 0, 0, 0); a cost is a negative benefit.
+    ci_prob : float, optional
+        Probability of the interval; :data:`bayescal.base.DEFAULT_CI_PROB` (0.95) when None.
 
     Returns
     -------
@@ -183,10 +248,29 @@ def expected_profit(calibrator: Any, scores: Any, y_pred: Any = None, *, benefit
     return _with_interval(xr.DataArray(profit, dims=("chain", "draw"), name="profit"), ci_prob)
 
 
-def expected_cost(calibrator: Any, scores: Any, y_pred: Any = None, *, cost_fp: float = 1.0,
+def expected_cost(calibrator: Calibrator, scores: ArrayLike, y_pred: ArrayLike | None = None, *, cost_fp: float = 1.0,
                   cost_fn: float = 1.0, ci_prob: float | None = None) -> xr.Dataset:
     """Expected cost per sample of a rule under the posterior: :func:`expected_profit` with
-    benefits ``-cost_fp`` (false positive) and ``-cost_fn`` (false negative), sign flipped."""
+    benefits ``-cost_fp`` (false positive) and ``-cost_fn`` (false negative), sign flipped.
+
+    Parameters
+    ----------
+    calibrator : Calibrator
+        A fitted calibrator (any: a point estimate gives one draw).
+    scores : array-like of shape (n,)
+        Scores on the calibrator's input scale.
+    y_pred : array-like of shape (n,), optional
+        The rule's decisions (0/1); the posterior-optimal rule when None.
+    cost_fp, cost_fn : float, default 1.0
+        Costs of a false positive and of a false negative.
+    ci_prob : float, optional
+        Probability of the interval; :data:`bayescal.base.DEFAULT_CI_PROB` (0.95) when None.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``cost`` over ``(chain, draw)``, its ``mean``, and the interval ``ci`` over ``ci_bound``.
+    """
     cost_cutoff(cost_fp, cost_fn)
     prof = expected_profit(calibrator, scores, y_pred, benefit_tp=0.0, benefit_fp=-cost_fp,
                            benefit_tn=0.0, benefit_fn=-cost_fn, ci_prob=ci_prob)
@@ -206,7 +290,7 @@ def _with_interval(draws: xr.DataArray, ci_prob: float | None) -> xr.Dataset:
     return xr.Dataset({draws.name: draws, "mean": draws.mean(), "ci": ci}, attrs={"ci_prob": ci_prob, "ci_kind": "eti"})
 
 
-def roc_from_map(calibrator: Any, scores: Any, *, n_thresholds: int = 101) -> xr.Dataset:
+def roc_from_map(calibrator: Calibrator, scores: ArrayLike, *, n_thresholds: int = 101) -> xr.Dataset:
     r"""The ROC curve implied by a calibration map and the score distribution (C&G 2004, eq. 15).
 
     With the empirical distribution of ``scores`` standing for the score density,
@@ -216,6 +300,15 @@ def roc_from_map(calibrator: Any, scores: Any, *, n_thresholds: int = 101) -> xr
 
     for each posterior draw of the map :math:`p` — no labels needed. Thresholds are the
     quantiles of ``scores`` (plus the ends), so every curve runs from (1, 1) to (0, 0).
+
+    Parameters
+    ----------
+    calibrator : Calibrator
+        A fitted calibrator (any: a point estimate gives one draw).
+    scores : array-like of shape (n,)
+        Scores on the calibrator's input scale.
+    n_thresholds : int, default 101
+        Number of thresholds.
 
     Returns
     -------
@@ -242,13 +335,22 @@ def roc_from_map(calibrator: Any, scores: Any, *, n_thresholds: int = 101) -> xr
                       coords={"threshold": taus})
 
 
-def bayes_error_posterior(calibrator: Any, scores: Any, *, ci_prob: float | None = None) -> xr.Dataset:
+def bayes_error_posterior(calibrator: Calibrator, scores: ArrayLike, *, ci_prob: float | None = None) -> xr.Dataset:
     r"""Cohen & Goldszmidt's Theorem 1 under the posterior.
 
     For each draw :math:`d` the calibrated probabilities :math:`p_{di}` at ``scores`` give the
     refinement :math:`R_d = \frac1N\sum_i p_{di}(1-p_{di})`, the expected error of the
     0.5-threshold rule :math:`e_{t,d} = \frac1N \sum_i \min(p_{di}, 1-p_{di})` and the
     bound :math:`e^* \le e_{t,d} \le 2 R_d` (see :func:`bayescal.metrics.bayes_error_bounds`).
+
+    Parameters
+    ----------
+    calibrator : Calibrator
+        A fitted calibrator (any: a point estimate gives one draw).
+    scores : array-like of shape (n,)
+        Scores on the calibrator's input scale.
+    ci_prob : float, optional
+        Probability of the interval; :data:`bayescal.base.DEFAULT_CI_PROB` (0.95) when None.
 
     Returns
     -------

@@ -2,7 +2,7 @@ r"""Posterior predictive checks and calibration tests.
 
 What a user asks after fitting a calibrator, answered with distributions rather than point
 numbers. Every function takes any calibrator: a point estimate is a posterior with one draw
-(DESIGN.md section 3), a Bayesian one gives one answer per posterior draw.
+(see the architecture page of the documentation), a Bayesian one gives one answer per posterior draw.
 
 * :func:`ppc_calibration` -- does the fitted map explain the labels? Labels are replicated
   from each posterior draw of the map at the observed scores and a reliability statistic
@@ -38,13 +38,14 @@ Bayesian non-parametric approach. arXiv:1401.3390.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import xarray as xr
 
 from bayescal import metrics
+from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import (
     check_ci_prob,
     check_consistent_length,
@@ -52,6 +53,7 @@ from bayescal._validation import (
     check_labels,
     check_probabilities,
     check_scores,
+    resolve_random_state,
 )
 
 __all__ = [
@@ -121,9 +123,9 @@ def _pp_value(replicated: xr.DataArray, observed: xr.DataArray) -> xr.DataArray:
 # ----------------------------------------------------------------------------- PPC
 
 
-def ppc_calibration(calibrator: Any, scores: Any, y: Any, *, statistics: Any = ("ece", "mcb"),
+def ppc_calibration(calibrator: Any, scores: ArrayLike, y: ArrayLike, *, statistics: str | Sequence[str] = ("ece", "mcb"),
                     n_bins: int = 10, strategy: str = "quantile", min_replicates: int = MIN_REPLICATES,
-                    random_seed: Any = None) -> xr.Dataset:
+                    random_state: RandomStateLike = None, random_seed: RandomStateLike = None) -> xr.Dataset:
     r"""Posterior predictive check of the calibration map's fit to the labels.
 
     For posterior draw :math:`d` of the map, :math:`p_{di} = P_d(y = 1 \mid s_i)` at the
@@ -148,7 +150,10 @@ def ppc_calibration(calibrator: Any, scores: Any, y: Any, *, statistics: Any = (
     min_replicates : int, default 500
         When the posterior has fewer draws, each draw is replicated several times (output
         draw ``k`` uses posterior draw ``k // r``, ``r`` in attr ``replicates_per_draw``).
-    random_seed : None, int or numpy Generator
+    random_state : None, int or numpy.random.Generator, default None
+        Randomness of the replicated labels (scikit-learn's convention).
+    random_seed : deprecated
+        Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release.
 
     Returns
     -------
@@ -160,7 +165,7 @@ def ppc_calibration(calibrator: Any, scores: Any, y: Any, *, statistics: Any = (
     min_replicates = check_integer(min_replicates, "min_replicates")
     s, y01 = _labels_and_scores(getattr(calibrator, "score_kind", "probability"), scores, y)
     p, reps = _replicate(calibrator.predict_posterior(s).values, min_replicates)
-    rng = np.random.default_rng(random_seed)
+    rng = np.random.default_rng(resolve_random_state(random_state, random_seed, "ppc_calibration"))
     y_rep = (rng.random(p.shape) < p).astype(np.int8)
     obs = np.empty((len(names),) + p.shape[:2])
     rep = np.empty_like(obs)
@@ -182,9 +187,10 @@ def ppc_calibration(calibrator: Any, scores: Any, y: Any, *, statistics: Any = (
     return ds
 
 
-def consistency_check(scores: Any, y: Any, *, statistics: Any = ("ece", "mcb"), n_bins: int = 10,
+def consistency_check(scores: ArrayLike, y: ArrayLike, *, statistics: str | Sequence[str] = ("ece", "mcb"), n_bins: int = 10,
                       strategy: str = "quantile", n_replicates: int = 1000, band: bool = True,
-                      ci_prob: float | None = None, random_seed: Any = None) -> xr.Dataset:
+                      ci_prob: float | None = None, random_state: RandomStateLike = None,
+                      random_seed: RandomStateLike = None) -> xr.Dataset:
     r"""Was the classifier already calibrated? Consistency resampling of the raw scores.
 
     Under the hypothesis that the probability scores :math:`s_i` are calibrated, the labels
@@ -213,8 +219,11 @@ def consistency_check(scores: Any, y: Any, *, statistics: Any = ("ece", "mcb"), 
     band : bool, default True
         Compute the consistency band (one reliability curve per replicate: about 6 ms each).
     ci_prob : float, optional
-        Probability of the consistency band; ArviZ's ``rcParams["stats.ci_prob"]`` when None.
-    random_seed : None, int or numpy Generator
+        Probability of the consistency band; :data:`bayescal.base.DEFAULT_CI_PROB` (0.95) when None.
+    random_state : None, int or numpy.random.Generator, default None
+        Randomness of the replicated labels (scikit-learn's convention).
+    random_seed : deprecated
+        Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release.
 
     Returns
     -------
@@ -230,7 +239,7 @@ def consistency_check(scores: Any, y: Any, *, statistics: Any = ("ece", "mcb"), 
     s = check_probabilities(scores, name="scores")
     y01, _ = check_labels(y, require_both=False)
     check_consistent_length(scores=s, y=y01)
-    rng = np.random.default_rng(random_seed)
+    rng = np.random.default_rng(resolve_random_state(random_state, random_seed, "consistency_check"))
     curve = metrics.reliability_curve(y01, s, n_bins=n_bins, strategy=strategy)
     obs = np.array([STATISTICS[name](y01, s, n_bins, strategy) for name in names])
     rep = np.empty((len(names), 1, n_replicates))
@@ -241,7 +250,7 @@ def consistency_check(scores: Any, y: Any, *, statistics: Any = ("ece", "mcb"), 
             rep[k, 0, r] = STATISTICS[name](y_rep, s, n_bins, strategy)
         if band:
             rc = metrics.reliability_curve(y_rep, s, n_bins=n_bins, strategy=strategy)
-            frac[0, r] = rc["fraction_positive"].reindex(bin=curve["bin"]).values
+            frac[0, r] = rc["fraction_positive"].reindex(bin=curve["bin"]).values  # type: ignore[index]
     coords = {"statistic": names, "chain": [0], "draw": np.arange(n_replicates)}
     ds = xr.Dataset({"observed": ("statistic", obs), "replicated": (("statistic", "chain", "draw"), rep)},
                     coords=coords,
@@ -288,7 +297,7 @@ def _model_score_distribution(calibrator: Any, grid_size: int) -> tuple[np.ndarr
     return g, weights / weights.sum(axis=-1, keepdims=True)
 
 
-def calibration_error_posterior(calibrator: Any, scores: Any = None, *, tolerance: float | None = None,
+def calibration_error_posterior(calibrator: Any, scores: ArrayLike | None = None, *, tolerance: float | None = None,
                                 score_distribution: str | None = None, ci_prob: float | None = None,
                                 grid_size: int = 1001) -> xr.Dataset:
     r"""Posterior of the base classifier's true calibration error, in place of a bootstrap.
@@ -386,8 +395,9 @@ def calibration_error_posterior(calibrator: Any, scores: Any = None, *, toleranc
 # ----------------------------------------------------------------------------- score densities
 
 
-def score_density_check(calibrator: Any, scores: Any, y: Any, *, bins: Any = 20, ci_prob: float | None = None,
-                        points_per_bin: int = 16, random_seed: Any = None) -> xr.Dataset:
+def score_density_check(calibrator: Any, scores: ArrayLike, y: ArrayLike, *, bins: ArrayLike = 20, ci_prob: float | None = None,
+                        points_per_bin: int = 16, random_state: RandomStateLike = None,
+                        random_seed: RandomStateLike = None) -> xr.Dataset:
     r"""Observed class-conditional score histograms against the posterior predictive densities.
 
     For class :math:`c` with :math:`n_c` scores and bin :math:`b`, posterior draw :math:`d`
@@ -406,7 +416,10 @@ def score_density_check(calibrator: Any, scores: Any, y: Any, *, bins: Any = 20,
         Number of equal-width bins over the observed score range (input scale), or edges.
     ci_prob : float, optional
     points_per_bin : int, default 16
-    random_seed : None, int or numpy Generator
+    random_state : None, int or numpy.random.Generator, default None
+        Randomness of the replicated labels (scikit-learn's convention).
+    random_seed : deprecated
+        Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release.
 
     Returns
     -------
@@ -447,7 +460,7 @@ def score_density_check(calibrator: Any, scores: Any, y: Any, *, bins: Any = 20,
                 mass[..., b] += masses[..., a]
     n_c = np.array([np.sum(y01 == 0), np.sum(y01 == 1)], dtype=np.float64)
     obs = np.stack([np.histogram(s[y01 == c], bins=edges)[0] for c in (0, 1)]).astype(np.float64)
-    rng = np.random.default_rng(random_seed)
+    rng = np.random.default_rng(resolve_random_state(random_state, random_seed, "score_density_check"))
     prob = np.clip(mass, 0.0, 1.0)
     rep = rng.binomial(n_c.astype(np.int64)[None, None, :, None], prob).astype(np.float64)
     expected = np.maximum(n_c[None, None, :, None] * prob, 1e-12)
@@ -473,16 +486,35 @@ def score_density_check(calibrator: Any, scores: Any, y: Any, *, bins: Any = 20,
 # ----------------------------------------------------------------------------- ArviZ input
 
 
-def posterior_predictive_tree(calibrator: Any, scores: Any, y: Any, *, random_seed: Any = None) -> xr.DataTree:
+def posterior_predictive_tree(calibrator: Any, scores: ArrayLike, y: ArrayLike, *, random_state: RandomStateLike = None,
+                              random_seed: RandomStateLike = None) -> xr.DataTree:
     """Replicated and observed labels as ArviZ expects them (``y`` in both groups, ``obs_id``).
 
     ``posterior_predictive.y`` holds :math:`y^{rep} \\sim \\mathrm{Bernoulli}(p_d(s_i))` per
     posterior draw (``(chain, draw, obs_id)``), ``observed_data.y`` the labels: the input of
     ``arviz_plots.plot_ppc_pava`` and the other ``plot_ppc_*`` functions.
+
+    Parameters
+    ----------
+    calibrator : Calibrator
+        A fitted calibrator.
+    scores : array-like of shape (n,)
+        Scores on the calibrator's input scale.
+    y : array-like of shape (n,)
+        Binary labels.
+    random_state : None, int or numpy.random.Generator, default None
+        Randomness of the replicated labels.
+    random_seed : deprecated
+        Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release.
+
+    Returns
+    -------
+    xarray.DataTree
+        Groups ``posterior_predictive`` and ``observed_data``.
     """
     s, y01 = _labels_and_scores(getattr(calibrator, "score_kind", "probability"), scores, y)
     p = calibrator.predict_posterior(s).values
-    rng = np.random.default_rng(random_seed)
+    rng = np.random.default_rng(resolve_random_state(random_state, random_seed, "posterior_predictive_tree"))
     y_rep = (rng.random(p.shape) < p).astype(np.int64)
     coords = {"chain": np.arange(p.shape[0]), "draw": np.arange(p.shape[1]), "obs_id": np.arange(s.size)}
     pp = xr.Dataset({"y": (("chain", "draw", "obs_id"), y_rep)}, coords=coords)

@@ -176,7 +176,17 @@ def _tree(est: Any) -> tuple[xr.DataTree, dict[str, Any]]:
 def save(est: Any, path: str | Path) -> None:
     """Write a fitted calibrator to ``path`` (netCDF via h5netcdf).
 
-    The file is written beside ``path`` under a temporary name and then renamed onto it, so
+    Parameters
+    ----------
+    est : Calibrator
+        A fitted calibrator from the registry.
+    path : str or path-like
+        The file to write; its folder must exist.
+
+    Notes
+    -----
+    The parameters and fitted state are stored in the file's attributes and arrays, with a
+    format version and a content hash that :func:`load` checks. The file is written beside ``path`` under a temporary name and then renamed onto it, so
     an interrupted save never leaves a truncated file in place of an earlier good one.
     """
     from sklearn.utils.validation import check_is_fitted
@@ -220,6 +230,18 @@ def _restore_array(arr: np.ndarray, dt: str) -> np.ndarray:
 
 def load(path: str | Path, *, expected: type | None = None) -> Any:
     """Read a calibrator written by :func:`save`, checking its format version and content hash.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A file written by :func:`save`.
+    expected : type, optional
+        The calibrator class (or a base class of it) the file must hold.
+
+    Returns
+    -------
+    Calibrator
+        The fitted calibrator, ready to predict.
 
     Raises
     ------

@@ -4,7 +4,7 @@ Every function takes ``y_true`` (binary labels; {0, 1}, booleans or {-1, 1}) and
 ``y_prob`` (the predicted :math:`P(y = 1)`), plus optional ``sample_weight``; inputs are
 validated by :mod:`bayescal._validation` and never modified. The literature disagrees on
 several definitions, so each docstring states the formula and its conventions, and the
-name or a parameter says which variant is computed (DESIGN.md, section 4).
+name or a parameter says which variant is computed (the Metrics page of the API reference lists them).
 
 Notation: sample :math:`i` has label :math:`y_i`, prediction :math:`p_i` and weight
 :math:`w_i` (1 without weights), :math:`W = \sum_i w_i`. A binning puts the samples into
@@ -47,6 +47,7 @@ from scipy.signal import fftconvolve
 from scipy.special import xlogy
 from scipy.stats import norm as _normal
 
+from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import (
     check_consistent_length,
     check_labels,
@@ -213,13 +214,13 @@ def _combine(gap: np.ndarray, share: np.ndarray, norm: str) -> float:
 
 
 def ece(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
     n_bins: int = 10,
     strategy: str = "quantile",
     norm: str = "l1",
-    sample_weight: Any = None,
+    sample_weight: ArrayLike | None = None,
 ) -> float:
     r"""Class-1 expected calibration error (Naeini et al. 2015; scikit-learn's curve).
 
@@ -265,23 +266,40 @@ def ece(
 
 
 def mce(
-    y_true: Any, y_prob: Any, *, n_bins: int = 10, strategy: str = "quantile", sample_weight: Any = None
+    y_true: ArrayLike, y_prob: ArrayLike, *, n_bins: int = 10, strategy: str = "quantile", sample_weight: ArrayLike | None = None
 ) -> float:
     r"""Maximum calibration error: :math:`\max_b |o_b - e_b|` over the non-empty bins.
 
     Same as ``ece(..., norm="max")``; see :func:`ece` for the binning conventions.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the positive class, in [0, 1].
+    n_bins : int, default 10
+        Number of bins.
+    strategy : {"quantile", "uniform", "papers"}, default "quantile"
+        Binning, as in :func:`ece`.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights; :math:`W` is their sum (the number of samples without).
+
+    Returns
+    -------
+    float
     """
     return ece(y_true, y_prob, n_bins=n_bins, strategy=strategy, norm="max", sample_weight=sample_weight)
 
 
 def confidence_ece(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
     n_bins: int = 10,
     strategy: str = "uniform",
     norm: str = "l1",
-    sample_weight: Any = None,
+    sample_weight: ArrayLike | None = None,
 ) -> float:
     r"""Top-label (confidence) expected calibration error (Guo et al. 2017).
 
@@ -323,14 +341,14 @@ def confidence_ece(
 
 
 def calibration_error(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
     n_bins: int = 15,
     strategy: str = "quantile",
     norm: str = "l1",
     debias: bool = False,
-    sample_weight: Any = None,
+    sample_weight: ArrayLike | None = None,
 ) -> float:
     r"""Binned calibration error, optionally Kumar et al.'s debiased :math:`\ell_2` estimate.
 
@@ -383,12 +401,12 @@ def calibration_error(
 
 
 def ece_sweep(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
     norm: str = "l1",
     strategy: str = "quantile",
-    sample_weight: Any = None,
+    sample_weight: ArrayLike | None = None,
 ) -> float:
     r"""ECE with the monotonic sweep binning of Roelofs et al. (2020).
 
@@ -403,6 +421,23 @@ def ece_sweep(
     with :math:`q = 1` for ``norm="l1"`` and :math:`q = 2` for ``"l2"`` (``"max"`` gives
     the largest gap). Equal-mass bins (``"quantile"``) are the paper's ECE_EM^sweep;
     ``"uniform"`` its equal-width variant. Monotonicity is judged over non-empty bins.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the positive class, in [0, 1].
+    norm : {"l1", "l2", "max"}, default "l1"
+        Norm of the binned gaps.
+    strategy : {"quantile", "uniform"}, default "quantile"
+        Equal-mass or equal-width bins.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights; :math:`W` is their sum (the number of samples without).
+
+    Returns
+    -------
+    float
 
     References
     ----------
@@ -451,11 +486,11 @@ def _grid_mass(p: np.ndarray, r: np.ndarray, m: int) -> np.ndarray:
 
 
 def smooth_ece(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
     sigma: float | None = None,
-    sample_weight: Any = None,
+    sample_weight: ArrayLike | None = None,
 ) -> float:
     r"""Smooth ECE (Blasiok & Nakkiran 2023).
 
@@ -524,14 +559,14 @@ def smooth_ece(
 
 
 def mvce(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
     n_bins: int = 10,
     n_shuffles: int = 100,
     p: float = 1,
-    random_state: Any = None,
-    sample_weight: Any = None,
+    random_state: RandomStateLike = None,
+    sample_weight: ArrayLike | None = None,
 ) -> float:
     r"""Multi-view calibration error (Huang et al. 2022, the MBCT paper).
 
@@ -596,10 +631,23 @@ def mvce(
 # ----------------------------------------------------------------------------- scores
 
 
-def brier_score(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+def brier_score(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
     r"""Brier score :math:`\frac{1}{W}\sum_i w_i (y_i - p_i)^2` (scikit-learn's ``brier_score_loss``).
 
     This is the one-class form in [0, 1], not the two-class sum (which is twice as large).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the positive class, in [0, 1].
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights; :math:`W` is their sum (the number of samples without).
+
+    Returns
+    -------
+    float
     """
     from sklearn.metrics import brier_score_loss
 
@@ -607,18 +655,45 @@ def brier_score(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float
     return float(brier_score_loss(y, p, sample_weight=w, labels=[0.0, 1.0]))
 
 
-def rmse(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
-    r"""Root mean squared error :math:`\sqrt{\mathrm{Brier}}` of the probabilities against the labels."""
+def rmse(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
+    r"""Root mean squared error :math:`\sqrt{\mathrm{Brier}}` of the probabilities against the labels.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the positive class, in [0, 1].
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights; :math:`W` is their sum (the number of samples without).
+
+    Returns
+    -------
+    float
+    """
     return float(np.sqrt(brier_score(y_true, y_prob, sample_weight=sample_weight)))
 
 
-def log_loss(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+def log_loss(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
     r"""Mean negative log-likelihood :math:`-\frac{1}{W}\sum_i w_i[y_i \log p_i + (1-y_i)\log(1-p_i)]`.
 
     Computed by scikit-learn's ``log_loss``, which clips the probabilities to
     :math:`[\epsilon, 1 - \epsilon]` with :math:`\epsilon` the float64 machine epsilon
     (about 2.2e-16), so a confident wrong prediction costs about 36 nats instead of
     infinity.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the positive class, in [0, 1].
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights; :math:`W` is their sum (the number of samples without).
+
+    Returns
+    -------
+    float
     """
     from sklearn.metrics import log_loss as _sk_log_loss
 
@@ -626,10 +701,23 @@ def log_loss(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
     return float(_sk_log_loss(y, p, sample_weight=w, labels=[0.0, 1.0]))
 
 
-def roc_auc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+def roc_auc(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
     """Area under the ROC curve (scikit-learn's ``roc_auc_score``; ties count one half).
 
     Needs both classes in ``y_true``.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the positive class, in [0, 1].
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights; :math:`W` is their sum (the number of samples without).
+
+    Returns
+    -------
+    float
     """
     from sklearn.metrics import roc_auc_score
 
@@ -637,10 +725,23 @@ def roc_auc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
     return float(roc_auc_score(y, p, sample_weight=w))
 
 
-def accuracy(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+def accuracy(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
     r"""Accuracy of the rule :math:`\hat y = [p > 0.5]` (a tie at 0.5 predicts class 0).
 
     The same rule as :meth:`bayescal.base.Calibrator.predict` with its default threshold.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the positive class, in [0, 1].
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights; :math:`W` is their sum (the number of samples without).
+
+    Returns
+    -------
+    float
     """
     from sklearn.metrics import accuracy_score
 
@@ -688,12 +789,12 @@ class BrierDecomposition:
 
 
 def brier_decomposition(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
     n_bins: int | None = None,
     strategy: str = "uniform",
-    sample_weight: Any = None,
+    sample_weight: ArrayLike | None = None,
 ) -> BrierDecomposition:
     r"""Murphy's (1973) decomposition Brier = REL - RES + UNC, and Cohen & Goldszmidt's.
 
@@ -713,6 +814,20 @@ def brier_decomposition(
     REL the calibration and UNC - RES the refinement, so Brier = calibration + refinement.
     With continuous forecasts every distinct value is its own group, REL = Brier and the
     refinement is 0; use bins (or :func:`corp_decomposition`) for a useful split.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the positive class, in [0, 1].
+    n_bins : int, optional
+        Group the forecasts into this many bins (a binned decomposition); None groups by
+        distinct forecast value (the exact one).
+    strategy : {"uniform", "quantile", "papers"}, default "uniform"
+        Binning when ``n_bins`` is given, as in :func:`ece`.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights; :math:`W` is their sum (the number of samples without).
 
     References
     ----------
@@ -784,7 +899,7 @@ def _mean_score(y: np.ndarray, q: np.ndarray, w: np.ndarray, score: str) -> floa
 
 
 def corp_decomposition(
-    y_true: Any, y_prob: Any, *, score: str = "brier", sample_weight: Any = None
+    y_true: ArrayLike, y_prob: ArrayLike, *, score: str = "brier", sample_weight: ArrayLike | None = None
 ) -> CORPDecomposition:
     r"""CORP score decomposition (Dimitriadis, Gneiting & Jordan 2021).
 
@@ -865,7 +980,7 @@ class BayesErrorBounds:
     upper: float
 
 
-def bayes_error_bounds(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> BayesErrorBounds:
+def bayes_error_bounds(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> BayesErrorBounds:
     r"""Cohen & Goldszmidt's (2004, Theorem 1) bounds for calibrated predictions.
 
     For a calibrated forecast :math:`p` (:math:`P(y=1 \mid p) = p`) the refinement term
@@ -883,6 +998,15 @@ def bayes_error_bounds(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -
     the forecast is calibrated; the returned ``error_rate`` is the observed error, which
     fluctuates around :math:`e_t` with sampling noise, and nothing checks calibration
     here (use :func:`ece` or :func:`corp_decomposition` for that).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the positive class, in [0, 1].
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights; :math:`W` is their sum (the number of samples without).
 
     References
     ----------
@@ -908,12 +1032,12 @@ def bayes_error_bounds(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -
 
 
 def reliability_curve(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
     n_bins: int = 10,
     strategy: str = "quantile",
-    sample_weight: Any = None,
+    sample_weight: ArrayLike | None = None,
 ):
     r"""Binned reliability curve as an ``xarray.Dataset`` over the dimension ``bin``.
 
@@ -927,6 +1051,24 @@ def reliability_curve(
     The ``bin`` coordinate is the bin's number among the ``n_bins``. The same binning as
     :func:`ece`, so ``ece(...) == sum(count / count.sum() * |fraction_positive -
     mean_predicted|)`` on the same arguments.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the positive class, in [0, 1].
+    n_bins : int, default 10
+        Number of bins.
+    strategy : {"quantile", "uniform", "papers"}, default "quantile"
+        Binning, as in :func:`ece`.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights; :math:`W` is their sum (the number of samples without).
+
+    Returns
+    -------
+    xarray.Dataset
+        Over ``bin``, the variables above.
     """
     import xarray as xr
 

@@ -19,11 +19,18 @@ those numbers, so tests can read the drawing back and compare.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
+
+from bayescal._typing import ArrayLike, RandomStateLike
+from bayescal._validation import DEFAULT_CI_PROB, check_ci_prob, resolve_random_state
+
+if TYPE_CHECKING:
+    from bayescal.base import Calibrator
 
 __all__ = ["DecisionDisplay", "DensityDisplay", "PPCDisplay", "ReliabilityDisplay", "plot_ppc_pava"]
 
@@ -38,26 +45,18 @@ def _n_draws(da: xr.DataArray) -> int:
     return da.sizes["chain"] * da.sizes["draw"]
 
 
-class _Display:
-    """``from_calibrator``: one calibrator, labelled by its class name unless ``label`` is given."""
-
-    @classmethod
-    def from_calibrator(cls, calibrator: Any, *args: Any, label: str | None = None, **kwargs: Any) -> Any:
-        """One calibrator (the other arguments as in ``from_calibrators``)."""
-        return cls.from_calibrators({label or type(calibrator).__name__: calibrator}, *args, **kwargs)
+def _label(calibrator: Calibrator, label: str | None) -> str:
+    return label or type(calibrator).__name__
 
 
-class _PredictionsDisplay(_Display):
-    """Displays that also judge raw predicted probabilities (a ``None`` calibrator)."""
-
-    @classmethod
-    def from_predictions(cls, y_true: Any, y_prob: Any, *, label: str = "classifier", **kwargs: Any) -> Any:
-        """Probabilities of a classifier as they are: was it calibrated already?"""
-        return cls.from_calibrators({label: None}, y_prob, y_true, **kwargs)
+def _random_state(random_state: RandomStateLike, random_seed: RandomStateLike, where: str) -> RandomStateLike:
+    """A Display's ``random_state`` (default 0), or the deprecated ``random_seed`` when given."""
+    # the warning points at the user's call of the Display factory (this helper is one frame deeper)
+    return resolve_random_state(None if random_seed is not None else random_state, random_seed, where, stacklevel=4)
 
 
 @dataclass
-class ReliabilityDisplay(_PredictionsDisplay):
+class ReliabilityDisplay:
     """A reliability diagram: calibration maps with bands, binned frequencies, score histograms.
 
     Attributes
@@ -75,6 +74,9 @@ class ReliabilityDisplay(_PredictionsDisplay):
         (:func:`bayescal.diagnostics.consistency_check`).
     scores, y : ndarray
         The evaluation scores (input scale) and 0/1 labels, for the histograms.
+    figure_, ax_, hist_ax_ : matplotlib Figure and Axes
+        Set by :meth:`plot`: the figure, the diagram's axes and the histograms' axes (None
+        when drawn on a given ``ax``).
     """
 
     curves: dict[str, xr.Dataset] = field(default_factory=dict)
@@ -90,19 +92,20 @@ class ReliabilityDisplay(_PredictionsDisplay):
     @classmethod
     def from_calibrators(
         cls,
-        calibrators: dict[str, Any],
-        scores: Any,
-        y: Any,
+        calibrators: Mapping[str, Calibrator | None],
+        scores: ArrayLike,
+        y: ArrayLike,
         *,
         n_bins: int = 10,
         strategy: str = "quantile",
-        ci_prob: float = 0.95,
-        grid: Any = None,
+        ci_prob: float = DEFAULT_CI_PROB,
+        grid: ArrayLike | int | None = None,
         n_consistency: int = 200,
-        random_seed: Any = 0,
+        random_state: RandomStateLike = 0,
         maps: bool = True,
         points: bool = True,
         ax: Any = None,
+        random_seed: RandomStateLike = None,
     ) -> ReliabilityDisplay:
         """Compute and draw the diagram for several fitted calibrators on evaluation data.
 
@@ -113,26 +116,50 @@ class ReliabilityDisplay(_PredictionsDisplay):
 
         Parameters
         ----------
-        calibrators : dict[str, Calibrator or None]
+        calibrators : mapping of str to Calibrator or None
             Label -> fitted calibrator; ``None`` shows the raw scores (probabilities).
-        scores, y : array-like of shape (n,)
-            Evaluation scores (input scale) and binary labels.
-        n_bins, strategy
-            Binning of the observed frequencies (:func:`bayescal.metrics.reliability_curve`).
-        ci_prob : float, default 0.95
+        scores : array-like of shape (n,)
+            Evaluation scores, on the input scale of the calibrators.
+        y : array-like of shape (n,)
+            Binary labels of the evaluation data.
+        n_bins : int, default 10
+            Number of bins of the observed frequencies (:func:`bayescal.metrics.reliability_curve`).
+        strategy : {"quantile", "uniform", "papers"}, default "quantile"
+            Binning strategy of the observed frequencies.
+        ci_prob : float, default :data:`~bayescal.base.DEFAULT_CI_PROB` (0.95)
             Probability of the credible and consistency bands.
-        grid : optional
-            Score grid of the maps (see ``Calibrator.calibration_map``).
+        grid : array-like or int, optional
+            Score grid of the maps (see :meth:`bayescal.base.Calibrator.calibration_map`).
         n_consistency : int, default 200
             Label replicates of each consistency band; 0 draws none.
-        random_seed : int, default 0
-            Seed of the consistency replicates.
+        random_state : None, int or numpy.random.Generator, default 0
+            Randomness of the consistency replicates.
         maps, points : bool, default True
             Whether to compute and draw the calibrators' maps (and bands), and the binned
             points of their calibrated probabilities. A ``None`` entry always has its points.
-        ax : matplotlib Axes, optional
+        ax : matplotlib.axes.Axes, optional
             Draw the diagram there (no histograms); a new figure when None.
+        random_seed : deprecated
+            Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release.
+
+        Returns
+        -------
+        ReliabilityDisplay
+            The computed numbers and the drawn figure (``figure_``, ``ax_``, ``hist_ax_``).
+
+        Examples
+        --------
+        >>> import bayescal
+        >>> from bayescal.datasets import simulate_scores
+        >>> from bayescal.plotting import ReliabilityDisplay
+        >>> d = simulate_scores("beta_skewed", 500, random_state=0)
+        >>> platt = bayescal.make_calibrator("platt").fit(d.scores, d.y)
+        >>> disp = ReliabilityDisplay.from_calibrators({"raw": None, "platt": platt}, d.scores, d.y,
+        ...                                            n_consistency=0)
+        >>> sorted(disp.curves)
+        ['platt', 'raw']
         """
+        random_state = _random_state(random_state, random_seed, "ReliabilityDisplay")
         from bayescal._validation import check_labels, check_scores
         from bayescal.diagnostics import consistency_check
         from bayescal.metrics import reliability_curve
@@ -155,10 +182,65 @@ class ReliabilityDisplay(_PredictionsDisplay):
             disp.curves[label] = reliability_curve(y01, p, n_bins=n_bins, strategy=strategy)
             if n_consistency:
                 check = consistency_check(p, y01, statistics="ece", n_bins=n_bins, strategy=strategy,
-                                          n_replicates=n_consistency, ci_prob=ci_prob, random_seed=random_seed)
+                                          n_replicates=n_consistency, ci_prob=ci_prob, random_state=random_state)
                 disp.consistency[label] = check["band"]
         disp.plot(ax=ax)
         return disp
+
+    @classmethod
+    def from_calibrator(cls, calibrator: Calibrator, scores: ArrayLike, y: ArrayLike, *, label: str | None = None,
+                        n_bins: int = 10, strategy: str = "quantile", ci_prob: float = DEFAULT_CI_PROB,
+                        grid: ArrayLike | int | None = None, n_consistency: int = 200,
+                        random_state: RandomStateLike = 0, maps: bool = True, points: bool = True,
+                        ax: Any = None, random_seed: RandomStateLike = None) -> ReliabilityDisplay:
+        """The diagram of one fitted calibrator.
+
+        Parameters
+        ----------
+        calibrator : Calibrator
+            A fitted calibrator.
+        scores, y : array-like of shape (n,)
+            Evaluation scores (input scale) and binary labels.
+        label : str, optional
+            Its label in the legend; the class name when None.
+        n_bins, strategy, ci_prob, grid, n_consistency, random_state, maps, points, ax, random_seed
+            As in :meth:`from_calibrators`.
+
+        Returns
+        -------
+        ReliabilityDisplay
+        """
+        random_state = _random_state(random_state, random_seed, "ReliabilityDisplay")
+        return cls.from_calibrators({_label(calibrator, label): calibrator}, scores, y, n_bins=n_bins,
+                                    strategy=strategy, ci_prob=ci_prob, grid=grid, n_consistency=n_consistency,
+                                    random_state=random_state, maps=maps, points=points, ax=ax)
+
+    @classmethod
+    def from_predictions(cls, y_true: ArrayLike, y_prob: ArrayLike, *, label: str = "classifier",
+                         n_bins: int = 10, strategy: str = "quantile", ci_prob: float = DEFAULT_CI_PROB,
+                         n_consistency: int = 200, random_state: RandomStateLike = 0, ax: Any = None,
+                         random_seed: RandomStateLike = None) -> ReliabilityDisplay:
+        """The diagram of a classifier's probabilities as they are: was it calibrated already?
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n,)
+            Binary labels.
+        y_prob : array-like of shape (n,)
+            Predicted probabilities of the positive class, in [0, 1].
+        label : str, default "classifier"
+            Its label in the legend.
+        n_bins, strategy, ci_prob, n_consistency, random_state, ax, random_seed
+            As in :meth:`from_calibrators`.
+
+        Returns
+        -------
+        ReliabilityDisplay
+        """
+        random_state = _random_state(random_state, random_seed, "ReliabilityDisplay")
+        return cls.from_calibrators({label: None}, y_prob, y_true, n_bins=n_bins, strategy=strategy,
+                                    ci_prob=ci_prob, n_consistency=n_consistency, random_state=random_state,
+                                    ax=ax)
 
     def plot(self, ax: Any = None) -> ReliabilityDisplay:
         """Draw on ``ax`` (a new figure when ``None``): maps, bands, binned points, histograms.
@@ -166,6 +248,16 @@ class ReliabilityDisplay(_PredictionsDisplay):
         Maps are drawn against the score they calibrate; each binned point sits at the mean
         *predicted* probability of its bin (the raw score for ``None``, the calibrated one
         otherwise), annotated with its count, with the consistency band as a vertical bar.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw (no histograms); a new figure with a histogram panel when None.
+
+        Returns
+        -------
+        ReliabilityDisplay
+            ``self``, with ``figure_``, ``ax_`` and ``hist_ax_`` set.
         """
         import matplotlib.pyplot as plt
 
@@ -219,7 +311,7 @@ class ReliabilityDisplay(_PredictionsDisplay):
 
 
 @dataclass
-class DensityDisplay(_Display):
+class DensityDisplay:
     """Class-conditional score densities: observed histograms against posterior densities.
 
     Attributes
@@ -231,6 +323,8 @@ class DensityDisplay(_Display):
         Per label, the posterior-mean ``density_map`` over ``(class, score)``.
     bands : dict[str, xarray.DataArray]
         Per label, its pointwise band ``(class, score, ci_bound)``.
+    figure_, axes_ : matplotlib Figure and Axes
+        Set by :meth:`plot`: the figure and its two panels.
     """
 
     checks: dict[str, xr.Dataset] = field(default_factory=dict)
@@ -240,20 +334,43 @@ class DensityDisplay(_Display):
     axes_: Any = None
 
     @classmethod
-    def from_calibrators(cls, calibrators: dict[str, Any], scores: Any, y: Any, *, bins: Any = 20,
-                         grid: int = 301, ci_prob: float = 0.95, random_seed: Any = 0,
-                         axes: Any = None) -> DensityDisplay:
+    def from_calibrators(cls, calibrators: Mapping[str, Any], scores: ArrayLike, y: ArrayLike, *,
+                         bins: int | ArrayLike = 20, grid: int = 301, ci_prob: float = DEFAULT_CI_PROB,
+                         random_state: RandomStateLike = 0, axes: Any = None,
+                         random_seed: RandomStateLike = None) -> DensityDisplay:
         """Compute and draw for calibrators with ``density_map`` (e.g. ``"dpm"``).
 
-        The grid runs over the observed score range (``grid`` points).
+        Parameters
+        ----------
+        calibrators : mapping of str to Calibrator
+            Label -> fitted calibrator that models the class score densities.
+        scores, y : array-like of shape (n,)
+            Evaluation scores (input scale) and binary labels.
+        bins : int or array-like, default 20
+            Bins of the observed histograms (:func:`bayescal.diagnostics.score_density_check`).
+        grid : int, default 301
+            Number of points of the density curves, over the observed score range.
+        ci_prob : float, default :data:`~bayescal.base.DEFAULT_CI_PROB` (0.95)
+            Probability of the density bands.
+        random_state : None, int or numpy.random.Generator, default 0
+            Randomness of the replicated counts of the check.
+        axes : sequence of two matplotlib.axes.Axes, optional
+            One per class; a new figure when None.
+        random_seed : deprecated
+            Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release.
+
+        Returns
+        -------
+        DensityDisplay
         """
+        random_state = _random_state(random_state, random_seed, "DensityDisplay")
         import arviz_stats
 
         from bayescal.diagnostics import score_density_check
 
         disp = cls()
         for label, est in calibrators.items():
-            check = score_density_check(est, scores, y, bins=bins, ci_prob=ci_prob, random_seed=random_seed)
+            check = score_density_check(est, scores, y, bins=bins, ci_prob=ci_prob, random_state=random_state)
             disp.checks[label] = check
             lo, hi = check["bin_lower"].values[0], check["bin_upper"].values[-1]
             dens = est.density_map(np.linspace(lo, hi, int(grid)))
@@ -264,8 +381,45 @@ class DensityDisplay(_Display):
         disp.plot(axes=axes)
         return disp
 
+    @classmethod
+    def from_calibrator(cls, calibrator: Calibrator, scores: ArrayLike, y: ArrayLike, *, label: str | None = None,
+                        bins: int | ArrayLike = 20, grid: int = 301, ci_prob: float = DEFAULT_CI_PROB,
+                        random_state: RandomStateLike = 0, axes: Any = None,
+                        random_seed: RandomStateLike = None) -> DensityDisplay:
+        """The densities of one fitted calibrator.
+
+        Parameters
+        ----------
+        calibrator : Calibrator
+            A fitted calibrator that models the class score densities.
+        scores, y : array-like of shape (n,)
+            Evaluation scores (input scale) and binary labels.
+        label : str, optional
+            Its label in the legend; the class name when None.
+        bins, grid, ci_prob, random_state, axes, random_seed
+            As in :meth:`from_calibrators`.
+
+        Returns
+        -------
+        DensityDisplay
+        """
+        random_state = _random_state(random_state, random_seed, "DensityDisplay")
+        return cls.from_calibrators({_label(calibrator, label): calibrator}, scores, y, bins=bins, grid=grid,
+                                    ci_prob=ci_prob, random_state=random_state, axes=axes)
+
     def plot(self, axes: Any = None) -> DensityDisplay:
-        """One panel per class: observed density histogram (stairs), posterior mean and band."""
+        """One panel per class: observed density histogram (stairs), posterior mean and band.
+
+        Parameters
+        ----------
+        axes : sequence of two matplotlib.axes.Axes, optional
+            One per class; a new figure when None.
+
+        Returns
+        -------
+        DensityDisplay
+            ``self``, with ``figure_`` and ``axes_`` set.
+        """
         import matplotlib.pyplot as plt
 
         if axes is None:
@@ -297,7 +451,7 @@ class DensityDisplay(_Display):
 
 
 @dataclass
-class PPCDisplay(_PredictionsDisplay):
+class PPCDisplay:
     """Posterior predictive check of a reliability statistic: replicated histogram vs observed.
 
     Attributes
@@ -305,6 +459,8 @@ class PPCDisplay(_PredictionsDisplay):
     checks : dict[str, xarray.Dataset]
         Per label, :func:`bayescal.diagnostics.ppc_calibration` (calibrators) or
         :func:`bayescal.diagnostics.consistency_check` (raw probabilities).
+    figure_, axes_ : matplotlib Figure and Axes
+        Set by :meth:`plot`: the figure and one panel per statistic.
     """
 
     checks: dict[str, xr.Dataset] = field(default_factory=dict)
@@ -312,26 +468,114 @@ class PPCDisplay(_PredictionsDisplay):
     axes_: Any = None
 
     @classmethod
-    def from_calibrators(cls, calibrators: dict[str, Any], scores: Any, y: Any, *,
-                         statistics: Any = ("ece", "mcb"), n_bins: int = 10, random_seed: Any = 0,
-                         axes: Any = None) -> PPCDisplay:
-        """Labels replicated from each calibrator's posterior maps (``None``: the identity map)."""
+    def from_calibrators(cls, calibrators: Mapping[str, Calibrator | None], scores: ArrayLike, y: ArrayLike, *,
+                         statistics: str | Sequence[str] = ("ece", "mcb"), n_bins: int = 10,
+                         random_state: RandomStateLike = 0, axes: Any = None,
+                         random_seed: RandomStateLike = None) -> PPCDisplay:
+        """Labels replicated from each calibrator's posterior maps (``None``: the identity map).
+
+        Parameters
+        ----------
+        calibrators : mapping of str to Calibrator or None
+            Label -> fitted calibrator (:func:`bayescal.diagnostics.ppc_calibration`); ``None``
+            checks the raw probabilities (:func:`bayescal.diagnostics.consistency_check`).
+        scores, y : array-like of shape (n,)
+            Evaluation scores (input scale) and binary labels.
+        statistics : str or sequence of str, default ("ece", "mcb")
+            Reliability statistics of :data:`bayescal.diagnostics.STATISTICS`, one panel each.
+        n_bins : int, default 10
+            Bins of the ECE.
+        random_state : None, int or numpy.random.Generator, default 0
+            Randomness of the replicated labels.
+        axes : sequence of matplotlib.axes.Axes, optional
+            One per statistic; a new figure when None.
+        random_seed : deprecated
+            Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release.
+
+        Returns
+        -------
+        PPCDisplay
+        """
+        random_state = _random_state(random_state, random_seed, "PPCDisplay")
         from bayescal.diagnostics import consistency_check, ppc_calibration
 
         disp = cls()
         for label, est in calibrators.items():
             if est is None:
                 disp.checks[label] = consistency_check(scores, y, statistics=statistics, n_bins=n_bins, band=False,
-                                                       random_seed=random_seed)
+                                                       random_state=random_state)
             else:
                 disp.checks[label] = ppc_calibration(est, scores, y, statistics=statistics, n_bins=n_bins,
-                                                     random_seed=random_seed)
+                                                     random_state=random_state)
         disp.plot(axes=axes)
         return disp
 
+    @classmethod
+    def from_calibrator(cls, calibrator: Calibrator, scores: ArrayLike, y: ArrayLike, *, label: str | None = None,
+                        statistics: str | Sequence[str] = ("ece", "mcb"), n_bins: int = 10,
+                        random_state: RandomStateLike = 0, axes: Any = None,
+                        random_seed: RandomStateLike = None) -> PPCDisplay:
+        """The check of one fitted calibrator.
+
+        Parameters
+        ----------
+        calibrator : Calibrator
+            A fitted calibrator.
+        scores, y : array-like of shape (n,)
+            Evaluation scores (input scale) and binary labels.
+        label : str, optional
+            Its label in the legend; the class name when None.
+        statistics, n_bins, random_state, axes, random_seed
+            As in :meth:`from_calibrators`.
+
+        Returns
+        -------
+        PPCDisplay
+        """
+        random_state = _random_state(random_state, random_seed, "PPCDisplay")
+        return cls.from_calibrators({_label(calibrator, label): calibrator}, scores, y, statistics=statistics,
+                                    n_bins=n_bins, random_state=random_state, axes=axes)
+
+    @classmethod
+    def from_predictions(cls, y_true: ArrayLike, y_prob: ArrayLike, *, label: str = "classifier",
+                         statistics: str | Sequence[str] = ("ece", "mcb"), n_bins: int = 10,
+                         random_state: RandomStateLike = 0, axes: Any = None,
+                         random_seed: RandomStateLike = None) -> PPCDisplay:
+        """The consistency check of a classifier's probabilities as they are.
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n,)
+            Binary labels.
+        y_prob : array-like of shape (n,)
+            Predicted probabilities of the positive class, in [0, 1].
+        label : str, default "classifier"
+            Its label in the legend.
+        statistics, n_bins, random_state, axes, random_seed
+            As in :meth:`from_calibrators`.
+
+        Returns
+        -------
+        PPCDisplay
+        """
+        random_state = _random_state(random_state, random_seed, "PPCDisplay")
+        return cls.from_calibrators({label: None}, y_prob, y_true, statistics=statistics, n_bins=n_bins,
+                                    random_state=random_state, axes=axes)
+
     def plot(self, axes: Any = None) -> PPCDisplay:
         """One panel per statistic: histogram of replicated values, a vertical line at the
-        observed value (its posterior mean when it varies with the draw), p-value in the legend."""
+        observed value (its posterior mean when it varies with the draw), p-value in the legend.
+
+        Parameters
+        ----------
+        axes : sequence of matplotlib.axes.Axes, optional
+            One per statistic; a new figure when None.
+
+        Returns
+        -------
+        PPCDisplay
+            ``self``, with ``figure_`` and ``axes_`` set.
+        """
         import matplotlib.pyplot as plt
 
         names = list(next(iter(self.checks.values()))["statistic"].values)
@@ -356,7 +600,7 @@ class PPCDisplay(_PredictionsDisplay):
 
 
 @dataclass
-class DecisionDisplay(_Display):
+class DecisionDisplay:
     """Cost-optimal decision regions on the calibration map (Cohen & Goldszmidt 2004).
 
     Attributes
@@ -365,6 +609,8 @@ class DecisionDisplay(_Display):
         Per label, :func:`bayescal.decision.decision_regions`.
     maps, bands : dict[str, xarray.DataArray]
         Per label, the posterior-mean map and its credible band on the same grid.
+    figure_, ax_ : matplotlib Figure and Axes
+        Set by :meth:`plot`.
     """
 
     regions: dict[str, Any] = field(default_factory=dict)
@@ -374,9 +620,29 @@ class DecisionDisplay(_Display):
     ax_: Any = None
 
     @classmethod
-    def from_calibrators(cls, calibrators: dict[str, Any], *, cost_fp: float = 1.0, cost_fn: float = 1.0,
-                         grid: Any = 401, ci_prob: float = 0.95, ax: Any = None) -> DecisionDisplay:
-        """Compute the regions of each calibrator and draw them under its map."""
+    def from_calibrators(cls, calibrators: Mapping[str, Calibrator], *, cost_fp: float = 1.0, cost_fn: float = 1.0,
+                         grid: ArrayLike | int = 401, ci_prob: float = DEFAULT_CI_PROB,
+                         ax: Any = None) -> DecisionDisplay:
+        """Compute the regions of each calibrator and draw them under its map.
+
+        Parameters
+        ----------
+        calibrators : mapping of str to Calibrator
+            Label -> fitted calibrator.
+        cost_fp, cost_fn : float, default 1.0
+            Costs of a false positive and a false negative
+            (:func:`bayescal.decision.decision_regions`).
+        grid : array-like or int, default 401
+            Score grid of the maps and regions.
+        ci_prob : float, default :data:`~bayescal.base.DEFAULT_CI_PROB` (0.95)
+            Probability of the credible bands.
+        ax : matplotlib.axes.Axes, optional
+            Draw there; a new figure when None.
+
+        Returns
+        -------
+        DecisionDisplay
+        """
         from bayescal.decision import decision_regions
 
         disp = cls()
@@ -389,9 +655,42 @@ class DecisionDisplay(_Display):
         disp.plot(ax=ax)
         return disp
 
+    @classmethod
+    def from_calibrator(cls, calibrator: Calibrator, *, label: str | None = None, cost_fp: float = 1.0,
+                        cost_fn: float = 1.0, grid: ArrayLike | int = 401, ci_prob: float = DEFAULT_CI_PROB,
+                        ax: Any = None) -> DecisionDisplay:
+        """The decision regions of one fitted calibrator.
+
+        Parameters
+        ----------
+        calibrator : Calibrator
+            A fitted calibrator.
+        label : str, optional
+            Its label in the legend; the class name when None.
+        cost_fp, cost_fn, grid, ci_prob, ax
+            As in :meth:`from_calibrators`.
+
+        Returns
+        -------
+        DecisionDisplay
+        """
+        return cls.from_calibrators({_label(calibrator, label): calibrator}, cost_fp=cost_fp, cost_fn=cost_fn,
+                                    grid=grid, ci_prob=ci_prob, ax=ax)
+
     def plot(self, ax: Any = None) -> DecisionDisplay:
         """Map, band, the cut-off c* as a horizontal line, the 'predict 1' intervals as shaded
-        spans along the bottom (one strip per calibrator), thresholds as dashed lines."""
+        spans along the bottom (one strip per calibrator), thresholds as dashed lines.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw; a new figure when None.
+
+        Returns
+        -------
+        DecisionDisplay
+            ``self``, with ``figure_`` and ``ax_`` set.
+        """
         import matplotlib.pyplot as plt
 
         if ax is None:
@@ -423,14 +722,30 @@ class DecisionDisplay(_Display):
         return self
 
 
-def plot_ppc_pava(calibrator: Any, scores: Any, y: Any, *, ci_prob: float | None = None, random_seed: Any = None,
-                  **kwargs: Any) -> Any:
+def plot_ppc_pava(calibrator: Calibrator, scores: ArrayLike, y: ArrayLike, *, ci_prob: float | None = None,
+                  random_state: RandomStateLike = None, random_seed: RandomStateLike = None,
+                  **plot_kwargs: Any) -> Any:
     """ArviZ's PAV-adjusted calibration check of labels replicated from the calibrator.
 
     Builds :func:`bayescal.diagnostics.posterior_predictive_tree` and passes it to
     ``arviz_plots.plot_ppc_pava`` (Dimitriadis et al. 2021; Saeilynoja et al. 2026): the
     CORP reliability curve of the observed labels against the posterior-mean predictions,
-    with the band of the replicated labels. Extra keyword arguments go to ArviZ.
+    with the band of the replicated labels.
+
+    Parameters
+    ----------
+    calibrator : Calibrator
+        A fitted calibrator.
+    scores, y : array-like of shape (n,)
+        Evaluation scores (input scale) and binary labels.
+    ci_prob : float, optional
+        Probability of the band; :data:`~bayescal.base.DEFAULT_CI_PROB` (0.95) when None.
+    random_state : None, int or numpy.random.Generator, default None
+        Randomness of the replicated labels.
+    random_seed : deprecated
+        Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release.
+    **plot_kwargs
+        Passed to ``arviz_plots.plot_ppc_pava`` (``backend`` defaults to ``"matplotlib"``).
 
     Returns
     -------
@@ -440,6 +755,7 @@ def plot_ppc_pava(calibrator: Any, scores: Any, y: Any, *, ci_prob: float | None
 
     from bayescal.diagnostics import posterior_predictive_tree
 
-    tree = posterior_predictive_tree(calibrator, scores, y, random_seed=random_seed)
-    kwargs.setdefault("backend", "matplotlib")
-    return arviz_plots.plot_ppc_pava(tree, var_names="y", ci_prob=ci_prob, **kwargs)
+    random_state = resolve_random_state(random_state, random_seed, "plot_ppc_pava")
+    tree = posterior_predictive_tree(calibrator, scores, y, random_state=random_state)
+    plot_kwargs.setdefault("backend", "matplotlib")
+    return arviz_plots.plot_ppc_pava(tree, var_names="y", ci_prob=check_ci_prob(ci_prob), **plot_kwargs)

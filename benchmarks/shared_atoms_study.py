@@ -1,7 +1,8 @@
 r"""Study of a candidate model for the DPM calibrator: shared atoms with hierarchically tied class weights.
 
 Why. The default :class:`~bayescal.bayesian.dpm.DPMCalibrator` fits the two class score
-densities independently, as DESIGN.md and the "Bayesian core" issue specify. On data whose
+densities independently, as the architecture page of the documentation and the "Bayesian core"
+issue specify. On data whose
 scores carry no signal (ISLP ``Weekly``, test AUC about 0.52) the ratio of two separately
 fitted densities follows chance differences between the classes (the positives' calibration
 scores are more spread out), the posterior-mean map rises to 0.7-0.9 at both ends, and the

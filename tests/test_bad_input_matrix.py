@@ -29,6 +29,8 @@ import bayescal
 from bayescal import decision, diagnostics, metrics
 from bayescal._registry import get_calibrator_class
 
+from _calibrators import build
+
 N = 60
 _rng = np.random.default_rng(7)
 S = _rng.random(N)
@@ -111,14 +113,7 @@ def _copy(v):
 
 
 # ---- calibrators -----------------------------------------------------------------------------
-FAST_PARAMS: dict[str, dict] = {"dpm": {"draws": 50, "tune": 50, "n_components": 5}}
-
-
-def build(name: str):
-    cls = get_calibrator_class(name)
-    accepted = cls().get_params()
-    seeded = {next(k for k in ("random_state", "random_seed") if k in accepted): 0} if {"random_state", "random_seed"} & set(accepted) else {}
-    return cls(**seeded, **FAST_PARAMS.get(name, {}))
+# fast settings: tests/_calibrators.py (build)
 
 
 @cache
@@ -200,9 +195,9 @@ def _functions(module) -> list[tuple[str, Callable]]:
 
 
 # fast settings for the resampling functions (the matrix checks input handling, not accuracy)
-FAST_KW = {"mvce": {"n_shuffles": 5, "random_state": 0}, "consistency_check": {"random_seed": 0},
-           "ppc_calibration": {"random_seed": 0},
-           "posterior_predictive_tree": {"random_seed": 0}, "score_density_check": {"random_seed": 0},
+FAST_KW = {"mvce": {"n_shuffles": 5, "random_state": 0}, "consistency_check": {"random_state": 0},
+           "ppc_calibration": {"random_state": 0},
+           "posterior_predictive_tree": {"random_state": 0}, "score_density_check": {"random_state": 0},
            "calibration_error_posterior": {"grid_size": 101}}
 # functions that need a calibrator modelling the class score densities
 NEEDS_DENSITIES = {"score_density_check"}

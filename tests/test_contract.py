@@ -1,4 +1,4 @@
-"""The calibrator contract (DESIGN.md section 3), checked over every registered calibrator.
+"""The calibrator contract (the architecture page of the documentation), checked over every registered calibrator.
 
 A calibrator joins these tests by being registered; nothing here names a calibrator except
 to give the Bayesian ones tiny settings and to route features to feature-aware ones.
@@ -18,18 +18,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import bayescal
 from bayescal._registry import get_calibrator_class
 
-# Tiny settings for calibrators whose defaults are slow; every other calibrator uses its defaults.
-FAST_PARAMS: dict[str, dict] = {"dpm": {"draws": 100, "n_components": 8}}
-
-
-def build(name: str, **params):
-    """The calibrator with its fast settings and a fixed seed (when it has one)."""
-    cls = get_calibrator_class(name)
-    accepted = cls().get_params()
-    seeded = {next(k for k in ("random_state", "random_seed") if k in accepted): 0} if {"random_state", "random_seed"} & set(accepted) else {}
-    fast = {k: v for k, v in FAST_PARAMS.get(name, {}).items() if k in accepted}
-    return cls(**{**seeded, **fast, **params})
-
+from _calibrators import build
 
 def simulated(n: int = 400, seed: int = 0):
     """Scores from Beta(2,5) (negatives) and Beta(5,2) (positives) with pi = 0.4."""

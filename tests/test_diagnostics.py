@@ -75,7 +75,7 @@ def test_already_calibrated_p_value_is_roughly_uniform():
     pvals = []
     for r in range(50):
         d = simulate_scores(CALIBRATED, 300, random_state=1000 + r)
-        out = D.consistency_check(d.scores, d.y, n_replicates=200, band=False, random_seed=r)
+        out = D.consistency_check(d.scores, d.y, n_replicates=200, band=False, random_state=r)
         pvals.append(out["p_value"].values)
     pvals = np.array(pvals)  # (50, statistic)
     assert np.all(np.mean(pvals < 0.05, axis=0) <= 0.10)
@@ -87,13 +87,13 @@ def test_already_calibrated_p_value_is_roughly_uniform():
 @pytest.mark.parametrize("truth", ["beta_skewed", "beta_bimodal"])
 def test_miscalibrated_classifier_is_rejected(truth):
     d = simulate_scores(truth, 500, random_state=5)
-    out = D.consistency_check(d.scores, d.y, n_replicates=300, band=False, random_seed=0)
+    out = D.consistency_check(d.scores, d.y, n_replicates=300, band=False, random_state=0)
     assert np.all(out["p_value"].values < 0.01)
 
 
 def test_consistency_band_is_centred_on_the_bin_predictions(rng):
     d = simulate_scores(CALIBRATED, 2000, random_state=7)
-    out = D.consistency_check(d.scores, d.y, n_bins=8, n_replicates=400, ci_prob=0.9, random_seed=1)
+    out = D.consistency_check(d.scores, d.y, n_bins=8, n_replicates=400, ci_prob=0.9, random_state=1)
     band = out["band"]
     assert band.dims == ("bin", "ci_bound")
     lower, upper = band.sel(ci_bound="lower").values, band.sel(ci_bound="upper").values
@@ -109,7 +109,7 @@ def test_consistency_check_observed_values_are_the_metrics():
     from bayescal import metrics
 
     d = simulate_scores("beta_skewed", 400, random_state=2)
-    out = D.consistency_check(d.scores, d.y, n_bins=7, n_replicates=20, band=False, random_seed=0)
+    out = D.consistency_check(d.scores, d.y, n_bins=7, n_replicates=20, band=False, random_state=0)
     assert out["observed"].sel(statistic="ece") == pytest.approx(metrics.ece(d.y, d.scores, n_bins=7))
     assert out["observed"].sel(statistic="mcb") == pytest.approx(metrics.corp_decomposition(d.y, d.scores).mcb)
     np.testing.assert_allclose(out["count"].values, metrics.reliability_curve(d.y, d.scores, n_bins=7)["count"])
@@ -120,12 +120,12 @@ def test_consistency_check_observed_values_are_the_metrics():
 
 def test_ppc_accepts_the_dpm_fit_and_rejects_platt_on_a_non_monotone_map(bimodal):
     d, dpm = bimodal
-    good = D.ppc_calibration(dpm, d.scores, d.y, random_seed=0)
+    good = D.ppc_calibration(dpm, d.scores, d.y, random_state=0)
     assert good["observed"].dims == ("statistic", "chain", "draw")
     assert np.all(good["p_value"].values > 0.05)
     # Platt's monotone logistic cannot follow the U-shaped map: its replicates are far more
     # reliable than the observed labels
-    bad = D.ppc_calibration(PlattScaling().fit(d.scores, d.y), d.scores, d.y, random_seed=0)
+    bad = D.ppc_calibration(PlattScaling().fit(d.scores, d.y), d.scores, d.y, random_state=0)
     assert np.all(bad["p_value"].values < 0.01)
     assert bad.attrs["replicates_per_draw"] == D.MIN_REPLICATES  # one draw, replicated
 
@@ -138,7 +138,7 @@ def test_ppc_of_the_true_map_gives_uniform_p_values():
         d = simulate_scores(truth, 300, random_state=2000 + r)
         exact = TrueMap(truth=truth).fit(d.scores, d.y)
         pvals.append(float(D.ppc_calibration(exact, d.scores, d.y, statistics="ece", min_replicates=200,
-                                             random_seed=r)["p_value"].squeeze()))
+                                             random_state=r)["p_value"].squeeze()))
     assert np.mean(np.array(pvals) < 0.05) <= 0.125
     assert stats.kstest(pvals, "uniform").pvalue > 0.01
 
@@ -146,8 +146,8 @@ def test_ppc_of_the_true_map_gives_uniform_p_values():
 def test_ppc_is_reproducible_and_leaves_inputs_alone(skewed):
     d, dpm = skewed
     s, y = d.scores.copy(), d.y.copy()
-    a = D.ppc_calibration(dpm, s, y, statistics="ece", random_seed=11)
-    b = D.ppc_calibration(dpm, s, y, statistics="ece", random_seed=11)
+    a = D.ppc_calibration(dpm, s, y, statistics="ece", random_state=11)
+    b = D.ppc_calibration(dpm, s, y, statistics="ece", random_state=11)
     np.testing.assert_array_equal(a["replicated"].values, b["replicated"].values)
     np.testing.assert_array_equal(s, d.scores)
     np.testing.assert_array_equal(y, d.y)
@@ -221,7 +221,7 @@ def test_model_and_empirical_score_distributions_agree(skewed):
 
 def test_score_density_check_fits_its_own_data_and_flags_other_data(skewed):
     d, dpm = skewed
-    out = D.score_density_check(dpm, d.scores, d.y, bins=15, random_seed=0)
+    out = D.score_density_check(dpm, d.scores, d.y, bins=15, random_state=0)
     np.testing.assert_array_equal(out["observed_count"].sum("bin").values, [np.sum(d.y == 0), np.sum(d.y == 1)])
     assert np.all(out["p_value"].values > 0.05)
     # the bins cover the observed range, so each class's posterior mass there is close to 1
@@ -232,7 +232,7 @@ def test_score_density_check_fits_its_own_data_and_flags_other_data(skewed):
     assert bool(((lo <= out["density"].mean(("chain", "draw"))) & (out["density"].mean(("chain", "draw")) <= hi)).all())
     # scores from another truth do not look like the fitted densities
     other = simulate_scores("beta_bimodal", 500, random_state=1)
-    assert np.all(D.score_density_check(dpm, other.scores, other.y, random_seed=0)["p_value"].values < 0.01)
+    assert np.all(D.score_density_check(dpm, other.scores, other.y, random_state=0)["p_value"].values < 0.01)
 
 
 # ----------------------------------------------------------------------------- ArviZ tree
@@ -242,7 +242,7 @@ def test_posterior_predictive_tree_feeds_arviz_pava(skewed):
     from arviz_stats.helper_stats import isotonic_fit
 
     d, dpm = skewed
-    tree = D.posterior_predictive_tree(dpm, d.scores, d.y, random_seed=0)
+    tree = D.posterior_predictive_tree(dpm, d.scores, d.y, random_state=0)
     pp = tree["posterior_predictive"]["y"]
     assert pp.dims == ("chain", "draw", "obs_id") and pp.shape == (1, 200, 500)
     p = dpm.predict_posterior(d.scores).values
@@ -293,7 +293,7 @@ def test_consistency_check_invariants(n, seed, n_bins, strategy):
     s = rng.random(n)
     y = (rng.random(n) < s).astype(int)
     s0, y0 = s.copy(), y.copy()
-    out = D.consistency_check(s, y, n_bins=n_bins, strategy=strategy, n_replicates=20, random_seed=seed)
+    out = D.consistency_check(s, y, n_bins=n_bins, strategy=strategy, n_replicates=20, random_state=seed)
     np.testing.assert_array_equal(s, s0)
     np.testing.assert_array_equal(y, y0)
     assert np.all((out["p_value"] >= 1 / 21) & (out["p_value"] <= 1))

@@ -29,16 +29,16 @@ import bayescal
 from bayescal import io
 from bayescal._registry import get_calibrator_class
 
+from _calibrators import build as _build
+
 NAMES = bayescal.calibrators()
 MODELS = Path(__file__).resolve().parents[1] / "models"
-FAST_PARAMS: dict[str, dict] = {"dpm": {"draws": 50, "tune": 50, "n_components": 5, "grid_size": 64}}
 
 
 def build(name: str):
-    cls = get_calibrator_class(name)
-    accepted = cls().get_params()
-    seeded = {next(k for k in ("random_state", "random_seed") if k in accepted): 0} if {"random_state", "random_seed"} & set(accepted) else {}
-    return cls(**seeded, **FAST_PARAMS.get(name, {}))
+    """The calibrator with the shared fast settings; the DPM's prediction grid made small
+    (64 points), so that saved files stay small."""
+    return _build(name, **({"grid_size": 64} if name == "dpm" else {}))
 
 
 def _data(n: int = 300):

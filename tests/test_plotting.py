@@ -102,7 +102,7 @@ def test_density_display_draws_the_density_check(fitted):
 
     d, cals = fitted
     disp = P.DensityDisplay.from_calibrator(cals["dpm"], d.scores, d.y, label="dpm", bins=12, grid=101)
-    check = score_density_check(cals["dpm"], d.scores, d.y, bins=12, random_seed=0)
+    check = score_density_check(cals["dpm"], d.scores, d.y, bins=12, random_state=0)
     lo, hi = check["bin_lower"].values[0], check["bin_upper"].values[-1]
     dens = cals["dpm"].density_map(np.linspace(lo, hi, 101))
     band = arviz_stats.eti(dens, prob=0.95, dim=["chain", "draw"])
@@ -121,9 +121,9 @@ def test_ppc_display_marks_the_observed_statistic_and_p_value(fitted):
     from bayescal.diagnostics import consistency_check, ppc_calibration
 
     d, cals = fitted
-    disp = P.PPCDisplay.from_calibrators({"raw": None, "platt": cals["platt"]}, d.scores, d.y, random_seed=3)
-    ppc = ppc_calibration(cals["platt"], d.scores, d.y, random_seed=3)
-    cons = consistency_check(d.scores, d.y, band=False, random_seed=3)
+    disp = P.PPCDisplay.from_calibrators({"raw": None, "platt": cals["platt"]}, d.scores, d.y, random_state=3)
+    ppc = ppc_calibration(cals["platt"], d.scores, d.y, random_state=3)
+    cons = consistency_check(d.scores, d.y, band=False, random_state=3)
     for k, name in enumerate(["ece", "mcb"]):
         ax = disp.axes_[k]
         for label, ref in (("platt", ppc), ("raw", cons)):
@@ -166,9 +166,9 @@ def test_plot_ppc_pava_uses_arviz(fitted):
     from bayescal.diagnostics import posterior_predictive_tree
 
     d, cals = fitted
-    pc = P.plot_ppc_pava(cals["dpm"], d.scores, d.y, ci_prob=0.9, random_seed=0)
+    pc = P.plot_ppc_pava(cals["dpm"], d.scores, d.y, ci_prob=0.9, random_state=0)
     assert isinstance(pc, arviz_plots.PlotCollection)
-    ref = isotonic_fit(posterior_predictive_tree(cals["dpm"], d.scores, d.y, random_seed=0), ["y"],
+    ref = isotonic_fit(posterior_predictive_tree(cals["dpm"], d.scores, d.y, random_state=0), ["y"],
                        "posterior_predictive", 0.9)["y"]
     lines = [ln for ax in pc.viz["figure"].item().axes for ln in ax.get_lines()]
     drawn = [ln for ln in lines if len(ln.get_xdata()) == ref.sizes["x_values"]]

@@ -84,12 +84,12 @@ class HistogramBinning(Calibrator):
 
     Attributes
     ----------
-    edges_ : ndarray of shape (n_bins_ - 1,)
+    edges_ : ndarray, one edge between each two bins
         Interior bin boundaries on the working scale (a score exactly on a boundary goes to
         the upper bin).
-    bin_values_ : ndarray of shape (n_bins_,)
+    bin_values_ : ndarray, one value per bin
         Calibrated probability of each bin.
-    bin_weights_ : ndarray of shape (n_bins_,)
+    bin_weights_ : ndarray, one value per bin
         Training weight in each bin (0 for an empty bin).
     n_bins_ : int
         Number of bins actually used.

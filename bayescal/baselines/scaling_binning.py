@@ -67,9 +67,9 @@ class ScalingBinning(Calibrator):
     ----------
     platt_coef_, platt_intercept_ : float
         The scaling step :math:`g(t) = \sigma(\alpha t + \beta)`.
-    edges_ : ndarray of shape (n_bins_ - 1,)
+    edges_ : ndarray, one edge between each two bins
         Interior boundaries of the bins on the scale of :math:`g`.
-    bin_values_ : ndarray of shape (n_bins_,)
+    bin_values_ : ndarray, one value per bin
     n_bins_ : int
         Bins actually used (fewer than ``n_bins`` when the binning part has ties or few
         distinct values).
