@@ -14,7 +14,7 @@ from bayescal._interp import interp_regular
 from bayescal._stats import weighted_quantile
 from bayescal._validation import check_integer
 from bayescal._version import __version__
-from bayescal.base import BayesianCalibrator
+from bayescal.base import BayesianCalibrator, PosteriorClassConditional
 from bayescal.bayesian import mixture
 from bayescal.data import ScoreData, ScoreSummary, from_working, spread_counts, spread_ties, to_working
 
@@ -39,7 +39,7 @@ of 1-3 % of the draws (median over points about 10 %): the component allocations
 so 1.2 flags fits whose chains clearly disagree rather than every default fit."""
 
 
-class DPMCalibrator(BayesianCalibrator):
+class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     r"""Calibration by Bayes' rule on Dirichlet-process mixtures of the class score densities.
 
     **Model.** On the working scale :math:`t` (logit of a probability score, or the raw
