@@ -243,7 +243,7 @@ class DensityDisplay(_Display):
     def from_calibrators(cls, calibrators: dict[str, Any], scores: Any, y: Any, *, bins: Any = 20,
                          grid: int = 301, ci_prob: float = 0.95, random_seed: Any = 0,
                          axes: Any = None) -> DensityDisplay:
-        """Compute and draw for calibrators with ``density_map`` (e.g. ``"dpm"``).
+        """Compute and draw for :class:`~bayescal.base.ClassConditional` calibrators (e.g. ``"dpm"``).
 
         The grid runs over the observed score range (``grid`` points).
         """
