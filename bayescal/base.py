@@ -401,8 +401,9 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         shifted._shift(self)
         return shifted
 
-    def estimate_class_prior(self, scores: Any, *, ci_prob: float = 0.95, prior: tuple[float, float] = (1.0, 1.0),
-                             max_draws: int = 200, random_state: Any = None, X: Any = None) -> xr.Dataset:
+    def estimate_class_prior(self, scores: Any, *, ci_prob: float = 0.95, calibration: Any = None,
+                             n_bootstrap: int = 200, prior: tuple[float, float] = (1.0, 1.0), max_draws: int = 200,
+                             random_state: Any = None, X: Any = None) -> xr.Dataset:
         r"""The prevalence among new, unlabelled scores under label shift.
 
         Under label shift the scores of the new population have density
@@ -422,9 +423,14 @@ class Calibrator(ClassifierMixin, BaseEstimator):
           interval equal-tailed, and ``class_prior`` holds one draw of :math:`\pi'` per
           used posterior draw.
         * Other calibrators: the maximum-likelihood estimate, i.e. the fixed point of the EM
-          of Saerens et al. (2002), found by solving :math:`\ell'(\pi') = 0`; the interval is
+          of Saerens et al. (2002), found by solving :math:`\ell'(\pi') = 0`. The interval is
           the likelihood-ratio interval :math:`\{\pi' : 2(\ell(\hat\pi) - \ell(\pi'))
-          \le \chi^2_{1, \mathrm{ci\_prob}}\}`. It treats the fitted map as known.
+          \le \chi^2_{1, \mathrm{ci\_prob}}\}`, which treats the fitted map as known (right
+          when the calibration data far outnumber the new scores); or, given the
+          ``calibration`` data, the percentile bootstrap interval: ``n_bootstrap`` times, the
+          calibration rows and the new scores are resampled with replacement, a clone of this
+          calibrator is refitted and the estimate recomputed, so the map's own uncertainty
+          enters.
 
         Both assume the map is calibrated at the training prevalence and that only the
         prevalence changed (the class score densities did not).
@@ -434,19 +440,23 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         scores : array-like of shape (n,)
             Unlabelled scores of the new population, on this calibrator's input scale.
         ci_prob : float, default 0.95
+        calibration : tuple (scores, y) or (scores, y, sample_weight), optional
+            The data this calibrator was fitted on, for the bootstrap interval (others only).
+        n_bootstrap : int, default 200
         prior : tuple (a, b), default (1, 1)
             Beta prior of :math:`\pi'` (class-conditional calibrators only).
         max_draws : int, default 200
         random_state : None, int or numpy Generator
-            Seeds the posterior draws of :math:`\pi'` (class-conditional calibrators).
+            Seeds the posterior draws of :math:`\pi'` (class-conditional calibrators) or
+            the bootstrap.
         X : array-like, optional
             Features of feature-aware calibrators.
 
         Returns
         -------
         xarray.Dataset
-            ``class_prior`` (chain, draw): posterior draws (one draw, the estimate, for
-            the maximum-likelihood route); ``class_prior_estimate`` (scalar);
+            ``class_prior`` (chain, draw): posterior draws (the maximum-likelihood route:
+            the estimate as one draw, or the bootstrap replicates); ``class_prior_estimate`` (scalar);
             ``class_prior_ci`` (ci_bound); attrs ``method`` ("posterior" or "em"),
             ``ci_prob``, ``ci_kind``, ``training_prior`` (mean of :math:`\pi`), ``n_scores``.
 
@@ -466,7 +476,14 @@ class Calibrator(ClassifierMixin, BaseEstimator):
             return prior_shift.prior_posterior(self, t, base, ci_prob=ci_prob, prior=prior, max_draws=max_draws,
                                                random_state=random_state)
         q = np.clip(self._calibrate(t, X), 0.0, 1.0)
-        return prior_shift.prior_mle(q, float(base.mean()), ci_prob=ci_prob)
+        out = prior_shift.prior_mle(q, float(base.mean()), ci_prob=ci_prob)
+        if calibration is None:
+            return out
+        if self.feature_aware:
+            raise ValueError(f"The bootstrap interval refits {self._name} on scores alone; it is not available for "
+                             "feature-aware calibrators: omit calibration= for the likelihood-ratio interval.")
+        return prior_shift.bootstrap_interval(self, out, t, calibration, n_bootstrap=n_bootstrap, ci_prob=ci_prob,
+                                              random_state=random_state)
 
     def save(self, path: Any) -> None:
         """Save the fitted calibrator to a netCDF file (see :mod:`bayescal.io`; no pickle)."""

@@ -32,9 +32,11 @@ from scipy.optimize import brentq
 from scipy.stats import beta as beta_dist
 from scipy.stats import chi2
 
+from sklearn.base import clone
+
 from bayescal._validation import check_integer
 
-__all__ = ["prior_mle", "prior_posterior", "saerens_em"]
+__all__ = ["bootstrap_interval", "prior_mle", "prior_posterior", "saerens_em"]
 
 _MAX_POINTS = 512  # scores binned to at most this many points for the grid posterior
 _GRID = 401
@@ -106,6 +108,41 @@ def prior_mle(q: np.ndarray, base: float, *, ci_prob: float = 0.95, weights: np.
     upper = 1.0 if mle >= 1 or excess(1.0) <= 0 else brentq(excess, mle, 1.0, xtol=1e-12)
     return _result(np.array([[mle]]), mle, lower, upper, method="em", ci_prob=ci_prob, ci_kind="likelihood_ratio",
                    training_prior=float(base), n=float(w.sum()))
+
+
+def bootstrap_interval(calibrator: Any, estimate: xr.Dataset, t: np.ndarray, calibration: Any, *,
+                       n_bootstrap: int = 200, ci_prob: float = 0.95, random_state: Any = None) -> xr.Dataset:
+    r"""Percentile bootstrap interval of the maximum-likelihood prevalence.
+
+    Each replicate resamples the calibration rows and the new working-scale scores ``t``
+    with replacement, refits a clone of ``calibrator`` and recomputes :func:`prior_mle`'s
+    estimate (with the replicate's own share of positives as :math:`\pi`), so the
+    uncertainty of the fitted map enters the interval. ``estimate`` (the result of
+    :func:`prior_mle`) keeps its estimate; its interval and draws are replaced.
+    """
+    from bayescal.data import from_working, prepare_data
+
+    n_bootstrap = check_integer(n_bootstrap, "n_bootstrap", 2)
+    if not isinstance(calibration, (tuple, list)) or len(calibration) not in (2, 3):
+        raise ValueError("calibration must be (scores, y) or (scores, y, sample_weight): the data the calibrator "
+                         "was fitted on.")
+    data = prepare_data(calibration[0], calibration[1], calibration[2] if len(calibration) == 3 else None,
+                        score_kind=calibrator.score_kind, pos_label=calibrator.classes_[1])
+    rng = np.random.default_rng(random_state)
+    new_scores = from_working(t, calibrator.score_kind)
+    reps = np.empty(n_bootstrap)
+    for b in range(n_bootstrap):
+        rows = rng.integers(0, data.n, data.n)
+        while np.unique(data.y[rows]).size < 2:  # a replicate needs both classes
+            rows = rng.integers(0, data.n, data.n)
+        w = data.w[rows]
+        fitted = clone(calibrator).fit(data.scores[rows], data.y[rows], None if not data.weighted else w)
+        q = fitted.predict_proba(new_scores[rng.integers(0, t.size, t.size)])[:, 1]
+        reps[b] = float(prior_mle(q, fitted.class_prior_, ci_prob=ci_prob)["class_prior_estimate"])
+    lower, upper = np.quantile(reps, [(1 - ci_prob) / 2, (1 + ci_prob) / 2])
+    return _result(reps[None, :], float(estimate["class_prior_estimate"]), float(lower), float(upper), method="em",
+                   ci_prob=ci_prob, ci_kind="bootstrap", training_prior=estimate.attrs["training_prior"],
+                   n=estimate.attrs["n_scores"])
 
 
 def _compress(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
