@@ -9,9 +9,16 @@ things on the working scale ``t`` (see :mod:`bayescal.data`):
   returns its posterior draws. ``_calibrate(t, X=None)``, the map used by ``predict_proba``,
   defaults to the mean over draws.
 
-Everything else (validation, ``predict_proba``, ``predict``, ``calibration_map``,
-``credible_band``, ``save``) lives here once, so metrics, plots and decisions never ask
-which kind of calibrator they were given.
+Everything else (validation, ``predict_proba``, ``predict``, ``predict_posterior``,
+``predict_interval``, ``calibration_map``, ``credible_band``, ``save``, and for label shift
+``with_class_prior`` and ``estimate_class_prior``) lives here once, so metrics, plots and
+decisions never ask which kind of calibrator they were given.
+
+Capabilities beyond the contract are declared, not probed: :class:`ClassConditional` marks
+a calibrator that models the class score densities (class prior draws, ``density_map``,
+``score_atoms``); :class:`PosteriorClassConditional` implements the first and last from a
+posterior holding ``pi`` and ``atom_prob``. Prior shift is one wrapper,
+:class:`PriorShiftedCalibrator`, that adjusts ``_map_draws`` of any fitted calibrator.
 """
 
 from __future__ import annotations

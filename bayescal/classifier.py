@@ -15,6 +15,7 @@ from sklearn.model_selection import LeaveOneOut, check_cv, cross_val_predict
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import Bunch
 from sklearn.utils._response import _get_response_values
+from sklearn.utils.validation import _check_response_method
 from sklearn.utils.metadata_routing import (
     MetadataRouter,
     MethodMapping,
@@ -211,7 +212,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
                 self.calibrated_classifiers_.append(Bunch(estimator=est, calibrator=cal))
         else:
             est = clone(estimator)
-            method = "decision_function" if hasattr(est, "decision_function") else "predict_proba"
+            method = _check_response_method(est, _RESPONSE_METHODS).__name__
             oof = cross_val_predict(est, X, y, cv=cv, method=method, n_jobs=self.n_jobs,
                                     params=routed.estimator.fit)
             est.fit(X, y, **routed.estimator.fit)
