@@ -422,14 +422,15 @@ class Calibrator(ClassifierMixin, BaseEstimator):
 
             \ell(\pi') = \sum_i \logig(\pi' q(s_i)(1 - \pi) + (1 - \pi')(1 - q(s_i))\,\piig).
 
-        * Class-conditional calibrators (:class:`ClassConditional`; the DPM): the posterior of
+        * Class-conditional calibrators with a posterior (:class:`ClassConditional` with more
+          than one draw; the DPM): the posterior of
           :math:`\pi'` under a ``Beta(*prior)`` prior, computed per posterior draw of
           :math:`(q, \pi)` on a grid (``max_draws`` draws, thinned evenly; scores binned
           to at most 512 points on the working scale) and mixed over the draws, so the
           uncertainty of the densities enters. The estimate is the posterior mean, the
           interval equal-tailed, and ``class_prior`` holds one draw of :math:`\pi'` per
           used posterior draw.
-        * Other calibrators: the maximum-likelihood estimate, i.e. the fixed point of the EM
+        * Other calibrators (point estimates, including the KDE): the maximum-likelihood estimate, i.e. the fixed point of the EM
           of Saerens et al. (2002), found by solving :math:`\ell'(\pi') = 0`. The interval is
           the likelihood-ratio interval :math:`\{\pi' : 2(\ell(\hat\pi) - \ell(\pi'))
           \le \chi^2_{1, \mathrm{ci\_prob}}\}`, which treats the fitted map as known (right
@@ -448,7 +449,8 @@ class Calibrator(ClassifierMixin, BaseEstimator):
             Unlabelled scores of the new population, on this calibrator's input scale.
         ci_prob : float, default 0.95
         calibration : tuple (scores, y) or (scores, y, sample_weight), optional
-            The data this calibrator was fitted on, for the bootstrap interval (others only).
+            The data this calibrator was fitted on, for the bootstrap interval (point-estimate
+            calibrators only).
         n_bootstrap : int, default 200
         prior : tuple (a, b), default (1, 1)
             Beta prior of :math:`\pi'` (class-conditional calibrators only).
@@ -479,7 +481,10 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         t = self._working(scores)
         X = self._check_X(X, t.shape[0], fitting=False)
         base = self._base_prior_draws()
-        if isinstance(self, ClassConditional):
+        if isinstance(self, ClassConditional) and base.size > 1:
+            if calibration is not None:
+                raise ValueError(f"{self._name}'s posterior already carries the uncertainty of its map: omit "
+                                 "calibration= (the bootstrap is for point-estimate calibrators).")
             return prior_shift.prior_posterior(self, t, base, ci_prob=ci_prob, prior=prior, max_draws=max_draws,
                                                random_state=random_state)
         q = np.clip(self._calibrate(t, X), 0.0, 1.0)

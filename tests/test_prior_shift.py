@@ -167,10 +167,11 @@ def _study(name, seeds, n_cal=20_000, n_new=5000, targets=(0.1, 0.02, 0.6), boot
 
 
 def test_prevalence_estimate_under_label_shift_fast():
-    # the likelihood-ratio interval treats the map as known: 20 000 calibration scores, 5000 new ones
-    coverage, worst = _study("platt", range(6))
+    # the likelihood-ratio interval treats the map as known: 20 000 calibration scores, 5000 new
+    # ones; 30 fits are too few to pin a 95 % coverage (the slow study checks >= 0.9 on 300)
+    coverage, worst = _study("platt", range(10))
     assert worst < 0.03
-    assert coverage >= 0.9
+    assert coverage >= 0.85
 
 
 def test_bootstrap_interval_carries_the_maps_uncertainty():
@@ -222,6 +223,18 @@ def test_dpm_posterior_of_the_prevalence(tiny_dpm):
     assert float(draws.mean()) == pytest.approx(float(out["class_prior_estimate"]), abs=0.01)
     again = dpm.estimate_class_prior(s_new, random_state=0)
     np.testing.assert_array_equal(again["class_prior"].values, draws.values)
+    with pytest.raises(ValueError, match="omit calibration"):
+        dpm.estimate_class_prior(s_new, calibration=(s_new, s_new > 0.5))
+
+
+def test_point_estimate_class_conditional_calibrator_takes_the_likelihood_route():
+    rng = np.random.default_rng(7)
+    s, y = sample(3000, 0.4, rng)
+    kde = bayescal.make_calibrator("kde").fit(s, y)
+    s_new, _ = sample(3000, 0.2, rng)
+    out = kde.estimate_class_prior(s_new)
+    assert out.attrs["method"] == "em" and out.attrs["training_prior"] == pytest.approx(kde.prior_)
+    assert abs(float(out["class_prior_estimate"]) - 0.2) < 0.03
 
 
 @pytest.mark.slow
