@@ -16,6 +16,8 @@ from bayescal.data import ScoreData
 
 __all__ = ["SplineCalibration", "natural_cubic_basis", "penalised_logistic"]
 
+_MAX_CV_ROWS = 10_000  # cross-validation runs on a random subsample of at most this many rows
+
 
 def natural_cubic_basis(t: np.ndarray, knots: np.ndarray) -> np.ndarray:
     r"""The truncated-power basis of natural cubic splines with the given knots, without the constant.
@@ -41,13 +43,16 @@ def natural_cubic_basis(t: np.ndarray, knots: np.ndarray) -> np.ndarray:
     return np.column_stack([t] + [d(k) - d_last for k in range(knots.size - 2)])
 
 
-def penalised_logistic(D: np.ndarray, y: np.ndarray, w: np.ndarray, C: float) -> tuple[np.ndarray, float]:
+def penalised_logistic(D: np.ndarray, y: np.ndarray, w: np.ndarray, C: float,
+                       start: np.ndarray | None = None) -> tuple[np.ndarray, float]:
     r"""Ridge logistic regression with an unpenalised intercept, scikit-learn's objective.
 
     Minimises :math:`C \sum_i w_i \ell(y_i, \eta_i) + \tfrac12 \lVert\beta\rVert^2`,
     :math:`\eta = D\beta + \beta_0`, :math:`\ell` the log-loss (as
     ``sklearn.linear_model.LogisticRegression(C=C)`` with ``sample_weight=w``), by Newton's
-    method with step halving; the objective is strictly convex in :math:`\beta`.
+    method with backtracking (Armijo) line search until the Newton decrement is below
+    :math:`10^{-12}`; the objective is strictly convex in :math:`\beta`. ``start`` (the
+    coefficients followed by the intercept) warm-starts it.
 
     Returns
     -------
@@ -66,25 +71,28 @@ def penalised_logistic(D: np.ndarray, y: np.ndarray, w: np.ndarray, C: float) ->
         eta = X @ b
         return float(-(wn @ (yf * log_expit(eta) + (1.0 - yf) * log_expit(-eta))) + 0.5 * (lam * b * b).sum())
 
-    b = np.zeros(p + 1)
-    b[-1] = float(np.log((wn @ yf) / (1.0 - wn @ yf)))
+    if start is None:
+        b = np.zeros(p + 1)
+        b[-1] = float(np.log((wn @ yf) / (1.0 - wn @ yf)))
+    else:
+        b = np.array(start, dtype=np.float64)
     f = objective(b)
     for _ in range(100):
         mu = expit(X @ b)
         g = X.T @ (wn * (mu - yf)) + lam * b
         H = (X * (wn * mu * (1.0 - mu))[:, None]).T @ X + np.diag(lam) + 1e-12 * np.eye(p + 1)
         step = np.linalg.solve(H, g)
-        size = 1.0
-        while size > 1e-10:
-            new = b - size * step
-            f_new = objective(new)
-            if f_new <= f + 1e-15 * abs(f):
-                break
-            size /= 2
-        b, converged = new, abs(f - f_new) <= 1e-14 * max(1.0, abs(f)) and np.abs(size * step).max() < 1e-9
-        f = f_new
-        if converged:
+        decrement = float(g @ step)
+        if decrement < 1e-12:
             break
+        size = 1.0
+        f_new = objective(b - step)
+        while f_new > f - 1e-4 * size * decrement and size > 1e-8:
+            size /= 2
+            f_new = objective(b - size * step)
+        if f_new > f:  # no decrease along the Newton direction: at the optimum to rounding
+            break
+        b, f = b - size * step, f_new
     return b[:-1], float(b[-1])
 
 
@@ -101,8 +109,9 @@ class SplineCalibration(Calibrator):
     :math:`\lVert\beta\rVert^2 / 2` against :math:`C` times the weighted log-loss
     (:func:`penalised_logistic`, scikit-learn's ``LogisticRegression(C)`` objective; intercept
     not penalised, sample weights honoured). :math:`K` (``n_knots``) and :math:`C` (``Cs``)
-    are chosen together by stratified ``cv``-fold cross-validation of the weighted log-loss;
-    the chosen pair is refitted on all data. With fewer than two scores of a class per fold
+    are chosen together by stratified ``cv``-fold cross-validation of the weighted log-loss
+    (on a random subsample of 10 000 rows when there are more); the chosen pair is refitted
+    on all data. With fewer than two scores of a class per fold
     the smallest basis with ``C = 1`` is used without cross-validation. The map need not be
     monotone.
 
@@ -115,7 +124,7 @@ class SplineCalibration(Calibrator):
     cv : int, default 5
     score_kind : {"probability", "decision"}, default "probability"
     random_state : None, int or numpy Generator
-        Shuffles the cross-validation folds.
+        Shuffles the cross-validation folds (and draws the subsample).
 
     Attributes
     ----------
@@ -191,21 +200,28 @@ class SplineCalibration(Calibrator):
         n_splits = min(cv, int(np.bincount(y, minlength=2).min()))
         scores = np.full((len(n_knots), len(Cs)), np.nan)
         if n_splits >= 2 and np.unique(z).size >= 3:
-            folds = list(StratifiedKFold(n_splits, shuffle=True,
-                                         random_state=_seed(self.random_state)).split(z, y))
+            rng = np.random.default_rng(self.random_state)
+            sub = (np.sort(rng.choice(z.size, _MAX_CV_ROWS, replace=False)) if z.size > _MAX_CV_ROWS
+                   else np.arange(z.size))
+            zs, ys, ws = z[sub], y[sub], w[sub]
+            n_splits = min(n_splits, int(np.bincount(ys, minlength=2).min()))
+            folds = list(StratifiedKFold(max(n_splits, 2), shuffle=True,
+                                         random_state=int(rng.integers(2**31 - 1))).split(zs, ys))
+            order = np.argsort(Cs)  # strongest penalty first, each fit warm-started from the previous one
             for i, k in enumerate(n_knots):
                 knots = self._knots(z, k)
                 if knots.size < 3:
                     continue
-                for j, C in enumerate(Cs):
-                    loss = 0.0
-                    for train, test in folds:
-                        D, c0, s0 = self._design(z[train], knots)
-                        beta, b0 = penalised_logistic(D, y[train], w[train], C)
-                        Dt, _, _ = self._design(z[test], knots, c0, s0)
+                for train, test in folds:
+                    D, c0, s0 = self._design(zs[train], knots)
+                    Dt, _, _ = self._design(zs[test], knots, c0, s0)
+                    start = None
+                    for j in order:
+                        beta, b0 = penalised_logistic(D, ys[train], ws[train], Cs[j], start)
+                        start = np.append(beta, b0)
                         p = np.clip(expit(Dt @ beta + b0), 1e-15, 1 - 1e-15)
-                        loss -= np.sum(w[test] * (y[test] * np.log(p) + (1 - y[test]) * np.log1p(-p)))
-                    scores[i, j] = loss / w.sum()
+                        loss = -np.sum(ws[test] * (ys[test] * np.log(p) + (1 - ys[test]) * np.log1p(-p)))
+                        scores[i, j] = (0.0 if np.isnan(scores[i, j]) else scores[i, j]) + loss / ws.sum()
         if np.all(np.isnan(scores)):
             k, C = min(n_knots), 1.0
         else:
@@ -232,8 +248,3 @@ class SplineCalibration(Calibrator):
         return expit(self.intercept_ + natural_cubic_basis(z, self.z_knots_) @ self.coef_)
 
 
-def _seed(random_state: Any) -> Any:
-    """An int (or None) for scikit-learn from an int, a numpy Generator or None."""
-    if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(2**31 - 1))
-    return random_state
