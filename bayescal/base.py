@@ -54,6 +54,9 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         whether ``fit`` / ``predict_proba`` use ``X=`` (MBCT);
     ``supports_weights``
         whether ``sample_weight`` (and so a :class:`~bayescal.data.ScoreSummary`) is honoured;
+    ``fixed_midpoint``
+        whether the map sends the working-scale score 0 to 1/2 whatever the data (temperature
+        scaling): such a calibrator cannot follow a base rate far from the classifier's;
     ``score_kind``
         ``"probability"`` (scores in [0, 1]) or ``"decision"`` (raw decision values): the
         input scale. Calibrators that take both have it as a parameter; the class attribute
@@ -64,6 +67,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
     """
 
     score_kind: str = "probability"
+    fixed_midpoint: bool = False
     _min_samples: int = 2
     _min_per_class: int = 1
     monotone: bool = False

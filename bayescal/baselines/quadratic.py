@@ -52,15 +52,19 @@ class QuadraticScaling(Calibrator):
         self.score_kind = score_kind
 
     def _fit(self, data: ScoreData, X=None) -> None:
-        t, y, w = data.t, data.y.astype(np.float64), data.w
+        keep = data.w > 0  # zero weight drops the row, as repeating it zero times would
+        t, y, w = data.t[keep], data.y[keep].astype(np.float64), data.w[keep]
+        self.t_range_ = np.array([t.min(), t.max()])
         mu, sd = weighted_mean_std(t, w)
-        sd = sd if sd > 0 else 1.0
+        if not sd > 1e-12 * max(1.0, abs(mu)):  # one distinct score: only the intercept is identified
+            (c,) = logistic_fit(np.ones((1, t.size)), y, w, intercept=True)
+            self.coef_, self.intercept_ = np.zeros(2), float(c)
+            return
         z = (t - mu) / sd
         a, b, c = logistic_fit(np.vstack([z, z * z, np.ones_like(z)]), y, w, intercept=True)
         # c + a z + b z^2 with z = (t - mu)/sd, expanded in t
         self.coef_ = np.array([a / sd - 2.0 * b * mu / sd**2, b / sd**2])
         self.intercept_ = float(c - a * mu / sd + b * mu**2 / sd**2)
-        self.t_range_ = np.array([t.min(), t.max()])
 
     def _calibrate(self, t, X=None):
         t = np.clip(t, *self.t_range_)

@@ -140,7 +140,8 @@ class SplineCalibration(Calibrator):
     cv_scores_ : ndarray of shape (len(n_knots), len(Cs))
         Mean held-out log-loss of each pair (NaN when not cross-validated).
     coef_ : ndarray of shape (K - 1,)
-        Coefficients of :func:`natural_cubic_basis` of :math:`z` with ``z_knots_``.
+        Coefficients of :func:`natural_cubic_basis` of :math:`z` with ``z_knots_`` (with at
+        most two distinct scores, no knots: the coefficient of :math:`z`, or none).
     intercept_ : float
 
     References
@@ -228,14 +229,17 @@ class SplineCalibration(Calibrator):
             i, j = np.unravel_index(np.nanargmin(scores), scores.shape)
             k, C = n_knots[i], Cs[j]
         knots = self._knots(z, k)
-        if knots.size < 3:  # two distinct values: a straight line in t (Platt's family)
-            knots = np.array([z.min(), 0.5 * (z.min() + z.max()) if z.max() > z.min() else z.min() + 1, z.max() + 1])
-        D, centre, scale = self._design(z, knots)
-        coef, b0 = penalised_logistic(D, y, w, C)
-        # fold the standardisations into raw-basis coefficients on the z scale
-        beta = coef / scale
-        self.intercept_ = float(b0 - beta @ centre)
-        self.coef_ = beta
+        if knots.size < 3:  # at most two distinct scores: a line in t (Platt's family), or a constant
+            knots = np.empty(0)
+            D = z[:, None] if np.unique(z).size == 2 else np.empty((z.size, 0))
+            coef, b0 = penalised_logistic(D, y, w, C)
+            self.coef_, self.intercept_ = coef, float(b0)
+        else:
+            D, centre, scale = self._design(z, knots)
+            coef, b0 = penalised_logistic(D, y, w, C)
+            # fold the standardisations into raw-basis coefficients on the z scale
+            self.coef_ = coef / scale
+            self.intercept_ = float(b0 - self.coef_ @ centre)
         self.knots_ = knots * sd + mu
         self.z_knots_ = knots
         self.z_centre_scale_ = np.array([mu, sd])
@@ -245,6 +249,14 @@ class SplineCalibration(Calibrator):
     def _calibrate(self, t, X=None):
         mu, sd = self.z_centre_scale_
         z = (np.asarray(t, dtype=np.float64) - mu) / sd
-        return expit(self.intercept_ + natural_cubic_basis(z, self.z_knots_) @ self.coef_)
-
-
+        knots = self.z_knots_
+        if knots.size < 3:
+            return expit(self.intercept_ + (self.coef_[0] * z if self.coef_.size else 0.0 * z))
+        # linear beyond the boundary knots: evaluate inside and extend with the boundary slopes
+        # (the cubes of far-away scores would overflow)
+        zc = np.clip(z, knots[0], knots[-1])
+        eta = self.intercept_ + natural_cubic_basis(zc, knots) @ self.coef_
+        right = self.coef_[0] + 3.0 * self.coef_[1:] @ (knots[-2] - knots[:-2])
+        with np.errstate(invalid="ignore", over="ignore"):
+            ext = np.where(z < zc, self.coef_[0] * (z - zc), np.where(z > zc, right * (z - zc), 0.0))
+        return expit(eta + np.nan_to_num(ext, nan=0.0))

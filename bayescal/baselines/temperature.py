@@ -22,7 +22,9 @@ class TemperatureScaling(Calibrator):
     on the single feature :math:`t`, no intercept). The map keeps the classifier's decision
     threshold (:math:`t = 0` stays at 1/2) and only sharpens (:math:`T < 1`) or softens
     (:math:`T > 1`) it. When the likelihood prefers a non-positive slope the map is the
-    constant 1/2 (:math:`T = \infty`).
+    constant 1/2 (:math:`T = \infty`). Without an intercept it cannot move the base rate:
+    where the classifier's scores are far from the prevalence (rare positives scored around
+    0.2) Platt or beta calibration is the better choice.
 
     This is the binary case of scikit-learn's ``CalibratedClassifierCV(method="temperature")``:
     for a decision value :math:`d`, scikit-learn's softmax of the logits :math:`(-d, d)` at
@@ -47,6 +49,7 @@ class TemperatureScaling(Calibrator):
     """
 
     monotone = True
+    fixed_midpoint = True
 
     def __init__(self, *, score_kind: str = "probability"):
         self.score_kind = score_kind
