@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import warnings
 from inspect import signature
 from typing import Any
@@ -264,15 +265,15 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
     def predict_interval(self, X: Any, ci_prob: float | None = 0.95) -> xr.DataArray:
         """Pointwise interval of P(y = 1 | x) per row, dims ``(obs_id, ci_bound)``.
 
-        Bayesian calibrators: the equal-tailed ``ci_prob`` credible interval of
-        :meth:`predict_posterior`. Others: the mean over the calibrated classifiers of their
-        calibrators' own intervals (Venn-Abers: the ``[p0, p1]`` pair; a point estimate: the
-        prediction itself, attr ``degenerate=1``).
+        With posterior draws (Bayesian calibrators, or a Beta prior of :meth:`with_class_prior`):
+        the equal-tailed ``ci_prob`` interval of :meth:`predict_posterior`. Point estimates:
+        the mean over the calibrated classifiers of their calibrators' own intervals
+        (Venn-Abers: the ``[p0, p1]`` pair; others: the prediction itself, attr ``degenerate=1``).
         """
         check_is_fitted(self)
         ci_prob = check_ci_prob(ci_prob)
-        if isinstance(self.calibrated_classifiers_[0].calibrator, BayesianCalibrator):
-            draws = self.predict_posterior(X)
+        draws = self.predict_posterior(X)
+        if draws.sizes["chain"] * draws.sizes["draw"] > 1:
             flat = draws.values.reshape(-1, draws.shape[-1])
             q = np.quantile(flat, [(1.0 - ci_prob) / 2.0, (1.0 + ci_prob) / 2.0], axis=0).T
             return xr.DataArray(q, dims=("obs_id", "ci_bound"),
@@ -280,8 +281,25 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
                                 name="p_interval", attrs={"ci_kind": "eti", "ci_prob": ci_prob, "degenerate": 0})
         parts = [pair.calibrator.predict_interval(self._scores(pair, X), ci_prob)
                  for pair in self.calibrated_classifiers_]
-        out = parts[0].copy(data=np.mean([p.values for p in parts], axis=0))
-        return out
+        return parts[0].copy(data=np.mean([p.values for p in parts], axis=0))
+
+    def with_class_prior(self, prior: Any, *, n_prior_draws: int = 1000,
+                         random_state: Any = None) -> "CalibratedClassifier":
+        """This fitted classifier with every calibrator shifted to the deployment prevalence ``prior``.
+
+        See :meth:`bayescal.base.Calibrator.with_class_prior` (a number in (0, 1), or
+        ``(a, b)`` for a Beta distribution). Every calibrator draws the same prevalences
+        (the same ``random_state``), so draw ``d`` of the averaged posterior shares one
+        prevalence. Returns a new fitted object; this one is left untouched.
+        """
+        check_is_fitted(self)
+        shifted = copy.copy(self)
+        shifted.calibrated_classifiers_ = [
+            Bunch(estimator=pair.estimator,
+                  calibrator=pair.calibrator.with_class_prior(prior, n_prior_draws=n_prior_draws,
+                                                              random_state=random_state))
+            for pair in self.calibrated_classifiers_]
+        return shifted
 
     # ---- scikit-learn plumbing ------------------------------------------------------------
     def get_metadata_routing(self) -> MetadataRouter:

@@ -167,3 +167,17 @@ def test_bayesian_method_gives_a_per_row_posterior():
     band = model.predict_interval(X[:25], ci_prob=0.9)
     assert np.all(band.sel(ci_bound="lower") < band.sel(ci_bound="upper"))
     assert band.attrs["ci_prob"] == 0.9
+
+
+def test_with_class_prior_shifts_every_calibrator():
+    X, y = blobs(600, seed=10)
+    model = CalibratedClassifier(LogisticRegression(), method="beta", cv=3).fit(X, y)
+    before = model.predict_proba(X[:30]).copy()
+    shifted = model.with_class_prior(0.1)
+    np.testing.assert_array_equal(model.predict_proba(X[:30]), before)
+    expected = np.mean([pair.calibrator.with_class_prior(0.1).predict_proba(
+        pair.estimator.decision_function(X[:30]))[:, 1] for pair in model.calibrated_classifiers_], axis=0)
+    np.testing.assert_allclose(shifted.predict_proba(X[:30])[:, 1], expected)
+    assert np.all(shifted.predict_proba(X[:30])[:, 1] <= before[:, 1] + 1e-12)  # 0.1 < the data's prevalence
+    band = model.with_class_prior((5, 45), random_state=0).predict_interval(X[:30])
+    assert np.all(band.sel(ci_bound="upper") - band.sel(ci_bound="lower") >= 0)
