@@ -37,16 +37,14 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
+import xarray as xr
 from scipy.signal import fftconvolve
 from scipy.special import expit
+from sklearn.utils.validation import check_is_fitted
 
 from bayescal._interp import interp_regular
 from bayescal._stats import silverman_bandwidth
-from sklearn.utils.validation import check_is_fitted
-
 from bayescal._validation import check_sample_weight, check_scores
-import xarray as xr
-
 from bayescal.base import Calibrator, ClassConditional
 from bayescal.data import ScoreData, to_working
 
