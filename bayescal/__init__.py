@@ -32,9 +32,16 @@ _LAZY: dict[str, str] = {
     "ELiTE": "bayescal.baselines.elite",
     "MBCT": "bayescal.baselines.mbct",
     "DPMCalibrator": "bayescal.bayesian.dpm",
+    "QuadraticScaling": "bayescal.baselines.quadratic",
+    "SplineCalibration": "bayescal.baselines.spline",
+    "TemperatureScaling": "bayescal.baselines.temperature",
+    "VennAbers": "bayescal.baselines.venn_abers",
+    "ClassConditional": "bayescal.base",
+    "PriorShiftedCalibrator": "bayescal.base",
+    "CalibratedClassifier": "bayescal.classifier",
 }
 _SUBMODULES = {"metrics", "datasets", "data", "io", "base", "baselines", "bayesian", "decision",
-               "diagnostics", "plotting", "cli"}
+               "diagnostics", "plotting", "cli", "classifier", "prior_shift"}
 
 __all__ = ["__version__", *_LAZY, *sorted(_SUBMODULES)]
 

@@ -27,6 +27,10 @@ REGISTRY: dict[str, str] = {
     "elite": "bayescal.baselines.elite:ELiTE",
     "mbct": "bayescal.baselines.mbct:MBCT",
     "dpm": "bayescal.bayesian.dpm:DPMCalibrator",
+    "quadratic": "bayescal.baselines.quadratic:QuadraticScaling",
+    "spline": "bayescal.baselines.spline:SplineCalibration",
+    "temperature": "bayescal.baselines.temperature:TemperatureScaling",
+    "venn_abers": "bayescal.baselines.venn_abers:VennAbers",
 }
 
 

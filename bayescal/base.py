@@ -9,19 +9,28 @@ things on the working scale ``t`` (see :mod:`bayescal.data`):
   returns its posterior draws. ``_calibrate(t, X=None)``, the map used by ``predict_proba``,
   defaults to the mean over draws.
 
-Everything else (validation, ``predict_proba``, ``predict``, ``calibration_map``,
-``credible_band``, ``save``) lives here once, so metrics, plots and decisions never ask
-which kind of calibrator they were given.
+Everything else (validation, ``predict_proba``, ``predict``, ``predict_posterior``,
+``predict_interval``, ``calibration_map``, ``credible_band``, ``save``, and for label shift
+``with_class_prior`` and ``estimate_class_prior``) lives here once, so metrics, plots and
+decisions never ask which kind of calibrator they were given.
+
+Capabilities beyond the contract are declared, not probed: :class:`ClassConditional` marks
+a calibrator that models the class score densities (class prior draws, ``density_map``,
+``score_atoms``); :class:`PosteriorClassConditional` implements the first and last from a
+posterior holding ``pi`` and ``atom_prob``. Prior shift is one wrapper,
+:class:`PriorShiftedCalibrator`, that adjusts ``_map_draws`` of any fitted calibrator.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from abc import ABC, abstractmethod
+from math import ceil
 from typing import Any
 
 import numpy as np
 import xarray as xr
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from bayescal._typing import ArrayLike, RandomStateLike
@@ -36,7 +45,8 @@ from bayescal._validation import (
 )
 from bayescal.data import ScoreData, ScoreSummary, prepare_data, to_working
 
-__all__ = ["Calibrator", "BayesianCalibrator", "DEFAULT_CI_PROB", "DEFAULT_GRID_SIZE"]
+__all__ = ["Calibrator", "BayesianCalibrator", "ClassConditional", "PosteriorClassConditional",
+           "PriorShiftedCalibrator", "PriorShiftedClassConditional", "DEFAULT_CI_PROB", "DEFAULT_GRID_SIZE"]
 
 #: Number of points of the default score grid of :meth:`Calibrator.calibration_map`.
 DEFAULT_GRID_SIZE = 201
@@ -56,9 +66,21 @@ class Calibrator(ClassifierMixin, BaseEstimator):
     ``feature_aware``
         whether ``fit`` / ``predict_proba`` use ``X=`` (MBCT);
     ``supports_weights``
-        whether ``sample_weight`` (and so a :class:`~bayescal.data.ScoreSummary`) is honoured.
+        whether ``sample_weight`` (and so a :class:`~bayescal.data.ScoreSummary`) is honoured;
+    ``fixed_midpoint``
+        whether the map sends the working-scale score 0 to 1/2 whatever the data (temperature
+        scaling): such a calibrator cannot follow a base rate far from the classifier's;
+    ``score_kind``
+        ``"probability"`` (scores in [0, 1]) or ``"decision"`` (raw decision values): the
+        input scale. Calibrators that take both have it as a parameter; the class attribute
+        is the default every caller may read.
+
+    Capabilities beyond the contract are declared by inheritance: a calibrator that models
+    the class score densities inherits :class:`ClassConditional`.
     """
 
+    score_kind: str = "probability"
+    fixed_midpoint: bool = False
     _min_samples: int = 2
     _min_per_class: int = 1
     monotone: bool = False
@@ -150,7 +172,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
             )
         if any(hasattr(v, "__dask_graph__") for v in (scores, y, sample_weight, X)):
             return self._fit_dask(scores, y, sample_weight, X=X, pos_label=pos_label)
-        score_kind = getattr(self, "score_kind", "probability")
+        score_kind = self.score_kind
         if isinstance(scores, ScoreSummary):
             if not self.supports_weights:
                 raise ValueError(f"{self._name} cannot fit on a ScoreSummary: it does not use sample weights.")
@@ -171,16 +193,22 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         n1 = float(data.w[data.y == 1].sum()) if isinstance(scores, ScoreSummary) else int(data.y.sum())
         n0 = float(data.w[data.y == 0].sum()) if isinstance(scores, ScoreSummary) else data.n - n1
         self._start_fit(data.classes, data.scores.min(), data.scores.max(), n0, n1,
-                        None if X is None else X.shape[1])
+                        None if X is None else X.shape[1],
+                        prevalence=float(data.w[data.y == 1].sum() / data.w.sum()) if data.w.sum() > 0 else None)
         self._fit(data, X)
         return self
 
     def _start_fit(self, classes: np.ndarray, score_min: float, score_max: float, n0: float, n1: float,
-                   n_features_x: int | None = None) -> None:
-        """Check the class counts and set the attributes every fit sets, from in-memory or Dask data."""
+                   n_features_x: int | None = None, *, prevalence: float | None = None) -> None:
+        """Check the class counts and set the attributes every fit sets, from in-memory or Dask data.
+
+        ``class_prior_`` is the (weighted) share of positives in the calibration data,
+        ``prevalence``, or ``n1 / (n0 + n1)`` when not given.
+        """
         if n_features_x is not None:
             self.n_features_x_ = n_features_x
         check_min_samples(n0, n1, self._min_samples, self._name, per_class=self._min_per_class)
+        self.class_prior_ = float(n1 / (n0 + n1)) if prevalence is None else float(prevalence)
         self.classes_ = classes
         self.n_features_in_ = 1
         self.score_range_ = np.array([score_min, score_max])
@@ -195,14 +223,14 @@ class Calibrator(ClassifierMixin, BaseEstimator):
                 "reduced to a ScoreSummary. Compute the data (.compute()) if it fits in memory, or use a "
                 "calibrator that accepts a ScoreSummary."
             )
-        summary = ScoreSummary.from_dask(scores, y, sample_weight, score_kind=getattr(self, "score_kind", "probability"),
+        summary = ScoreSummary.from_dask(scores, y, sample_weight, score_kind=self.score_kind,
                                          pos_label=pos_label)
         return self.fit(summary)
 
     def _working(self, scores: Any, name: str = "scores") -> np.ndarray:
         check_is_fitted(self)
-        s = check_scores(scores, score_kind=getattr(self, "score_kind", "probability"), name=name)
-        return to_working(s, getattr(self, "score_kind", "probability"))
+        s = check_scores(scores, score_kind=self.score_kind, name=name)
+        return to_working(s, self.score_kind)
 
     def predict_proba(self, scores: ArrayLike, *, X: ArrayLike | None = None) -> np.ndarray:
         """Calibrated probabilities, shape ``(n, 2)``: columns P(y=negative), P(y=positive).
@@ -297,7 +325,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
 
     def _grid(self, grid: Any) -> np.ndarray:
         check_is_fitted(self)
-        kind = getattr(self, "score_kind", "probability")
+        kind = self.score_kind
         if grid is None or (np.isscalar(grid) and float(grid).is_integer()):  # type: ignore[arg-type]
             lo, hi = self.score_range_
             if hi <= lo:  # every training score equal
@@ -325,7 +353,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         if self.feature_aware:
             raise ValueError(f"{self._name} depends on features as well as scores: it has no 1-D calibration map.")
         g = self._grid(grid)
-        draws = np.clip(self._map_draws(to_working(g, getattr(self, "score_kind", "probability"))), 0.0, 1.0)
+        draws = np.clip(self._map_draws(to_working(g, self.score_kind)), 0.0, 1.0)
         lo, hi = self.score_range_
         return xr.DataArray(
             draws,
@@ -333,7 +361,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
             coords={"chain": np.arange(draws.shape[0]), "draw": np.arange(draws.shape[1]), "score": g},
             name="calibration_map",
             attrs={
-                "score_scale": getattr(self, "score_kind", "probability"),
+                "score_scale": self.score_kind,
                 "calibrator": self._name,
                 "observed_range": [float(lo), float(hi)],
                 "extrapolated": int(bool(np.any((g < lo) | (g > hi)))),
@@ -375,6 +403,181 @@ class Calibrator(ClassifierMixin, BaseEstimator):
                            "degenerate": int(cmap.sizes["chain"] * cmap.sizes["draw"] == 1)})
         band.name = "credible_band"
         return band
+
+    def predict_interval(self, scores: Any, ci_prob: float | None = None, *, X: Any = None) -> xr.DataArray:
+        """Pointwise equal-tailed interval of the calibrated P(y=1) at each score, dims ``(obs_id, ci_bound)``.
+
+        The ``ci_prob`` equal-tailed interval of :meth:`predict_posterior`'s draws
+        (``ci_prob`` defaults to :data:`DEFAULT_CI_PROB`). A point-estimate
+        calibrator has one draw, so its interval collapses onto the prediction
+        (attr ``degenerate=1``); calibrators with intervals of their own (Venn-Abers)
+        override this method.
+        """
+        ci_prob = check_ci_prob(ci_prob)
+        draws = self.predict_posterior(scores, X=X)
+        flat = draws.values.reshape(-1, draws.shape[-1])
+        q = np.quantile(flat, [(1.0 - ci_prob) / 2.0, (1.0 + ci_prob) / 2.0], axis=0).T
+        return xr.DataArray(q, dims=("obs_id", "ci_bound"),
+                            coords={"obs_id": draws["obs_id"].values, "ci_bound": ["lower", "upper"]},
+                            name="p_interval",
+                            attrs={"ci_kind": "eti", "ci_prob": ci_prob, "degenerate": int(flat.shape[0] == 1)})
+
+    # ---- label shift ----------------------------------------------------------------
+    def _base_prior_draws(self) -> np.ndarray:
+        """The class prior that each draw of the map assumes, shape ``(chain, draw)``.
+
+        Class-conditional calibrators give their own (posterior) class prior; the others
+        the share of positives in the calibration data, the same for every draw.
+        """
+        check_is_fitted(self)
+        if isinstance(self, ClassConditional):
+            return np.asarray(self.class_prior_draws().transpose("chain", "draw").values, dtype=np.float64)
+        try:
+            prior = float(self.class_prior_)
+        except AttributeError:
+            raise ValueError(f"This {self._name} was fitted (or saved) without class_prior_, the share of positives "
+                             "in its calibration data: refit it to use prior shift.") from None
+        shape = self._map_draws(np.zeros(1)).shape[:2] if isinstance(self, BayesianCalibrator) else (1, 1)
+        return np.full(shape, prior)
+
+    def with_class_prior(self, prior: Any, *, n_prior_draws: int = 1000, random_state: Any = None) -> "Calibrator":
+        r"""This fitted calibrator's maps under another class prior (label shift), as a new calibrator.
+
+        Under label shift the class score densities stay and only the prevalence changes, so
+        by Bayes' rule each map draw's odds are multiplied by the ratio of the prior odds:
+
+        .. math::
+
+            rac{q'(s)}{1 - q'(s)} = rac{q(s)}{1 - q(s)} \cdot
+            rac{\pi' / (1 - \pi')}{\pi / (1 - \pi)}.
+
+        For class-conditional calibrators (:class:`ClassConditional`, e.g. the DPM) this is
+        exact per posterior draw, :math:`\pi` being that draw's class prior; for the others
+        it is the Bayes odds adjustment of Saerens, Latinne & Decaestecker (2002) with
+        :math:`\pi` the share of positives in the calibration data (``class_prior_``).
+
+        Parameters
+        ----------
+        prior : float in (0, 1) or tuple (a, b)
+            The deployment prevalence :math:`\pi'`; a pair ``(a, b)`` stands for
+            :math:`\pi' \sim \mathrm{Beta}(a, b)`, drawn independently for each map draw so
+            that its uncertainty enters :meth:`credible_band`, :meth:`predict_posterior` and
+            everything computed from them.
+        n_prior_draws : int, default 1000
+            With a Beta prior, at least this many draws of the shifted map: each posterior
+            draw of the map is paired with ``ceil(n_prior_draws / n_draws)`` draws of
+            :math:`\pi'`.
+        random_state : None, int or numpy Generator
+            Seeds the draws of :math:`\pi'` (Beta prior only).
+
+        Returns
+        -------
+        PriorShiftedCalibrator
+            A fitted calibrator (this one is left untouched) whose ``calibration_map``,
+            ``credible_band``, ``predict_proba`` and ``predict_posterior`` are for
+            prevalence ``prior``; it is :class:`ClassConditional` when this one is.
+
+        References
+        ----------
+        Saerens, M., Latinne, P. & Decaestecker, C. (2002). Adjusting the outputs of a
+        classifier to new a priori probabilities: a simple procedure. Neural Computation
+        14(1), 21-41.
+        """
+        check_is_fitted(self)
+        cls = PriorShiftedClassConditional if isinstance(self, ClassConditional) else PriorShiftedCalibrator
+        shifted = cls(self, prior, n_prior_draws=n_prior_draws, random_state=random_state)
+        shifted._shift(self)
+        return shifted
+
+    def estimate_class_prior(self, scores: Any, *, ci_prob: float = 0.95, calibration: Any = None,
+                             n_bootstrap: int = 200, prior: tuple[float, float] = (1.0, 1.0), max_draws: int = 200,
+                             random_state: Any = None, X: Any = None) -> xr.Dataset:
+        r"""The prevalence among new, unlabelled scores under label shift.
+
+        Under label shift the scores of the new population have density
+        :math:`\pi' f_1(s) + (1 - \pi') f_0(s)`. With the map :math:`q` fitted at prior
+        :math:`\pi`, :math:`f_1/f_0 = [q/(1-q)] / [\pi/(1-\pi)]`, so the log-likelihood of
+        :math:`\pi'` given the new scores :math:`s_1..s_n` is, up to a constant,
+
+        .. math::
+
+            \ell(\pi') = \sum_i \logig(\pi' q(s_i)(1 - \pi) + (1 - \pi')(1 - q(s_i))\,\piig).
+
+        * Class-conditional calibrators with a posterior (:class:`ClassConditional` with more
+          than one draw; the DPM): the posterior of
+          :math:`\pi'` under a ``Beta(*prior)`` prior, computed per posterior draw of
+          :math:`(q, \pi)` on a grid (``max_draws`` draws, thinned evenly; scores binned
+          to at most 512 points on the working scale) and mixed over the draws, so the
+          uncertainty of the densities enters. The estimate is the posterior mean, the
+          interval equal-tailed, and ``class_prior`` holds one draw of :math:`\pi'` per
+          used posterior draw.
+        * Other calibrators (point estimates, including the KDE): the maximum-likelihood estimate, i.e. the fixed point of the EM
+          of Saerens et al. (2002), found by solving :math:`\ell'(\pi') = 0`. The interval is
+          the likelihood-ratio interval :math:`\{\pi' : 2(\ell(\hat\pi) - \ell(\pi'))
+          \le \chi^2_{1, \mathrm{ci\_prob}}\}`, which treats the fitted map as known (right
+          when the calibration data far outnumber the new scores); or, given the
+          ``calibration`` data, the percentile bootstrap interval: ``n_bootstrap`` times, the
+          calibration rows and the new scores are resampled with replacement, a clone of this
+          calibrator is refitted and the estimate recomputed, so the map's own uncertainty
+          enters.
+
+        Both assume the map is calibrated at the training prevalence and that only the
+        prevalence changed (the class score densities did not).
+
+        Parameters
+        ----------
+        scores : array-like of shape (n,)
+            Unlabelled scores of the new population, on this calibrator's input scale.
+        ci_prob : float, default 0.95
+        calibration : tuple (scores, y) or (scores, y, sample_weight), optional
+            The data this calibrator was fitted on, for the bootstrap interval (point-estimate
+            calibrators only).
+        n_bootstrap : int, default 200
+        prior : tuple (a, b), default (1, 1)
+            Beta prior of :math:`\pi'` (class-conditional calibrators only).
+        max_draws : int, default 200
+        random_state : None, int or numpy Generator
+            Seeds the posterior draws of :math:`\pi'` (class-conditional calibrators) or
+            the bootstrap.
+        X : array-like, optional
+            Features of feature-aware calibrators.
+
+        Returns
+        -------
+        xarray.Dataset
+            ``class_prior`` (chain, draw): posterior draws (the maximum-likelihood route:
+            the estimate as one draw, or the bootstrap replicates); ``class_prior_estimate`` (scalar);
+            ``class_prior_ci`` (ci_bound); attrs ``method`` ("posterior" or "em"),
+            ``ci_prob``, ``ci_kind``, ``training_prior`` (mean of :math:`\pi`), ``n_scores``.
+
+        References
+        ----------
+        Saerens, M., Latinne, P. & Decaestecker, C. (2002). Adjusting the outputs of a
+        classifier to new a priori probabilities: a simple procedure. Neural Computation
+        14(1), 21-41.
+        """
+        from bayescal import prior_shift
+
+        ci_prob = check_ci_prob(ci_prob)
+        t = self._working(scores)
+        X = self._check_X(X, t.shape[0], fitting=False)
+        base = self._base_prior_draws()
+        if isinstance(self, ClassConditional) and base.size > 1:
+            if calibration is not None:
+                raise ValueError(f"{self._name}'s posterior already carries the uncertainty of its map: omit "
+                                 "calibration= (the bootstrap is for point-estimate calibrators).")
+            return prior_shift.prior_posterior(self, t, base, ci_prob=ci_prob, prior=prior, max_draws=max_draws,
+                                               random_state=random_state)
+        q = np.clip(self._calibrate(t, X), 0.0, 1.0)
+        out = prior_shift.prior_mle(q, float(base.mean()), ci_prob=ci_prob)
+        if calibration is None:
+            return out
+        if self.feature_aware:
+            raise ValueError(f"The bootstrap interval refits {self._name} on scores alone; it is not available for "
+                             "feature-aware calibrators: omit calibration= for the likelihood-ratio interval.")
+        return prior_shift.bootstrap_interval(self, out, t, calibration, n_bootstrap=n_bootstrap, ci_prob=ci_prob,
+                                              random_state=random_state)
+
 
     def save(self, path: str | Path) -> None:
         """Save the fitted calibrator to a netCDF file (see :func:`bayescal.io.save`; no pickle).
@@ -437,3 +640,235 @@ class BayesianCalibrator(Calibrator):
         y_rep = (rng.random(p.shape) < p.values).astype(np.int8)
         ds = xr.Dataset({"y": (p.dims, y_rep)}, coords=p.coords)
         return xr.DataTree.from_dict({"posterior_predictive": ds})
+
+
+# ----------------------------------------------------------------------------- declared capabilities
+
+
+class ClassConditional(ABC):
+    r"""Declares that a calibrator models the class score densities (Bayes' rule calibrators).
+
+    Such a calibrator computes its map as
+
+    .. math:: q(s) = \frac{\pi f_1(s)}{\pi f_1(s) + (1 - \pi) f_0(s)}
+
+    per draw, from a class prior :math:`\pi` and class-conditional score distributions
+    (continuous densities plus, optionally, point masses at atom values). Inheriting this
+    class is the declaration; diagnostics (the model's score distribution, the
+    score-density check), prior shift (exact per draw) and prevalence estimation (a
+    posterior) use these methods instead of probing attributes. Draws are aligned with
+    :meth:`Calibrator.calibration_map`: draw ``(c, d)`` of each method belongs to draw
+    ``(c, d)`` of the map.
+    r"""
+
+    @abstractmethod
+    def class_prior_draws(self) -> xr.DataArray:
+        r"""Draws of the class prior :math:`\pi = P(y=1)` the map uses, dims ``(chain, draw)``."""
+
+    @abstractmethod
+    def density_map(self, grid: Any = None) -> xr.DataArray:
+        """Draws of the continuous part of the class score densities on ``grid`` (input scale),
+        dims ``(chain, draw, class, score)``; with :meth:`score_atoms` each class's
+        distribution has total mass one."""
+
+    def score_atoms(self) -> xr.DataArray:
+        """Point masses of the class score distributions, dims ``(chain, draw, class, atom)``,
+        the ``atom`` coordinate holding the atom values (input scale); none by default."""
+        prior = self.class_prior_draws()
+        return xr.DataArray(np.zeros((prior.sizes["chain"], prior.sizes["draw"], 2, 0)),
+                            dims=("chain", "draw", "class", "atom"),
+                            coords={"class": [0, 1], "atom": np.empty(0)}, name="atom_prob")
+
+
+class PosteriorClassConditional(ClassConditional):
+    """:class:`ClassConditional` for a Bayesian calibrator whose posterior (``idata_``) holds
+    the class prior ``pi`` (chain, draw) and, optionally, the atom masses ``atom_prob``
+    (chain, draw, class, atom). The subclass implements :meth:`density_map`."""
+
+    def class_prior_draws(self) -> xr.DataArray:
+        check_is_fitted(self)
+        return self.idata_["posterior"]["pi"].transpose("chain", "draw")
+
+    def score_atoms(self) -> xr.DataArray:
+        check_is_fitted(self)
+        post = self.idata_["posterior"]
+        if "atom_prob" not in post or post.sizes.get("atom", 0) == 0:
+            return super().score_atoms()
+        return post["atom_prob"].transpose("chain", "draw", "class", "atom")
+
+
+# ----------------------------------------------------------------------------- prior shift
+
+_CHUNK_ELEMENTS = 2**24  # map draws evaluated in chunks of at most this many (draw x score) values
+
+
+def _check_prior(prior: Any) -> tuple[str, tuple[float, ...]]:
+    """``("point", (p,))`` for a number in (0, 1), ``("beta", (a, b))`` for a pair of positive numbers."""
+    if isinstance(prior, (tuple, list)) and len(prior) == 2:
+        a, b = (check_number(v, "prior", low=0.0) for v in prior)
+        if a <= 0 or b <= 0:
+            raise ValueError(f"prior={tuple(prior)!r}: the Beta parameters (a, b) must be positive, e.g. (20, 180).")
+        return "beta", (a, b)
+    if isinstance(prior, (bool, np.bool_)) or not np.isscalar(prior):
+        raise ValueError(f"prior={prior!r} must be a prevalence in (0, 1) or a pair (a, b) of Beta parameters.")
+    p = check_number(prior, "prior", low=0.0, high=1.0)
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"prior={prior!r} must lie strictly between 0 and 1 (a prevalence of 0 or 1 leaves one class).")
+    return "point", (p,)
+
+
+def shift_odds(q: np.ndarray, base: np.ndarray, new: np.ndarray) -> np.ndarray:
+    r"""Probabilities ``q`` (computed at class prior ``base``) under class prior ``new``.
+
+    :math:`q' = q r_1 / (q r_1 + (1 - q) r_0)` with :math:`r_1 = \pi'/\pi`,
+    :math:`r_0 = (1 - \pi')/(1 - \pi)`: the odds multiplied by the prior-odds ratio,
+    written so that 0 and 1 stay exact. Arrays broadcast.
+    """
+    num = q * (new / base)
+    return num / (num + (1.0 - q) * ((1.0 - new) / (1.0 - base)))
+
+
+class PriorShiftedCalibrator(Calibrator):
+    r"""A calibrator's maps under another class prior (label shift).
+
+    Built by :meth:`Calibrator.with_class_prior`, which returns it fitted; as an estimator
+    in its own right, :meth:`fit` fits a clone of ``calibrator`` and shifts it. Draw
+    :math:`(c, d)` of the map becomes (see :func:`shift_odds`)
+
+    .. math::
+
+        \operatorname{logit} q'_{cd}(s) = \operatorname{logit} q_{cd}(s)
+        + \operatorname{logit} \pi'_{cd} - \operatorname{logit} \pi_{cd},
+
+    with :math:`\pi_{cd}` the class prior of that draw (:class:`ClassConditional`) or the
+    calibration data's share of positives (others), and :math:`\pi'` the deployment prior:
+    a constant, or with ``prior=(a, b)`` independent :math:`\mathrm{Beta}(a, b)` draws,
+    ``k = ceil(n_prior_draws / n_draws)`` per map draw (the shifted posterior then has
+    ``k`` times as many draws per chain).
+
+    Parameters
+    ----------
+    calibrator : Calibrator
+        The calibrator to shift (fitted when built by ``with_class_prior``).
+    prior : float in (0, 1) or tuple (a, b)
+    n_prior_draws : int, default 1000
+    random_state : None, int or numpy Generator
+
+    Attributes
+    ----------
+    calibrator_ : Calibrator
+        The fitted calibrator whose maps are shifted.
+    prior_draws_ : ndarray of shape (chain, draw)
+        :math:`\pi'` per draw of the shifted map.
+    base_prior_draws_ : ndarray of shape (chain, draw)
+        :math:`\pi` per draw of the shifted map.
+    class_prior_ : float
+        Mean of ``prior_draws_``.
+    """
+
+    def __init__(self, calibrator: Any = None, prior: Any = 0.5, *, n_prior_draws: int = 1000,
+                 random_state: Any = None):
+        self.calibrator = calibrator
+        self.prior = prior
+        self.n_prior_draws = n_prior_draws
+        self.random_state = random_state
+
+    @property
+    def score_kind(self) -> str:  # type: ignore[override]
+        return self.calibrator.score_kind
+
+    @property
+    def feature_aware(self) -> bool:  # type: ignore[override]
+        return self.calibrator.feature_aware
+
+    @property
+    def monotone(self) -> bool:  # type: ignore[override]
+        return self.calibrator.monotone  # a positive factor on the odds keeps the order
+
+    def fit(self, scores: Any, y: Any = None, sample_weight: Any = None, *, X: Any = None,
+            pos_label: Any = None) -> "PriorShiftedCalibrator":
+        """Fit a clone of ``calibrator`` on the data and shift its maps to ``prior``."""
+        if not isinstance(self.calibrator, Calibrator):
+            raise ValueError(f"calibrator={self.calibrator!r} must be a bayescal calibrator, "
+                             "e.g. bayescal.make_calibrator('platt').")
+        fitted = clone(self.calibrator).fit(scores, y, sample_weight, X=X, pos_label=pos_label)
+        self._shift(fitted)
+        return self
+
+    def _shift(self, fitted: Calibrator) -> None:
+        kind, params = _check_prior(self.prior)
+        base = fitted._base_prior_draws()
+        if kind == "point":
+            k = 1
+            new = np.full(base.shape, params[0])
+        else:
+            k = max(1, ceil(check_number(self.n_prior_draws, "n_prior_draws", low=1.0) / base.size))
+            rng = np.random.default_rng(self.random_state)
+            new = rng.beta(params[0], params[1], size=(base.shape[0], base.shape[1] * k))
+        self.calibrator_ = fitted
+        self._k = k
+        self.base_prior_draws_ = np.repeat(base, k, axis=1)
+        self.prior_draws_ = np.clip(new, 1e-300, 1.0 - 1e-16)
+        self.class_prior_ = float(self.prior_draws_.mean())
+        self.classes_ = fitted.classes_
+        self.n_features_in_ = fitted.n_features_in_
+        self.score_range_ = fitted.score_range_
+        if fitted.feature_aware:
+            self.n_features_x_ = fitted.n_features_x_
+
+    def _map_draws(self, t: np.ndarray, X: np.ndarray | None = None) -> np.ndarray:
+        q = np.clip(self.calibrator_._map_draws(t, X), 0.0, 1.0)
+        if self._k > 1:
+            q = np.repeat(q, self._k, axis=1)
+        return shift_odds(q, self.base_prior_draws_[..., None], self.prior_draws_[..., None])
+
+    def _calibrate(self, t: np.ndarray, X: np.ndarray | None = None) -> np.ndarray:
+        t = np.asarray(t, dtype=np.float64)
+        step = max(1, _CHUNK_ELEMENTS // self.prior_draws_.size)
+        out = np.empty(t.shape[0])
+        for i in range(0, t.shape[0], step):
+            out[i:i + step] = self._map_draws(t[i:i + step], None if X is None else X[i:i + step]).mean(axis=(0, 1))
+        return out
+
+    def _restore(self) -> None:  # pragma: no cover - not saved
+        raise ValueError("A prior-shifted calibrator is not saved: save the original and call with_class_prior again.")
+
+    def save(self, path: Any) -> None:
+        """Not supported: save the original calibrator and call :meth:`with_class_prior` after loading."""
+        raise ValueError(f"{self._name} is not saved: save the original calibrator (self.calibrator_) and call "
+                         "with_class_prior(...) on it after loading.")
+
+    def with_class_prior(self, prior: Any, *, n_prior_draws: int = 1000, random_state: Any = None) -> Calibrator:
+        """The original calibrator's maps under ``prior`` (shifts do not compound)."""
+        check_is_fitted(self)
+        return self.calibrator_.with_class_prior(prior, n_prior_draws=n_prior_draws, random_state=random_state)
+
+    def estimate_class_prior(self, scores: Any, **kwargs: Any) -> xr.Dataset:
+        """The original calibrator's :meth:`Calibrator.estimate_class_prior` (the class score
+        densities, hence the likelihood of the new prevalence, do not depend on the prior)."""
+        check_is_fitted(self)
+        return self.calibrator_.estimate_class_prior(scores, **kwargs)
+
+
+class PriorShiftedClassConditional(ClassConditional, PriorShiftedCalibrator):
+    """:class:`PriorShiftedCalibrator` of a class-conditional calibrator: the class score
+    densities are those of the original; the class prior draws are the deployment prior's."""
+
+    def class_prior_draws(self) -> xr.DataArray:
+        check_is_fitted(self)
+        return xr.DataArray(self.prior_draws_, dims=("chain", "draw"), name="pi")
+
+    def _repeat(self, da: xr.DataArray) -> xr.DataArray:
+        """Each draw repeated as often as it is paired with prior draws (draw-major, as the maps)."""
+        da = da.transpose("chain", "draw", ...)
+        coords = {k: v for k, v in da.coords.items() if "chain" not in v.dims and "draw" not in v.dims}
+        return xr.DataArray(np.repeat(da.values, self._k, axis=1), dims=da.dims, coords=coords,
+                            name=da.name, attrs=da.attrs)
+
+    def density_map(self, grid: Any = None) -> xr.DataArray:
+        check_is_fitted(self)
+        return self._repeat(self.calibrator_.density_map(grid))
+
+    def score_atoms(self) -> xr.DataArray:
+        check_is_fitted(self)
+        return self._repeat(self.calibrator_.score_atoms())

@@ -319,7 +319,7 @@ def roc_from_map(calibrator: Calibrator, scores: ArrayLike, *, n_thresholds: int
     p = calibrator.predict_posterior(scores).values
     from bayescal._validation import check_scores
 
-    s = check_scores(scores, score_kind=getattr(calibrator, "score_kind", "probability"))
+    s = check_scores(scores, score_kind=calibrator.score_kind)
     order = np.argsort(-s, kind="stable")
     s_desc, p_desc = s[order], p[..., order]
     taus = np.unique(np.concatenate([[s.min() - 1e-12], np.quantile(s, np.linspace(0, 1, n_thresholds)), [s.max()]]))

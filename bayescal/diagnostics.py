@@ -17,7 +17,8 @@ numbers. Every function takes any calibrator: a point estimate is a posterior wi
   posterior maps against the raw scores, with a credible interval and the posterior
   probability that it lies below a tolerance.
 * :func:`score_density_check` -- observed class-conditional score histograms against the
-  posterior predictive densities (calibrators with ``density_map``, e.g. ``"dpm"``).
+  posterior predictive densities (:class:`~bayescal.base.ClassConditional` calibrators,
+  e.g. ``"dpm"``).
 * :func:`posterior_predictive_tree` -- an ``xarray.DataTree`` with ``posterior_predictive``
   and ``observed_data`` groups, the input of ArviZ's PAV calibration check
   (``arviz_plots.plot_ppc_pava``; see :func:`bayescal.plotting.plot_ppc_pava`).
@@ -46,6 +47,7 @@ import xarray as xr
 
 from bayescal import metrics
 from bayescal._typing import ArrayLike, RandomStateLike
+from bayescal.base import ClassConditional
 from bayescal._validation import (
     check_ci_prob,
     check_consistent_length,
@@ -163,7 +165,7 @@ def ppc_calibration(calibrator: Any, scores: ArrayLike, y: ArrayLike, *, statist
     """
     names = _check_statistics(statistics)
     min_replicates = check_integer(min_replicates, "min_replicates")
-    s, y01 = _labels_and_scores(getattr(calibrator, "score_kind", "probability"), scores, y)
+    s, y01 = _labels_and_scores(calibrator.score_kind, scores, y)
     p, reps = _replicate(calibrator.predict_posterior(s).values, min_replicates)
     rng = np.random.default_rng(resolve_random_state(random_state, random_seed, "ppc_calibration"))
     y_rep = (rng.random(p.shape) < p).astype(np.int8)
@@ -267,14 +269,13 @@ def consistency_check(scores: ArrayLike, y: ArrayLike, *, statistics: str | Sequ
 # ----------------------------------------------------------------------------- true calibration error
 
 
-def _atom_masses(calibrator: Any) -> tuple[np.ndarray, np.ndarray] | None:
-    """Atom values and their posterior masses ``(chain, draw, class, atom)`` when the
-    calibrator's posterior has them (``idata_.posterior.atom_prob``)."""
-    post = getattr(calibrator, "idata_", None)
-    if post is None or "atom_prob" not in post.posterior or post.posterior.sizes.get("atom", 0) == 0:
+def _atom_masses(calibrator: ClassConditional) -> tuple[np.ndarray, np.ndarray] | None:
+    """Atom values and their masses ``(chain, draw, class, atom)`` of a class-conditional
+    calibrator (:meth:`~bayescal.base.ClassConditional.score_atoms`); None when it has none."""
+    atoms = calibrator.score_atoms()
+    if atoms.sizes["atom"] == 0:
         return None
-    ap = post.posterior["atom_prob"].transpose("chain", "draw", "class", "atom")
-    return np.asarray(ap["atom"].values, dtype=np.float64), ap.values
+    return np.asarray(atoms["atom"].values, dtype=np.float64), atoms.values
 
 
 def _model_score_distribution(calibrator: Any, grid_size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -283,7 +284,7 @@ def _model_score_distribution(calibrator: Any, grid_size: int) -> tuple[np.ndarr
     lo, hi = calibrator.score_range_
     g = np.linspace(lo, hi, grid_size)
     dens = calibrator.density_map(g)  # (chain, draw, class, score)
-    pi = calibrator.idata_.posterior["pi"].transpose("chain", "draw").values
+    pi = calibrator.class_prior_draws().values
     mix = pi[..., None] * dens.sel({"class": 1}).values + (1 - pi[..., None]) * dens.sel({"class": 0}).values
     trap = np.full(g.size, g[1] - g[0])
     trap[[0, -1]] /= 2
@@ -319,12 +320,15 @@ def calibration_error_posterior(calibrator: Any, scores: ArrayLike | None = None
     * ``score_distribution="empirical"``: the observed ``scores`` (the error on the
       classifier's actual score distribution);
     * ``score_distribution="model"``: the calibrator's own posterior score distribution
-      :math:`\pi_d f_{1d} + (1 - \pi_d) f_{0d}` (``density_map`` plus atoms; DPM), so the
+      :math:`\pi_d f_{1d} + (1 - \pi_d) f_{0d}` (``density_map`` plus ``score_atoms`` of a
+      :class:`~bayescal.base.ClassConditional` calibrator, e.g. the DPM), so the
       interval also carries the uncertainty about the score distribution; ``scores`` is
       not needed.
 
-    ``None`` (default) takes ``"model"`` when the calibrator has ``density_map`` and
-    ``"empirical"`` otherwise. In a study of 20 repetitions of 500 scores from each of the
+    ``None`` (default) takes ``"model"`` when the calibrator is
+    :class:`~bayescal.base.ClassConditional` with a posterior of more than one draw (the DPM,
+    or a DPM under :meth:`~bayescal.base.Calibrator.with_class_prior`) and ``"empirical"``
+    otherwise. In a study of 20 repetitions of 500 scores from each of the
     truths Beta(2,5) vs Beta(5,2), pi=0.4 and Beta(3,3) vs 0.5 Beta(2,9) + 0.5 Beta(9,2)
     (DPM, 200 draws), the 95 % interval of ``"model"`` covered the population ECE and REL
     in 20/20 repetitions of both; ``"empirical"`` in 20/20 and 18/20 (it ignores the
@@ -351,11 +355,12 @@ def calibration_error_posterior(calibrator: Any, scores: ArrayLike | None = None
         ``<name>_ci`` (ci_bound); ``prob_below_tolerance`` over ``measure`` when ``tolerance``
         is given.
     """
-    if getattr(calibrator, "score_kind", "probability") != "probability":
+    if calibrator.score_kind != "probability":
         raise ValueError("calibration_error_posterior compares the map with the scores themselves, so it needs "
                          "probability scores: use a calibrator with score_kind='probability'.")
     if score_distribution is None:
-        score_distribution = "model" if hasattr(calibrator, "density_map") else "empirical"
+        score_distribution = ("model" if isinstance(calibrator, ClassConditional)
+                              and calibrator.class_prior_draws().size > 1 else "empirical")
     if score_distribution not in ("empirical", "model"):
         raise ValueError(f"score_distribution={score_distribution!r} must be 'empirical' or 'model'.")
     ci_prob = check_ci_prob(ci_prob)
@@ -366,8 +371,9 @@ def calibration_error_posterior(calibrator: Any, scores: ArrayLike | None = None
         q = calibrator.predict_posterior(s).values
         weights = np.full(q.shape, 1.0 / s.size)
     else:
-        if not hasattr(calibrator, "density_map"):
-            raise ValueError(f"score_distribution='model' needs a calibrator with density_map (e.g. 'dpm'); "
+        if not isinstance(calibrator, ClassConditional):
+            raise ValueError(f"score_distribution='model' needs a class-conditional calibrator, one with "
+                             f"density_map (e.g. 'dpm'); "
                              f"{type(calibrator).__name__} has none: use score_distribution='empirical'.")
         s, weights = _model_score_distribution(calibrator, check_integer(grid_size, "grid_size", 3))
         q = calibrator.calibration_map(s).values
@@ -410,7 +416,7 @@ def score_density_check(calibrator: Any, scores: ArrayLike, y: ArrayLike, *, bin
 
     Parameters
     ----------
-    calibrator : fitted calibrator with ``density_map`` (e.g. ``"dpm"``)
+    calibrator : fitted :class:`~bayescal.base.ClassConditional` calibrator (e.g. ``"dpm"``, ``"kde"``)
     scores, y : array-like of shape (n,)
     bins : int or array-like, default 20
         Number of equal-width bins over the observed score range (input scale), or edges.
@@ -430,10 +436,10 @@ def score_density_check(calibrator: Any, scores: ArrayLike, y: ArrayLike, *, bin
         and its ``count_band``; ``p_value`` over ``class``; coordinates ``bin_lower``,
         ``bin_upper``.
     """
-    if not hasattr(calibrator, "density_map"):
+    if not isinstance(calibrator, ClassConditional):
         raise ValueError(f"{type(calibrator).__name__} has no density_map: the score-density check needs a "
                          "calibrator that models the class score densities, e.g. 'dpm'.")
-    kind = getattr(calibrator, "score_kind", "probability")
+    kind = calibrator.score_kind
     s, y01 = _labels_and_scores(kind, scores, y)
     ci_prob = check_ci_prob(ci_prob)
     points_per_bin = check_integer(points_per_bin, "points_per_bin", 2)
@@ -512,7 +518,7 @@ def posterior_predictive_tree(calibrator: Any, scores: ArrayLike, y: ArrayLike, 
     xarray.DataTree
         Groups ``posterior_predictive`` and ``observed_data``.
     """
-    s, y01 = _labels_and_scores(getattr(calibrator, "score_kind", "probability"), scores, y)
+    s, y01 = _labels_and_scores(calibrator.score_kind, scores, y)
     p = calibrator.predict_posterior(s).values
     rng = np.random.default_rng(resolve_random_state(random_state, random_seed, "posterior_predictive_tree"))
     y_rep = (rng.random(p.shape) < p).astype(np.int64)

@@ -338,7 +338,7 @@ class DensityDisplay:
                          bins: int | ArrayLike = 20, grid: int = 301, ci_prob: float = DEFAULT_CI_PROB,
                          random_state: RandomStateLike = 0, axes: Any = None,
                          random_seed: RandomStateLike = None) -> DensityDisplay:
-        """Compute and draw for calibrators with ``density_map`` (e.g. ``"dpm"``).
+        """Compute and draw for :class:`~bayescal.base.ClassConditional` calibrators (e.g. ``"dpm"``).
 
         Parameters
         ----------

@@ -49,8 +49,8 @@ equal-count bins. In each (dataset, classifier, seed) cell the calibrators are r
 (1 = best, ties share the mean rank, values compared after rounding to 10 decimals; a
 calibrator whose fit failed takes the worst rank and the failure is listed). Ranks are
 computed twice: among the three calibrators of the check (DPM, beta, isotonic) and among
-all eight calibrators (adding Platt scaling, histogram binning, the KDE calibrator, BBQ and
-ENIR for context).
+all twelve calibrators (adding Platt scaling, histogram binning, the KDE calibrator, BBQ,
+ENIR, quadratic and spline scaling, temperature scaling and Venn-Abers for context).
 
 Outputs: the per-(dataset, classifier) table of mean Brier and log loss, the average ranks,
 the DPM's mean ranks per dataset and per classifier, failures and warnings, printed and
@@ -124,7 +124,7 @@ from scipy.special import expit
 from scipy.stats import rankdata
 
 CHECKED = ("dpm", "beta", "isotonic")
-CONTEXT = ("platt", "histogram", "kde", "bbq", "enir")
+CONTEXT = ("platt", "histogram", "kde", "bbq", "enir", "quadratic", "spline", "temperature", "venn_abers")
 METRICS = ("brier", "log_loss", "ece")
 RANKED = ("brier", "log_loss")
 RESULTS = Path(__file__).resolve().parent / "results" / "dpm_realdata.json"

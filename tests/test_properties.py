@@ -438,7 +438,7 @@ def test_degenerate_legal_data_gives_a_sensible_fit_or_a_clear_error(name, case)
     for score, freq in pinned.items():  # mean over the rows at that score (features may vary)
         got = p[QUERY.size:][s == score].mean()
         assert abs(got - freq) <= tol, f"P(y=1 | {score}) = {got:.3f}, class frequency there {freq:.3f}"
-    if case == "rare_class":
+    if case == "rare_class" and not est.fixed_midpoint:  # temperature scaling cannot move the base rate
         assert p[QUERY.size:].mean() < 0.02
 
 

@@ -37,14 +37,16 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
+import xarray as xr
 from scipy.signal import fftconvolve
 from scipy.special import expit
+from sklearn.utils.validation import check_is_fitted
 
 from bayescal._interp import interp_regular
 from bayescal._stats import silverman_bandwidth
 from bayescal._validation import check_sample_weight, check_scores
-from bayescal.base import Calibrator
-from bayescal.data import ScoreData
+from bayescal.base import Calibrator, ClassConditional
+from bayescal.data import ScoreData, to_working
 
 __all__ = ["KDECalibrator", "class_density", "KERNELS", "DENSITY_FLOOR"]
 
@@ -241,7 +243,7 @@ def class_density(t: Any, w: Any = None, *, grid: Any, kernel: str = "gaussian",
 
 
 # ---- the calibrator ----------------------------------------------------------------------
-class KDECalibrator(Calibrator):
+class KDECalibrator(ClassConditional, Calibrator):
     r"""Calibration by Bayes' rule with class-conditional kernel density estimates.
 
     .. math::
@@ -408,3 +410,40 @@ class KDECalibrator(Calibrator):
         f0, f1 = self._class_densities(self._kde_scale(t)) + self.density_floor_
         a = self.prior_ * f1
         return a / (a + (1.0 - self.prior_) * f0)
+
+    # ---- ClassConditional ----------------------------------------------------------------
+    def class_prior_draws(self) -> xr.DataArray:
+        """The weighted share of positives :math:`\\pi` as a one-draw posterior, dims ``(chain, draw)``."""
+        check_is_fitted(self)
+        return xr.DataArray([[self.prior_]], dims=("chain", "draw"), name="pi")
+
+    def density_map(self, grid: Any = None) -> xr.DataArray:
+        r"""The two class KDEs on ``grid`` (input scale), dims ``(chain, draw, class, score)`` with one draw.
+
+        Densities of the input-scale score: :math:`\hat f_c(x(s))\,|dx/ds|`, ``x`` being the
+        KDE scale (for ``scale="logit"`` and probability scores :math:`dx/ds = 1/(s(1-s))`).
+        Unfloored and not clamped to the data range; the Gaussian kernel's binned density is
+        zero beyond its grid (one bandwidth past the data).
+        """
+        g = self._grid(grid)
+        t = to_working(g, self.score_kind)
+        x = self._kde_scale(t)
+        if self.kernel == "gaussian":
+            n = self.density_.shape[1]
+            inside = (x >= self.grid_start_) & (x <= self.grid_start_ + (n - 1) * self.grid_step_)
+            dens = np.where(inside, interp_regular(np.where(inside, x, self.grid_start_), self.grid_start_,
+                                                    self.grid_step_, self.density_), 0.0)
+        else:
+            order = np.argsort(x)
+            dens = np.empty((2, x.size))
+            dens[:, order] = [_window_density(self._windows[c], x[order]) for c in (0, 1)]
+        if self.score_kind == "probability" and not self.scale == "probability":  # density of s, not of logit(s)
+            edge = (g <= 0.0) | (g >= 1.0)
+            gi = np.where(edge, 0.5, g)
+            dens = np.where(edge, 0.0, dens / (gi * (1.0 - gi)))
+        lo, hi = self.score_range_
+        return xr.DataArray(dens[None, None], dims=("chain", "draw", "class", "score"),
+                            coords={"chain": [0], "draw": [0], "class": [0, 1], "score": g}, name="density",
+                            attrs={"score_scale": self.score_kind, "calibrator": self._name,
+                                   "observed_range": [float(lo), float(hi)],
+                                   "extrapolated": int(bool(np.any((g < lo) | (g > hi))))})

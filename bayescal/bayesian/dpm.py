@@ -26,7 +26,7 @@ from bayescal._interp import interp_regular
 from bayescal._stats import weighted_quantile
 from bayescal._validation import check_integer
 from bayescal._version import __version__
-from bayescal.base import BayesianCalibrator
+from bayescal.base import BayesianCalibrator, PosteriorClassConditional
 from bayescal.bayesian import mixture
 from bayescal.bayesian.convergence import map_convergence, warn_convergence
 from bayescal.bayesian.preparation import PreparedData, prepare
@@ -43,7 +43,7 @@ NULL_WEIGHT_MIN_DRAWS = 100
 Pareto smoothing fits the largest fifth of the importance ratios, so fewer give no usable tail."""
 
 
-class DPMCalibrator(BayesianCalibrator):
+class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     r"""Calibration by Bayes' rule on Dirichlet-process mixtures of the class score densities.
 
     **Model.** On the working scale :math:`t` (logit of a probability score, or the raw

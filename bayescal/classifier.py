@@ -1,0 +1,321 @@
+"""A scikit-learn classifier with any bayescal calibrator: cross-fitted scores, one object."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from inspect import signature
+from typing import Any
+
+import numpy as np
+import xarray as xr
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import LeaveOneOut, check_cv, cross_val_predict
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils import Bunch
+from sklearn.utils._response import _get_response_values
+from sklearn.utils.validation import _check_response_method
+from sklearn.utils.metadata_routing import (
+    MetadataRouter,
+    MethodMapping,
+    _routing_enabled,
+    process_routing,
+)
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils import _safe_indexing
+from sklearn.utils.validation import _check_method_params, _check_sample_weight, check_is_fitted, column_or_1d, indexable
+
+from bayescal._validation import check_ci_prob
+from bayescal.base import BayesianCalibrator, Calibrator
+
+__all__ = ["CalibratedClassifier"]
+
+_RESPONSE_METHODS = ["decision_function", "predict_proba"]
+
+
+def _response(estimator: Any, X: Any) -> tuple[np.ndarray, str]:
+    """The estimator's score of the positive class and its score kind (decision values first, as scikit-learn)."""
+    scores, _, method = _get_response_values(estimator, X, response_method=_RESPONSE_METHODS,
+                                             pos_label=estimator.classes_[1], return_response_method_used=True)
+    kind = "decision" if method == "decision_function" else "probability"
+    return np.asarray(scores, dtype=np.float64).reshape(-1), kind
+
+
+class CalibratedClassifier(ClassifierMixin, BaseEstimator):
+    r"""A binary classifier whose probabilities are calibrated by any bayescal calibrator.
+
+    The estimator's scores for calibration come from cross-fitting, so the calibrator never
+    sees scores of rows the estimator was trained on (scikit-learn's
+    ``CalibratedClassifierCV``, with bayescal's calibrators):
+
+    * ``ensemble=True``: for each of the ``cv`` splits, a clone of the estimator is fitted
+      on the training part and a clone of the calibrator on its scores of the held-out part;
+      predictions average the ``cv`` calibrated classifiers. For a Bayesian calibrator the
+      fold posteriors are independent (disjoint data), so averaging draw ``d`` of each fold
+      gives draws of the posterior of the averaged probability
+      :math:`\bar p(x) = \frac1K \sum_k p_k(x)`; each fold's posterior is fitted on about
+      :math:`n/K` rows.
+    * ``ensemble=False``: out-of-fold scores of all rows (``cross_val_predict``) calibrate
+      one calibrator, and one estimator refitted on all rows gives the scores to calibrate at
+      prediction. The Bayesian posterior is then the posterior of the map from out-of-fold
+      scores to labels, from all :math:`n` rows, applied to the full-data estimator's
+      scores: it assumes those scores relate to the labels as the out-of-fold scores do
+      (nearly so for a stable estimator; the band does not include the difference).
+    * ``ensemble="auto"`` (default): ``False`` for a prefit estimator (wrapped in
+      ``sklearn.frozen.FrozenEstimator``: its scores on all rows are out-of-sample) and for
+      Bayesian calibrators (one posterior from all rows, and one Bayesian fit instead of
+      ``cv``); ``True`` otherwise, as scikit-learn.
+
+    The scores are the estimator's ``decision_function`` when it has one and its
+    ``predict_proba`` of the positive class otherwise (scikit-learn's order); the calibrator
+    is given the matching ``score_kind`` ("decision" or "probability").
+
+    Parameters
+    ----------
+    estimator : classifier, default None
+        Any scikit-learn classifier with ``decision_function`` or ``predict_proba``;
+        ``None`` uses ``LogisticRegression()``. Wrap a fitted one in
+        ``sklearn.frozen.FrozenEstimator`` to calibrate it without refitting.
+    method : str or Calibrator, default "dpm"
+        A registered calibrator name (``bayescal.calibrators()``) or a calibrator instance,
+        which is cloned; its ``score_kind`` is set to match the scores. Feature-aware
+        calibrators (``"mbct"``) are not supported.
+    cv : int, cross-validation generator or iterable, default 5
+        As in scikit-learn: an int is a ``StratifiedKFold`` of that many folds.
+    ensemble : bool or "auto", default "auto"
+    n_jobs : int, default None
+        Parallel jobs for ``cross_val_predict`` (``ensemble=False``).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        The two labels, sorted; ``classes_[1]`` is the positive class.
+    calibrated_classifiers_ : list of Bunch
+        Each with ``estimator`` (fitted) and ``calibrator`` (fitted); one for ``ensemble=False``.
+    score_kind_ : str
+        "decision" or "probability": which scores were calibrated.
+    ensemble_ : bool
+        The resolved ``ensemble``.
+    n_features_in_, feature_names_in_
+        From the fitted estimator, when it has them.
+
+    References
+    ----------
+    Niculescu-Mizil, A. & Caruana, R. (2005). Predicting good probabilities with supervised
+    learning. ICML, 625-632.
+    """
+
+    def __init__(self, estimator: Any = None, *, method: Any = "dpm", cv: Any = 5, ensemble: Any = "auto",
+                 n_jobs: int | None = None):
+        self.estimator = estimator
+        self.method = method
+        self.cv = cv
+        self.ensemble = ensemble
+        self.n_jobs = n_jobs
+
+    # ---- helpers ------------------------------------------------------------------------
+    def _get_estimator(self) -> Any:
+        return LogisticRegression() if self.estimator is None else self.estimator
+
+    def _calibrator(self, score_kind: str) -> Calibrator:
+        from bayescal._registry import make_calibrator
+
+        if isinstance(self.method, str):
+            cal = make_calibrator(self.method)
+        elif isinstance(self.method, Calibrator):
+            cal = clone(self.method)
+        else:
+            raise ValueError(f"method={self.method!r} must be a registered calibrator name "
+                             "(bayescal.calibrators()) or a bayescal calibrator instance.")
+        if cal.feature_aware:
+            raise ValueError(f"method={self.method!r} is feature-aware; CalibratedClassifier calibrates the "
+                             "estimator's scores alone: choose a score-only calibrator.")
+        if score_kind != cal.score_kind:
+            if "score_kind" not in cal.get_params():
+                raise ValueError(f"The estimator gives {score_kind!r} scores but {type(cal).__name__} only takes "
+                                 f"{cal.score_kind!r} scores.")
+            cal.set_params(score_kind=score_kind)
+        return cal
+
+    def _resolve_ensemble(self, estimator: Any) -> bool:
+        if self.ensemble == "auto":
+            probe = self._calibrator("probability")
+            return not (isinstance(estimator, FrozenEstimator) or isinstance(probe, BayesianCalibrator))
+        if isinstance(self.ensemble, (bool, np.bool_)):
+            return bool(self.ensemble)
+        raise ValueError(f"ensemble={self.ensemble!r} must be True, False or 'auto'.")
+
+    # ---- fitting --------------------------------------------------------------------------
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, **fit_params: Any) -> "CalibratedClassifier":
+        """Cross-fit the estimator and fit the calibrator(s) on its out-of-fold scores.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Anything the estimator accepts.
+        y : array-like of shape (n_samples,)
+            Two classes.
+        sample_weight : array-like of shape (n_samples,), optional
+            Passed to the calibrator (its held-out part) and, as in scikit-learn, to the
+            estimator's ``fit`` when it accepts ``sample_weight`` (a warning otherwise); with
+            metadata routing enabled, routed as requested.
+        **fit_params
+            Passed to the estimator's ``fit`` (or routed).
+
+        Returns
+        -------
+        self
+        """
+        check_classification_targets(y)
+        X, y = indexable(X, y)
+        y = column_or_1d(y, warn=True)
+        y_type = type_of_target(y, input_name="y", raise_unknown=True)
+        if y_type != "binary" or np.unique(np.asarray(y)).size != 2:
+            n = np.unique(np.asarray(y)).size
+            raise ValueError(f"Only binary classification is supported. The type of the target is {y_type} with {n} "
+                             f"class{'' if n == 1 else 'es'}: CalibratedClassifier needs labels of exactly two classes.")
+        estimator = self._get_estimator()
+        ensemble = self._resolve_ensemble(estimator)
+        encoder = LabelEncoder().fit(y)
+        self.classes_ = encoder.classes_
+        y01 = encoder.transform(y)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X)
+        if _routing_enabled():
+            routed = process_routing(self, "fit", sample_weight=sample_weight, **fit_params)
+        else:
+            supports_sw = "sample_weight" in signature(estimator.fit).parameters
+            if sample_weight is not None and not supports_sw:
+                warnings.warn(f"{type(estimator).__name__} does not accept sample_weight: the weights are used by "
+                              "the calibrator only.", UserWarning, stacklevel=2)
+            fit_kwargs = dict(fit_params)
+            if sample_weight is not None and supports_sw:
+                fit_kwargs["sample_weight"] = sample_weight
+            routed = Bunch(estimator=Bunch(fit=fit_kwargs), splitter=Bunch(split={}))
+        n_folds = self.cv if isinstance(self.cv, int) else getattr(self.cv, "n_splits", None)
+        if n_folds and np.bincount(y01).min() < n_folds:
+            raise ValueError(f"cv={n_folds} folds need at least {n_folds} rows of each class, but a class has "
+                             f"{np.bincount(y01).min()}: lower cv or pass more data.")
+        if isinstance(self.cv, LeaveOneOut):
+            raise ValueError("LeaveOneOut leaves one class out of every test fold: use a stratified splitter.")
+        cv = check_cv(self.cv, y, classifier=True)
+
+        self.calibrated_classifiers_ = []
+        if ensemble:
+            for train, test in cv.split(X, y, **routed.splitter.split):
+                est = clone(estimator).fit(_safe_indexing(X, train), _safe_indexing(y, train),
+                                           **_check_method_params(X, params=routed.estimator.fit, indices=train))
+                scores, kind = _response(est, _safe_indexing(X, test))
+                cal = self._calibrator(kind).fit(
+                    scores, y01[test], None if sample_weight is None else _safe_indexing(sample_weight, test))
+                self.calibrated_classifiers_.append(Bunch(estimator=est, calibrator=cal))
+        else:
+            est = clone(estimator)
+            method = _check_response_method(est, _RESPONSE_METHODS).__name__
+            oof = cross_val_predict(est, X, y, cv=cv, method=method, n_jobs=self.n_jobs,
+                                    params=routed.estimator.fit)
+            est.fit(X, y, **routed.estimator.fit)
+            if method == "predict_proba":
+                oof = np.asarray(oof)[:, list(est.classes_).index(self.classes_[1])]
+            kind = "decision" if method == "decision_function" else "probability"
+            cal = self._calibrator(kind).fit(np.asarray(oof, dtype=np.float64).reshape(-1), y01, sample_weight)
+            self.calibrated_classifiers_.append(Bunch(estimator=est, calibrator=cal))
+        self.ensemble_ = ensemble
+        self.score_kind_ = self.calibrated_classifiers_[0].calibrator.score_kind
+        first = self.calibrated_classifiers_[0].estimator
+        for attr in ("n_features_in_", "feature_names_in_"):
+            if hasattr(first, attr):
+                setattr(self, attr, getattr(first, attr))
+        return self
+
+    # ---- prediction -----------------------------------------------------------------------
+    def _scores(self, pair: Bunch, X: Any) -> np.ndarray:
+        return _response(pair.estimator, X)[0]
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Calibrated probabilities, shape ``(n, 2)``: the mean over the calibrated classifiers.
+
+        For a Bayesian calibrator, the posterior mean of P(y = 1 | x).
+        """
+        check_is_fitted(self)
+        p = np.mean([pair.calibrator.predict_proba(self._scores(pair, X))[:, 1]
+                     for pair in self.calibrated_classifiers_], axis=0)
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The class with the larger calibrated probability (the negative class on a tie)."""
+        check_is_fitted(self)
+        return self.classes_[(self.predict_proba(X)[:, 1] > 0.5).astype(int)]
+
+
+    def predict_posterior(self, X: Any) -> xr.DataArray:
+        """Posterior draws of P(y = 1 | x) per row, dims ``(chain, draw, obs_id)``.
+
+        With ``ensemble=True`` draw ``d`` is the mean over the calibrated classifiers of
+        their draw ``d`` (see the class docstring); a point-estimate calibrator gives one draw.
+        """
+        check_is_fitted(self)
+        draws = [pair.calibrator.predict_posterior(self._scores(pair, X)) for pair in self.calibrated_classifiers_]
+        out = draws[0].copy(data=np.mean([d.values for d in draws], axis=0))
+        out.name = "p"
+        return out
+
+    def predict_interval(self, X: Any, ci_prob: float | None = 0.95) -> xr.DataArray:
+        """Pointwise interval of P(y = 1 | x) per row, dims ``(obs_id, ci_bound)``.
+
+        With posterior draws (Bayesian calibrators, or a Beta prior of :meth:`with_class_prior`):
+        the equal-tailed ``ci_prob`` interval of :meth:`predict_posterior`. Point estimates:
+        the mean over the calibrated classifiers of their calibrators' own intervals
+        (Venn-Abers: the ``[p0, p1]`` pair; others: the prediction itself, attr ``degenerate=1``).
+        """
+        check_is_fitted(self)
+        ci_prob = check_ci_prob(ci_prob)
+        draws = self.predict_posterior(X)
+        if draws.sizes["chain"] * draws.sizes["draw"] > 1:
+            flat = draws.values.reshape(-1, draws.shape[-1])
+            q = np.quantile(flat, [(1.0 - ci_prob) / 2.0, (1.0 + ci_prob) / 2.0], axis=0).T
+            return xr.DataArray(q, dims=("obs_id", "ci_bound"),
+                                coords={"obs_id": np.arange(q.shape[0]), "ci_bound": ["lower", "upper"]},
+                                name="p_interval", attrs={"ci_kind": "eti", "ci_prob": ci_prob, "degenerate": 0})
+        parts = [pair.calibrator.predict_interval(self._scores(pair, X), ci_prob)
+                 for pair in self.calibrated_classifiers_]
+        return parts[0].copy(data=np.mean([p.values for p in parts], axis=0))
+
+    def with_class_prior(self, prior: Any, *, n_prior_draws: int = 1000,
+                         random_state: Any = None) -> "CalibratedClassifier":
+        """This fitted classifier with every calibrator shifted to the deployment prevalence ``prior``.
+
+        See :meth:`bayescal.base.Calibrator.with_class_prior` (a number in (0, 1), or
+        ``(a, b)`` for a Beta distribution). Every calibrator draws the same prevalences
+        (the same ``random_state``), so draw ``d`` of the averaged posterior shares one
+        prevalence. Returns a new fitted object; this one is left untouched.
+        """
+        check_is_fitted(self)
+        shifted = copy.copy(self)
+        shifted.calibrated_classifiers_ = [
+            Bunch(estimator=pair.estimator,
+                  calibrator=pair.calibrator.with_class_prior(prior, n_prior_draws=n_prior_draws,
+                                                              random_state=random_state))
+            for pair in self.calibrated_classifiers_]
+        return shifted
+
+    # ---- scikit-learn plumbing ------------------------------------------------------------
+    def get_metadata_routing(self) -> MetadataRouter:
+        """Metadata routing: ``sample_weight`` to the calibrators, the estimator's ``fit``
+        parameters as it requests them, the splitter's ``split`` parameters."""
+        return (MetadataRouter(owner=self)
+                .add_self_request(self)
+                .add(estimator=self._get_estimator(), method_mapping=MethodMapping().add(caller="fit", callee="fit"))
+                .add(splitter=self.cv, method_mapping=MethodMapping().add(caller="fit", callee="split")))
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import get_tags
+
+        tags = super().__sklearn_tags__()
+        inner = get_tags(self._get_estimator())
+        tags.input_tags.sparse = inner.input_tags.sparse
+        tags.input_tags.allow_nan = inner.input_tags.allow_nan
+        tags.classifier_tags.multi_class = False
+        return tags

@@ -1,0 +1,275 @@
+"""Prior shift (with_class_prior), prevalence estimation (estimate_class_prior) and the
+declared class-conditional protocol.
+
+Truth: negatives Beta(2, 5), positives Beta(5, 2), so the calibration map at any prevalence
+pi is known exactly, pi f1 / (pi f1 + (1 - pi) f0).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.base import clone
+
+import bayescal
+from bayescal import decision
+from bayescal.base import ClassConditional, PriorShiftedCalibrator, shift_odds
+from bayescal.prior_shift import saerens_em
+
+
+def sample(n, pi, rng):
+    y = (rng.random(n) < pi).astype(int)
+    return np.where(y == 1, rng.beta(5, 2, n), rng.beta(2, 5, n)), y
+
+
+def true_map(s, pi):
+    f1, f0 = stats.beta(5, 2).pdf(s), stats.beta(2, 5).pdf(s)
+    return pi * f1 / (pi * f1 + (1 - pi) * f0)
+
+
+@pytest.fixture(scope="module")
+def tiny_dpm():
+    s, y = sample(800, 0.4, np.random.default_rng(0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return bayescal.make_calibrator("dpm", draws=100, tune=100, n_components=6, random_seed=0).fit(s, y), s, y
+
+
+def _nodes(dpm):
+    from scipy.special import expit
+
+    t = dpm.grid_
+    inner = t[(t > -1.2) & (t < 1.2)]
+    return expit(inner[:: max(1, inner.size // 7)])
+
+
+# ---- the protocol ------------------------------------------------------------------------
+
+
+def test_class_conditional_is_declared_not_guessed(tiny_dpm):
+    dpm, _, _ = tiny_dpm
+    assert isinstance(dpm, ClassConditional)
+    assert isinstance(bayescal.make_calibrator("kde"), ClassConditional)
+    for name in ("platt", "beta", "isotonic", "venn_abers", "spline"):
+        assert not isinstance(bayescal.make_calibrator(name), ClassConditional)
+    pi = dpm.class_prior_draws()
+    assert pi.dims == ("chain", "draw") and pi.shape == dpm.calibration_map(5).shape[:2]
+    # the map is Bayes' rule on the declared densities and prior, draw by draw (at the nodes of
+    # the DPM's cached grid, where its map is not interpolated)
+    g = _nodes(dpm)
+    dens = dpm.density_map(g).values
+    p = pi.values[..., None]
+    bayes = p * dens[:, :, 1] / (p * dens[:, :, 1] + (1 - p) * dens[:, :, 0])
+    informative = dpm.idata_["posterior"]["informative"].values.astype(bool)
+    np.testing.assert_allclose(dpm.calibration_map(g).values[informative], bayes[informative], rtol=1e-6, atol=1e-9)
+    assert dpm.score_atoms().dims == ("chain", "draw", "class", "atom")
+
+
+def test_every_calibrator_declares_score_kind():
+    for name in bayescal.calibrators():
+        assert bayescal.make_calibrator(name).score_kind in ("probability", "decision")
+
+
+# ---- with_class_prior --------------------------------------------------------------------
+
+
+def test_point_prior_is_bayes_odds_adjustment_and_leaves_the_original_alone():
+    rng = np.random.default_rng(1)
+    s, y = sample(5000, 0.4, rng)
+    cal = bayescal.make_calibrator("beta").fit(s, y)
+    before = cal.predict_proba(s[:100]).copy()
+    shifted = cal.with_class_prior(0.1)
+    assert isinstance(shifted, PriorShiftedCalibrator) and shifted is not cal
+    np.testing.assert_array_equal(cal.predict_proba(s[:100]), before)
+    expected = shift_odds(before[:, 1], cal.class_prior_, 0.1)
+    np.testing.assert_allclose(shifted.predict_proba(s[:100])[:, 1], expected, rtol=1e-12)
+    # the shifted map is the true map at the new prevalence (beta calibration is exact for beta scores)
+    g = np.linspace(0.05, 0.95, 91)
+    assert np.abs(shifted.predict_proba(g)[:, 1] - true_map(g, 0.1)).max() < 0.03
+    # shifting to the training prevalence changes nothing; shifts do not compound
+    np.testing.assert_allclose(cal.with_class_prior(cal.class_prior_).predict_proba(g), cal.predict_proba(g), atol=1e-12)
+    np.testing.assert_allclose(shifted.with_class_prior(0.3).predict_proba(g), cal.with_class_prior(0.3).predict_proba(g))
+    # decisions follow the shifted map: rarer positives push the threshold up
+    t_old = decision.decision_regions(cal).thresholds
+    t_new = decision.decision_regions(shifted).thresholds
+    assert t_new.size == t_old.size == 1 and t_new[0] > t_old[0] + 0.05
+
+
+def test_class_conditional_shift_is_exact_per_draw(tiny_dpm):
+    dpm, _, _ = tiny_dpm
+    shifted = dpm.with_class_prior(0.05)
+    assert isinstance(shifted, ClassConditional)
+    g = _nodes(dpm)
+    dens = shifted.density_map(g).values
+    bayes = 0.05 * dens[:, :, 1] / (0.05 * dens[:, :, 1] + 0.95 * dens[:, :, 0])
+    informative = dpm.idata_["posterior"]["informative"].values.astype(bool)
+    np.testing.assert_allclose(shifted.calibration_map(g).values[informative], bayes[informative], rtol=1e-6)
+    np.testing.assert_allclose(shifted.class_prior_draws().values, 0.05)
+    assert np.abs(shifted.predict_proba(g)[:, 1] - true_map(g, 0.05)).max() < 0.1
+
+
+def test_beta_prior_widens_the_band_and_is_reproducible():
+    rng = np.random.default_rng(2)
+    s, y = sample(3000, 0.4, rng)
+    cal = bayescal.make_calibrator("platt").fit(s, y)
+    point = cal.with_class_prior(0.1).credible_band(np.array([0.3, 0.5, 0.7]), ci_prob=0.95)
+    assert point.attrs["degenerate"] == 1
+    a = cal.with_class_prior((10, 90), random_state=0)
+    b = cal.with_class_prior((10, 90), random_state=0)
+    band = a.credible_band(np.array([0.3, 0.5, 0.7]), ci_prob=0.95)
+    np.testing.assert_array_equal(band.values, b.credible_band(np.array([0.3, 0.5, 0.7]), ci_prob=0.95).values)
+    width = (band.sel(ci_bound="upper") - band.sel(ci_bound="lower")).values
+    assert np.all(width > 0.005) and width[1] > 0.05
+    assert a.calibration_map(5).sizes["draw"] >= 1000
+    assert a.class_prior_ == pytest.approx(0.1, abs=0.01)
+    # the band is the map at the prior's quantiles (the map is monotone in the prior)
+    lo_hi = stats.beta(10, 90).ppf([0.025, 0.975])
+    q = cal.predict_proba([0.5])[0, 1]
+    expect = shift_odds(q, cal.class_prior_, lo_hi)
+    np.testing.assert_allclose(band.sel(score=0.5).values, expect, atol=0.01)
+
+
+def test_prior_shifted_calibrator_is_an_estimator_and_rejects_bad_priors(tmp_path):
+    rng = np.random.default_rng(3)
+    s, y = sample(1000, 0.4, rng)
+    est = PriorShiftedCalibrator(bayescal.make_calibrator("platt"), 0.2)
+    fitted = clone(est).fit(s, y)
+    direct = bayescal.make_calibrator("platt").fit(s, y).with_class_prior(0.2)
+    np.testing.assert_allclose(fitted.predict_proba(s), direct.predict_proba(s))
+    for bad in (0.0, 1.0, -0.2, "x", (1, -1), (1, 2, 3), True):
+        with pytest.raises(ValueError, match="prior"):
+            direct.calibrator_.with_class_prior(bad)
+    with pytest.raises(ValueError, match="save the original"):
+        direct.save(tmp_path / "x.nc")
+
+
+# ---- estimate_class_prior ----------------------------------------------------------------
+
+
+def _study(name, seeds, n_cal=20_000, n_new=5000, targets=(0.1, 0.02, 0.6), bootstrap=0):
+    """Calibrate at 0.4, deploy at each target: coverage of the 95 % interval and the largest error."""
+    hits, errors = [], []
+    for target in targets:
+        for seed in seeds:
+            rng = np.random.default_rng(seed)
+            s, y = sample(n_cal, 0.4, rng)
+            cal = bayescal.make_calibrator(name).fit(s, y)
+            s_new, _ = sample(n_new, target, rng)
+            out = (cal.estimate_class_prior(s_new, calibration=(s, y), n_bootstrap=bootstrap, random_state=seed)
+                   if bootstrap else cal.estimate_class_prior(s_new))
+            lo, hi = out["class_prior_ci"].values
+            hits.append(lo <= target <= hi)
+            errors.append(abs(float(out["class_prior_estimate"]) - target))
+    return np.mean(hits), np.max(errors)
+
+
+def test_prevalence_estimate_under_label_shift_fast():
+    # the likelihood-ratio interval treats the map as known: 20 000 calibration scores, 5000 new
+    # ones; 30 fits are too few to pin a 95 % coverage (the slow study checks >= 0.9 on 300)
+    coverage, worst = _study("platt", range(10))
+    assert worst < 0.03
+    assert coverage >= 0.85
+
+
+def test_bootstrap_interval_carries_the_maps_uncertainty():
+    rng = np.random.default_rng(6)
+    s, y = sample(2000, 0.4, rng)
+    cal = bayescal.make_calibrator("platt").fit(s, y)
+    s_new, _ = sample(5000, 0.1, rng)
+    lr = cal.estimate_class_prior(s_new)
+    boot = cal.estimate_class_prior(s_new, calibration=(s, y), n_bootstrap=60, random_state=0)
+    again = cal.estimate_class_prior(s_new, calibration=(s, y), n_bootstrap=60, random_state=0)
+    np.testing.assert_array_equal(boot["class_prior"].values, again["class_prior"].values)
+    assert boot.attrs["ci_kind"] == "bootstrap" and boot["class_prior"].shape == (1, 60)
+    assert float(boot["class_prior_estimate"]) == float(lr["class_prior_estimate"])
+    w_lr = float(np.diff(lr["class_prior_ci"].values)[0])
+    w_boot = float(np.diff(boot["class_prior_ci"].values)[0])
+    assert w_boot > w_lr  # 2000 calibration rows: the map's error is not negligible next to 5000 new scores
+    with pytest.raises(ValueError, match="calibration must be"):
+        cal.estimate_class_prior(s_new, calibration=s)
+
+
+def test_em_fixed_point_and_result_layout():
+    rng = np.random.default_rng(4)
+    s, y = sample(4000, 0.4, rng)
+    cal = bayescal.make_calibrator("beta").fit(s, y)
+    s_new, _ = sample(3000, 0.15, rng)
+    out = cal.estimate_class_prior(s_new, ci_prob=0.9)
+    em = saerens_em(cal.predict_proba(s_new)[:, 1], cal.class_prior_)
+    assert float(out["class_prior_estimate"]) == pytest.approx(em, abs=1e-7)
+    assert out.attrs["method"] == "em" and out.attrs["ci_prob"] == 0.9
+    assert out["class_prior"].dims == ("chain", "draw") and out["class_prior"].size == 1
+    wide = cal.estimate_class_prior(s_new, ci_prob=0.99)["class_prior_ci"].values
+    narrow = out["class_prior_ci"].values
+    assert wide[0] < narrow[0] < narrow[1] < wide[1]
+    # a shifted calibrator estimates the same prevalence (the densities did not change)
+    same = cal.with_class_prior(0.7).estimate_class_prior(s_new)
+    assert float(same["class_prior_estimate"]) == pytest.approx(float(out["class_prior_estimate"]))
+
+
+def test_dpm_posterior_of_the_prevalence(tiny_dpm):
+    dpm, _, _ = tiny_dpm
+    rng = np.random.default_rng(5)
+    s_new, _ = sample(2000, 0.1, rng)
+    out = dpm.estimate_class_prior(s_new, random_state=0)
+    assert out.attrs["method"] == "posterior"
+    lo, hi = out["class_prior_ci"].values
+    assert lo <= 0.1 <= hi and abs(float(out["class_prior_estimate"]) - 0.1) < 0.03
+    draws = out["class_prior"]
+    assert draws.dims == ("chain", "draw") and draws.size >= 100
+    assert float(draws.mean()) == pytest.approx(float(out["class_prior_estimate"]), abs=0.01)
+    again = dpm.estimate_class_prior(s_new, random_state=0)
+    np.testing.assert_array_equal(again["class_prior"].values, draws.values)
+    with pytest.raises(ValueError, match="omit calibration"):
+        dpm.estimate_class_prior(s_new, calibration=(s_new, s_new > 0.5))
+
+
+def test_point_estimate_class_conditional_calibrator_takes_the_likelihood_route():
+    rng = np.random.default_rng(7)
+    s, y = sample(3000, 0.4, rng)
+    kde = bayescal.make_calibrator("kde").fit(s, y)
+    s_new, _ = sample(3000, 0.2, rng)
+    out = kde.estimate_class_prior(s_new)
+    assert out.attrs["method"] == "em" and out.attrs["training_prior"] == pytest.approx(kde.prior_)
+    assert abs(float(out["class_prior_estimate"]) - 0.2) < 0.03
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["platt", "beta"])
+def test_prevalence_estimate_under_label_shift_study(name):
+    """100 seeds per deployment prevalence (0.1, 0.02, 0.6), 20 000 calibration and 5000 new
+    scores, likelihood-ratio interval (measured: coverage 0.93-0.98 per prevalence, largest error 0.024)."""
+    coverage, worst = _study(name, range(100, 200))
+    assert worst < 0.03
+    assert coverage >= 0.9
+
+
+@pytest.mark.slow
+def test_prevalence_bootstrap_study():
+    """Equal calibration and new sets (5000 each), where the likelihood-ratio interval covers only
+    about 0.88: the bootstrap interval (200 replicates), 30 seeds per prevalence (about 4 minutes)."""
+    coverage, worst = _study("platt", range(100, 130), n_cal=5000, bootstrap=200)
+    assert worst < 0.03
+    assert coverage >= 0.9
+
+
+@pytest.mark.slow
+def test_dpm_prevalence_posterior_study():
+    """20 seeds per deployment prevalence, DPM with 200 draws on 2000 calibration scores."""
+    hits, errors = [], []
+    for target in (0.1, 0.02, 0.6):
+        for seed in range(20):
+            rng = np.random.default_rng(seed)
+            s, y = sample(2000, 0.4, rng)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                dpm = bayescal.make_calibrator("dpm", draws=200, n_components=8, random_seed=seed).fit(s, y)
+            s_new, _ = sample(2000, target, rng)
+            out = dpm.estimate_class_prior(s_new, random_state=seed)
+            lo, hi = out["class_prior_ci"].values
+            hits.append(lo <= target <= hi)
+            errors.append(abs(float(out["class_prior_estimate"]) - target))
+    assert np.mean(hits) >= 0.9 and np.max(errors) < 0.04

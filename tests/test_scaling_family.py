@@ -1,0 +1,251 @@
+"""Quadratic, spline and temperature scaling and Venn-Abers, each against a reference.
+
+References: scikit-learn's unpenalised ``LogisticRegression`` (quadratic), scikit-learn's
+``CalibratedClassifierCV(method="temperature")`` (temperature), scipy's natural cubic
+spline interpolant (the spline basis), and the ``venn-abers`` package (Venn-Abers).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.interpolate import CubicSpline
+from scipy.special import expit, logit
+from sklearn.calibration import CalibratedClassifierCV
+from sklearn.frozen import FrozenEstimator
+from sklearn.isotonic import isotonic_regression
+from sklearn.linear_model import LogisticRegression
+from sklearn.svm import LinearSVC
+
+from bayescal import datasets, metrics
+from bayescal.baselines.quadratic import QuadraticScaling
+from bayescal.baselines.spline import SplineCalibration, natural_cubic_basis
+from bayescal.baselines.temperature import TemperatureScaling
+from bayescal.baselines.venn_abers import VennAbers, venn_abers_tables
+
+
+def beta_scores(n: int, seed: int, pi: float = 0.4):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < pi).astype(int)
+    return np.where(y == 1, rng.beta(5, 2, n), rng.beta(2, 5, n)), y
+
+
+# ---- quadratic --------------------------------------------------------------------------
+
+
+def test_quadratic_equals_unpenalised_logistic_regression_on_logit_and_square():
+    s, y = beta_scores(3000, 0)
+    s = s**1.7  # make the square term matter
+    t = logit(s)
+    ref = LogisticRegression(C=np.inf, tol=1e-10, max_iter=10_000).fit(np.column_stack([t, t * t]), y)
+    cal = QuadraticScaling().fit(s, y)
+    np.testing.assert_allclose(cal.coef_, ref.coef_[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(cal.intercept_, ref.intercept_[0], rtol=1e-5, atol=1e-6)
+    grid = np.linspace(s.min(), s.max(), 50)
+    tg = logit(grid)
+    np.testing.assert_allclose(cal.predict_proba(grid)[:, 1],
+                               ref.predict_proba(np.column_stack([tg, tg * tg]))[:, 1], atol=1e-7)
+
+
+def test_quadratic_recovers_a_quadratic_truth_and_clamps_outside_the_data():
+    rng = np.random.default_rng(1)
+    t = rng.normal(0, 1.5, 20_000)
+    y = (rng.random(t.size) < expit(0.3 + 1.2 * t - 0.4 * t * t)).astype(int)
+    cal = QuadraticScaling(score_kind="decision").fit(t, y)
+    np.testing.assert_allclose([cal.intercept_, *cal.coef_], [0.3, 1.2, -0.4], atol=0.08)
+    far = cal.predict_proba([t.max() + 10])[:, 1]
+    np.testing.assert_allclose(far, cal.predict_proba([t.max()])[:, 1])
+
+
+# ---- temperature ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("response", ["decision_function", "predict_proba"])
+def test_temperature_matches_scikit_learn(response):
+    X, y = _blobs()
+    clf = LogisticRegression(C=100).fit(X[:1000], y[:1000])
+    Xc, yc = X[1000:], y[1000:]
+    if response == "decision_function":
+        scores, kind = clf.decision_function(Xc), "decision"
+    else:
+        scores, kind = clf.predict_proba(Xc)[:, 1], "probability"
+    ours = TemperatureScaling(score_kind=kind).fit(scores, yc)
+    est = clf if response == "decision_function" else _ProbaOnly(clf)
+    ref = CalibratedClassifierCV(FrozenEstimator(est), method="temperature").fit(Xc, yc)
+    np.testing.assert_allclose(ours.predict_proba(scores)[:, 1], ref.predict_proba(Xc)[:, 1], atol=1e-6)
+    assert ours.temperature_ > 1  # C=100 on overlapping blobs: over-confident, so softened
+
+
+def _blobs():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 2000)
+    X = rng.normal(size=(2000, 2)) + 0.8 * y[:, None]
+    X = np.column_stack([X, X[:, 0] ** 3 / 3])  # a distorted feature: the linear model is miscalibrated
+    return X, y
+
+
+class _ProbaOnly:
+    """A fitted classifier that exposes predict_proba only (so scikit-learn uses it)."""
+
+    _estimator_type = "classifier"
+
+    def __init__(self, clf):
+        self.clf = clf
+        self.classes_ = clf.classes_
+
+    def fit(self, X, y):
+        return self
+
+    def predict_proba(self, X):
+        return self.clf.predict_proba(X)
+
+    def predict(self, X):
+        return self.clf.predict(X)
+
+    def __sklearn_tags__(self):
+        return self.clf.__sklearn_tags__()
+
+    def get_params(self, deep=True):
+        return {"clf": self.clf}
+
+
+def test_temperature_keeps_the_threshold_and_is_constant_for_useless_scores():
+    s, y = beta_scores(2000, 3)
+    cal = TemperatureScaling().fit(s, y)
+    np.testing.assert_allclose(cal.predict_proba([0.5])[:, 1], 0.5)
+    rng = np.random.default_rng(4)
+    anti = TemperatureScaling().fit(rng.random(500), (rng.random(500) < 0.5).astype(int) * 0 + (np.arange(500) % 2))
+    assert np.isfinite(anti.coef_) and anti.coef_ >= 0
+
+
+# ---- spline -----------------------------------------------------------------------------
+
+
+def test_natural_cubic_basis_spans_the_natural_spline_interpolant():
+    knots = np.array([-2.0, -0.5, 0.3, 1.0, 2.5])
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=knots.size)
+    natural = CubicSpline(knots, values, bc_type="natural")
+    x = np.linspace(-2.0, 2.5, 400)
+    design = np.column_stack([np.ones_like(x), natural_cubic_basis(x, knots)])
+    coef, *_ = np.linalg.lstsq(design, natural(x), rcond=None)
+    np.testing.assert_allclose(design @ coef, natural(x), atol=1e-10)
+    # linear beyond the boundary knots (zero second difference)
+    outside = np.concatenate([np.linspace(-6, -2, 9), np.linspace(2.5, 7, 9)])
+    basis = natural_cubic_basis(outside, knots)
+    np.testing.assert_allclose(np.diff(basis[:9], 2, axis=0), 0, atol=1e-9)
+    np.testing.assert_allclose(np.diff(basis[9:], 2, axis=0), 0, atol=1e-9)
+
+
+def test_spline_fit_is_the_logistic_regression_on_its_basis_and_tracks_a_bent_truth():
+    rng = np.random.default_rng(2)
+    t = rng.normal(0, 2, 6000)
+    truth = expit(1.5 * np.tanh(t))  # bends back towards 0.18 / 0.82: Platt cannot follow it
+    y = (rng.random(t.size) < truth).astype(int)
+    cal = SplineCalibration(score_kind="decision", random_state=0).fit(t, y)
+    assert cal.C_ in cal.Cs and cal.knots_.size in cal.n_knots
+    assert np.isfinite(cal.cv_scores_).all()
+    grid = np.linspace(-4, 4, 81)
+    err = np.abs(cal.predict_proba(grid)[:, 1] - expit(1.5 * np.tanh(grid))).max()
+    from bayescal.baselines.platt import PlattScaling
+    platt = np.abs(PlattScaling(score_kind="decision").fit(t, y).predict_proba(grid)[:, 1]
+                   - expit(1.5 * np.tanh(grid))).max()
+    assert err < 0.05 < platt
+    # the refit is scikit-learn's LogisticRegression(C_) on the standardised basis
+    mu, sd = cal.z_centre_scale_
+    z = (t - mu) / sd
+    B = natural_cubic_basis(z, cal.z_knots_)
+    D = (B - B.mean(0)) / B.std(0)
+    ref = LogisticRegression(C=cal.C_, max_iter=1000, tol=1e-8).fit(D, y)
+    np.testing.assert_allclose(cal.predict_proba(t[:100])[:, 1], ref.predict_proba(D[:100])[:, 1], atol=1e-6)
+
+
+def test_spline_is_reproducible_from_random_state_and_small_data_falls_back():
+    s, y = beta_scores(600, 5)
+    a = SplineCalibration(random_state=3).fit(s, y).predict_proba(s)
+    b = SplineCalibration(random_state=3).fit(s, y).predict_proba(s)
+    np.testing.assert_array_equal(a, b)
+    two_values = SplineCalibration().fit([0.2, 0.2, 0.8, 0.8, 0.2, 0.8], [0, 1, 0, 1, 0, 1])
+    assert two_values.C_ == 1.0 and np.isnan(two_values.cv_scores_).all()
+    np.testing.assert_allclose(two_values.predict_proba([0.2, 0.8])[:, 1], [1 / 3, 2 / 3], atol=0.05)
+    with pytest.raises(ValueError, match="Cs"):
+        SplineCalibration(Cs=(0.0,)).fit(s, y)
+
+
+# ---- Venn-Abers -------------------------------------------------------------------------
+
+
+def _slow_tables(t, y):
+    """Definition: one isotonic regression per slot and label."""
+    values = np.unique(t)
+    groups = [y[t == v] for v in values]
+    out = np.empty((2, values.size + 1))
+    for i in range(values.size + 1):
+        for label in (0, 1):
+            yy = np.concatenate([g.mean(keepdims=True) for g in groups[:i]] + [[label]]
+                                + [g.mean(keepdims=True) for g in groups[i:]])
+            ww = np.array([g.size for g in groups[:i]] + [1] + [g.size for g in groups[i:]], dtype=float)
+            out[label, i] = isotonic_regression(yy, sample_weight=ww)[i]
+    return values, out[0], out[1]
+
+
+def test_venn_abers_tables_equal_the_definition():
+    rng = np.random.default_rng(0)
+    for trial in range(15):
+        n = int(rng.integers(2, 120))
+        y = rng.integers(0, 2, n)
+        t = np.round(rng.normal(size=n) + y, int(rng.integers(0, 3)))
+        _, p0, p1 = venn_abers_tables(t, y)
+        _, q0, q1 = _slow_tables(t, y)
+        np.testing.assert_allclose(p0, q0, atol=1e-12)
+        np.testing.assert_allclose(p1, q1, atol=1e-12)
+        assert np.all(p0 <= p1 + 1e-12)
+
+
+def test_venn_abers_equals_the_venn_abers_package():
+    va_pkg = pytest.importorskip("venn_abers.venn_abers", reason="the venn-abers package (bench extra) is not installed")
+    for seed, digits in [(0, None), (1, 2)]:
+        s, y = beta_scores(1500, seed)
+        if digits is not None:
+            s = np.round(s, digits)  # heavy ties
+        test = np.concatenate([np.random.default_rng(seed + 10).random(400), s[:100]])  # ties with calibration too
+        ref = va_pkg.VennAbers()
+        ref.fit(np.column_stack([1 - s, s]), y)
+        p_ref, p01_ref = ref.predict_proba(np.column_stack([1 - test, test]))
+        cal = VennAbers().fit(s, y)
+        np.testing.assert_allclose(cal.predict_proba(test)[:, 1], p_ref[:, 1], atol=1e-9, rtol=0)
+        interval = cal.predict_interval(test)
+        assert interval.dims == ("obs_id", "ci_bound")
+        np.testing.assert_allclose(interval.values, p01_ref, atol=1e-9, rtol=0)
+
+
+def test_cross_venn_abers_merges_fold_predictors_by_geometric_means():
+    va_pkg = pytest.importorskip("venn_abers.venn_abers", reason="the venn-abers package (bench extra) is not installed")
+    from sklearn.model_selection import StratifiedKFold
+
+    s, y = beta_scores(1200, 7)
+    test = np.linspace(0.01, 0.99, 99)
+    cal = VennAbers(n_splits=4, random_state=0).fit(s, y)
+    p0s, p1s = [], []
+    for _, fold in StratifiedKFold(4, shuffle=True, random_state=0).split(s, y):
+        ref = va_pkg.VennAbers()
+        ref.fit(np.column_stack([1 - s[fold], s[fold]]), y[fold])
+        _, p01 = ref.predict_proba(np.column_stack([1 - test, test]))
+        p0s.append(p01[:, 0])
+        p1s.append(p01[:, 1])
+    p0s, p1s = np.array(p0s), np.array(p1s)
+    g1 = np.exp(np.log(p1s).mean(0))
+    g0 = np.exp(np.log1p(-p0s).mean(0))
+    np.testing.assert_allclose(cal.predict_proba(test)[:, 1], g1 / (g0 + g1), atol=1e-9)
+    np.testing.assert_allclose(cal.predict_interval(test).values, np.column_stack([1 - g0, g1]), atol=1e-9)
+    with pytest.raises(ValueError, match="n_splits"):
+        VennAbers(n_splits=1).fit(s, y)
+
+
+def test_venn_abers_is_calibrated_on_fresh_data():
+    s, y = beta_scores(3000, 11)
+    cal = VennAbers().fit(s ** 3, y)  # a miscalibrated but monotone classifier
+    s2, y2 = beta_scores(20_000, 12)
+    p = cal.predict_proba(s2 ** 3)[:, 1]
+    assert metrics.ece(y2, p, n_bins=10, strategy="quantile") < 0.02
+    assert metrics.ece(y2, s2 ** 3, n_bins=10, strategy="quantile") > 0.1
