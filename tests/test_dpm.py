@@ -148,8 +148,8 @@ def test_contract_shapes_and_posterior_layout(fitted):
     model, s, _ = fitted
     post = model.idata_["posterior"]
     assert post["pi"].dims == ("chain", "draw")
-    assert model.idata_.attrs["components"] == "beta"  # the default for probability scores
-    for name in ("weight", "beta_a", "beta_b"):
+    assert model.idata_.attrs["components"] == "gaussian"
+    for name in ("weight", "mu", "sigma"):
         assert post[name].dims == ("chain", "draw", "class", "component")
         assert post[name].shape == (2, 150, 2, 8)
     assert post["alpha"].dims == ("chain", "draw", "class")
@@ -183,7 +183,7 @@ def test_contract_shapes_and_posterior_layout(fitted):
 def test_interpolated_prediction_matches_direct_evaluation(fitted):
     model, s, _ = fitted
     t = np.log(s / (1 - s))
-    direct = model._with_constant_draws(mixture.map_draws(t, np.empty(0), *model._draws, family="beta")).mean(axis=0)
+    direct = model._with_constant_draws(mixture.map_draws(t, np.empty(0), *model._draws)).mean(axis=0)
     # linear interpolation on 1024 points: error well below the Monte Carlo error of the mean (~5e-3)
     np.testing.assert_allclose(model.predict_proba(s)[:, 1], direct, atol=2e-3)
 
@@ -501,10 +501,7 @@ def test_classes_without_a_continuous_part_are_fitted_not_refused(case):
         assert p[0] == pytest.approx(y[s == 0.0].mean(), abs=0.1)
 
 
-def test_map_stays_low_below_every_positive_on_the_quickstart_data():
-    """None of the 50 calibration cases below 0.2 is positive: the map at the ten lowest scores
-    stays below 0.03 (Gaussian components spilled the positives' widest component there:
-    0.065-0.085 on seeds 0-3; Beta components have the exponential tails of the data)."""
+def _quickstart_calibration_scores():
     from scipy.special import expit
     from sklearn.datasets import load_breast_cancer
     from sklearn.model_selection import train_test_split
@@ -519,5 +516,37 @@ def test_map_stays_low_below_every_positive_on_the_quickstart_data():
     svm = make_pipeline(StandardScaler(), SVC(kernel="linear", C=0.01)).fit(X_train, y_train)
     s_cal = expit(svm.decision_function(X_cal))
     assert y_cal[s_cal < 0.2].sum() == 0
-    model = DPMCalibrator(random_state=0, draws=300, tune=300).fit(s_cal, y_cal)
+    return s_cal, y_cal
+
+
+@pytest.mark.parametrize("components", [
+    "beta",
+    pytest.param("gaussian", marks=pytest.mark.xfail(strict=True, reason=(
+        "model limit, measured: the positives' widest Gaussian component spills into the negatives' tail on "
+        "the logit scale (map 0.065-0.085 at the ten lowest scores, seeds 0-3); Beta components fit that "
+        "tail but rank lower on the real-data benchmark, so Gaussian stays the default"))),
+])
+def test_map_stays_low_below_every_positive_on_the_quickstart_data(components):
+    """None of the 50 calibration cases below 0.2 is positive: the map at the ten lowest scores
+    stays below 0.03."""
+    s_cal, y_cal = _quickstart_calibration_scores()
+    model = DPMCalibrator(random_state=0, draws=300, tune=300, components=components).fit(s_cal, y_cal)
     assert model.predict_proba(np.sort(s_cal)[:10])[:, 1].max() < 0.03
+
+
+def test_beta_components_layout_and_piled_scores():
+    """Beta components: their own posterior variables, a map that follows scores piled near 0
+    and 1 (f0 = Beta(0.4, 4), f1 = Beta(4, 0.4)), and a clear error where they do not apply."""
+    rng = np.random.default_rng(5)
+    y = (rng.random(1000) < 0.3).astype(int)
+    s = np.where(y == 1, rng.beta(4, 0.4, y.size), rng.beta(0.4, 4, y.size))
+    model = DPMCalibrator(random_state=0, components="beta", **TINY).fit(s, y)
+    post = model.idata_["posterior"]
+    assert model.idata_.attrs["components"] == "beta" and "beta_a" in post and "mu" not in post
+    assert np.all(post["beta_a"].values > 0) and np.all(post["beta_b"].values > 0)
+    g = np.quantile(s[(s > 0) & (s < 1)], np.linspace(0.05, 0.95, 19))
+    f0, f1 = stats.beta(0.4, 4).pdf(g), stats.beta(4, 0.4).pdf(g)
+    truth = 0.3 * f1 / (0.3 * f1 + 0.7 * f0)
+    assert np.abs(model.predict_proba(g)[:, 1] - truth).mean() < 0.05
+    with pytest.raises(ValueError, match="components='beta' needs"):
+        DPMCalibrator(components="beta", score_kind="decision", **TINY).fit(np.log(s / (1 - s)), y)
