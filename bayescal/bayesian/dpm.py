@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from bayescal import _schema as schema
 from bayescal._interp import interp_regular
 from bayescal._stats import weighted_quantile
 from bayescal._validation import check_integer
@@ -289,6 +290,11 @@ class DPMCalibrator(BayesianCalibrator):
 
     _min_samples = 4
     _min_per_class = 2
+    _fitted_schema = {
+        "atoms_": schema.array("f", ("a",), order="increasing"),
+        "grid_": schema.array("f", ("g",), order="increasing", max_size=schema.int_param("grid_size")),
+        "diagnostics_": schema.mapping(),
+    }
 
     def __init__(self, *, n_components: int = 20, inference: str = "gibbs", priors: Any = None,
                  draws: int = 1000, chains: int = 2, tune: int = 500, random_seed: int | None = None,
@@ -588,6 +594,21 @@ class DPMCalibrator(BayesianCalibrator):
                 UserWarning, stacklevel=4)
 
     # ---- evaluation -----------------------------------------------------------------
+    def _check_posterior(self, tree: xr.DataTree) -> None:
+        """The generic checks, then the layout :meth:`_draw_arrays` reads: ``pi`` (chain, draw);
+        ``weight``, ``mu``, ``sigma`` (chain, draw, class, component); ``atom_prob`` (chain,
+        draw, class, atom) with one atom per value of ``atoms_``."""
+        super()._check_posterior(tree)
+        post = tree["posterior"]
+        want = {"pi": ("chain", "draw"), "weight": ("chain", "draw", "class", "component"),
+                "mu": ("chain", "draw", "class", "component"), "sigma": ("chain", "draw", "class", "component"),
+                "atom_prob": ("chain", "draw", "class", "atom")}
+        for name, dims in want.items():
+            if name not in post or post[name].dims != dims:
+                raise ValueError(f"idata_.posterior.{name} is missing or does not have dims {dims}.")
+        if post.sizes["class"] != 2 or post.sizes["atom"] != self.atoms_.size:
+            raise ValueError("idata_.posterior has the wrong number of classes or atoms.")
+
     def _draw_arrays(self) -> tuple[np.ndarray, ...]:
         """Posterior arrays flattened over (chain, draw): pi (S,), weight/mu/sigma (S, 2, K), atom_prob (S, 2, A)."""
         post = self.idata_["posterior"]
