@@ -217,9 +217,9 @@ def _check_array_values(arr: np.ndarray, field: Fitted, where: str) -> None:
         vals = arr
     if vals.dtype.kind in "fiu" and vals.size:
         if field.low is not None and vals.min() < field.low:
-            raise ValueError(f"{where} holds {vals.min()!r}, below its lower bound {field.low}.")
+            raise ValueError(f"{where} holds {vals.min().item()!r}, below its lower bound {field.low}.")
         if field.high is not None and vals.max() > field.high:
-            raise ValueError(f"{where} holds {vals.max()!r}, above its upper bound {field.high}.")
+            raise ValueError(f"{where} holds {vals.max().item()!r}, above its upper bound {field.high}.")
     if field.choices is not None and arr.size and not np.isin(arr, np.array(field.choices)).all():
         raise ValueError(f"{where} holds values outside {list(field.choices)}.")
     if field.order and arr.ndim and arr.shape[-1] > 1:

@@ -357,7 +357,8 @@ class BayesianCalibrator(Calibrator):
     def _check_posterior(self, tree: xr.DataTree) -> None:
         """Check a loaded posterior before the calibrator is rebuilt from it; raise ``ValueError``.
 
-        Generic checks: a ``posterior`` group whose numeric draws are all finite; variables
+        Generic checks: finite numbers in ``observed_data``; a ``posterior`` group whose
+        numeric draws are all finite; variables
         named in ``_SCALE_VARIABLES`` (``sigma``) positive; those in
         ``_PROBABILITY_VARIABLES`` (``weight``, ``atom_prob``, ``pi``) in [0, 1]; ``weight``
         summing to 1 over ``component`` and ``atom_prob`` to at most 1 over ``atom``.
@@ -365,6 +366,10 @@ class BayesianCalibrator(Calibrator):
         """
         if "posterior" not in tree.children:
             raise ValueError("idata_ has no 'posterior' group.")
+        if "observed_data" in tree.children:
+            for name, var in tree["observed_data"].to_dataset(inherit=False).data_vars.items():
+                if var.dtype.kind not in "fiub" or not np.isfinite(var.values.astype(np.float64)).all():
+                    raise ValueError(f"idata_.observed_data.{name} holds a value that is not a finite number.")
         post = tree["posterior"].to_dataset(inherit=False)
         if not {"chain", "draw"} <= set(post.dims):
             raise ValueError("idata_.posterior lacks the 'chain' and 'draw' dimensions.")

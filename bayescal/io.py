@@ -472,8 +472,15 @@ def _check_layout(cls: type, params: dict, state: Any, found: dict, where: str) 
             used.update(f"{key}__d{j}" for j in range(len(shape)))
             restored = _tag_kind(tag, f"{where}: fitted attribute {name}")
             stored = "U" if h5py.check_string_dtype(dtype) is not None else dtype.kind
-            if (restored == "U") != (stored == "U"):
-                raise ValueError(f"{where}: fitted attribute {name} is stored as {dtype} but tagged {tag!r}.")
+            if tag == "bool":
+                want = np.dtype(np.uint8)
+            elif tag == "str" or restored == "U":
+                want = None
+            else:
+                want = np.dtype(tag.removeprefix("object:"))
+            if (restored == "U") != (stored == "U") or (want is not None and dtype.newbyteorder("=") != want.newbyteorder("=")):
+                raise ValueError(f"{where}: fitted attribute {name} is stored as {dtype} but tagged {tag!r}; "
+                                 "the file is damaged.")
             if restored != "O" and restored not in field.dtype.replace("i", "iu") and field.kind != "labels":
                 raise ValueError(f"{where}: fitted attribute {name} has dtype {tag!r} where a {cls.__name__} keeps "
                                  f"kinds {field.dtype!r}.")

@@ -604,8 +604,8 @@ class DPMCalibrator(BayesianCalibrator):
                 "mu": ("chain", "draw", "class", "component"), "sigma": ("chain", "draw", "class", "component"),
                 "atom_prob": ("chain", "draw", "class", "atom")}
         for name, dims in want.items():
-            if name not in post or post[name].dims != dims:
-                raise ValueError(f"idata_.posterior.{name} is missing or does not have dims {dims}.")
+            if name not in post or post[name].dims != dims or post[name].dtype.kind != "f":
+                raise ValueError(f"idata_.posterior.{name} is missing, or not floats with dims {dims}.")
         if post.sizes["class"] != 2 or post.sizes["atom"] != self.atoms_.size:
             raise ValueError("idata_.posterior has the wrong number of classes or atoms.")
 
