@@ -394,11 +394,11 @@ def run_apply(args: argparse.Namespace) -> None:
     import bayescal
 
     out = args.out
+    _check_output(out, [args.model, *_inputs(args.data)], args.force)
     if out != STDIO and Path(out).suffix.lower() not in (".csv", ".parquet", ".pq"):
         raise ValueError(f"--out {out}: use a .csv or .parquet file name, or - for CSV on stdout")
     if args.band is not None and not 0.0 < args.band < 1.0:
         raise ValueError(f"--band {args.band}: give the interval's probability, between 0 and 1 (e.g. 0.95)")
-    _check_output(out, [args.model, *_inputs(args.data)], args.force)
     report = sys.stderr if out == STDIO else sys.stdout
     steps = Progress(4, _show_progress(args))
     with steps.step(f"loading {args.model}"):
