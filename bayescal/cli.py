@@ -327,8 +327,10 @@ def _check_string_labels(column: Any, pos_label: Any, name: str) -> None:
     if pos_label is None and (dtype == object or pd.api.types.is_string_dtype(dtype)) \
             and not pd.api.types.is_bool_dtype(dtype):
         values = column.dropna().unique()
-        values = values.compute() if hasattr(values, "compute") else values
-        shown = sorted(map(str, list(values)[:2]))
+        values = list(values.compute() if hasattr(values, "compute") else values)
+        if len(values) != 2 or not all(isinstance(v, str) for v in values):
+            return  # not two text labels: the label checks say what is wrong, if anything
+        shown = sorted(values)[:2]
         raise ValueError(f"the labels in column {name!r} are text ({', '.join(map(repr, shown))}): say which is the "
                          f"positive class with --pos-label, e.g. --pos-label {shown[-1] if shown else 'yes'}")
 
