@@ -324,7 +324,7 @@ def _check_string_labels(column: Any, pos_label: Any, name: str) -> None:
     import pandas as pd
 
     dtype = column.dtype
-    if pos_label is None and (dtype == object or pd.api.types.is_string_dtype(dtype)) \
+    if pos_label is None and (pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)) \
             and not pd.api.types.is_bool_dtype(dtype):
         values = column.dropna().unique()
         values = list(values.compute() if hasattr(values, "compute") else values)

@@ -481,7 +481,7 @@ def test_external_storage_links_and_virtual_datasets_are_refused_before_reading(
         "external link": (lambda f: f.__setitem__("far", h5py.ExternalLink(str(other), "/x")), "ExternalLink"),
         "virtual": (virtual, "virtual dataset"),
     }
-    for case, (edit, message) in cases.items():
+    for edit, message in cases.values():
         path = _h5_copy("platt", tmp_path)
         with h5py.File(path, "r+") as f:
             edit(f)

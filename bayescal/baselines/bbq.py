@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, gammaln
 
-from bayescal._interp import step_sorted
 from bayescal import _schema as schema
+from bayescal._interp import step_sorted
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 from scipy.optimize import brentq
 from scipy.special import expit, log_expit, logit

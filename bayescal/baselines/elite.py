@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bayescal._interp import interp_sorted
 from bayescal import _schema as schema
+from bayescal._interp import interp_sorted
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData
 

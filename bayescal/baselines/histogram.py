@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bayescal._interp import search_sorted
 from bayescal import _schema as schema
+from bayescal._interp import search_sorted
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData, to_working
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import isotonic_regression
 
-from bayescal._interp import interp_sorted, search_sorted
 from bayescal import _schema as schema
+from bayescal._interp import interp_sorted, search_sorted
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData, from_working
 

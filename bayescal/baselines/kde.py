@@ -40,10 +40,10 @@ import numpy as np
 from scipy.signal import fftconvolve
 from scipy.special import expit
 
+from bayescal import _schema as schema
 from bayescal._interp import interp_regular
 from bayescal._stats import silverman_bandwidth
 from bayescal._validation import check_sample_weight, check_scores
-from bayescal import _schema as schema
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData
 

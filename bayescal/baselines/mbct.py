@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
+from bayescal import _schema as schema
 from bayescal._stats import quantile_sketch, sketch_quantile, weighted_quantile
 from bayescal._validation import (
     check_consistent_length,
@@ -17,7 +18,6 @@ from bayescal._validation import (
     check_sample_weight,
     check_scores,
 )
-from bayescal import _schema as schema
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData, dask_partitions, to_working
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from bayescal._stats import weighted_mean_std
 from bayescal import _schema as schema
+from bayescal._stats import weighted_mean_std
 from bayescal.base import Calibrator
 from bayescal.baselines._logistic import logistic_fit
 from bayescal.data import ScoreData

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from bayescal._interp import search_sorted
 from bayescal import _schema as schema
+from bayescal._interp import search_sorted
 from bayescal.base import Calibrator
 from bayescal.baselines._logistic import logistic_fit
 from bayescal.baselines.histogram import equal_mass_bins
