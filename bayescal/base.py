@@ -358,7 +358,7 @@ class BayesianCalibrator(Calibrator):
         """Check a loaded posterior before the calibrator is rebuilt from it; raise ``ValueError``.
 
         Generic checks: finite numbers in ``observed_data``; a ``posterior`` group whose
-        numeric draws are all finite; variables
+        variables all start with the dims ``(chain, draw)`` and whose draws are all finite; variables
         named in ``_SCALE_VARIABLES`` (``sigma``) positive; those in
         ``_PROBABILITY_VARIABLES`` (``weight``, ``atom_prob``, ``pi``) in [0, 1]; ``weight``
         summing to 1 over ``component`` and ``atom_prob`` to at most 1 over ``atom``.
@@ -374,6 +374,8 @@ class BayesianCalibrator(Calibrator):
         if not {"chain", "draw"} <= set(post.dims):
             raise ValueError("idata_.posterior lacks the 'chain' and 'draw' dimensions.")
         for name, var in post.data_vars.items():
+            if var.dims[:2] != ("chain", "draw"):
+                raise ValueError(f"idata_.posterior.{name} has dims {var.dims}, not ('chain', 'draw', ...).")
             values = np.asarray(var.values)
             if values.dtype.kind not in "fiub":
                 raise ValueError(f"idata_.posterior.{name} has dtype {values.dtype}, not numbers.")

@@ -7,8 +7,10 @@ filled with NaN, or declared huge. The contract for each mutation:
 
 * loading raises ``ValueError`` (never another exception type, never a crash), or
 * the mutation touched nothing the model is built from (a flipped byte in padding or in
-  bookkeeping HDF5 ignores): the load succeeds and predicts exactly the stored ``p1``;
-  a load that predicts anything else, let alone NaN, fails the test;
+  bookkeeping HDF5 ignores, or a posterior variable the map never reads, such as the DPM's
+  concentration ``alpha``): the load succeeds and predicts exactly the stored ``p1``;
+  a load that predicts anything else, let alone NaN, fails the test; every mutation of a
+  variable outside the posterior must be refused;
 * the Python memory allocated while loading stays under :data:`PEAK_BYTES` (tracemalloc,
   which numpy reports to), also for a small file declaring a 2**28-element variable.
 
@@ -238,7 +240,10 @@ def _check_structural(name: str, tmp_path: Path, keep: int | None, seed: int) ->
         tree = _tree(name)
         edit(tree)
         path = _write(tree, tmp_path / f"{name}-mutated.nc")
-        assert _load_checked(path, name) == "refused", f"{name}: {label} was accepted"
+        outcome = _load_checked(path, name)  # a load that predicts anything but the reference fails here
+        # a posterior variable the map never reads (the DPM's concentration alpha) may be damaged harmlessly
+        assert outcome == "refused" or label.startswith(("/idata_/posterior", "NaN in /idata_/posterior")), (
+            f"{name}: {label} was accepted")
 
 
 @pytest.mark.parametrize("name", NAMES)
