@@ -306,7 +306,8 @@ def check_state(est: Any, state: Mapping[str, Any], what: str) -> None:
     undeclared = sorted(set(state) - set(schema))
     if undeclared:
         raise ValueError(f"{what}: {type(est).__name__} has no declared fitted attribute "
-                         f"{', '.join(map(repr, undeclared))}; known: {sorted(schema)}.")
+                         f"{', '.join(map(repr, undeclared))}; known: {sorted(schema)}. A calibrator class declares "
+                         "every fitted attribute it keeps in its _fitted_schema (see bayescal._schema).")
     missing = sorted(n for n, f in schema.items() if not f.optional and n not in state)
     if missing:
         raise ValueError(f"{what}: the fitted attribute(s) {missing} of {type(est).__name__} are missing.")
