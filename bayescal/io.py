@@ -199,6 +199,12 @@ def _tree(est: Any) -> tuple[xr.DataTree, dict[str, Any]]:
     return tree, state
 
 
+def _as_path(path: Any, name: str) -> Path:
+    if not isinstance(path, (str, os.PathLike)) or (isinstance(path, str) and not path):
+        raise ValueError(f"{name}={path!r} is not a file name: pass a str or pathlib.Path such as 'model.nc'.")
+    return Path(path)
+
+
 def _umask() -> int:
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
@@ -224,7 +230,7 @@ def atomic_write(path: str | Path, write: Callable[[Path], None], *, overwrite: 
     Path
         ``path``.
     """
-    path = Path(path)
+    path = _as_path(path, "path")
     if path.is_dir():
         raise ValueError(f"Cannot write {str(path)!r}: it is a folder; pass a file name such as 'model.nc'.")
     if not path.parent.is_dir():
@@ -534,7 +540,7 @@ def load(path: str | Path, *, expected: type | None = None) -> Any:
     from bayescal._validation import check_score_kind
     from bayescal.data import to_working
 
-    path = Path(path)
+    path = _as_path(path, "path")
     where = repr(str(path))
     if path.is_dir():
         raise ValueError(f"{where} is a folder: pass the path of a file written by save().")

@@ -361,9 +361,15 @@ def test_saved_file_gets_the_usual_permissions(tmp_path):
     assert stat.S_IMODE((tmp_path / "m.nc").stat().st_mode) == 0o666 & ~umask
 
 
-def test_load_of_a_folder_says_so(tmp_path):
+def test_load_of_a_folder_or_a_non_path_says_so(tmp_path):
     with pytest.raises(ValueError, match="is a folder"):
         bayescal.load(tmp_path)
+    for bad in (None, 3, "", b"m.nc"):
+        with pytest.raises(ValueError, match="is not a file name"):
+            bayescal.load(bad)
+    s, y, _ = _data(50)
+    with pytest.raises(ValueError, match="is not a file name"):
+        build("platt").fit(s, y).save(None)
 
 
 # ---- forged files: the hash recomputed, the loader still refuses -------------------------------
