@@ -426,7 +426,7 @@ def _tag_kind(tag: Any, where: str) -> str:
     return kind
 
 
-_STATE_KINDS = {"array": ("array", "labels"), "array_list": ("array_list",), "json": ("scalar", "json"),
+_STATE_KINDS = {"array": ("array", "labels", "scalar"), "array_list": ("array_list",), "json": ("scalar", "json"),
                 "datatree": ("posterior",)}
 
 
