@@ -473,6 +473,8 @@ def _check_layout(cls: type, params: dict, state: Any, found: dict, where: str) 
             if key not in found:
                 raise ValueError(f"{where} lacks the variable {key.lstrip('/')!r} of fitted attribute {name}; "
                                  "the file is damaged.")
+            if not isinstance(tag, str):
+                raise ValueError(f"{where}: fitted attribute {name} has no dtype tag; the file is damaged.")
             shape, dtype = found[key]
             used.add(key)
             used.update(f"{key}__d{j}" for j in range(len(shape)))
