@@ -221,6 +221,18 @@ def _attribute_mutations(tree: xr.DataTree):
             t.attrs["state"] = json.dumps(state)
         return edit
 
+    def retag(tag):
+        def edit(t):
+            state = json.loads(t.attrs["state"])
+            first = next(k for k, v in sorted(state.items()) if v["kind"] == "array")
+            state[first] = {"kind": "array"} if tag is None else {"kind": "array", "dtype": tag}
+            t.attrs["state"] = json.dumps(state)
+        return edit
+
+    yield "dtype tag object", retag("|O")
+    yield "dtype tag missing", retag(None)
+    yield "dtype tag of another width", retag("<f4")
+    yield "dtype tag junk", retag("float64; rm -rf /")
     yield "state names __dict__", state_entry("__dict__", {"kind": "json", "value": {}})
     yield "state names fit", state_entry("fit", {"kind": "json", "value": 1})
     yield "state kind unknown", state_entry("classes_", {"kind": "pickle"})
