@@ -545,10 +545,20 @@ def run_report(args: argparse.Namespace) -> None:
     print(_positive_line(classes), file=sys.stderr if args.out == STDIO else sys.stdout)
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each option's default, except where there is none (required options, unset flags)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.required or action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
+
+
 def _build_parser() -> argparse.ArgumentParser:
+    from bayescal._registry import calibrators
     from bayescal._version import __version__
 
-    fmt = argparse.ArgumentDefaultsHelpFormatter
+    fmt = _HelpFormatter
     parser = argparse.ArgumentParser(prog="bayescal", description="Bayesian calibration of binary classifiers.",
                                      formatter_class=fmt)
     parser.add_argument("--version", action="version", version=f"bayescal {__version__}")
@@ -565,13 +575,14 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument("data", nargs="+", help="CSV or Parquet files (globs allowed; - reads CSV from stdin)")
     fit.add_argument("--score", required=True, help="column of classifier scores")
     fit.add_argument("--label", required=True, help="column of true binary labels")
-    fit.add_argument("--method", default="dpm", help="calibrator name (see bayescal.calibrators())")
+    fit.add_argument("--method", default="dpm", help=f"calibrator name: {', '.join(calibrators())}")
     fit.add_argument("--score-kind", default="probability", choices=["probability", "decision"],
                      help="probability scores in [0, 1], or raw decision values (margins, logits)")
     fit.add_argument("--pos-label", default=None,
                      help="the positive label (default: 1, True, or the greater value; required for text labels)")
     fit.add_argument("--seed", type=int, default=None,
-                     help="seed of the calibrator's randomness (its random_state); the same seed gives the same model")
+                     help="seed of the calibrator's randomness (its random_state); the same seed gives the same "
+                          "model (default: none, so runs of a randomised calibrator may differ)")
     fit.add_argument("--param", action="append", default=None, metavar="NAME=VALUE",
                      help="a calibrator parameter, repeatable; VALUE is read as JSON (500, 0.1, true, \"text\") "
                           "or else as text")
