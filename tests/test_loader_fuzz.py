@@ -192,7 +192,8 @@ def _mutations(tree: xr.DataTree, rng: np.random.Generator):
             yield f"{group}{var} as strings", to_str
         if values.ndim and values.shape[-1] > 1:
             def shorter(t, group=group, var=var, da=da):
-                dims = (*da.dims[:-1], f"{da.dims[-1]}_short")
+                # a root variable has dimensions of its own: keep their names, so only the size tells
+                dims = da.dims if group == "/" else (*da.dims[:-1], f"{da.dims[-1]}_short")
                 _replace(t, group, var, (dims, da.values[..., :-1]))
 
             yield f"{group}{var} one shorter", shorter

@@ -650,6 +650,11 @@ class MBCT(Calibrator):
         for child in (self.node_left_, self.node_right_):
             if (inner & ((child <= index) | (child >= n))).any() or (~inner & (child != _LEAF)).any():
                 raise ValueError("a tree node points to a child that is not after it.")
+        parents = np.bincount(np.concatenate([self.node_left_[inner], self.node_right_[inner]]), minlength=n)
+        is_root = np.zeros(n, dtype=bool)
+        is_root[self.tree_roots_] = True
+        if (parents[is_root] != 0).any() or (parents[~is_root] != 1).any():
+            raise ValueError("the nodes do not form the listed trees (every node but a root has one parent).")
 
     def _calibrate(self, t: np.ndarray, X: np.ndarray | None = None) -> np.ndarray:
         f0 = expit(t)

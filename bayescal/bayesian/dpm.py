@@ -594,6 +594,13 @@ class DPMCalibrator(BayesianCalibrator):
                 UserWarning, stacklevel=4)
 
     # ---- evaluation -----------------------------------------------------------------
+    def _check_fitted(self) -> None:
+        """``grid_`` is the equally spaced prediction grid of ``grid_size`` points that ``_on_grid`` assumes."""
+        super()._check_fitted()
+        g = self.grid_
+        if g.size != self.grid_size or not np.allclose(np.diff(g), (g[-1] - g[0]) / (g.size - 1), rtol=1e-9, atol=0):
+            raise ValueError(f"grid_ is not an equally spaced grid of grid_size={self.grid_size} points.")
+
     def _check_posterior(self, tree: xr.DataTree) -> None:
         """The generic checks, then the layout :meth:`_draw_arrays` reads: ``pi`` (chain, draw);
         ``weight``, ``mu``, ``sigma`` (chain, draw, class, component); ``atom_prob`` (chain,
