@@ -119,6 +119,7 @@ def run_demo(out: str | Path = "demo_output", *, random_state: int = 0, verbose:
     import bayescal
     from bayescal._registry import get_calibrator_class
     from bayescal.datasets import make_naeini2014, svm_scores
+    from bayescal.io import atomic_write
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -149,12 +150,15 @@ def run_demo(out: str | Path = "demo_output", *, random_state: int = 0, verbose:
     for label, row in table.items():
         lines.append(f"{label:<16}" + "".join(f"{row[m]:>12.4f}" for m in DEMO_METRICS) + f"{times[label]:>8.2f}")
     text = "\n".join(lines)
-    (out / "metrics.csv").write_text(
-        "calibrator," + ",".join(DEMO_METRICS) + ",fit_seconds\n"
-        + "\n".join(f"{k}," + ",".join(f"{v[m]:.6f}" for m in DEMO_METRICS) + f",{times[k]:.3f}"
-                    for k, v in table.items()) + "\n")
+    csv_text = ("calibrator," + ",".join(DEMO_METRICS) + ",fit_seconds\n"
+                + "\n".join(f"{k}," + ",".join(f"{v[m]:.6f}" for m in DEMO_METRICS) + f",{times[k]:.3f}"
+                            for k, v in table.items()) + "\n")
+    # the demo's own folder: each run replaces its files, whole
+    atomic_write(out / "metrics.csv", lambda path: path.write_text(csv_text), overwrite=True)
     with steps.step("drawing the reliability diagram"):
-        _demo_figure(fitted, s_test, y_test).savefig(out / "reliability.png", dpi=120)
+        figure = _demo_figure(fitted, s_test, y_test)
+        atomic_write(out / "reliability.png", lambda path: figure.savefig(path, dpi=120, format="png"),
+                     overwrite=True)
     if verbose:
         print("Test-split metrics; the positive class is y = 1 (the ring).")
         print(text)
