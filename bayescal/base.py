@@ -33,6 +33,7 @@ import xarray as xr
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
+from bayescal import _schema as schema
 from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import (
     DEFAULT_CI_PROB,
@@ -77,6 +78,10 @@ class Calibrator(ClassifierMixin, BaseEstimator):
 
     Capabilities beyond the contract are declared by inheritance: a calibrator that models
     the class score densities inherits :class:`ClassConditional`.
+    ``_fitted_schema``
+        its fitted attributes, name -> :class:`~bayescal._schema.Fitted` (merged with the
+        base classes' declarations); :mod:`bayescal.io` saves only declared attributes and
+        checks a file against the declaration before building anything from it.
     """
 
     score_kind: str = "probability"
@@ -86,6 +91,12 @@ class Calibrator(ClassifierMixin, BaseEstimator):
     monotone: bool = False
     feature_aware: bool = False
     supports_weights: bool = True
+    _fitted_schema = {
+        "classes_": schema.labels(),
+        "n_features_in_": schema.scalar("i", low=1, high=1),
+        "score_range_": schema.array("f", (2,), order="nondecreasing"),
+        "n_features_x_": schema.scalar("i", low=1, optional=True),
+    }
 
     # ---- subclass hooks -------------------------------------------------------------
     def _fit(self, data: ScoreData, X: np.ndarray | None = None) -> None:  # pragma: no cover - abstract
@@ -101,6 +112,18 @@ class Calibrator(ClassifierMixin, BaseEstimator):
 
     def _restore(self) -> None:
         """Rebuild derived, unsaved state after :func:`bayescal.io.load` (default: nothing)."""
+
+    def _check_fitted(self) -> None:
+        """Cross-checks of the fitted attributes that ``_fitted_schema`` cannot state.
+
+        Called by :func:`bayescal.io.load` (and ``save``) after every declared attribute
+        passed its own checks; raises ``ValueError``. Default: the score range lies in [0, 1]
+        for probability scores.
+        """
+        if getattr(self, "score_kind", "probability") == "probability":
+            lo, hi = self.score_range_
+            if lo < 0.0 or hi > 1.0:
+                raise ValueError(f"score_range_ [{lo}, {hi}] lies outside [0, 1] for probability scores.")
 
     # ---- scikit-learn plumbing ------------------------------------------------------
     def __sklearn_tags__(self):
@@ -579,17 +602,23 @@ class Calibrator(ClassifierMixin, BaseEstimator):
                                               random_state=random_state)
 
 
-    def save(self, path: str | Path) -> None:
+    def save(self, path: str | Path, *, overwrite: bool = False) -> None:
         """Save the fitted calibrator to a netCDF file (see :func:`bayescal.io.save`; no pickle).
+
+        An existing file is replaced only with ``overwrite=True`` (``FileExistsError``
+        otherwise); the file is written under a temporary name in the same folder and then
+        renamed, so an interrupted save leaves no half-written file.
 
         Parameters
         ----------
         path : str or path-like
             The file to write (netCDF).
+        overwrite : bool, default False
+            Replace an existing file at ``path``.
         """
         from bayescal.io import save
 
-        save(self, path)
+        save(self, path, overwrite=overwrite)
 
     @classmethod
     def load(cls, path: str | Path) -> "Calibrator":
@@ -616,6 +645,50 @@ class BayesianCalibrator(Calibrator):
     Subclasses set ``idata_`` (an ``xarray.DataTree`` with at least a ``posterior`` group)
     in ``_fit`` and implement ``_map_draws`` from it.
     """
+
+    _fitted_schema = {"idata_": schema.posterior()}
+
+    #: posterior variables whose every draw is a probability, and those that are scales
+    _PROBABILITY_VARIABLES = ("weight", "atom_prob", "pi")
+    _SCALE_VARIABLES = ("sigma", "beta_a", "beta_b")
+
+    def _check_posterior(self, tree: xr.DataTree) -> None:
+        """Check a loaded posterior before the calibrator is rebuilt from it; raise ``ValueError``.
+
+        Generic checks: finite numbers in ``observed_data``; a ``posterior`` group whose
+        variables all start with the dims ``(chain, draw)`` and whose draws are all finite; variables
+        named in ``_SCALE_VARIABLES`` (``sigma``, ``beta_a``, ``beta_b``) positive; those in
+        ``_PROBABILITY_VARIABLES`` (``weight``, ``atom_prob``, ``pi``) in [0, 1]; ``weight``
+        summing to 1 over ``component`` and ``atom_prob`` to at most 1 over ``atom``.
+        A subclass extends this for its own layout (and calls ``super()``).
+        """
+        if "posterior" not in tree.children:
+            raise ValueError("idata_ has no 'posterior' group.")
+        if "observed_data" in tree.children:
+            for name, var in tree["observed_data"].to_dataset(inherit=False).data_vars.items():
+                if var.dtype.kind not in "fiub" or not np.isfinite(var.values.astype(np.float64)).all():
+                    raise ValueError(f"idata_.observed_data.{name} holds a value that is not a finite number.")
+        post = tree["posterior"].to_dataset(inherit=False)
+        if not {"chain", "draw"} <= set(post.dims):
+            raise ValueError("idata_.posterior lacks the 'chain' and 'draw' dimensions.")
+        for name, var in post.data_vars.items():
+            if var.dims[:2] != ("chain", "draw"):
+                raise ValueError(f"idata_.posterior.{name} has dims {var.dims}, not ('chain', 'draw', ...).")
+            values = np.asarray(var.values)
+            if values.dtype.kind not in "fiub":
+                raise ValueError(f"idata_.posterior.{name} has dtype {values.dtype}, not numbers.")
+            values = values.astype(np.float64)
+            if not np.isfinite(values).all():
+                raise ValueError(f"idata_.posterior.{name} holds a value that is not finite.")
+            if name in self._SCALE_VARIABLES and not (values > 0).all():
+                raise ValueError(f"idata_.posterior.{name} holds a scale <= 0.")
+            if name in self._PROBABILITY_VARIABLES and not ((values >= 0) & (values <= 1)).all():
+                raise ValueError(f"idata_.posterior.{name} holds a value outside [0, 1].")
+            if name == "weight" and "component" in var.dims and not np.allclose(
+                    var.sum("component").values, 1.0, rtol=0, atol=1e-6):
+                raise ValueError("idata_.posterior.weight does not sum to 1 over 'component'.")
+            if name == "atom_prob" and "atom" in var.dims and (var.sum("atom").values > 1 + 1e-9).any():
+                raise ValueError("idata_.posterior.atom_prob sums to more than 1 over 'atom'.")
 
     def sample_posterior_predictive(self, scores: ArrayLike, *, random_state: RandomStateLike = None,
                                     random_seed: RandomStateLike = None) -> xr.DataTree:

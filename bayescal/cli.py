@@ -1,14 +1,21 @@
 """Command line: ``bayescal demo | fit | apply | report``.
 
 * ``bayescal demo [--out DIR]``: what ``make demo`` runs;
-* ``bayescal fit DATA... --score COL --label COL [--method dpm] [--out model.nc]``: fit a
-  calibrator on CSV or Parquet files (globs allowed); above ``--dask-above`` bytes the
-  files are read with Dask and reduced to a :class:`~bayescal.data.ScoreSummary` first;
-* ``bayescal apply MODEL DATA --score COL --out OUT``: add the calibrated probability as a
-  column and write CSV or Parquet (by the extension of OUT);
+* ``bayescal fit DATA... --score COL --label COL [--method dpm] [--seed N] [--param NAME=VALUE ...]
+  [--pos-label L] [--out model.nc]``: fit a calibrator on CSV or Parquet files (globs
+  allowed; ``-`` reads CSV from stdin); above ``--dask-above`` bytes the files are read with
+  Dask and reduced to a :class:`~bayescal.data.ScoreSummary` first;
+* ``bayescal apply MODEL DATA --score COL --out OUT [--band 0.95]``: keep every input
+  column, add the calibrated probability ``p_calibrated`` (and ``p_lower`` / ``p_upper``,
+  the equal-tailed posterior interval, with ``--band``), and write CSV or Parquet (by the
+  extension of OUT; ``-`` writes CSV to stdout);
 * ``bayescal report DATA... --score COL --label COL [--methods dpm isotonic platt] --out report.html``:
   fit on one part, evaluate on the rest; metrics before/after, reliability diagram with
   bands, posterior predictive check and decision regions on one self-contained HTML page.
+
+Every command says which class is the positive one. No command writes over one of its
+inputs; an existing output is replaced only with ``--force``; outputs are written under a
+temporary name and renamed, so an interrupted run leaves no half-written file.
 
 Errors are one line naming the problem, with exit code 2 (``--debug`` shows the traceback).
 Each command reports its steps on stderr (``[2/4] fitting dpm ... 1.3 s``, and Dask's
@@ -21,6 +28,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import glob
+import io
+import json
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -29,7 +39,19 @@ from typing import Any
 
 __all__ = ["main", "run_demo"]
 
-DEMO_METRICS = ("ece", "mce", "brier", "log_loss", "auc")
+DEMO_METRICS = ("ece_papers", "ece_eqmass", "mce_papers", "brier", "log_loss", "auc")
+DEMO_ECE_NOTE = (
+    "ECE = class-1 expected calibration error, sum_b (n_b/N) |positive rate_b - mean p_b|, over 10 groups of the\n"
+    "test predictions. ece_papers: the grouping of Naeini et al.'s code (sort by p, ties ordered by label, 10\n"
+    "equal-count groups), which splits runs of tied predictions by label and so inflates the ECE of step maps;\n"
+    "ece_eqmass: 10 equal-mass bins that keep tied predictions together. mce_papers: the largest group's gap.")
+DEMO_WHY_NOTE = (
+    "Why isotonic and Platt fail here: the linear SVM's score is linear in (x1, x2), so the ring's points (y=1)\n"
+    "lie at both ends of the score range and the disc's (y=0) in the middle: P(y=1 | score) is U-shaped, not\n"
+    "monotone. A monotone map (isotonic, Platt, beta) can only flatten it towards the base rate: calibrated on\n"
+    "average (isotonic's small ece_eqmass) but uninformative (see Brier, log loss, AUC); isotonic's large\n"
+    "ece_papers comes from its long runs of tied predictions. The DPM models each class's score density and\n"
+    "takes their ratio (Bayes' rule), so its map can fall and rise again.")
 
 
 class Progress:
@@ -70,8 +92,9 @@ def _metric_row(y, p) -> dict[str, float]:
     from bayescal import metrics
 
     return {
-        "ece": metrics.ece(y, p, strategy="papers"),
-        "mce": metrics.mce(y, p, strategy="papers"),
+        "ece_papers": metrics.ece(y, p, strategy="papers"),
+        "ece_eqmass": metrics.ece(y, p, strategy="quantile"),
+        "mce_papers": metrics.mce(y, p, strategy="papers"),
         "brier": metrics.brier_score(y, p),
         "log_loss": metrics.log_loss(y, p),
         "auc": metrics.roc_auc(y, p),
@@ -96,6 +119,7 @@ def run_demo(out: str | Path = "demo_output", *, random_state: int = 0, verbose:
     import bayescal
     from bayescal._registry import get_calibrator_class
     from bayescal.datasets import make_naeini2014, svm_scores
+    from bayescal.io import atomic_write
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -112,9 +136,9 @@ def run_demo(out: str | Path = "demo_output", *, random_state: int = 0, verbose:
     fitted = {}
     for name in names:
         cls = get_calibrator_class(name)
-        params = {"random_seed": random_state} if "random_seed" in cls().get_params() else {}
-        if "random_state" in cls().get_params():
-            params = {"random_state": random_state}
+        accepted = cls().get_params()
+        seed_name = next((k for k in ("random_state", "random_seed") if k in accepted), None)
+        params = {seed_name: random_state} if seed_name else {}
         t0 = time.perf_counter()
         with steps.step(f"fitting {name}"):
             est = cls(**params).fit(s_train, y_train)
@@ -122,31 +146,48 @@ def run_demo(out: str | Path = "demo_output", *, random_state: int = 0, verbose:
         fitted[name] = est
         table[name] = _metric_row(y_test, est.predict_proba(s_test)[:, 1])
 
-    lines = [f"{'calibrator':<16}" + "".join(f"{m:>10}" for m in DEMO_METRICS) + f"{'fit s':>8}"]
+    lines = [f"{'calibrator':<16}" + "".join(f"{m:>12}" for m in DEMO_METRICS) + f"{'fit s':>8}"]
     for label, row in table.items():
-        lines.append(f"{label:<16}" + "".join(f"{row[m]:>10.4f}" for m in DEMO_METRICS) + f"{times[label]:>8.2f}")
+        lines.append(f"{label:<16}" + "".join(f"{row[m]:>12.4f}" for m in DEMO_METRICS) + f"{times[label]:>8.2f}")
     text = "\n".join(lines)
-    (out / "metrics.csv").write_text(
-        "calibrator," + ",".join(DEMO_METRICS) + ",fit_seconds\n"
-        + "\n".join(f"{k}," + ",".join(f"{v[m]:.6f}" for m in DEMO_METRICS) + f",{times[k]:.3f}"
-                    for k, v in table.items()) + "\n")
+    csv_text = ("calibrator," + ",".join(DEMO_METRICS) + ",fit_seconds\n"
+                + "\n".join(f"{k}," + ",".join(f"{v[m]:.6f}" for m in DEMO_METRICS) + f",{times[k]:.3f}"
+                            for k, v in table.items()) + "\n")
+    # the demo's own folder: each run replaces its files, whole
+    atomic_write(out / "metrics.csv", lambda path: path.write_text(csv_text), overwrite=True)
     with steps.step("drawing the reliability diagram"):
-        _demo_figure(fitted, s_test, y_test).savefig(out / "reliability.png", dpi=120)
+        figure = _demo_figure(fitted, s_test, y_test)
+        atomic_write(out / "reliability.png", lambda path: figure.savefig(path, dpi=120, format="png"),
+                     overwrite=True)
     if verbose:
-        print("Test-split metrics (ECE/MCE: 10 equal-count groups as in Naeini et al.):")
+        print("Test-split metrics; the positive class is y = 1 (the ring).")
         print(text)
+        print(DEMO_ECE_NOTE)
+        print(DEMO_WHY_NOTE)
         print(f"Wrote {out / 'metrics.csv'} and {out / 'reliability.png'}")
     return table
 
 
-def _expand(patterns: list[str]) -> list[Path]:
-    paths: list[Path] = []
+STDIO = "-"
+
+
+def _expand(patterns: list[str]) -> list[Path | str]:
+    """The files named by ``patterns`` (globs expanded); ``-`` stands for stdin (CSV)."""
+    paths: list[Path | str] = []
     for pattern in patterns:
+        if pattern == STDIO:
+            if STDIO in paths:
+                raise ValueError("'-' (stdin) is given twice: stdin can be read once")
+            paths.append(STDIO)
+            continue
         found = sorted(glob.glob(pattern)) if any(ch in pattern for ch in "*?[") else [pattern]
         if not found:
             raise ValueError(f"no file matches {pattern!r}")
         for f in found:
             path = Path(f)
+            if path.is_dir():
+                raise ValueError(f"{f} is a folder, not a data file: pass CSV or Parquet files, or a glob "
+                                 f"such as {os.path.join(f, '*.csv')!r}")
             if not path.is_file():
                 raise ValueError(f"no such file: {f}")
             if path.suffix.lower() not in (".csv", ".parquet", ".pq"):
@@ -155,34 +196,147 @@ def _expand(patterns: list[str]) -> list[Path]:
     return paths
 
 
-def read_table(patterns: list[str], columns: list[str], *, dask_above: float = float("inf")) -> Any:
-    """Read ``columns`` from CSV / Parquet files (pandas, or a Dask dataframe when large)."""
+def read_table(patterns: list[str], columns: list[str] | None, *, dask_above: float = float("inf")) -> Any:
+    """Read ``columns`` (every column when ``None``) from CSV / Parquet files or stdin
+    (pandas, or a Dask dataframe when the files are large)."""
     import pandas as pd
 
-    columns = list(dict.fromkeys(columns))
+    wanted = None if columns is None else list(dict.fromkeys(columns))
     paths = _expand(patterns)
-    use_dask = sum(p.stat().st_size for p in paths) > dask_above
+    use_dask = STDIO not in paths and sum(p.stat().st_size for p in paths) > dask_above
     frames = []
     for path in paths:
-        is_csv = path.suffix.lower() == ".csv"
+        is_csv = path == STDIO or path.suffix.lower() == ".csv"
         try:
             if use_dask:
                 import dask.dataframe as dd
 
                 frame = dd.read_csv(str(path)) if is_csv else dd.read_parquet(str(path))
+            elif path == STDIO:
+                frame = pd.read_csv(sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin)
             else:
                 frame = pd.read_csv(path) if is_csv else pd.read_parquet(path)
         except Exception as exc:
-            raise ValueError(f"could not read {path}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
-        missing = [c for c in columns if c not in frame.columns]
+            name = "stdin" if path == STDIO else path
+            raise ValueError(f"could not read {name}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+        missing = [c for c in (wanted or []) if c not in frame.columns]
         if missing:
-            raise ValueError(f"{path}: missing column(s) {missing}; available: {list(frame.columns)}")
-        frames.append(frame[columns])
+            raise ValueError(f"{'stdin' if path == STDIO else path}: missing column(s) {missing}; "
+                             f"available: {list(frame.columns)}")
+        frames.append(frame if wanted is None else frame[wanted])
     if use_dask:
         import dask.dataframe as dd
 
         return dd.concat(frames)
-    return pd.concat(frames, ignore_index=True)
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0].reset_index(drop=True)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` are one file: the same resolved path, or (hard links) the same inode."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _check_output(out: str, inputs: list[str | Path], force: bool, flag: str = "--out") -> None:
+    """Refuse an output that is one of the inputs (always) or that exists (unless ``force``)."""
+    if out == STDIO:
+        return
+    target = Path(out)
+    for given in inputs:
+        if given == STDIO:
+            continue
+        if _same_file(target, Path(given)):
+            raise ValueError(f"{flag} {out} is the input file {given}: bayescal never writes over its input; "
+                             "choose another output name")
+    if target.is_dir():
+        raise ValueError(f"{flag} {out} is a folder: give a file name")
+    if target.exists() and not force:
+        raise FileExistsError(f"{flag} {out} already exists: pass --force to replace it, or choose another name")
+
+
+def _inputs(patterns: list[str]) -> list[Path | str]:
+    """The input files (for the no-overwrite check); unmatched patterns are reported when read."""
+    try:
+        return _expand(patterns)
+    except ValueError:
+        return [p for p in patterns if p == STDIO or Path(p).exists()]
+
+
+def _write_output(out: str, write, force: bool) -> None:
+    """Write through ``write(path)`` atomically, or to stdout for ``-``."""
+    from bayescal.io import atomic_write
+
+    if out == STDIO:
+        write(STDIO)
+        return
+    atomic_write(out, write, overwrite=force, flag="--force")
+
+
+def _parse_value(text: str) -> Any:
+    """A ``--param`` value: a JSON literal (number, true/false/null, list, dict, quoted string) or else text."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        if text in ("True", "False", "None"):
+            return {"True": True, "False": False, "None": None}[text]
+        return text
+
+
+def _calibrator_params(cls: type, args: argparse.Namespace) -> dict[str, Any]:
+    """Parameters from ``--score-kind``, ``--seed`` and ``--param NAME=VALUE``, checked against the class."""
+    accepted = cls().get_params()
+    params: dict[str, Any] = {}
+    if "score_kind" in accepted:
+        params["score_kind"] = args.score_kind
+    elif args.score_kind != "probability":
+        raise ValueError(f"method {args.method!r} has no score_kind: it takes probability scores only")
+    if args.seed is not None:
+        seed_name = next((k for k in ("random_state", "random_seed") if k in accepted), None)
+        if seed_name is not None:
+            params[seed_name] = args.seed
+    given: dict[str, Any] = {}
+    for item in args.param or []:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise ValueError(f"--param {item!r}: write NAME=VALUE, e.g. --param draws=500")
+        if name not in accepted:
+            raise ValueError(f"--param {name}: {args.method!r} has no parameter {name!r}; "
+                             f"its parameters are {sorted(accepted)}")
+        if name in given:
+            raise ValueError(f"--param {name} is given twice")
+        if name in ("random_state", "random_seed") and args.seed is not None:
+            raise ValueError(f"--param {name} and --seed both set the seed: pass one of them")
+        if name == "score_kind":
+            raise ValueError("--param score_kind: use --score-kind")
+        given[name] = _parse_value(value)
+    params.update(given)
+    return params
+
+
+def _positive_line(classes: Any) -> str:
+    neg, pos = (c.item() if hasattr(c, "item") else c for c in classes)
+    return f"positive class: {pos!r} (negative: {neg!r}); probabilities are P(label = {pos!r})"
+
+
+def _check_string_labels(column: Any, pos_label: Any, name: str) -> None:
+    """Refuse text labels without ``--pos-label``: which word is positive is the user's to say."""
+    import pandas as pd
+
+    dtype = column.dtype
+    if pos_label is None and (pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)) \
+            and not pd.api.types.is_bool_dtype(dtype):
+        values = column.dropna().unique()
+        values = list(values.compute() if hasattr(values, "compute") else values)
+        if len(values) != 2 or not all(isinstance(v, str) for v in values):
+            return  # not two text labels: the label checks say what is wrong, if anything
+        shown = sorted(values)[:2]
+        raise ValueError(f"the labels in column {name!r} are text ({', '.join(map(repr, shown))}): say which is the "
+                         f"positive class with --pos-label, e.g. --pos-label {shown[-1] if shown else 'yes'}")
 
 
 def run_fit(args: argparse.Namespace) -> None:
@@ -191,19 +345,29 @@ def run_fit(args: argparse.Namespace) -> None:
     cls = get_calibrator_class(args.method)
     if cls.feature_aware:
         raise ValueError(f"method {args.method!r} needs features; the command line fits score-only calibrators")
+    if args.out == STDIO:
+        raise ValueError("--out -: a model is a netCDF file; give a file name such as model.nc")
+    params = _calibrator_params(cls, args)
+    est = cls(**params)
+    _check_output(args.out, _inputs(args.data), args.force)
     steps = Progress(3, _show_progress(args))
     with steps.step("reading " + ", ".join(args.data)):
         table = read_table(args.data, [args.score, args.label], dask_above=args.dask_above)
-    est = cls(score_kind=args.score_kind) if "score_kind" in cls().get_params() else cls()
     pos_label = _parse_label(args.pos_label)
+    _check_string_labels(table[args.label], pos_label, args.label)
     on_dask = hasattr(table, "__dask_graph__")  # fit reduces Dask columns to a ScoreSummary itself
     what = f"summarising the scores with Dask, fitting {args.method}" if on_dask else \
         f"fitting {args.method} on {len(table)} rows"
     with steps.step(what), (steps.dask() if on_dask else contextlib.nullcontext()):
         est.fit(table[args.score], table[args.label], pos_label=pos_label)
     with steps.step(f"saving {args.out}"):
-        est.save(args.out)
-    print(f"fitted {args.method}; wrote {args.out}")
+        est.save(args.out, overwrite=args.force)
+    seeded = {k: v for k, v in params.items() if k in ("random_state", "random_seed")}
+    seed_note = f"seed {next(iter(seeded.values()))}" if seeded else \
+        ("no seed (pass --seed for a reproducible fit)" if any(k in est.get_params() for k in ("random_state", "random_seed"))
+         else "deterministic")
+    print(f"fitted {args.method} ({seed_note}); wrote {args.out}")
+    print(_positive_line(est.classes_))
 
 
 def _show_progress(args: argparse.Namespace) -> bool:
@@ -219,25 +383,63 @@ def _parse_label(value: str | None) -> Any:
         return value
 
 
+def _posterior_band(est: Any, scores: Any, prob: float, chunk: int = 20_000) -> tuple[Any, Any]:
+    """Equal-tailed ``prob`` interval of the posterior of P(y=1) at each score, in chunks of rows."""
+    import numpy as np
+
+    lo_q, hi_q = (1.0 - prob) / 2.0, 1.0 - (1.0 - prob) / 2.0
+    lower, upper = np.empty(len(scores)), np.empty(len(scores))
+    for start in range(0, len(scores), chunk):
+        draws = est.predict_posterior(scores[start:start + chunk]).values
+        flat = draws.reshape(-1, draws.shape[-1])
+        lower[start:start + chunk], upper[start:start + chunk] = np.quantile(flat, [lo_q, hi_q], axis=0)
+    return lower, upper
+
+
 def run_apply(args: argparse.Namespace) -> None:
     import bayescal
 
-    out = Path(args.out)
-    if out.suffix.lower() not in (".csv", ".parquet", ".pq"):
-        raise ValueError(f"--out {out}: use a .csv or .parquet file name")
+    out = args.out
+    _check_output(out, [args.model, *_inputs(args.data)], args.force)
+    if out != STDIO and Path(out).suffix.lower() not in (".csv", ".parquet", ".pq"):
+        raise ValueError(f"--out {out}: use a .csv or .parquet file name, or - for CSV on stdout")
+    if args.band is not None and not 0.0 < args.band < 1.0:
+        raise ValueError(f"--band {args.band}: give the interval's probability, between 0 and 1 (e.g. 0.95)")
+    report = sys.stderr if out == STDIO else sys.stdout
     steps = Progress(4, _show_progress(args))
     with steps.step(f"loading {args.model}"):
         est = bayescal.load(args.model)
     with steps.step("reading " + ", ".join(args.data)):
-        table = read_table(args.data, [args.score])
+        table = read_table(args.data, None)
+    if args.score not in table.columns:
+        raise ValueError(f"missing column(s) [{args.score!r}]; available: {list(table.columns)}")
+    added = [args.column] + (["p_lower", "p_upper"] if args.band is not None else [])
+    clash = [c for c in added if c in table.columns]
+    if clash:
+        raise ValueError(f"the input already has column(s) {clash}: pass --column another name, or drop them")
+    scores = table[args.score].to_numpy()
     with steps.step(f"calibrating {len(table)} scores"):
-        table[args.column] = est.predict_proba(table[args.score].to_numpy())[:, 1]
-    with steps.step(f"writing {out}"):
-        if out.suffix.lower() == ".csv":
-            table.to_csv(out, index=False)
+        table[args.column] = est.predict_proba(scores)[:, 1]
+        if args.band is not None:
+            table["p_lower"], table["p_upper"] = _posterior_band(est, scores, args.band)
+
+    def write(path):
+        if path == STDIO:
+            buf = io.StringIO()
+            table.to_csv(buf, index=False)
+            sys.stdout.write(buf.getvalue())
+            sys.stdout.flush()
+        elif Path(out).suffix.lower() == ".csv":
+            table.to_csv(path, index=False)
         else:
-            table.to_parquet(out, index=False)
-    print(f"wrote {len(table)} calibrated probabilities to {out} (column {args.column!r})")
+            table.to_parquet(path, index=False)
+
+    with steps.step(f"writing {'stdout' if out == STDIO else out}"):
+        _write_output(out, write, args.force)
+    band = f", {args.band:g} interval in p_lower/p_upper" if args.band is not None else ""
+    print(f"wrote {len(table)} rows with every input column plus {args.column!r}{band} to "
+          f"{'stdout' if out == STDIO else out}", file=report)
+    print(_positive_line(est.classes_), file=report)
 
 
 def _demo_figure(fitted: dict, scores, y, *, title: str = "Linear SVM on the Naeini et al. (2014) simulated data",
@@ -299,10 +501,12 @@ def run_report(args: argparse.Namespace) -> None:
     from bayescal._validation import check_labels, check_scores
     from bayescal.plotting import DecisionDisplay, PPCDisplay
 
+    _check_output(args.out, _inputs(args.data), args.force)
     steps = Progress(len(args.methods) + 3, _show_progress(args))
     with steps.step("reading " + ", ".join(args.data)):
         table = read_table(args.data, [args.score, args.label])
     scores = check_scores(table[args.score].to_numpy(), score_kind=args.score_kind, name=f"column {args.score!r}")
+    _check_string_labels(table[args.label], _parse_label(args.pos_label), args.label)
     y01, classes = check_labels(table[args.label].to_numpy(), pos_label=_parse_label(args.pos_label),
                                 name=f"column {args.label!r}")
     s_cal, s_test, y_cal, y_test = train_test_split(scores, y01, test_size=args.test_size, stratify=y01,
@@ -336,50 +540,89 @@ def run_report(args: argparse.Namespace) -> None:
             "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}img{max-width:100%}</style></head><body>"
             f"<h1>Calibration report: {html.escape(args.score)} vs {html.escape(args.label)}</h1>"
             f"<p>{len(y_cal)} rows to fit the calibrators, {len(y_test)} to evaluate them (split seed {args.seed}); "
-            f"positive class {html.escape(str(classes[1]))}. ECE and MCE: 10 equal-count groups.</p>"
+            f"positive class {html.escape(str(classes[1]))}.</p><p>{html.escape(DEMO_ECE_NOTE)}</p>"
             f"<table><tr><th>calibrator</th>{head}</tr>{body}</table>{imgs}</body></html>")
     with steps.step(f"writing {args.out}"):
-        Path(args.out).write_text(page, encoding="utf-8")
-    print(f"wrote {args.out}")
+        _write_output(args.out, lambda path: (sys.stdout.write(page) if path == STDIO
+                                              else Path(path).write_text(page, encoding="utf-8")), args.force)
+    print(f"wrote {'stdout' if args.out == STDIO else args.out}", file=sys.stderr if args.out == STDIO else sys.stdout)
+    print(_positive_line(classes), file=sys.stderr if args.out == STDIO else sys.stdout)
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each option's default, except where there is none (required options, unset flags)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.required or action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="bayescal", description="Bayesian calibration of binary classifiers.")
+    from bayescal._registry import calibrators
+    from bayescal._version import __version__
+
+    fmt = _HelpFormatter
+    parser = argparse.ArgumentParser(prog="bayescal", description="Bayesian calibration of binary classifiers.",
+                                     formatter_class=fmt)
+    parser.add_argument("--version", action="version", version=f"bayescal {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     parser.add_argument("--progress", choices=["auto", "always", "never"], default="auto",
                         help="report each step on stderr (auto: when stderr is a terminal)")
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="fit every calibrator on simulated data; print metrics; write a diagram")
+    demo = sub.add_parser("demo", help="fit every calibrator on simulated data; print metrics; write a diagram",
+                          formatter_class=fmt)
     demo.add_argument("--out", default="demo_output", help="folder for reliability.png and metrics.csv")
     demo.add_argument("--seed", type=int, default=0, help="random seed of the simulated data and the fits")
-    fit = sub.add_parser("fit", help="fit a calibrator on CSV/Parquet files and save it")
-    fit.add_argument("data", nargs="+", help="CSV or Parquet files (globs allowed)")
+
+    fit = sub.add_parser("fit", help="fit a calibrator on CSV/Parquet files and save it", formatter_class=fmt)
+    fit.add_argument("data", nargs="+", help="CSV or Parquet files (globs allowed; - reads CSV from stdin)")
     fit.add_argument("--score", required=True, help="column of classifier scores")
     fit.add_argument("--label", required=True, help="column of true binary labels")
-    fit.add_argument("--method", default="dpm", help="calibrator name (see bayescal.calibrators())")
-    fit.add_argument("--score-kind", default="probability", choices=["probability", "decision"])
-    fit.add_argument("--pos-label", default=None, help="the positive label (default: the greater value)")
+    fit.add_argument("--method", default="dpm", help=f"calibrator name: {', '.join(calibrators())}")
+    fit.add_argument("--score-kind", default="probability", choices=["probability", "decision"],
+                     help="probability scores in [0, 1], or raw decision values (margins, logits)")
+    fit.add_argument("--pos-label", default=None,
+                     help="the positive label (default: 1, True, or the greater value; required for text labels)")
+    fit.add_argument("--seed", type=int, default=None,
+                     help="seed of the calibrator's randomness (its random_state); the same seed gives the same "
+                          "model (default: none, so runs of a randomised calibrator may differ)")
+    fit.add_argument("--param", action="append", default=None, metavar="NAME=VALUE",
+                     help="a calibrator parameter, repeatable; VALUE is read as JSON (500, 0.1, true, \"text\") "
+                          "or else as text")
     fit.add_argument("--out", default="model.nc", help="where to save the fitted calibrator (netCDF)")
+    fit.add_argument("--force", action="store_true", help="replace --out if it exists")
     fit.add_argument("--dask-above", type=float, default=1e9,
                      help="read with Dask and fit on a ScoreSummary when the files exceed this many bytes")
-    apply = sub.add_parser("apply", help="apply a saved calibrator to scores in CSV/Parquet files")
+
+    apply = sub.add_parser("apply", help="add calibrated probabilities to every row of CSV/Parquet files",
+                           formatter_class=fmt)
     apply.add_argument("model", help="a file written by 'bayescal fit' or Calibrator.save")
-    apply.add_argument("data", nargs="+", help="CSV or Parquet files (globs allowed)")
+    apply.add_argument("data", nargs="+", help="CSV or Parquet files (globs allowed; - reads CSV from stdin)")
     apply.add_argument("--score", required=True, help="column of classifier scores")
-    apply.add_argument("--out", required=True, help="output .csv or .parquet")
+    apply.add_argument("--out", required=True, help="output .csv or .parquet (- writes CSV to stdout)")
     apply.add_argument("--column", default="p_calibrated", help="name of the added column")
-    report = sub.add_parser("report", help="metrics, reliability diagram, PPC and decisions as one HTML page")
-    report.add_argument("data", nargs="+", help="CSV or Parquet files (globs allowed)")
+    apply.add_argument("--band", type=float, default=None, metavar="PROB",
+                       help="also add p_lower and p_upper, the equal-tailed PROB interval of the posterior "
+                            "(e.g. 0.95; a point-estimate calibrator gives lower = upper)")
+    apply.add_argument("--force", action="store_true", help="replace --out if it exists")
+
+    report = sub.add_parser("report", help="metrics, reliability diagram, PPC and decisions as one HTML page",
+                            formatter_class=fmt)
+    report.add_argument("data", nargs="+", help="CSV or Parquet files (globs allowed; - reads CSV from stdin)")
     report.add_argument("--score", required=True, help="column of classifier scores")
     report.add_argument("--label", required=True, help="column of true binary labels")
     report.add_argument("--methods", nargs="+", default=["dpm", "isotonic", "platt"], help="calibrator names")
-    report.add_argument("--score-kind", default="probability", choices=["probability", "decision"])
-    report.add_argument("--pos-label", default=None, help="the positive label (default: the greater value)")
+    report.add_argument("--score-kind", default="probability", choices=["probability", "decision"],
+                        help="probability scores in [0, 1], or raw decision values")
+    report.add_argument("--pos-label", default=None,
+                        help="the positive label (default: 1, True, or the greater value; required for text labels)")
     report.add_argument("--test-size", type=float, default=0.5, help="share of rows held out for evaluation")
     report.add_argument("--cost-fp", type=float, default=1.0, help="cost of a false positive (decision regions)")
     report.add_argument("--cost-fn", type=float, default=1.0, help="cost of a false negative (decision regions)")
     report.add_argument("--seed", type=int, default=0, help="seed of the split and the Bayesian fits")
-    report.add_argument("--out", default="report.html", help="the HTML file to write")
+    report.add_argument("--out", default="report.html", help="the HTML file to write (- for stdout)")
+    report.add_argument("--force", action="store_true", help="replace --out if it exists")
     return parser
 
 

@@ -120,3 +120,199 @@ def test_progress_marks_the_failed_step(files, capsys):
     code = main(["--progress", "always", "fit", str(csv), "--score", "score", "--label", "score"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and err[-2].endswith("failed") and err[-1].startswith("bayescal: error:")
+
+
+# ---- no lost files (issue 16, item 1) ----------------------------------------------------------
+def _fit_args(data, out, *extra):
+    return ["fit", str(data), "--score", "score", "--label", "label", "--method", "platt", "--out", str(out), *extra]
+
+
+def test_fit_never_writes_over_its_input_even_with_force(files, tmp_path, capsys):
+    _, csv, _ = files
+    before = csv.read_bytes()
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "alias.csv").symlink_to(csv)
+    import os
+
+    os.link(csv, tmp_path / "hard.csv")
+    for out in (csv, tmp_path / "sub" / ".." / "d.csv", tmp_path / "alias.csv", tmp_path / "hard.csv"):
+        for force in ([], ["--force"]):
+            assert main(_fit_args(csv, out, *force)) == 2
+            err = capsys.readouterr().err
+            assert "never writes over its input" in err, err
+    assert csv.read_bytes() == before
+
+
+def test_apply_never_writes_over_its_input_or_model(files, tmp_path, capsys):
+    _, csv, _ = files
+    model = tmp_path / "m.nc"
+    assert main(_fit_args(csv, model)) == 0
+    before, model_before = csv.read_bytes(), model.read_bytes()
+    for out in (csv, model):
+        assert main(["apply", str(model), str(csv), "--score", "score", "--out", str(out), "--force"]) == 2
+        assert "never writes over its input" in capsys.readouterr().err
+    assert csv.read_bytes() == before and model.read_bytes() == model_before
+
+
+def test_existing_outputs_need_force(files, tmp_path, capsys):
+    frame, csv, _ = files
+    model, out = tmp_path / "m.nc", tmp_path / "o.csv"
+    assert main(_fit_args(csv, model)) == 0
+    first = model.read_bytes()
+    flipped = tmp_path / "flipped.csv"
+    frame.assign(label=1 - frame["label"]).to_csv(flipped, index=False)
+    assert main(_fit_args(flipped, model)) == 2
+    assert "already exists: pass --force" in capsys.readouterr().err
+    assert model.read_bytes() == first
+    assert main(_fit_args(flipped, model, "--force")) == 0
+    assert bayescal.load(model).predict_proba([0.9])[0, 1] < 0.5  # the flipped labels' model replaced it
+    out.write_text("keep me")
+    assert main(["apply", str(model), str(csv), "--score", "score", "--out", str(out)]) == 2
+    assert "already exists: pass --force" in capsys.readouterr().err and out.read_text() == "keep me"
+    assert main(["apply", str(model), str(csv), "--score", "score", "--out", str(out), "--force"]) == 0
+    assert "p_calibrated" in pd.read_csv(out).columns
+    report = tmp_path / "r.html"
+    report.write_text("keep me")
+    assert main(["report", str(csv), "--score", "score", "--label", "label", "--methods", "platt",
+                 "--out", str(report)]) == 2
+    assert report.read_text() == "keep me"
+
+
+def test_an_interrupted_write_leaves_no_file(files, tmp_path, monkeypatch, capsys):
+    _, csv, _ = files
+    model = tmp_path / "m.nc"
+    assert main(_fit_args(csv, model)) == 0
+    good = model.read_bytes()
+
+    def crash(self, path, *args, **kwargs):
+        with open(path, "wb") as f:
+            f.write(b"half a file")
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", crash)
+    out = tmp_path / "o.csv"
+    assert main(["apply", str(model), str(csv), "--score", "score", "--out", str(out)]) == 2
+    assert "No space left" in capsys.readouterr().err
+    import xarray as xr
+
+    monkeypatch.setattr(xr.DataTree, "to_netcdf", crash)
+    assert main(_fit_args(csv, model, "--force")) == 2
+    assert model.read_bytes() == good
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv", "d.parquet", "m.nc"]
+
+
+def test_a_folder_given_as_data_is_called_a_folder(files, tmp_path, capsys):
+    assert main(["fit", str(tmp_path), "--score", "score", "--label", "label"]) == 2
+    err = capsys.readouterr().err
+    assert "is a folder" in err and "*.csv" in err and "no such file" not in err
+
+
+# ---- a command line fit for production (issue 17, item 5) --------------------------------------
+def test_same_seed_same_model(files, tmp_path):
+    _, csv, _ = files
+    small = ["--param", "draws=40", "--param", "tune=40", "--param", "n_components=4"]
+    a, b, c = tmp_path / "a.nc", tmp_path / "b.nc", tmp_path / "c.nc"
+    for out, seed in ((a, "0"), (b, "0"), (c, "1")):
+        assert main(["fit", str(csv), "--score", "score", "--label", "label", "--method", "dpm", "--seed", seed,
+                     *small, "--out", str(out)]) == 0
+    q = np.linspace(0.01, 0.99, 25)
+    pa, pb, pc = (bayescal.load(m).predict_proba(q)[:, 1] for m in (a, b, c))
+    np.testing.assert_array_equal(pa, pb)
+    assert not np.array_equal(pa, pc)
+    assert bayescal.load(a).get_params()["draws"] == 40
+
+
+def test_params_are_parsed_and_checked(files, tmp_path, capsys):
+    _, csv, _ = files
+    model = tmp_path / "m.nc"
+    assert main(["fit", str(csv), "--score", "score", "--label", "label", "--method", "histogram",
+                 "--param", "n_bins=5", "--param", "strategy=uniform", "--out", str(model)]) == 0
+    params = bayescal.load(model).get_params()
+    assert params["n_bins"] == 5 and isinstance(params["n_bins"], int) and params["strategy"] == "uniform"
+    assert main(["fit", str(csv), "--score", "score", "--label", "label", "--method", "histogram",
+                 "--param", "bins=5", "--out", str(tmp_path / "x.nc")]) == 2
+    err = capsys.readouterr().err
+    assert "no parameter 'bins'" in err and "'n_bins'" in err and "'strategy'" in err
+    assert main(["fit", str(csv), "--score", "score", "--label", "label", "--method", "histogram",
+                 "--param", "n_bins", "--out", str(tmp_path / "x.nc")]) == 2
+    assert "NAME=VALUE" in capsys.readouterr().err
+    assert not (tmp_path / "x.nc").exists()
+
+
+def test_text_labels_need_pos_label_and_every_command_names_the_positive_class(files, tmp_path, capsys):
+    frame, _, _ = files
+    words = tmp_path / "w.csv"
+    frame.assign(label=np.where(frame["label"] == 1, "fraud", "ok")).to_csv(words, index=False)
+    model = tmp_path / "m.nc"
+    assert main(_fit_args(words, model)) == 2
+    err = capsys.readouterr().err
+    assert "--pos-label" in err and "'fraud'" in err and "'ok'" in err
+    assert main(_fit_args(words, model, "--pos-label", "fraud")) == 0
+    assert "positive class: 'fraud'" in capsys.readouterr().out
+    assert list(bayescal.load(model).classes_) == ["ok", "fraud"]
+    assert main(["apply", str(model), str(words), "--score", "score", "--out", str(tmp_path / "o.csv")]) == 0
+    assert "positive class: 'fraud'" in capsys.readouterr().out
+    assert main(["report", str(words), "--score", "score", "--label", "label", "--methods", "platt",
+                 "--pos-label", "fraud", "--out", str(tmp_path / "r.html")]) == 0
+    assert "positive class: 'fraud'" in capsys.readouterr().out
+    numeric = tmp_path / "m2.nc"
+    assert main(_fit_args(files[1], numeric)) == 0
+    assert "positive class: 1" in capsys.readouterr().out
+
+
+def test_apply_keeps_every_column_and_adds_a_band(files, tmp_path):
+    frame, csv, _ = files
+    model, out = tmp_path / "m.nc", tmp_path / "o.parquet"
+    assert main(["fit", str(csv), "--score", "score", "--label", "label", "--method", "dpm", "--seed", "0",
+                 "--param", "draws=40", "--param", "tune=40", "--param", "n_components=4", "--out", str(model)]) == 0
+    assert main(["apply", str(model), str(csv), "--score", "score", "--band", "0.9", "--out", str(out)]) == 0
+    got = pd.read_parquet(out)
+    assert list(got.columns) == ["score", "label", "word", "p_calibrated", "p_lower", "p_upper"]
+    pd.testing.assert_frame_equal(got[["score", "label", "word"]], frame)
+    assert (got["p_lower"] <= got["p_calibrated"] + 1e-12).all() and (got["p_calibrated"] <= got["p_upper"] + 1e-12).all()
+    assert (got["p_upper"] - got["p_lower"]).mean() > 0.01
+    draws = bayescal.load(model).predict_posterior(frame["score"].to_numpy()[:5]).values.reshape(-1, 5)
+    np.testing.assert_allclose(got["p_lower"][:5], np.quantile(draws, 0.05, axis=0), atol=1e-12)
+
+
+def test_stdin_and_stdout(files, tmp_path, monkeypatch, capsys):
+    import io
+
+    frame, csv, _ = files
+    model = tmp_path / "m.nc"
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(csv.read_bytes())))
+    assert main(["fit", "-", "--score", "score", "--label", "label", "--method", "isotonic", "--out", str(model)]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(csv.read_bytes())))
+    assert main(["apply", str(model), "-", "--score", "score", "--out", "-"]) == 0
+    captured = capsys.readouterr()
+    got = pd.read_csv(io.StringIO(captured.out))
+    want = bayescal.make_calibrator("isotonic").fit(frame["score"], frame["label"]).predict_proba(frame["score"])[:, 1]
+    np.testing.assert_allclose(got["p_calibrated"], want, atol=1e-12)
+    assert "positive class: 1" in captured.err  # messages go to stderr when the data go to stdout
+
+
+def test_version_and_defaults_in_help(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"bayescal {bayescal.__version__}"
+    with pytest.raises(SystemExit):
+        main(["fit", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default: dpm)" in text and "(default: model.nc)" in text and "(default: probability)" in text
+
+
+# ---- the demo tells the truth (issue 17, item 6) -------------------------------------------------
+def test_demo_names_its_ece_and_explains_the_monotone_failure(tmp_path, monkeypatch, capsys):
+    from bayescal.cli import run_demo
+
+    monkeypatch.setattr(bayescal, "calibrators", lambda: ["isotonic", "platt", "kde"])
+    table = run_demo(tmp_path / "demo")
+    text = capsys.readouterr().out
+    assert {"uncalibrated", "isotonic", "platt", "kde"} == set(table)  # whatever the registry lists
+    assert "ece_papers" in text and "ece_eqmass" in text and "ties ordered by label" in text
+    assert "not\nmonotone" in text and "density" in text
+    iso = table["isotonic"]
+    assert iso["ece_eqmass"] < iso["ece_papers"]  # the papers' grouping splits isotonic's tied predictions
+    assert table["kde"]["brier"] < iso["brier"]  # a density ratio follows the U-shaped map; isotonic cannot
+    assert (tmp_path / "demo" / "metrics.csv").read_text().startswith("calibrator,ece_papers,ece_eqmass")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, gammaln
 
+from bayescal import _schema as schema
 from bayescal._interp import step_sorted
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData
@@ -178,18 +179,33 @@ class BBQ(Calibrator):
     """
 
     monotone = False
+    _fitted_schema = {
+        "n_bins_": schema.array("i", ("m",), low=1),
+        "log_marginal_likelihood_": schema.array("f", ("m",), finite=False),
+        "kept_": schema.array("i", ("r",), low=0),
+        "weights_": schema.array("f", ("r",), low=0.0, high=1.0),
+        "bin_edges_": schema.array_list("f", ("b+1",), length="r", low=0.0, high=1.0, order="nondecreasing"),
+        "bin_proba_": schema.array_list("f", ("b",), length="r", low=0.0, high=1.0),
+    }
 
     def __init__(self, *, score_kind: str = "probability", alpha: float = 0.001, selection: str = "average"):
         self.score_kind = score_kind
         self.alpha = alpha
         self.selection = selection
 
-    def _fit(self, data: ScoreData, X=None) -> None:
+    def _check_params(self) -> None:
         if self.selection not in _SELECTIONS:
             raise ValueError(f"selection={self.selection!r} must be one of {_SELECTIONS}.")
-        alpha = float(self.alpha)
+        try:
+            alpha = float(self.alpha)
+        except (TypeError, ValueError):
+            alpha = float("nan")
         if not (np.isfinite(alpha) and alpha >= 0):
             raise ValueError(f"alpha={self.alpha!r} must be a non-negative number (0.001 by default).")
+
+    def _fit(self, data: ScoreData, X=None) -> None:
+        self._check_params()
+        alpha = float(self.alpha)
         keep = data.w > 0
         order = _stable_argsort(data.t[keep])
         s = expit(data.t[keep][order])
@@ -262,6 +278,13 @@ class BBQ(Calibrator):
         for w, edges, proba in zip(self.weights_, self.bin_edges_, self.bin_proba_):
             out += w * self._bin_predict(s, edges, proba)
         return out / self.weights_.sum()
+
+    def _check_fitted(self) -> None:
+        super()._check_fitted()
+        if (self.kept_ >= self.n_bins_.size).any() or not self.weights_.sum() > 0:
+            raise ValueError("kept_ names a model that does not exist, or the kept models have no weight.")
+        if any(e[0] != 0.0 or e[-1] != 1.0 for e in self.bin_edges_):
+            raise ValueError("bin_edges_ must run from 0 to 1.")
 
     def _restore(self) -> None:
         # The average is constant between consecutive edges of all models (no model has an

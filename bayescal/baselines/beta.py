@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 from scipy.optimize import brentq
 from scipy.special import expit, log_expit, logit
 
+from bayescal import _schema as schema
 from bayescal.base import Calibrator
 from bayescal.baselines._logistic import logistic_fit
 from bayescal.data import PROB_EPS, ScoreData
@@ -86,14 +86,23 @@ class BetaCalibration(Calibrator):
     """
 
     monotone = True
+    _fitted_schema = {
+        "a_": schema.scalar("f", low=0.0),
+        "b_": schema.scalar("f", low=0.0),
+        "c_": schema.scalar("f"),
+        "m_": schema.scalar("f", low=0.0, high=1.0, allow_nan=True),
+    }
 
     def __init__(self, *, parameters: str = "abm", score_kind: str = "probability"):
         self.parameters = parameters
         self.score_kind = score_kind
 
-    def _fit(self, data: ScoreData, X=None) -> None:
+    def _check_params(self) -> None:
         if self.parameters not in ("abm", "am", "ab"):
             raise ValueError(f"parameters={self.parameters!r} must be 'abm', 'am' or 'ab'.")
+
+    def _fit(self, data: ScoreData, X=None) -> None:
+        self._check_params()
         t, y, w = data.t, data.y.astype(np.float64), data.w
         # slope rows: ln(p/(1-p)) = t for "am"; ln p and -ln(1-p) = t - ln p otherwise
         # (ln(1-p) = ln p - t has an absolute error ~1e-16 where p ~ 1); "ab" shifts both by ln 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayescal import _schema as schema
 from bayescal._interp import interp_sorted
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData
@@ -148,6 +149,16 @@ class ELiTE(Calibrator):
     """
 
     monotone = False
+    _fitted_schema = {
+        "nodes_t_": schema.array("f", ("k",), order="nondecreasing"),
+        "nodes_p_": schema.array("f", ("k",), low=0.0, high=1.0),
+        "lambdas_": schema.array("f", ("m",), low=0.0, max_size=schema.int_param("n_lambdas")),
+        "dof_": schema.array("i", ("m",), low=0, max_size=schema.int_param("n_lambdas")),
+        "aicc_": schema.array("f", ("m",), finite=False, max_size=schema.int_param("n_lambdas")),
+        "model_weights_": schema.array("f", ("m",), low=0.0, high=1.0, sums_to_one=True,
+                                       max_size=schema.int_param("n_lambdas")),
+        "n_iter_": schema.array("i", ("m",), low=0, max_size=schema.int_param("n_lambdas")),
+    }
 
     def __init__(self, *, score_kind: str = "probability", n_lambdas: int = 50, lambda_min_ratio: float = 1e-4,
                  clip_eps: float = 1e-3, average: bool = True, max_points: int | None = 2000,

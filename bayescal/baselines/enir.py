@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import xlogy
 
+from bayescal import _schema as schema
 from bayescal._interp import interp_sorted
 from bayescal.base import Calibrator
 from bayescal.baselines.neariso import neariso_path
@@ -84,17 +85,29 @@ class ENIR(Calibrator):
     """
 
     monotone = False
+    _fitted_schema = {
+        "knots_": schema.array("f", ("k",), order="increasing"),
+        "values_": schema.array("f", ("k",), low=0.0, high=1.0),
+        "lambdas_": schema.array("f", ("m",), low=0.0, max_size=schema.int_param("max_models")),
+        "bic_": schema.array("f", ("m",), max_size=schema.int_param("max_models")),
+        "df_": schema.array("i", ("m",), low=1, max_size=schema.int_param("max_models")),
+        "weights_": schema.array("f", ("m",), low=0.0, high=1.0, sums_to_one=True,
+                                 max_size=schema.int_param("max_models")),
+    }
 
     def __init__(self, *, score_kind: str = "probability", max_models: int = 100, selection: str = "average"):
         self.score_kind = score_kind
         self.max_models = max_models
         self.selection = selection
 
-    def _fit(self, data: ScoreData, X=None) -> None:
+    def _check_params(self) -> None:
         if self.selection not in _SELECTIONS:
             raise ValueError(f"selection={self.selection!r} must be one of {_SELECTIONS}.")
         if not (isinstance(self.max_models, (int, np.integer)) and self.max_models >= 1):
             raise ValueError(f"max_models={self.max_models!r} must be a positive integer (100 by default).")
+
+    def _fit(self, data: ScoreData, X=None) -> None:
+        self._check_params()
         keep = data.w > 0
         s = data.scores[keep]
         knots, inverse = np.unique(s, return_inverse=True)

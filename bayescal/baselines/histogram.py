@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayescal import _schema as schema
 from bayescal._interp import search_sorted
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData, to_working
@@ -105,6 +106,12 @@ class HistogramBinning(Calibrator):
     """
 
     monotone = False
+    _fitted_schema = {
+        "edges_": schema.array("f", ("k-1",), order="nondecreasing", max_size=schema.int_param("n_bins")),
+        "bin_values_": schema.array("f", ("k",), low=0.0, high=1.0, max_size=schema.int_param("n_bins")),
+        "bin_weights_": schema.array("f", ("k",), low=0.0, max_size=schema.int_param("n_bins")),
+        "n_bins_": schema.scalar("i", low=1, dim="k"),
+    }
 
     def __init__(self, *, n_bins: int | str = 10, strategy: str = "quantile", score_kind: str = "probability"):
         self.n_bins = n_bins
@@ -120,9 +127,13 @@ class HistogramBinning(Calibrator):
             raise ValueError(f"n_bins={self.n_bins!r} must be a positive integer or 'auto'.")
         return int(self.n_bins)
 
-    def _fit(self, data: ScoreData, X=None) -> None:
+    def _check_params(self) -> None:
         if self.strategy not in ("quantile", "uniform"):
             raise ValueError(f"strategy={self.strategy!r} must be 'quantile' (equal frequency) or 'uniform' (equal width).")
+        self._n_bins(1.0)
+
+    def _fit(self, data: ScoreData, X=None) -> None:
+        self._check_params()
         keep = data.w > 0  # zero-weight rows carry no information: a zero weight drops the row
         scores, t, y, w = data.scores[keep], data.t[keep], data.y[keep], data.w[keep]
         n_bins = self._n_bins(float(w.sum()))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import isotonic_regression
 
+from bayescal import _schema as schema
 from bayescal._interp import interp_sorted, search_sorted
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData, from_working
@@ -56,14 +57,21 @@ class IsotonicCalibrator(Calibrator):
     """
 
     monotone = True
+    _fitted_schema = {
+        "knots_": schema.array("f", ("k",), order="increasing"),
+        "values_": schema.array("f", ("k",), low=0.0, high=1.0, order="nondecreasing"),
+    }
 
     def __init__(self, *, interpolation: str = "linear", score_kind: str = "probability"):
         self.interpolation = interpolation
         self.score_kind = score_kind
 
-    def _fit(self, data: ScoreData, X=None) -> None:
+    def _check_params(self) -> None:
         if self.interpolation not in ("linear", "step"):
             raise ValueError(f"interpolation={self.interpolation!r} must be 'linear' or 'step'.")
+
+    def _fit(self, data: ScoreData, X=None) -> None:
+        self._check_params()
         uniq, inverse = np.unique(data.scores, return_inverse=True)
         wu = np.bincount(inverse, weights=data.w, minlength=uniq.size)
         pos = np.bincount(inverse, weights=data.w * data.y, minlength=uniq.size)

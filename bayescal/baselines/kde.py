@@ -42,6 +42,7 @@ from scipy.signal import fftconvolve
 from scipy.special import expit
 from sklearn.utils.validation import check_is_fitted
 
+from bayescal import _schema as schema
 from bayescal._interp import interp_regular
 from bayescal._stats import silverman_bandwidth
 from bayescal._validation import check_sample_weight, check_scores
@@ -337,6 +338,17 @@ class KDECalibrator(ClassConditional, Calibrator):
     """
 
     monotone = False
+    _fitted_schema = {
+        "bandwidth_": schema.array("f", (2,), low=schema.TINY),
+        "prior_": schema.scalar("f", low=0.0, high=1.0),
+        "kde_range_": schema.array("f", (2,), order="nondecreasing"),
+        "density_floor_": schema.scalar("f", low=schema.TINY),
+        "grid_start_": schema.scalar("f", optional=True),
+        "grid_step_": schema.scalar("f", low=schema.TINY, optional=True),
+        "density_": schema.array("f", (2, "g"), low=0.0, optional=True),
+        "support_": schema.array_list("f", ("m",), length=2, order="nondecreasing", optional=True),
+        "support_weight_": schema.array_list("f", ("m",), length=2, low=0.0, optional=True),
+    }
 
     def __init__(self, *, kernel: str = "gaussian", bandwidth: float | str = "silverman",
                  scale: str = "probability", score_kind: str = "probability"):
@@ -348,11 +360,16 @@ class KDECalibrator(ClassConditional, Calibrator):
     def _kde_scale(self, t: np.ndarray) -> np.ndarray:
         return expit(t) if (self.scale == "probability" and self.score_kind == "probability") else t
 
-    def _fit(self, data: ScoreData, X: Any = None) -> None:
-        kernel = _check_kernel(self.kernel)
-        bandwidth = _check_bandwidth(self.bandwidth, ("silverman", "shared"))
+    def _check_params(self) -> None:
+        _check_kernel(self.kernel)
+        _check_bandwidth(self.bandwidth, ("silverman", "shared"))
         if self.scale not in ("logit", "probability"):
             raise ValueError(f"scale={self.scale!r} is not 'logit' or 'probability': pick one of those.")
+
+    def _fit(self, data: ScoreData, X: Any = None) -> None:
+        self._check_params()
+        kernel = _check_kernel(self.kernel)
+        bandwidth = _check_bandwidth(self.bandwidth, ("silverman", "shared"))
         keep = data.w > 0
         x, y, w = self._kde_scale(data.t)[keep], data.y[keep], data.w[keep]
         xs = [x[y == c] for c in (0, 1)]
@@ -384,6 +401,16 @@ class KDECalibrator(ClassConditional, Calibrator):
             self.support_ = [xs[c][order[c]] for c in (0, 1)]
             self.support_weight_ = [ws[c][order[c]] for c in (0, 1)]
         self._restore()
+
+    def _check_fitted(self) -> None:
+        super()._check_fitted()
+        gaussian = self.kernel == "gaussian"
+        needed = ("grid_start_", "grid_step_", "density_") if gaussian else ("support_", "support_weight_")
+        missing = [n for n in needed if not hasattr(self, n)]
+        if missing:
+            raise ValueError(f"the {self.kernel!r} kernel needs the fitted attributes {missing}.")
+        if not gaussian and any(w.sum() <= 0 for w in self.support_weight_):
+            raise ValueError("support_weight_ gives a class no weight.")
 
     def _restore(self) -> None:
         if self.kernel != "gaussian":

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
+from bayescal import _schema as schema
 from bayescal._stats import quantile_sketch, sketch_quantile, weighted_quantile
 from bayescal._validation import (
     check_consistent_length,
@@ -215,6 +216,22 @@ class MBCT(Calibrator):
 
     feature_aware = True
     monotone = False
+    _fitted_schema = {
+        "score_edges_": schema.array("f", ("e",), order="increasing"),
+        "feature_kinds_": schema.mapping(),
+        "feature_edges_": schema.array_list("f", ("fe",), length="d", order="nondecreasing"),
+        "feature_levels_": schema.array_list("fibU", ("fl",), length="d"),
+        "n_codes_": schema.array("i", ("d+1",), low=1),
+        "n_combinations_": schema.scalar("i", low=0),
+        "n_features_x_": schema.scalar("i", low=1, dim="d"),
+        "tree_roots_": schema.array("i", ("T",), low=0, order="increasing",
+                                    max_size=schema.int_param("n_estimators")),
+        "node_feature_": schema.array("i", ("N",), low=_LEAF),
+        "node_left_": schema.array("i", ("N",), low=_LEAF),
+        "node_right_": schema.array("i", ("N",), low=_LEAF),
+        "node_route_": schema.array("i", ("N", "c"), choices=(_STAY, _LEFT, _RIGHT)),
+        "node_factor_": schema.array("f", ("N",), low=0.0),
+    }
     _min_samples = 2
 
     def __init__(
@@ -610,7 +627,35 @@ class MBCT(Calibrator):
             self.node_factor_[has_mass] = ysum[has_mass] / fsum[has_mass]
             factor = factor * self.node_factor_[terminal]
 
-    # ---- prediction -------------------------------------------------------------------
+    def _check_fitted(self) -> None:
+        """The encoding matches the features and every tree is a tree: children after their
+        parent, features and levels in range, one route per level."""
+        super()._check_fitted()
+        d = self.n_features_x_
+        if not (isinstance(self.feature_kinds_, list) and len(self.feature_kinds_) == d
+                and all(k in ("continuous", "categorical") for k in self.feature_kinds_)):
+            raise ValueError(f"feature_kinds_ must list 'continuous' or 'categorical' for each of the {d} features.")
+        codes = [e.size + 1 if k == "continuous" else lev.size + 1
+                 for k, e, lev in zip(self.feature_kinds_, self.feature_edges_, self.feature_levels_)]
+        if self.n_codes_.tolist() != [*codes, self.score_edges_.size + 1]:
+            raise ValueError("n_codes_ does not match the feature and score bins.")
+        n = self.node_feature_.size
+        if self.node_route_.shape[1] < int(self.n_codes_.max()) or self.tree_roots_.size == 0 \
+                or self.tree_roots_[0] != 0 or self.tree_roots_[-1] >= n:
+            raise ValueError("the trees' roots or routes do not match the nodes.")
+        index = np.arange(n)
+        inner = self.node_feature_ != _LEAF
+        if (self.node_feature_ > d).any():
+            raise ValueError("node_feature_ names a column beyond the features and the score.")
+        for child in (self.node_left_, self.node_right_):
+            if (inner & ((child <= index) | (child >= n))).any() or (~inner & (child != _LEAF)).any():
+                raise ValueError("a tree node points to a child that is not after it.")
+        parents = np.bincount(np.concatenate([self.node_left_[inner], self.node_right_[inner]]), minlength=n)
+        is_root = np.zeros(n, dtype=bool)
+        is_root[self.tree_roots_] = True
+        if (parents[is_root] != 0).any() or (parents[~is_root] != 1).any():
+            raise ValueError("the nodes do not form the listed trees (every node but a root has one parent).")
+
     def _calibrate(self, t: np.ndarray, X: np.ndarray | None = None) -> np.ndarray:
         f0 = expit(t)
         combos, inverse = self._combinations(self._encode(X, t))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
+from bayescal import _schema as schema
 from bayescal._stats import weighted_mean_std
 from bayescal.base import Calibrator
 from bayescal.baselines._logistic import logistic_fit
@@ -37,6 +38,7 @@ class PlattScaling(Calibrator):
     """
 
     monotone = False  # monotone, but decreasing when the fitted slope is negative
+    _fitted_schema = {"coef_": schema.scalar("f"), "intercept_": schema.scalar("f")}
 
     def __init__(self, *, score_kind: str = "probability", smooth_targets: bool = True):
         self.score_kind = score_kind

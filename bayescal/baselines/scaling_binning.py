@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
+from bayescal import _schema as schema
 from bayescal._interp import search_sorted
 from bayescal.base import Calibrator
 from bayescal.baselines._logistic import logistic_fit
@@ -80,6 +81,14 @@ class ScalingBinning(Calibrator):
     """
 
     monotone = False
+    _fitted_schema = {
+        "platt_coef_": schema.scalar("f"),
+        "platt_intercept_": schema.scalar("f"),
+        "edges_": schema.array("f", ("k-1",), low=0.0, high=1.0, order="nondecreasing",
+                               max_size=schema.int_param("n_bins")),
+        "bin_values_": schema.array("f", ("k",), low=0.0, high=1.0, max_size=schema.int_param("n_bins")),
+        "n_bins_": schema.scalar("i", low=1, dim="k"),
+    }
     _min_samples = 4
     _min_per_class = 2
 
@@ -90,11 +99,14 @@ class ScalingBinning(Calibrator):
         self.random_state = random_state
         self.score_kind = score_kind
 
-    def _fit(self, data: ScoreData, X=None) -> None:
+    def _check_params(self) -> None:
         if isinstance(self.n_bins, bool) or not isinstance(self.n_bins, (int, np.integer)) or self.n_bins < 1:
             raise ValueError(f"n_bins={self.n_bins!r} must be a positive integer.")
         if not isinstance(self.split, (float, int)) or not 0.0 < float(self.split) < 1.0:
             raise ValueError(f"split={self.split!r} must be a fraction strictly between 0 and 1.")
+
+    def _fit(self, data: ScoreData, X=None) -> None:
+        self._check_params()
         # one random key per row; in each class the rows with the smallest keys fit the
         # scaling step, so the split does not depend on which class is called positive
         key = np.random.default_rng(self.random_state).random(data.n)

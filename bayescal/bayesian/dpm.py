@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from bayescal import _schema as schema
 from bayescal._interp import interp_regular
 from bayescal._stats import weighted_quantile
 from bayescal._validation import check_integer
@@ -185,6 +186,11 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
 
     _min_samples = 4
     _min_per_class = 2
+    _fitted_schema = {
+        "atoms_": schema.array("f", ("a",), order="increasing"),
+        "grid_": schema.array("f", ("g",), order="increasing", max_size=schema.int_param("grid_size")),
+        "diagnostics_": schema.mapping(),
+    }
 
     def __init__(self, *, n_components: int = 20, inference: str = "gibbs", components: str = "gaussian",
                  priors: Any = None,
@@ -357,6 +363,32 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         self._set_informative(informative.astype(bool))
 
     # ---- evaluation -----------------------------------------------------------------
+    def _check_fitted(self) -> None:
+        """``grid_`` is the equally spaced prediction grid of ``grid_size`` points that ``_on_grid`` assumes."""
+        super()._check_fitted()
+        g = self.grid_
+        if g.size != self.grid_size or not np.allclose(np.diff(g), (g[-1] - g[0]) / (g.size - 1), rtol=1e-9, atol=0):
+            raise ValueError(f"grid_ is not an equally spaced grid of grid_size={self.grid_size} points.")
+
+    def _check_posterior(self, tree: xr.DataTree) -> None:
+        """The generic checks, then the layout :meth:`_draw_arrays` reads: ``pi`` (chain, draw);
+        ``weight`` and the component family's two parameters (``mu``, ``sigma`` or ``beta_a``,
+        ``beta_b``; chain, draw, class, component); ``atom_prob`` (chain, draw, class, atom)
+        with one atom per value of ``atoms_``."""
+        super()._check_posterior(tree)
+        family = str(tree.attrs.get("components", "gaussian"))
+        if family not in mixture.FAMILIES:
+            raise ValueError(f"idata_ names the component family {family!r}, not one of {mixture.FAMILIES}.")
+        post = tree["posterior"]
+        per_component = ("chain", "draw", "class", "component")
+        want = {"pi": ("chain", "draw"), "weight": per_component, "atom_prob": ("chain", "draw", "class", "atom")}
+        want |= {name: per_component for name in mixture.PARAMS[family]}
+        for name, dims in want.items():
+            if name not in post or post[name].dims != dims or post[name].dtype.kind != "f":
+                raise ValueError(f"idata_.posterior.{name} is missing, or not floats with dims {dims}.")
+        if post.sizes["class"] != 2 or post.sizes["atom"] != self.atoms_.size:
+            raise ValueError("idata_.posterior has the wrong number of classes or atoms.")
+
     def _draw_arrays(self) -> tuple[np.ndarray, ...]:
         """Posterior arrays flattened over (chain, draw): pi (S,), weight and the family's two
         parameters (S, 2, K), atom_prob (S, 2, A)."""
