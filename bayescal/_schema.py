@@ -38,7 +38,7 @@ MAX_TOTAL_BYTES = 384 * 2**20
 TINY = float(np.finfo(np.float64).tiny)
 
 _KINDS = ("array", "array_list", "scalar", "labels", "json", "posterior")
-_NAME = re.compile(r"^[a-z][a-z0-9_]*_$")
+_NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]*_$")
 _DIM = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)([+-]\d+)?$")
 
 
@@ -164,7 +164,7 @@ def fitted_schema(cls: type) -> dict[str, Fitted]:
     for name in merged:
         if not _NAME.match(name) or hasattr(cls, name):
             raise ValueError(f"{cls.__name__} declares a fitted attribute {name!r}: fitted attribute names are "
-                             "lower case, end in '_', and do not shadow a method or class attribute.")
+                             "letters, digits and underscores, start with a letter, end in '_', and do not shadow a method or class attribute.")
     return merged
 
 

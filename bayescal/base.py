@@ -96,6 +96,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         "n_features_in_": schema.scalar("i", low=1, high=1),
         "score_range_": schema.array("f", (2,), order="nondecreasing"),
         "n_features_x_": schema.scalar("i", low=1, optional=True),
+        "class_prior_": schema.scalar("f", low=0.0, high=1.0, optional=True),
     }
 
     # ---- subclass hooks -------------------------------------------------------------

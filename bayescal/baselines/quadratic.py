@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
+from bayescal import _schema as schema
 from bayescal._stats import weighted_mean_std
 from bayescal.base import Calibrator
 from bayescal.baselines._logistic import logistic_fit
@@ -47,6 +48,12 @@ class QuadraticScaling(Calibrator):
     """
 
     monotone = False
+
+    _fitted_schema = {
+        "t_range_": schema.array("f", (2,), order="nondecreasing"),
+        "coef_": schema.array("f", (2,)),
+        "intercept_": schema.scalar("f"),
+    }
 
     def __init__(self, *, score_kind: str = "probability"):
         self.score_kind = score_kind

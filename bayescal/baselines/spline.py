@@ -9,6 +9,7 @@ from scipy.special import expit
 from scipy.special import log_expit
 from sklearn.model_selection import StratifiedKFold
 
+from bayescal import _schema as schema
 from bayescal._stats import weighted_mean_std
 from bayescal._validation import check_integer
 from bayescal.base import Calibrator
@@ -155,6 +156,16 @@ class SplineCalibration(Calibrator):
     monotone = False
     _min_samples = 4
     _min_per_class = 2
+
+    _fitted_schema = {
+        "coef_": schema.array("f", ("c",)),
+        "intercept_": schema.scalar("f"),
+        "knots_": schema.array("f", ("k",), order="increasing"),
+        "z_knots_": schema.array("f", ("k",), order="increasing"),
+        "z_centre_scale_": schema.array("f", (2,)),
+        "C_": schema.scalar("f", low=0.0),
+        "cv_scores_": schema.array("f", ("i", "j"), allow_nan=True),
+    }
 
     def __init__(self, *, n_knots: Any = (3, 4, 5, 7), Cs: Any = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0),
                  cv: int = 5, score_kind: str = "probability", random_state: Any = None):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
+from bayescal import _schema as schema
 from bayescal.base import Calibrator
 from bayescal.baselines._logistic import logistic_fit
 from bayescal.data import ScoreData
@@ -50,6 +51,11 @@ class TemperatureScaling(Calibrator):
 
     monotone = True
     fixed_midpoint = True
+
+    _fitted_schema = {
+        "coef_": schema.scalar("f", low=0.0),
+        "temperature_": schema.scalar("f", low=0.0, finite=False),
+    }
 
     def __init__(self, *, score_kind: str = "probability"):
         self.score_kind = score_kind

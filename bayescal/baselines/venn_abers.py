@@ -9,6 +9,7 @@ import xarray as xr
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.validation import check_is_fitted
 
+from bayescal import _schema as schema
 from bayescal._validation import check_integer
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData
@@ -142,6 +143,12 @@ class VennAbers(Calibrator):
 
     monotone = True
     _min_per_class = 1
+
+    _fitted_schema = {
+        "values_": schema.array_list("f", ("v",), order="increasing", length="folds"),
+        "p0_": schema.array_list("f", ("p",), low=0.0, high=1.0, length="folds"),
+        "p1_": schema.array_list("f", ("p",), low=0.0, high=1.0, length="folds"),
+    }
 
     def __init__(self, *, n_splits: int | None = None, score_kind: str = "probability", random_state: Any = None):
         self.n_splits = n_splits
