@@ -172,7 +172,8 @@ class DimBinder:
     """Binds dimension names to sizes and reports the first disagreement."""
 
     def __init__(self, what: str):
-        self.what, self.sizes = what, {}
+        self.what = what
+        self.sizes: dict[str, int] = {}
 
     def bind(self, spec: Any, size: int, where: str, scope: str = "") -> None:
         if isinstance(spec, (int, np.integer)):

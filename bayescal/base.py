@@ -23,9 +23,10 @@ posterior holding ``pi`` and ``atom_prob``. Prior shift is one wrapper,
 
 from __future__ import annotations
 
-from pathlib import Path
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from math import ceil
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -666,10 +667,14 @@ class BayesianCalibrator(Calibrator):
         if "posterior" not in tree.children:
             raise ValueError("idata_ has no 'posterior' group.")
         if "observed_data" in tree.children:
-            for name, var in tree["observed_data"].to_dataset(inherit=False).data_vars.items():
+            observed = tree["observed_data"]
+            assert isinstance(observed, xr.DataTree)
+            for name, var in observed.to_dataset(inherit=False).data_vars.items():
                 if var.dtype.kind not in "fiub" or not np.isfinite(var.values.astype(np.float64)).all():
                     raise ValueError(f"idata_.observed_data.{name} holds a value that is not a finite number.")
-        post = tree["posterior"].to_dataset(inherit=False)
+        node = tree["posterior"]
+        assert isinstance(node, xr.DataTree)
+        post = node.to_dataset(inherit=False)
         if not {"chain", "draw"} <= set(post.dims):
             raise ValueError("idata_.posterior lacks the 'chain' and 'draw' dimensions.")
         for name, var in post.data_vars.items():
@@ -735,6 +740,11 @@ class ClassConditional(ABC):
     ``(c, d)`` of the map.
     r"""
 
+    # provided by the Calibrator the declaration is mixed into
+    score_kind: str
+    calibration_map: Callable[..., xr.DataArray]
+
+
     @abstractmethod
     def class_prior_draws(self) -> xr.DataArray:
         r"""Draws of the class prior :math:`\pi = P(y=1)` the map uses, dims ``(chain, draw)``."""
@@ -758,6 +768,8 @@ class PosteriorClassConditional(ClassConditional):
     """:class:`ClassConditional` for a Bayesian calibrator whose posterior (``idata_``) holds
     the class prior ``pi`` (chain, draw) and, optionally, the atom masses ``atom_prob``
     (chain, draw, class, atom). The subclass implements :meth:`density_map`."""
+
+    idata_: xr.DataTree
 
     def class_prior_draws(self) -> xr.DataArray:
         check_is_fitted(self)
@@ -791,7 +803,7 @@ def _check_prior(prior: Any) -> tuple[str, tuple[float, ...]]:
     return "point", (p,)
 
 
-def shift_odds(q: np.ndarray, base: np.ndarray, new: np.ndarray) -> np.ndarray:
+def shift_odds(q: np.ndarray, base: np.ndarray | float, new: np.ndarray | float) -> np.ndarray:
     r"""Probabilities ``q`` (computed at class prior ``base``) under class prior ``new``.
 
     :math:`q' = q r_1 / (q r_1 + (1 - q) r_0)` with :math:`r_1 = \pi'/\pi`,
@@ -907,7 +919,7 @@ class PriorShiftedCalibrator(Calibrator):
     def _restore(self) -> None:  # pragma: no cover - not saved
         raise ValueError("A prior-shifted calibrator is not saved: save the original and call with_class_prior again.")
 
-    def save(self, path: Any) -> None:
+    def save(self, path: str | Path, *, overwrite: bool = False) -> None:
         """Not supported: save the original calibrator and call :meth:`with_class_prior` after loading."""
         raise ValueError(f"{self._name} is not saved: save the original calibrator (self.calibrator_) and call "
                          "with_class_prior(...) on it after loading.")

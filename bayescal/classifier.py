@@ -14,9 +14,8 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import LeaveOneOut, check_cv, cross_val_predict
 from sklearn.preprocessing import LabelEncoder
-from sklearn.utils import Bunch
+from sklearn.utils import Bunch, _safe_indexing
 from sklearn.utils._response import _get_response_values
-from sklearn.utils.validation import _check_response_method
 from sklearn.utils.metadata_routing import (
     MetadataRouter,
     MethodMapping,
@@ -24,8 +23,14 @@ from sklearn.utils.metadata_routing import (
     process_routing,
 )
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils import _safe_indexing
-from sklearn.utils.validation import _check_method_params, _check_sample_weight, check_is_fitted, column_or_1d, indexable
+from sklearn.utils.validation import (
+    _check_method_params,
+    _check_response_method,
+    _check_sample_weight,
+    check_is_fitted,
+    column_or_1d,
+    indexable,
+)
 
 from bayescal._validation import check_ci_prob
 from bayescal.base import BayesianCalibrator, Calibrator

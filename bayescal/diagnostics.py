@@ -47,7 +47,6 @@ import xarray as xr
 
 from bayescal import metrics
 from bayescal._typing import ArrayLike, RandomStateLike
-from bayescal.base import ClassConditional
 from bayescal._validation import (
     check_ci_prob,
     check_consistent_length,
@@ -57,6 +56,7 @@ from bayescal._validation import (
     check_scores,
     resolve_random_state,
 )
+from bayescal.base import ClassConditional
 
 __all__ = [
     "STATISTICS",

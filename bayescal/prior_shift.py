@@ -31,7 +31,6 @@ import xarray as xr
 from scipy.optimize import brentq
 from scipy.stats import beta as beta_dist
 from scipy.stats import chi2
-
 from sklearn.base import clone
 
 from bayescal._validation import check_integer
@@ -224,7 +223,7 @@ def prior_posterior(calibrator: Any, t: np.ndarray, base: np.ndarray, *, ci_prob
     lower, upper = np.interp([(1 - ci_prob) / 2, (1 + ci_prob) / 2], mix_cdf, grid)
     rng = np.random.default_rng(random_state)
     cdfs = _cdf(dens, grid)
-    u = rng.random(cdfs.shape[0])
+    u = np.asarray(rng.random(cdfs.shape[0]))
     draws = np.array([np.interp(u[i], cdfs[i], grid) for i in range(cdfs.shape[0])]).reshape(shape)
     return _result(draws, estimate, float(lower), float(upper), method="posterior", ci_prob=ci_prob, ci_kind="eti",
                    training_prior=float(np.mean(base)), n=float(w.sum()))

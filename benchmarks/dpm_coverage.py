@@ -163,7 +163,8 @@ def run_one(truth: str, n: int, seed: int, route: str, options: dict, others: li
     elapsed = time.perf_counter() - t0
     draws = model.calibration_map(grid).values.reshape(-1, grid.size)
     mean = model.predict_proba(grid)[:, 1]
-    row = {"truth": truth, "n": n, "seed": seed, "route": route, "time_s": elapsed}
+    label = route if "components" not in options else f"{route} ({options['components']})"
+    row = {"truth": truth, "n": n, "seed": seed, "route": label, "time_s": elapsed}
     for q in LEVELS:
         lo, hi = np.quantile(draws, [(1 - q) / 2, (1 + q) / 2], axis=0)
         row[f"cov{round(100 * q)}"] = float(np.mean((lo <= truth_vals) & (truth_vals <= hi)))

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.special import expit
-from scipy.special import log_expit
+from scipy.special import expit, log_expit
 from sklearn.model_selection import StratifiedKFold
 
 from bayescal import _schema as schema
@@ -235,10 +234,10 @@ class SplineCalibration(Calibrator):
                         loss = -np.sum(ws[test] * (ys[test] * np.log(p) + (1 - ys[test]) * np.log1p(-p)))
                         scores[i, j] = (0.0 if np.isnan(scores[i, j]) else scores[i, j]) + loss / ws.sum()
         if np.all(np.isnan(scores)):
-            k, C = min(n_knots), 1.0
+            k, C = int(min(n_knots)), 1.0
         else:
-            i, j = np.unravel_index(np.nanargmin(scores), scores.shape)
-            k, C = n_knots[i], Cs[j]
+            i, j = (int(v) for v in np.unravel_index(np.nanargmin(scores), scores.shape))
+            k, C = int(n_knots[i]), float(Cs[j])
         knots = self._knots(z, k)
         if knots.size < 3:  # at most two distinct scores: a line in t (Platt's family), or a constant
             knots = np.empty(0)

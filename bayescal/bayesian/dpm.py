@@ -382,7 +382,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         post = tree["posterior"]
         per_component = ("chain", "draw", "class", "component")
         want = {"pi": ("chain", "draw"), "weight": per_component, "atom_prob": ("chain", "draw", "class", "atom")}
-        want |= {name: per_component for name in mixture.PARAMS[family]}
+        want |= dict.fromkeys(mixture.PARAMS[family], per_component)
         for name, dims in want.items():
             if name not in post or post[name].dims != dims or post[name].dtype.kind != "f":
                 raise ValueError(f"idata_.posterior.{name} is missing, or not floats with dims {dims}.")
