@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -153,7 +155,7 @@ def test_contract_shapes_and_posterior_layout(fitted):
         assert post[name].dims == ("chain", "draw", "class", "component")
         assert post[name].shape == (2, 150, 2, 8)
     assert post["alpha"].dims == ("chain", "draw", "class")
-    assert post["atom_prob"].dims == ("chain", "draw", "class", "atom") and post.sizes["atom"] == 0
+    assert "atom_prob" not in post and "atom" not in post.dims  # no atoms: no empty dimension
     assert "observed_data" in model.idata_.children and "sample_stats" in model.idata_.children
     assert model.idata_.attrs["inference"] == "gibbs" and model.idata_.attrs["compressed"] == 0
     conv = model.diagnostics_["map"]
@@ -230,7 +232,8 @@ def test_exact_zero_and_one_are_point_masses():
     assert model.predict_proba([1e-30])[0, 1] == model.predict_proba([0.0])[0, 1]
     post = model.idata_["posterior"]
     np.testing.assert_array_equal(post["atom"].values, [0.0, 1.0])
-    pi, q, informative = post["pi"].values, post["atom_prob"].values, post["informative"].values
+    pi, q = post["pi"].values, post["atom_prob"].values
+    informative = model.idata_["sample_stats"]["informative"].values
     at_zero = pi * q[..., 1, 0] / (pi * q[..., 1, 0] + (1 - pi) * q[..., 0, 0])
     expected = np.where(informative == 1, at_zero, pi).mean()  # constant-map draws (null model) give pi
     p0 = model.predict_proba([0.0])[0, 1]
@@ -375,12 +378,12 @@ def test_null_stacking_keeps_the_mixtures_draws_where_scores_carry_signal(fitted
     result = model.diagnostics_["null_stacking"]
     assert result["elpd_dpm"] > result["elpd_constant"] + 100
     # pseudo-BMA+ puts no weight on a model that loses by 100 nats: no constant draw stretches the band
-    assert result["weight"] > 1 - 1e-9 and model.idata_["posterior"]["informative"].values.all()
+    assert result["weight"] > 1 - 1e-9 and model.idata_["sample_stats"]["informative"].values.all()
     assert result["n_points"] == s.size and 0.0 <= result["pareto_k_high"] <= 1.0
-    informative = model.idata_["posterior"]["informative"].values.astype(bool)
+    informative = model.idata_["sample_stats"]["informative"].values.astype(bool)
     assert (~informative).sum() == round((1 - result["weight"]) * informative.size)
     alone = DPMCalibrator(random_state=3, null_stacking=False, **TINY).fit(s, y)
-    assert "informative" not in alone.idata_["posterior"]
+    assert "informative" not in alone.idata_["sample_stats"]
     grid = np.linspace(0.05, 0.95, 30)
     stacked_draws, alone_draws = model.calibration_map(grid).values, alone.calibration_map(grid).values
     # the mixtures' draws are untouched; the constant-map draws are pi at every score
@@ -393,7 +396,7 @@ def test_null_stacking_with_too_few_draws_warns_and_is_skipped():
     s, y = monotone_data(200, np.random.default_rng(5))
     with pytest.warns(UserWarning, match="null_stacking needs at least 100 posterior draws"):
         model = DPMCalibrator(random_state=0, **(TINY | {"draws": 20})).fit(s, y)
-    assert "informative" not in model.idata_["posterior"] and "null_stacking" not in model.diagnostics_
+    assert "informative" not in model.idata_["sample_stats"] and "null_stacking" not in model.diagnostics_
 
 
 # ---- persistence ---------------------------------------------------------------------
@@ -550,3 +553,19 @@ def test_beta_components_layout_and_piled_scores():
     assert np.abs(model.predict_proba(g)[:, 1] - truth).mean() < 0.05
     with pytest.raises(ValueError, match="components='beta' needs"):
         DPMCalibrator(components="beta", score_kind="decision", **TINY).fit(np.log(s / (1 - s)), y)
+
+
+def test_posterior_is_arviz_clean(fitted):
+    """ArviZ reads the posterior without warnings, and arviz.loo refuses it (there is no
+    pointwise log-likelihood) instead of treating the two classes as two observations."""
+    import arviz as az
+
+    model, _, _ = fitted
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        summary = az.summary(model.idata_)
+    assert "pi" in summary.index
+    assert "log_likelihood" not in model.idata_.children
+    assert "log_likelihood" not in model.idata_["sample_stats"]
+    with pytest.raises(Exception, match="(?i)log.?likelihood"):
+        az.loo(model.idata_)

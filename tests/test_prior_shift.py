@@ -63,7 +63,7 @@ def test_class_conditional_is_declared_not_guessed(tiny_dpm):
     dens = dpm.density_map(g).values
     p = pi.values[..., None]
     bayes = p * dens[:, :, 1] / (p * dens[:, :, 1] + (1 - p) * dens[:, :, 0])
-    informative = dpm.idata_["posterior"]["informative"].values.astype(bool)
+    informative = dpm.idata_["sample_stats"]["informative"].values.astype(bool)
     np.testing.assert_allclose(dpm.calibration_map(g).values[informative], bayes[informative], rtol=1e-6, atol=1e-9)
     assert dpm.score_atoms().dims == ("chain", "draw", "class", "atom")
 
@@ -105,7 +105,7 @@ def test_class_conditional_shift_is_exact_per_draw(tiny_dpm):
     g = _nodes(dpm)
     dens = shifted.density_map(g).values
     bayes = 0.05 * dens[:, :, 1] / (0.05 * dens[:, :, 1] + 0.95 * dens[:, :, 0])
-    informative = dpm.idata_["posterior"]["informative"].values.astype(bool)
+    informative = dpm.idata_["sample_stats"]["informative"].values.astype(bool)
     np.testing.assert_allclose(shifted.calibration_map(g).values[informative], bayes[informative], rtol=1e-6)
     np.testing.assert_allclose(shifted.class_prior_draws().values, 0.05)
     assert np.abs(shifted.predict_proba(g)[:, 1] - true_map(g, 0.05)).max() < 0.1

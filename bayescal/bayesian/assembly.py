@@ -92,9 +92,10 @@ def assemble_posterior(fits: list[ClassFit], prep: PreparedData, rng: np.random.
     -------
     xarray.DataTree
         ``posterior`` with ``pi`` (chain, draw); ``weight`` and the family's two parameters
-        (chain, draw, class, component); ``alpha`` (chain, draw, class); ``atom_prob`` (chain, draw, class,
-        atom) with coordinate ``atom`` on the input scale; ``observed_data``; and
-        ``sample_stats`` when every route gave them.
+        (chain, draw, class, component); ``alpha`` (chain, draw, class); ``atom_prob`` (chain,
+        draw, class, atom) with coordinate ``atom`` on the input scale, when there are atoms;
+        ``observed_data``; and ``sample_stats`` (the routes' statistics when every route gave
+        them, with a ``class`` dimension).
     """
     post = xr.concat([f.posterior[["weight", *mixture.PARAMS[family], "alpha"]] for f in fits], dim="class",
                      coords="minimal", compat="override", join="exact")
@@ -102,13 +103,16 @@ def assemble_posterior(fits: list[ClassFit], prep: PreparedData, rng: np.random.
     shape = (post.sizes["chain"], post.sizes["draw"])
     pi = rng.beta(1.0 + prep.totals[1], 1.0 + prep.totals[0], size=shape)
     post["pi"] = (("chain", "draw"), pi)
-    post["atom_prob"] = (("chain", "draw", "class", "atom"), _atom_masses(prep, pi, post, rng, family))
-    post = post.assign_coords(atom=prep.atoms)
+    if prep.atoms.size:  # no empty ``atom`` dimension for ArviZ's summaries to trip on
+        post["atom_prob"] = (("chain", "draw", "class", "atom"), _atom_masses(prep, pi, post, rng, family))
+        post = post.assign_coords(atom=prep.atoms)
     groups = {"posterior": post, "observed_data": prep.observed}
     if all(f.sample_stats is not None for f in fits):
         stats = xr.concat([f.sample_stats for f in fits], dim="class", coords="minimal", compat="override",
                           join="outer")
         groups["sample_stats"] = stats.assign_coords({"class": [0, 1]})
+    else:
+        groups["sample_stats"] = xr.Dataset(coords={"chain": post["chain"].values, "draw": post["draw"].values})
     tree = xr.DataTree.from_dict(groups)
     tree.attrs.update({k: (json.dumps(v) if isinstance(v, (dict, list)) else v) for k, v in attrs.items()})
     return tree

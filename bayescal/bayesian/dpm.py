@@ -151,11 +151,14 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     Attributes
     ----------
     idata_ : xarray.DataTree
-        ``posterior`` (``pi`` (chain, draw); ``weight`` and the family's parameters, ``beta_a``,
-        ``beta_b`` or ``mu``, ``sigma`` (chain, draw, class, component); ``alpha`` (chain, draw, class); ``atom_prob`` (chain, draw, class, atom),
-        coordinate ``atom`` = atom values on the input scale; ``informative`` (chain, draw),
-        0 for the constant-map draws of the null-model average), ``observed_data``,
-        ``sample_stats`` when the route gives them, configuration in the root attrs.
+        ``posterior`` (``pi`` (chain, draw); ``weight`` and the family's parameters, ``mu``,
+        ``sigma`` or ``beta_a``, ``beta_b`` (chain, draw, class, component); ``alpha`` (chain,
+        draw, class); ``atom_prob`` (chain, draw, class, atom), coordinate ``atom`` = atom
+        values on the input scale, when there are atoms), ``observed_data``, ``sample_stats``
+        (the route's statistics, and ``informative`` (chain, draw), 0 for the constant-map
+        draws of the null-model average), the configuration in the root attrs. There is no
+        pointwise ``log_likelihood`` group, so ``arviz.loo`` refuses the posterior rather than
+        treat the two classes as two observations.
     atoms_ : ndarray
         Atom values on the input scale.
     grid_ : ndarray of shape (grid_size,)
@@ -358,8 +361,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         S = n_chain * n_draw
         informative = np.ones(S, dtype=np.int8)
         informative[rng.choice(S, size=round((1.0 - result["weight"]) * S), replace=False)] = 0
-        self.idata_["posterior"]["informative"] = xr.DataArray(informative.reshape(self._shape),
-                                                                dims=("chain", "draw"))
+        self.idata_["sample_stats"]["informative"] = xr.DataArray(informative.reshape(self._shape),
+                                                                   dims=("chain", "draw"))
         self._set_informative(informative.astype(bool))
 
     # ---- evaluation -----------------------------------------------------------------
@@ -381,12 +384,14 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             raise ValueError(f"idata_ names the component family {family!r}, not one of {mixture.FAMILIES}.")
         post = tree["posterior"]
         per_component = ("chain", "draw", "class", "component")
-        want = {"pi": ("chain", "draw"), "weight": per_component, "atom_prob": ("chain", "draw", "class", "atom")}
+        want = {"pi": ("chain", "draw"), "weight": per_component}
+        if self.atoms_.size or "atom_prob" in post:
+            want["atom_prob"] = ("chain", "draw", "class", "atom")
         want |= dict.fromkeys(mixture.PARAMS[family], per_component)
         for name, dims in want.items():
             if name not in post or post[name].dims != dims or post[name].dtype.kind != "f":
                 raise ValueError(f"idata_.posterior.{name} is missing, or not floats with dims {dims}.")
-        if post.sizes["class"] != 2 or post.sizes["atom"] != self.atoms_.size:
+        if post.sizes["class"] != 2 or post.sizes.get("atom", 0) != self.atoms_.size:
             raise ValueError("idata_.posterior has the wrong number of classes or atoms.")
 
     def _draw_arrays(self) -> tuple[np.ndarray, ...]:
@@ -399,7 +404,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             v = post[name].values
             return v.reshape(v.shape[0] * v.shape[1], *v.shape[2:])
 
-        return flat("pi"), flat("weight"), flat(p1), flat(p2), flat("atom_prob")
+        atom_prob = flat("atom_prob") if "atom_prob" in post else np.empty((post.sizes["chain"] * post.sizes["draw"], 2, 0))
+        return flat("pi"), flat("weight"), flat(p1), flat(p2), atom_prob
 
     def _with_constant_draws(self, draws: np.ndarray) -> np.ndarray:
         """Map draws (S, n) with the constant-map draws (``informative`` = 0) set to pi."""
@@ -422,8 +428,11 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         post = self.idata_["posterior"]
         self._shape = (post.sizes["chain"], post.sizes["draw"])
         self._atoms_t = to_working(self.atoms_, self.score_kind) if self.atoms_.size else np.empty(0)
-        informative = (post["informative"].values.reshape(-1).astype(bool) if "informative" in post
-                       else np.ones(pi.shape[0], dtype=bool))
+        informative = np.ones(pi.shape[0], dtype=bool)
+        for group in ("sample_stats", "posterior"):  # files written before it moved keep it in the posterior
+            if group in self.idata_.children and "informative" in self.idata_[group]:
+                informative = self.idata_[group]["informative"].values.reshape(-1).astype(bool)
+                break
         self._grid_draws = self._mixture_map(self.grid_, np.empty(0))
         self._set_informative(informative)
 

@@ -208,7 +208,8 @@ def fit_gibbs(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: i
     ClassFit
         ``posterior`` with ``weight`` and the family's two parameters (``mu``, ``sigma`` or
         ``beta_a``, ``beta_b``; chain, draw, component) and ``alpha`` (chain, draw);
-        ``sample_stats`` with ``log_likelihood`` (weighted data log-likelihood) and
+        ``sample_stats`` with ``class_log_likelihood`` (the class's weighted data log-likelihood;
+        not ArviZ's pointwise ``log_likelihood``, so ``arviz.loo`` does not mistake it) and
         ``n_occupied`` (components holding any weight) per draw; ``diagnostics`` with
         ``runtime_s``, ``n_iterations``, ``mh_acceptance``.
     """
@@ -291,7 +292,7 @@ def fit_gibbs(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: i
     coords = {"chain": np.arange(C), "draw": np.arange(n_keep), "component": np.arange(K)}
     posterior = xr.Dataset({k: (dims3, val) for k, val in out.items()} | {"alpha": (dims2, out_alpha)},
                            coords=coords)
-    stats = xr.Dataset({"log_likelihood": (dims2, out_ll), "n_occupied": (dims2, out_occ)},
+    stats = xr.Dataset({"class_log_likelihood": (dims2, out_ll), "n_occupied": (dims2, out_occ)},
                        coords={"chain": coords["chain"], "draw": coords["draw"]})
     diagnostics = {
         "route": "gibbs",
