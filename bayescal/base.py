@@ -23,12 +23,15 @@ import xarray as xr
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from bayescal._validation import check_ci_prob, check_features, check_min_samples, check_number, check_scores
+from bayescal._validation import (check_ci_prob, check_features, check_integer, check_min_samples, check_number,
+                                  check_scores, is_dask_collection)
 from bayescal.data import ScoreData, ScoreSummary, prepare_data, to_working
 
 __all__ = ["Calibrator", "BayesianCalibrator", "DEFAULT_GRID_SIZE"]
 
 DEFAULT_GRID_SIZE = 201
+MAX_GRID_SIZE = 10**7
+"""Most points an integer ``grid`` may ask for (a map over 10^7 points is 80 MB per draw)."""
 
 
 class Calibrator(ClassifierMixin, BaseEstimator):
@@ -134,7 +137,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"{self._name} requires y to be passed, but the target y is None: pass the true binary labels."
             )
-        if any(hasattr(v, "__dask_graph__") for v in (scores, y, sample_weight, X)):
+        if any(is_dask_collection(v) for v in (scores, y, sample_weight, X)):
             return self._fit_dask(scores, y, sample_weight, X=X, pos_label=pos_label)
         score_kind = getattr(self, "score_kind", "probability")
         if isinstance(scores, ScoreSummary):
@@ -196,8 +199,8 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         A Dask array (or Dask dataframe column) gives a lazy Dask result computed block by
         block (``map_blocks`` / ``map_partitions``): nothing is collected.
         """
-        if hasattr(scores, "__dask_graph__"):
-            return self._predict_proba_dask(scores, X)
+        if is_dask_collection(scores):
+            return self._predict_proba_dask(scores.data if hasattr(scores, "variable") else scores, X)
         t = self._working(scores)
         X = self._check_X(X, t.shape[0], fitting=False)
         p = np.clip(self._calibrate(t, X), 0.0, 1.0)
@@ -243,11 +246,15 @@ class Calibrator(ClassifierMixin, BaseEstimator):
     def _grid(self, grid: Any) -> np.ndarray:
         check_is_fitted(self)
         kind = getattr(self, "score_kind", "probability")
-        if grid is None or (np.isscalar(grid) and float(grid).is_integer()):
+        if grid is None or (np.isscalar(grid) and not isinstance(grid, (str, bytes))):
+            size = DEFAULT_GRID_SIZE if grid is None else check_integer(grid, "grid", minimum=1)
+            if size > MAX_GRID_SIZE:
+                raise ValueError(f"grid={size} points is more than {MAX_GRID_SIZE}: pass a smaller number of "
+                                 "points, or an array of the scores you need.")
             lo, hi = self.score_range_
             if hi <= lo:  # every training score equal
                 lo, hi = (0.0, 1.0) if kind == "probability" else (lo - 1.0, hi + 1.0)
-            return np.linspace(lo, hi, DEFAULT_GRID_SIZE if grid is None else int(grid))
+            return np.linspace(lo, hi, size)
         return check_scores(grid, score_kind=kind, name="grid")
 
     def calibration_map(self, grid: Any = None) -> xr.DataArray:

@@ -87,10 +87,10 @@ def _check_inputs(
     y_true: Any, y_prob: Any, sample_weight: Any, *, require_both: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return labels (float 0/1), probabilities and weights as new float64 arrays."""
-    y, _ = check_labels(y_true, name="y_true", require_both=require_both)
+    y, _ = check_labels(y_true, name="y_true", require_both=require_both, pos_label_name=None)
     p = check_probabilities(y_prob, name="y_prob")
     n = check_consistent_length(y_true=y, y_prob=p)
-    w = check_sample_weight(sample_weight, n)
+    w = check_sample_weight(sample_weight, n)  # rescaled where a sum would overflow
     return y.astype(np.float64), p, w
 
 
@@ -721,6 +721,7 @@ def brier_decomposition(
     calibrated classifiers. PKDD, LNCS 3202, 125-136.
     """
     y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    _check_choice(strategy, "strategy", STRATEGIES)  # checked even when n_bins=None does not use it
     W = w.sum()
     if n_bins is None:
         values, ids = np.unique(p, return_inverse=True)

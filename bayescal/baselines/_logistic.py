@@ -13,6 +13,7 @@ __all__ = ["logistic_fit"]
 _RIDGE = 1e-10
 _WARM_START_N = 20_000
 _NEWTON_STEPS = 6
+_HALVINGS = 20
 
 
 def logistic_fit(design: np.ndarray, y: np.ndarray, w: np.ndarray, *, intercept: bool) -> np.ndarray:
@@ -52,18 +53,40 @@ def logistic_fit(design: np.ndarray, y: np.ndarray, w: np.ndarray, *, intercept:
         ridge[-1] = 0.0
     wn = w / w.sum()
     wy = wn * y
+    beta = np.zeros(k)
+    if intercept:  # start from the constant fit, the exact answer when the intercept is all there is
+        ybar = float(np.clip(wy.sum(), 1e-300, 1.0))
+        beta[-1] = np.log(ybar) - np.log1p(-ybar) if ybar < 1.0 else 700.0
+        if k == 1:
+            return beta
 
     def grad_hess(beta, p):
         return (design @ (wn * p - wy) + ridge * beta,
                 (design * (wn * p * (1.0 - p))) @ design.T + np.diag(ridge))
 
-    beta = np.zeros(k)
+    def loss(beta, eta):
+        return float(wn @ np.logaddexp(0.0, eta) - wy @ eta + 0.5 * (ridge * beta**2).sum())
+
     if n > _WARM_START_N:
-        beta = logistic_fit(np.ascontiguousarray(design[:, ::10]), y[::10], w[::10], intercept=intercept)
+        sub_w, sub_y = w[::10], y[::10]
+        # a subsample that misses a class is separable: no use as a start
+        if sub_w.sum() > 0 and 0.0 < sub_w @ sub_y < sub_w.sum():
+            beta = logistic_fit(np.ascontiguousarray(design[:, ::10]), sub_y, sub_w, intercept=intercept)
+        eta = beta @ design
+        current = loss(beta, eta)
         for _ in range(_NEWTON_STEPS):
-            g, H = grad_hess(beta, expit(beta @ design))
+            g, H = grad_hess(beta, expit(eta))
             step = np.linalg.lstsq(H, g, rcond=None)[0]
-            beta = beta - step
+            for _ in range(_HALVINGS):  # damped: halve a step that does not lower the loss
+                trial = beta - step
+                eta_trial = trial @ design
+                value = loss(trial, eta_trial)
+                if value <= current:
+                    break
+                step = 0.5 * step
+            else:
+                break  # no descent along the Newton direction: leave it to the trust-region search
+            beta, eta, current = trial, eta_trial, value
             if np.abs(step).max() <= 1e-6 * (1.0 + np.abs(beta).max()):
                 return beta
 
@@ -73,8 +96,7 @@ def logistic_fit(design: np.ndarray, y: np.ndarray, w: np.ndarray, *, intercept:
         if "beta" not in cache or not np.array_equal(cache["beta"], beta):
             eta = beta @ design
             g, H = grad_hess(beta, expit(eta))
-            fun = float(wn @ np.logaddexp(0.0, eta) - wy @ eta + 0.5 * (ridge * beta**2).sum())
-            cache.update(beta=beta.copy(), fun=fun, jac=g, hess=H)
+            cache.update(beta=beta.copy(), fun=loss(beta, eta), jac=g, hess=H)
         return cache
 
     res = minimize(lambda b: terms(b)["fun"], beta, jac=lambda b: terms(b)["jac"],
