@@ -348,10 +348,10 @@ def check_sample_weight(sample_weight: Any, n: int, *, name: str = "sample_weigh
         raise ValueError(f"{name} sums to zero: at least one sample needs a positive weight.")
     if relative:
         return w / top
-    total = (w / top).sum() * top if top > 1.0 else w.sum()  # scaled first: no overflow
-    if total > _WEIGHT_TOTAL_MAX or top < _WEIGHT_MAX_TINY:
+    relative_total = (w / top).sum()  # the total over the largest weight: no overflow
+    if relative_total > _WEIGHT_TOTAL_MAX / top or top < _WEIGHT_MAX_TINY:
         warnings.warn(
-            f"{name} totals {total:.3g} with largest value {top:.3g}: outside the range where weights can act "
+            f"{name} totals {relative_total:.6g} x {top:.3g} (its largest value): outside the range where weights can act "
             "as counts, so they are divided by their largest value (only their ratios are used).",
             UserWarning, stacklevel=3,
         )
@@ -477,14 +477,23 @@ def check_labels_as(y: Any, classes: Any, *, name: str = "y") -> np.ndarray:
     1 where ``y`` equals ``classes[1]``. A value that is not one of the classes (a 2 for classes
     [0, 1], a string for numeric classes) is refused, so no label is silently read as negative."""
     classes = np.asarray(classes)
-    y01, _ = check_labels(y, require_both=False, name=name, pos_label=classes[1].item())
-    arr = np.asarray(_from_pandas(y, name))
+    if y is None:
+        raise ValueError(f"{name} is None: pass one label per sample.")
+    arr = np.asarray(_refuse_masked(_from_pandas(y, name), name))
     arr = arr[:, 0] if arr.ndim == 2 and arr.shape[1] == 1 else arr
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} has shape {arr.shape}: pass one label per sample, shape (n,).")
+    missing = _missing_mask(arr) if arr.dtype.kind == "O" else (
+        ~np.isfinite(arr) if arr.dtype.kind in "fc" else np.zeros(arr.shape, dtype=bool))
+    if missing.any():
+        raise ValueError(f"{name} has {int(missing.sum())} missing or non-finite value(s) (first at index "
+                         f"{int(np.flatnonzero(missing)[0])}): remove those samples.")
     text = isinstance(classes[0].item(), str)
     same_kind = np.array([isinstance(v, str) == text for v in arr.tolist()], dtype=bool)
     known = same_kind & np.isin(arr.astype(object) if text else arr, classes.astype(object) if text else classes)
     if not known.all():
         bad = arr[~known][0]
+        bad = bad.item() if isinstance(bad, np.generic) else bad
         raise ValueError(f"{name} has the value {bad!r}, which is not one of the calibrator's classes "
                          f"{classes.tolist()}: pass labels coded as in fit (as calibrator.predict returns them).")
-    return y01
+    return (arr == classes[1]).astype(np.int8)
