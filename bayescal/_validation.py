@@ -384,13 +384,13 @@ def check_min_samples(n0: float, n1: float, minimum: int, method: str, *, per_cl
     n = n0 + n1
     if n < minimum:
         raise ValueError(
-            f"{method} needs at least {minimum} samples but got {n:g}: pass more calibration data "
+            f"{method} needs at least {minimum} samples but got {n:g} (scores and y): pass more calibration data "
             "or use a simpler calibrator (e.g. 'platt')."
         )
     if min(n0, n1) < per_class:
         raise ValueError(
             f"{method} needs at least {per_class} samples of each class but got {n0:g} negatives and "
-            f"{n1:g} positives: pass more calibration data."
+            f"{n1:g} positives in y: pass more calibration data."
         )
 
 
