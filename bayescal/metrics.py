@@ -94,9 +94,16 @@ def _check_inputs(
     return y.astype(np.float64), p, w
 
 
+_MAX_COUNT = 10**7
+"""Largest n_bins / n_shuffles accepted (beyond it the arrays alone would fill memory or time)."""
+
+
 def _check_positive_int(value: Any, name: str = "n_bins") -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name}={value!r} is not a positive integer: pass a whole number >= 1, e.g. 10.")
+    if value > _MAX_COUNT:
+        raise ValueError(f"{name}={value!r} is more than {_MAX_COUNT}: pass a smaller number (bins beyond the "
+                         "number of samples are empty anyway).")
     return int(value)
 
 

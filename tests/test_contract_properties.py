@@ -340,11 +340,24 @@ FUNCTIONS = ([(metrics, n) for n in _public_functions(metrics)] + [(decision, n)
              + [(diagnostics, n) for n in _public_functions(diagnostics)])
 
 
-@pytest.mark.parametrize("module, name", FUNCTIONS, ids=[f"{m.__name__.split('.')[-1]}.{n}" for m, n in FUNCTIONS])
+FUNCTION_IDS = [f"{m.__name__.split('.')[-1]}.{n}" for m, n in FUNCTIONS]
+
+
+@pytest.mark.parametrize("module, name", FUNCTIONS, ids=FUNCTION_IDS)
 def test_functions_keep_the_contract(module, name, fitted):
+    _function_contract(module, name, fitted, SHORT)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("module, name", FUNCTIONS, ids=FUNCTION_IDS)
+def test_functions_keep_the_contract_long(module, name, fitted):
+    _function_contract(module, name, fitted, LONG)
+
+
+def _function_contract(module, name, fitted, profile) -> None:
     fn = getattr(module, name)
 
-    @SHORT
+    @profile
     @given(pools(), st.sampled_from(sorted(fitted)), st.data())
     def run(pool, which, data):
         built = _arguments(fn, pool, fitted[which], lambda n: data.draw(st.booleans(), label=n))
