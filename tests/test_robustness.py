@@ -333,3 +333,22 @@ def test_non_integer_numeric_labels_need_pos_label(data):
         metrics.brier_score(y * 0.5, s)
     # integers other than 0/1 keep the documented rule: the greater value is positive
     np.testing.assert_array_equal(build("platt").fit(s, 2 * y - 1).classes_, [-1, 1])
+
+
+@pytest.mark.parametrize("name", ["platt", "scaling_binning"])
+@pytest.mark.parametrize("scale", [1e50, 1e-50])
+def test_logistic_steps_do_not_depend_on_the_scale_of_decision_values(data, name, scale):
+    """Platt's curve (and scaling-binning's first step) on t * scale is the curve on t: before, a
+    ridge on the unscaled slope and an ill-conditioned Hessian gave scaling-binning a constant map."""
+    s, y = data
+    d = s - 0.5
+    ref = build(name, score_kind="decision").fit(d, y).predict_proba(d)
+    got = build(name, score_kind="decision").fit(d * scale, y).predict_proba(d * scale)
+    np.testing.assert_allclose(got, ref, atol=1e-6)
+
+
+def test_beta_on_huge_decision_values_is_not_constant(data):
+    s, y = data
+    d = (s - 0.5) * 1e50
+    p = build("beta", score_kind="decision").fit(d, y).predict_proba(d)[:, 1]
+    assert np.isfinite(p).all() and p[y == 1].mean() > p[y == 0].mean() + 0.3
