@@ -14,6 +14,7 @@ fit on either scale.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,8 @@ import numpy as np
 from scipy.special import expit, logit
 
 from bayescal._validation import (
+    _WEIGHT_MAX_TINY,
+    _WEIGHT_TOTAL_MAX,
     MAX_ABS_DECISION,
     RowValueError,
     check_class_weights,
@@ -306,11 +309,19 @@ class ScoreSummary:
         if sum(st["weight"] for st in stats) <= 0:
             raise ValueError("sample_weight sums to zero over the whole Dask data: at least one sample needs a "
                              "positive weight.")
+        top = max(st["top"] for st in stats)
+        relative = sum(st["relative"] * (st["top"] / top) for st in stats)
+        scale = 1.0
+        if relative > _WEIGHT_TOTAL_MAX / top or top < _WEIGHT_MAX_TINY:  # the rule of check_sample_weight
+            warnings.warn(f"sample_weight totals {relative:.6g} x {top:.3g} (its largest value): outside the range "
+                          "where weights can act as counts, so they are divided by their largest value.",
+                          UserWarning, stacklevel=3)
+            scale = top
         if lo is None or hi is None:
             lo_, hi_ = _range(np.array([v for st in stats for v in (st["lo"], st["hi"]) if np.isfinite(v)]))
             lo, hi = (lo_ if lo is None else lo), (hi_ if hi is None else hi)
             _check_bounds(lo, hi)
-        parts = [dask.delayed(_block_summary)(sb, yb, wb, score_kind, classes, n_bins, lo, hi)
+        parts = [dask.delayed(_block_summary)(sb, yb, wb, score_kind, classes, n_bins, lo, hi, scale)
                  for sb, yb, wb in blocks]
         while len(parts) > 1:  # tree reduction: pairs of summaries add
             parts = [dask.delayed(sum_pair)(*parts[i:i + 2]) if i + 1 < len(parts) else parts[i]
@@ -484,7 +495,9 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
     number of positively weighted rows; a bad score found in the chunk comes back as a message
     template and the row within the chunk, so the caller can name the row of the whole data."""
     out = {"n": int(np.shape(s)[0]) if np.ndim(s) else 0, "lo": np.nan, "hi": np.nan,
-           "labels": np.empty(0), "weight": 0.0, "error": None}
+           "labels": np.empty(0), "weight": 0.0, "top": 0.0, "relative": 0.0, "error": None}
+    if out["n"] == 0:  # an empty partition
+        return out
     try:
         s = check_scores(s, score_kind=score_kind, max_abs=MAX_ABS_DECISION)
     except RowValueError as exc:
@@ -493,26 +506,36 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
     y = np.asarray(y)
     check_consistent_length(scores=s, y=y)
     t = to_working(s[~np.isin(s, _atoms(score_kind))], score_kind)
-    weight = float(s.shape[0]) if w is None else (float(w) * s.shape[0] if np.isscalar(w)
-                                                   else float(np.sum(np.asarray(w, dtype=np.float64) > 0)))
+    w = np.full(s.shape[0], 1.0 if w is None else float(w)) if w is None or np.isscalar(w) else _chunk_weights(w, s)
+    top = float(w.max()) if w.size else 0.0
     out.update(lo=float(t.min()) if t.size else np.nan, hi=float(t.max()) if t.size else np.nan,
-               labels=np.unique(y), weight=weight)
+               labels=np.unique(y), weight=float(np.sum(w > 0)), top=top,
+               relative=float((w / top).sum()) if top > 0 else 0.0)
     return out
 
 
-def _block_summary(s, y, w, score_kind, classes, n_bins, lo, hi) -> "ScoreSummary":
+def _chunk_weights(w: Any, s: np.ndarray) -> np.ndarray:
+    """One chunk's weights: finite and non-negative (a chunk may hold only zero weights)."""
+    w = np.asarray(w, dtype=np.float64)
+    check_consistent_length(scores=s, sample_weight=w)
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError("sample_weight has NaN, infinite or negative values: pass finite non-negative weights.")
+    return w
+
+
+def _block_summary(s, y, w, score_kind, classes, n_bins, lo, hi, scale=1.0) -> "ScoreSummary | None":
+    if np.ndim(s) == 0 or np.shape(s)[0] == 0:  # an empty partition adds nothing
+        return None
     s = check_scores(s, score_kind=score_kind)
     y01, _ = check_labels(y, pos_label=classes[1], require_both=False)
     if w is None or np.isscalar(w):
         w = np.full(s.shape[0], 1.0 if w is None else float(w))
     else:  # a chunk may legitimately hold only zero weights, so only finiteness and sign are checked
-        w = np.asarray(w, dtype=np.float64)
-        check_consistent_length(scores=s, sample_weight=w)
-        if not np.isfinite(w).all() or (w < 0).any():
-            raise ValueError("sample_weight has NaN, infinite or negative values: pass finite non-negative weights.")
+        w = _chunk_weights(w, s)
+    w = w / scale
     data = ScoreData(scores=s, t=to_working(s, score_kind), y=y01, w=w, score_kind=score_kind, classes=classes)
     return ScoreSummary.from_data(data, n_bins=n_bins, lo=lo, hi=hi)
 
 
-def sum_pair(a: "ScoreSummary", b: "ScoreSummary") -> "ScoreSummary":
-    return a + b
+def sum_pair(a: "ScoreSummary | None", b: "ScoreSummary | None") -> "ScoreSummary | None":
+    return b if a is None else a if b is None else a + b

@@ -352,3 +352,34 @@ def test_beta_on_huge_decision_values_is_not_constant(data):
     d = (s - 0.5) * 1e50
     p = build("beta", score_kind="decision").fit(d, y).predict_proba(d)[:, 1]
     assert np.isfinite(p).all() and p[y == 1].mean() > p[y == 0].mean() + 0.3
+
+
+def test_dask_weights_of_1e308_give_the_unit_weight_answer(data):
+    da = pytest.importorskip("dask.array")
+    s, y = data
+    S, Y = da.from_array(s, chunks=100), da.from_array(y, chunks=100)
+    ref = build("isotonic").fit(S, Y, da.ones(s.size, chunks=100)).predict_proba(s)
+    with pytest.warns(UserWarning, match="divided by their largest value"):
+        big = build("isotonic").fit(S, Y, da.from_array(np.full(s.size, 1e308), chunks=100))
+    np.testing.assert_allclose(big.predict_proba(s), ref)
+
+
+def test_dask_mbct_refuses_a_class_with_zero_weight(data):
+    da = pytest.importorskip("dask.array")
+    s, y = data
+    X = np.zeros((s.size, 1))
+    args = [da.from_array(v, chunks=100) for v in (s, y, np.where(y == 1, 0.0, 1.0))]
+    with pytest.raises(ValueError, match="positive class .* zero total weight"):
+        build("mbct").fit(*args, X=da.from_array(X, chunks=(100, 1)))
+
+
+def test_dask_dataframe_with_an_empty_partition(data):
+    dd = pytest.importorskip("dask.dataframe")
+    s, y = data
+    df = dd.from_pandas(pd.DataFrame({"s": s, "y": y}), npartitions=4)
+    df = df[df["s"] < 2.0]  # keeps every row
+    emptied = df.map_partitions(lambda part: part.iloc[:0] if len(part) and part.index[0] == 0 else part)
+    kept = pd.concat([p for p in (part.compute() for part in emptied.to_delayed())])
+    cal = build("isotonic").fit(emptied["s"], emptied["y"])
+    ref = build("isotonic").fit(ScoreSummary.from_arrays(kept["s"].to_numpy(), kept["y"].to_numpy()))
+    np.testing.assert_allclose(cal.predict_proba(s), ref.predict_proba(s))

@@ -12,6 +12,7 @@ from bayescal._validation import (
     check_consistent_length,
     check_features,
     check_integer,
+    check_class_weights,
     check_labels,
     check_number,
     check_sample_weight,
@@ -404,6 +405,9 @@ class MBCT(Calibrator):
         n1 = int(counts[values == classes[1]].sum())
         if not sum(st["weight"] for st in stats) > 0:
             raise ValueError("sample_weight sums to zero: at least one sample needs a positive weight.")
+        label_weights = np.concatenate([st["label_weights"] for st in stats])
+        check_class_weights(np.array([0, 1]), np.array([label_weights[values != classes[1]].sum(),
+                                                         label_weights[values == classes[1]].sum()]), classes)
         n_features = len(stats[0]["columns"])
         self._start_fit(classes, min(st["min"] for st in stats), max(st["max"] for st in stats),
                         int(counts.sum()) - n1, n1, n_features)
@@ -646,7 +650,8 @@ def _partition_stats(s: Any, y: Any, w: Any, X: Any, score_kind: str, pos_label:
         return None
     s, _, w, X = arrays
     raw_y = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
-    labels, counts = np.unique(raw_y.ravel(), return_counts=True)
+    labels, inverse, counts = np.unique(raw_y.ravel(), return_inverse=True, return_counts=True)
+    label_weights = np.bincount(inverse.ravel(), weights=w, minlength=labels.size)
     columns = []
     for j in range(X.shape[1]):
         col = X[:, j]
@@ -659,5 +664,5 @@ def _partition_stats(s: Any, y: Any, w: Any, X: Any, score_kind: str, pos_label:
         many = distinct.size > cap
         columns.append({"numeric": True, "many": many, "distinct": distinct[:0] if many else distinct,
                         "raw": col[first[:0] if many else first], "sketch": quantile_sketch(values, w, _SKETCH_SIZE)})
-    return {"labels": labels, "counts": counts, "weight": float(w.sum()), "min": float(s.min()), "max": float(s.max()),
+    return {"labels": labels, "counts": counts, "label_weights": label_weights, "weight": float(w.sum()), "min": float(s.min()), "max": float(s.max()),
             "sketch": quantile_sketch(to_working(s, score_kind), w, _SKETCH_SIZE), "columns": columns}
