@@ -483,8 +483,10 @@ def check_labels_as(y: Any, classes: Any, *, name: str = "y") -> np.ndarray:
     arr = arr[:, 0] if arr.ndim == 2 and arr.shape[1] == 1 else arr
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} has shape {arr.shape}: pass one label per sample, shape (n,).")
+    if arr.dtype.kind == "c":
+        raise ValueError(f"{name} has complex values: pass labels coded as in fit.")
     missing = _missing_mask(arr) if arr.dtype.kind == "O" else (
-        ~np.isfinite(arr) if arr.dtype.kind in "fc" else np.zeros(arr.shape, dtype=bool))
+        ~np.isfinite(arr) if arr.dtype.kind == "f" else np.zeros(arr.shape, dtype=bool))
     if missing.any():
         raise ValueError(f"{name} has {int(missing.sum())} missing or non-finite value(s) (first at index "
                          f"{int(np.flatnonzero(missing)[0])}): remove those samples.")

@@ -108,12 +108,18 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         ----------
         scores : array-like of shape (n,) or (n, 1), or ScoreSummary
             Classifier scores: probabilities in [0, 1] (``score_kind="probability"``) or raw
-            decision values (``score_kind="decision"``). A :class:`~bayescal.data.ScoreSummary`
-            may stand in for scores and labels when the calibrator honours weights.
+            decision values of magnitude at most 1e100 (``score_kind="decision"``). A
+            :class:`~bayescal.data.ScoreSummary` may stand in for scores and labels when the
+            calibrator honours weights. Lists, numpy arrays, pandas Series and xarray
+            DataArrays are read alike; a masked array with masked entries is refused (drop or
+            fill those rows first).
         y : array-like of shape (n,)
-            True binary labels: {0, 1}, booleans, or two values with ``pos_label``.
+            True binary labels: {0, 1}, booleans, or any two values (the greater is positive
+            unless ``pos_label`` says otherwise); numeric labels with a non-integer value,
+            such as {0, 0.5}, need ``pos_label``.
         sample_weight : array-like of shape (n,), optional
-            Non-negative weights.
+            Non-negative frequency weights with positive total weight on each class (totals
+            above 1e15 are divided by the largest weight, with a warning).
         X : array-like of shape (n, d), optional
             Features, for feature-aware calibrators only.
         pos_label : optional

@@ -391,7 +391,8 @@ class ScoreSummary:
             ys.append(np.full(keep.sum(), c, dtype=np.int8))
         t, s, y, w = (np.concatenate(v) for v in (ts, ss, ys, ws))
         if y.min() == y.max():
-            raise ValueError("The summary holds a single class: calibration needs samples of both classes.")
+            raise ValueError("The ScoreSummary passed as scores holds weight of a single class: calibration needs "
+                             "samples of both classes (summarise data with both, or add the other shards).")
         order = np.argsort(t, kind="stable")
         return ScoreData(scores=s[order], t=t[order], y=y[order], w=w[order],
                          score_kind=self.score_kind, classes=self.classes, bin_edges=self.edges)

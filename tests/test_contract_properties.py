@@ -227,6 +227,22 @@ def _contract_for_calibrator(name: str, s, y, w) -> None:
     for form, values in forms(np.asarray(s, dtype=np.float64)).items():
         got = cal.predict_proba(values, **kw)
         np.testing.assert_allclose(got, proba, rtol=0, atol=1e-12, err_msg=form)
+    # hostile arguments after the fit: refused by name, or a valid answer
+    for bad in (np.array([0.5, np.nan]), np.array([0.5, 1.5]), "0.5", np.array([[0.1, 0.2], [0.3, 0.4]]),
+                np.ma.masked_array([0.2, 0.4], mask=[False, True]), np.array([], dtype=float)):
+        bad_kw = {"X": np.zeros((np.size(bad) if np.ndim(bad) == 1 else 2, 1))} if X is not None else {}
+        ok, out = call(cal.predict_proba, {"scores", "X"}, bad, **bad_kw)
+        if ok:
+            check_proba(out, len(out))
+    for threshold in (np.nan, 1.5, "high", 0.3):
+        ok, out = call(cal.predict, {"threshold", "scores", "X"}, s, threshold, **kw)
+        if ok:
+            assert set(np.unique(out).tolist()) <= set(np.asarray(cal.classes_).tolist())
+    if not cls.feature_aware:
+        for grid in (0, -5, 10**12, 2.5, "x", np.array([np.nan]), True, 3):
+            ok, out = call(cal.calibration_map, {"grid"}, grid)
+            if ok:
+                assert np.isfinite(out.values).all()
 
 
 @pytest.mark.parametrize("name", NAMES)
