@@ -383,3 +383,18 @@ def test_dask_dataframe_with_an_empty_partition(data):
     cal = build("isotonic").fit(emptied["s"], emptied["y"])
     ref = build("isotonic").fit(ScoreSummary.from_arrays(kept["s"].to_numpy(), kept["y"].to_numpy()))
     np.testing.assert_allclose(cal.predict_proba(s), ref.predict_proba(s))
+
+
+# scaling-binning's random split draws per row, so dropping rows changes the split itself
+@pytest.mark.parametrize("name", [_fast(n) for n in WEIGHTED_1D if n != "scaling_binning"])
+def test_rows_of_negligible_relative_weight_act_as_dropped(data, name):
+    """Weights of 1e-124 next to weights of 1 (ENIR's group sums by differences of cumulative sums
+    lost such a row, then divided by zero)."""
+    s, y = data
+    w = np.ones(s.size)
+    w[::7] = 1e-124
+    kept = w == 1.0
+    got = build(name).fit(s, y, sample_weight=w).predict_proba(s)
+    ref = build(name).fit(s[kept], y[kept]).predict_proba(s)
+    check = np.abs(got - ref).mean()
+    assert np.isfinite(got).all() and check < 0.02, check

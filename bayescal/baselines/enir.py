@@ -111,16 +111,13 @@ class ENIR(Calibrator):
         if lambdas.shape[0] > self.max_models:
             lambdas = lambdas[np.unique(np.round(np.linspace(0, lambdas.shape[0] - 1, self.max_models)).astype(int))]
         penalty = np.log(wt.sum()) + np.log(2 * np.pi)
-        cum_w1 = np.concatenate([[0.0], np.cumsum(run_w1)])
-        cum_wt = np.concatenate([[0.0], np.cumsum(run_wt)])
 
         scored = []  # (lambda, BIC, df) of every model of finite BIC
         for lam in lambdas:
             starts, value = path.groups(lam)
             fit = np.clip(value, 0.0, 1.0)
-            ends = np.append(starts[1:], run_wt.shape[0])
-            g1 = cum_w1[ends] - cum_w1[starts]
-            g0 = cum_wt[ends] - cum_wt[starts] - g1
+            g1 = np.add.reduceat(run_w1, starts)  # sums within groups: no cancellation of light ones
+            g0 = np.add.reduceat(run_wt - run_w1, starts)
             with np.errstate(divide="ignore"):
                 loglik = float(np.sum(xlogy(g1, fit) + xlogy(g0, 1.0 - fit)))
             df = 1 + int(np.count_nonzero(np.diff(fit)))
