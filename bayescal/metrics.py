@@ -48,6 +48,7 @@ from scipy.special import xlogy
 from scipy.stats import norm as _normal
 
 from bayescal._validation import (
+    check_class_weights,
     check_consistent_length,
     check_labels,
     check_probabilities,
@@ -641,6 +642,8 @@ def roc_auc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
     from sklearn.metrics import roc_auc_score
 
     y, p, w = _check_inputs(y_true, y_prob, sample_weight, require_both=True)
+    if sample_weight is not None:
+        check_class_weights(y.astype(np.int8), w, name="sample_weight")
     return float(roc_auc_score(y, p, sample_weight=w))
 
 

@@ -398,3 +398,21 @@ def test_rows_of_negligible_relative_weight_act_as_dropped(data, name):
     ref = build(name).fit(s[kept], y[kept]).predict_proba(s)
     check = np.abs(got - ref).mean()
     assert np.isfinite(got).all() and check < 0.02, check
+
+
+def test_enir_with_a_class_of_tiny_total_weight_fits():
+    """A negative of weight 5.9e-220 at score 1 beside a positive of weight 1 (found by the contract
+    suite): the likelihood of every model rounded to 0, leaving no model to average."""
+    s = np.zeros(32)
+    s[8] = 1.0
+    y = np.zeros(32, dtype=int)
+    y[[1, 22]] = 1
+    w = np.zeros(32)
+    w[8], w[22] = 5.91071604e-220, 1.0
+    p = build("enir").fit(s, y, sample_weight=w).predict_proba(np.array([0.0, 1.0]))
+    assert np.isfinite(p).all()
+
+
+def test_roc_auc_refuses_weights_that_empty_a_class():
+    with pytest.raises(ValueError, match="sample_weight gives the positive class .*zero total weight"):
+        metrics.roc_auc([0, 1, 0, 0], [0.1, 0.2, 0.3, 0.4], sample_weight=[1.0, 0.0, 1.0, 1.0])

@@ -12,6 +12,7 @@ from bayescal.data import ScoreData, from_working
 
 __all__ = ["ENIR"]
 
+_LOGLIK_CLIP = 1e-15
 _SELECTIONS = ("average", "best")
 
 
@@ -118,8 +119,11 @@ class ENIR(Calibrator):
             fit = np.clip(value, 0.0, 1.0)
             g1 = np.add.reduceat(run_w1, starts)  # sums within groups: no cancellation of light ones
             g0 = np.add.reduceat(run_wt - run_w1, starts)
-            with np.errstate(divide="ignore"):
-                loglik = float(np.sum(xlogy(g1, fit) + xlogy(g0, 1.0 - fit)))
+            # the clip keeps a fit rounded to 0 or 1 beside a class of tiny weight finite (weights of
+            # 1e-220 beside 1 made every model's likelihood 0); exact 0/1 fits of one-class groups
+            # are unaffected (xlogy(0, .) = 0)
+            q = np.clip(fit, _LOGLIK_CLIP, 1.0 - _LOGLIK_CLIP)
+            loglik = float(np.sum(xlogy(g1, q) + xlogy(g0, 1.0 - q)))
             df = 1 + int(np.count_nonzero(np.diff(fit)))
             bic = -2.0 * loglik + df * penalty
             if np.isfinite(bic):
