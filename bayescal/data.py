@@ -317,10 +317,17 @@ class ScoreSummary:
                           "where weights can act as counts, so they are divided by their largest value.",
                           UserWarning, stacklevel=3)
             scale = top
+        seen = np.array([v for st in stats for v in (st["lo"], st["hi"]) if np.isfinite(v)])
         if lo is None or hi is None:
-            lo_, hi_ = _range(np.array([v for st in stats for v in (st["lo"], st["hi"]) if np.isfinite(v)]))
+            lo_, hi_ = _range(seen)
             lo, hi = (lo_ if lo is None else lo), (hi_ if hi is None else hi)
             _check_bounds(lo, hi)
+        if seen.size and (seen.min() < lo or seen.max() > hi):
+            raise ValueError(
+                f"lo={lo:.6g}, hi={hi:.6g} do not enclose the data, whose working-scale scores run from "
+                f"{seen.min():.6g} to {seen.max():.6g}: widen lo/hi (on the working scale: logits for "
+                "probabilities), or leave them None to use the data's range."
+            )
         parts = [dask.delayed(_block_summary)(sb, yb, wb, score_kind, classes, n_bins, lo, hi, scale)
                  for sb, yb, wb in blocks]
         while len(parts) > 1:  # tree reduction: pairs of summaries add

@@ -416,3 +416,10 @@ def test_enir_with_a_class_of_tiny_total_weight_fits():
 def test_roc_auc_refuses_weights_that_empty_a_class():
     with pytest.raises(ValueError, match="sample_weight gives the positive class .*zero total weight"):
         metrics.roc_auc([0, 1, 0, 0], [0.1, 0.2, 0.3, 0.4], sample_weight=[1.0, 0.0, 1.0, 1.0])
+
+
+def test_dask_summary_refuses_a_grid_narrower_than_the_data(data):
+    da = pytest.importorskip("dask.array")
+    s, y = data
+    with pytest.raises(ValueError, match="lo=-0.1, hi=0.1 do not enclose the data"):
+        ScoreSummary.from_dask(da.from_array(s, chunks=100), da.from_array(y, chunks=100), lo=-0.1, hi=0.1)
