@@ -390,15 +390,32 @@ def _function_contract(module, name, fitted, profile) -> None:
     run()
 
 
-@pytest.mark.parametrize("name", ["ece", "brier_score", "log_loss", "roc_auc"])
+METRICS_YP = [n for n in _public_functions(metrics) if list(inspect.signature(getattr(metrics, n)).parameters)[:2]
+              == ["y_true", "y_prob"]]
+
+
+@pytest.mark.parametrize("name", METRICS_YP)
 def test_metrics_agree_over_equivalent_inputs(name):
     rng = np.random.default_rng(3)
     y = (rng.random(80) < 0.5).astype(int)
     p = rng.random(80)
+    w = rng.uniform(0.5, 2.0, 80)
     fn = getattr(metrics, name)
-    ref = fn(y, p)
+    kw = {"random_state": 0} if "random_state" in inspect.signature(fn).parameters else {}
+    ref = _flat(fn(y, p, sample_weight=w, **kw))
     for form, values in forms(p).items():
-        assert fn(forms(y)[form], values) == ref, form
+        got = _flat(fn(forms(y)[form], values, sample_weight=forms(w)[form], **kw))
+        np.testing.assert_array_equal(got, ref, err_msg=form)
+
+
+def _flat(result) -> np.ndarray:
+    """The numbers of a metric's result, in a fixed order."""
+    if isinstance(result, xr.Dataset):
+        return np.concatenate([np.ravel(result[v].values).astype(float) for v in sorted(result.data_vars)])
+    if hasattr(result, "__dataclass_fields__"):
+        return np.array([float(getattr(result, f)) for f in result.__dataclass_fields__
+                         if not isinstance(getattr(result, f), str)])
+    return np.atleast_1d(np.asarray(result, dtype=float))
 
 
 def test_decision_and_diagnostics_arguments_are_read_through_the_same_checks(fitted):
