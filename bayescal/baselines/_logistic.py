@@ -52,7 +52,7 @@ def logistic_fit(design: np.ndarray, y: np.ndarray, w: np.ndarray, *, intercept:
     -------
     ndarray of shape (k,)
     """
-    k, n = design.shape
+    k = design.shape[0]
     wn = w / w.max()
     wn = wn / wn.sum()
     wy = wn * y

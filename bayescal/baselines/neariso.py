@@ -89,7 +89,6 @@ class NearIsotonicPath:
             raise ValueError(f"lam={lam} must be a non-negative number.")
         cut = np.flatnonzero(self.merge_lambda > lam) + 1  # first points of the groups after the first
         starts = np.concatenate([[0], cut])
-        ends = np.append(cut, self.z.shape[0])
         # group sums added within each group (a difference of cumulative sums loses a light group
         # next to heavy ones: 1 + 1e-124 - 1 = 0)
         W = np.add.reduceat(self.w, starts)
