@@ -311,7 +311,7 @@ def check_labels(
 
 
 def check_sample_weight(sample_weight: Any, n: int, *, name: str = "sample_weight",
-                        relative: bool = False) -> np.ndarray:
+                        relative: bool = False, rescale: bool = True) -> np.ndarray:
     """Return weights as a new float64 array of length ``n`` (ones when ``None``).
 
     Weights are frequencies (an integer weight acts as that many repeated rows), so their
@@ -321,7 +321,8 @@ def check_sample_weight(sample_weight: Any, n: int, *, name: str = "sample_weigh
     squares and products of weights stay finite; a weight of :math:`10^{308}` on every row
     then gives the same answer as unit weights. With ``relative=True`` (callers whose result
     depends only on the ratios of the weights, such as the metrics) they are always divided
-    by their largest value, silently.
+    by their largest value, silently; with ``rescale=False`` (one chunk of data whose scale is
+    decided over all chunks) never.
     """
     if sample_weight is None:
         return np.ones(n, dtype=np.float64)
@@ -348,6 +349,8 @@ def check_sample_weight(sample_weight: Any, n: int, *, name: str = "sample_weigh
         raise ValueError(f"{name} sums to zero: at least one sample needs a positive weight.")
     if relative:
         return w / top
+    if not rescale:
+        return w
     relative_total = (w / top).sum()  # the total over the largest weight: no overflow
     if relative_total > _WEIGHT_TOTAL_MAX / top or top < _WEIGHT_MAX_TINY:
         warnings.warn(

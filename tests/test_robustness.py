@@ -423,3 +423,15 @@ def test_dask_summary_refuses_a_grid_narrower_than_the_data(data):
     s, y = data
     with pytest.raises(ValueError, match="lo=-0.1, hi=0.1 do not enclose the data"):
         ScoreSummary.from_dask(da.from_array(s, chunks=100), da.from_array(y, chunks=100), lo=-0.1, hi=0.1)
+
+
+def test_dask_mbct_refuses_weights_beyond_the_exact_range(data):
+    """Each partition used to be rescaled by its own largest weight (with a warning): partitions
+    then weighed against each other wrongly. Now the scale is checked over all partitions."""
+    da = pytest.importorskip("dask.array")
+    s, y = data
+    w = np.ones(s.size)
+    w[:100] = 1e308
+    args = [da.from_array(v, chunks=100) for v in (s, y, w)]
+    with pytest.raises(ValueError, match="sample_weight has largest value 1e\\+308.*divide them by their largest"):
+        build("mbct").fit(*args, X=da.from_array(np.zeros((s.size, 1)), chunks=(100, 1)))
