@@ -8,16 +8,22 @@ array.
 
 from __future__ import annotations
 
+import sys
+import warnings
 from typing import Any
 
 import numpy as np
 
 __all__ = [
+    "is_dask_collection",
+    "RowValueError",
+    "MAX_ABS_DECISION",
     "check_integer",
     "check_scores",
     "check_probabilities",
     "check_labels",
     "check_sample_weight",
+    "check_class_weights",
     "check_consistent_length",
     "check_min_samples",
     "check_score_kind",
@@ -26,6 +32,8 @@ __all__ = [
     "check_ci_prob",
     "resolve_random_state",
     "DEFAULT_CI_PROB",
+    "check_calibrator",
+    "check_labels_as",
 ]
 
 #: Probability of every credible, consistency and decision interval when ``ci_prob=None``:
@@ -34,6 +42,70 @@ DEFAULT_CI_PROB: float = 0.95
 
 SCORE_KINDS = ("probability", "decision")
 
+MAX_ABS_DECISION = 1e100
+"""Largest decision-value magnitude accepted for fitting: the fits square and multiply scores,
+and beyond this no float arithmetic on them is safe (no classifier produces such margins)."""
+
+_WEIGHT_TOTAL_MAX = 1e15
+"""Weights summing to more than this are rescaled to a largest weight of 1 (see check_sample_weight)."""
+_WEIGHT_MAX_TINY = 1e-100
+"""Weights whose largest value is below this are rescaled to a largest weight of 1."""
+
+
+class RowValueError(ValueError):
+    """A ValueError about one row of an input; ``template`` names it as ``{index}`` so a caller
+    that sees only a chunk of the data can report the row of the whole."""
+
+    def __init__(self, template: str, index: int):
+        super().__init__(template.format(index=index))
+        self.template, self.index = template, int(index)
+
+    def __reduce__(self):
+        return (type(self), (self.template, self.index))
+
+
+def is_dask_collection(value: Any) -> bool:
+    """Whether ``value`` is a Dask collection holding a graph (Dask array, dataframe, series, or an
+    xarray object backed by one). An in-memory xarray object is not (its ``__dask_graph__`` is None);
+    nothing is imported: when Dask is not loaded no input can be a Dask collection."""
+    if "dask" not in sys.modules:
+        return False
+    import dask
+
+    return bool(dask.is_dask_collection(value))
+
+
+def _missing_mask(arr: np.ndarray) -> np.ndarray:
+    """Missing entries of an object array: None, float NaN and pandas' NA / NaT."""
+    if "pandas" in sys.modules:
+        import pandas as pd
+
+        return np.asarray(pd.isna(arr), dtype=bool)
+    return np.array([v is None or (isinstance(v, float) and v != v) for v in arr.ravel()],
+                    dtype=bool).reshape(arr.shape)
+
+
+def _refuse_masked(values: Any, name: str) -> Any:
+    """A masked array with masked entries is refused (its mask is never silently dropped or
+    ignored); one with nothing masked is read as its data."""
+    if isinstance(values, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(values)
+        if mask.any():
+            raise ValueError(
+                f"{name} is a masked array with {int(mask.sum())} masked value(s) (first at index "
+                f"{int(np.flatnonzero(mask.ravel())[0])}): bayescal does not guess what a masked row means. "
+                f"Drop those rows from every argument (e.g. keep = ~{name}.mask) or fill them ({name}.filled(value))."
+            )
+        return np.ma.getdata(values)
+    return values
+
+
+def _from_pandas(values: Any, name: str) -> Any:
+    """A pandas / xarray object as a numpy array (nullable pandas dtypes with NA as object arrays)."""
+    if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
+        return values.to_numpy()
+    return values
+
 
 def _as_1d_float(values: Any, name: str) -> np.ndarray:
     """Convert a list / numpy array / pandas Series / (n, 1) array to a new 1-D float64 array."""
@@ -41,8 +113,7 @@ def _as_1d_float(values: Any, name: str) -> np.ndarray:
         raise ValueError(f"{name} is None: pass a 1-D array of numbers.")
     if hasattr(values, "tocsr") or hasattr(values, "todense"):
         raise ValueError(f"{name} is a sparse matrix: sparse input is not supported; pass a dense 1-D array.")
-    if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
-        values = values.to_numpy()
+    values = _refuse_masked(_from_pandas(values, name), name)
     if isinstance(values, (str, bytes)):
         raise ValueError(f"{name} is a string: pass a 1-D array of numbers.")
     try:
@@ -53,6 +124,13 @@ def _as_1d_float(values: Any, name: str) -> np.ndarray:
         raise ValueError(f"{name} has complex values (Complex data not supported): pass real numbers.")
     if arr.dtype.kind == "b":
         arr = arr.astype(np.float64)
+    if arr.dtype.kind == "O" and arr.ndim >= 1 and arr.size:
+        missing = _missing_mask(arr)
+        if missing.any():
+            raise ValueError(
+                f"{name} has {int(missing.sum())} missing value(s) (None, NaN or NA; first at index "
+                f"{int(np.flatnonzero(missing.ravel())[0])}): remove or impute them."
+            )
     if arr.dtype.kind not in "iuf":
         try:
             arr = arr.astype(np.float64)
@@ -88,16 +166,24 @@ def check_score_kind(score_kind: str) -> str:
     return score_kind
 
 
-def check_scores(scores: Any, *, score_kind: str = "decision", name: str = "scores") -> np.ndarray:
+def check_scores(scores: Any, *, score_kind: str = "decision", name: str = "scores",
+                 max_abs: float | None = None, offset: int = 0) -> np.ndarray:
     """Return scores as a new finite 1-D float64 array.
 
     Parameters
     ----------
     scores : array-like of shape (n,) or (n, 1)
+        A list, numpy array, pandas Series or xarray DataArray. A masked array with masked
+        entries is refused (drop or fill those rows first).
     score_kind : {"probability", "decision"}
         With "probability" the values must lie in [0, 1].
     name : str
         Argument name used in error messages.
+    max_abs : float, optional
+        Largest magnitude accepted for decision values (fitting passes
+        :data:`MAX_ABS_DECISION`); ``None`` accepts any finite value.
+    offset : int
+        Added to the row index reported in messages (the position of a chunk in the whole data).
     """
     check_score_kind(score_kind)
     arr = _as_1d_float(scores, name)
@@ -106,10 +192,9 @@ def check_scores(scores: Any, *, score_kind: str = "decision", name: str = "scor
         bad = ~np.isfinite(arr)
         idx = np.flatnonzero(bad)
         kind = "NaN" if np.isnan(arr[idx[0]]) else "infinite"
-        raise ValueError(
+        raise RowValueError(
             f"{name} has {bad.sum()} {'NaN or infinite' if bad.sum() > 1 else kind} value(s) "
-            f"(first at index {idx[0]}): remove or impute them before calibrating."
-        )
+            "(first at index {index}): remove or impute them before calibrating.", idx[0] + offset)
     if score_kind == "probability" and (lo < 0.0 or hi > 1.0):
         out = (arr < 0.0) | (arr > 1.0)
         raise ValueError(
@@ -117,6 +202,11 @@ def check_scores(scores: Any, *, score_kind: str = "decision", name: str = "scor
             "but score_kind='probability': pass probabilities, or set score_kind='decision' "
             "for raw margins such as SVM decision values or logits."
         )
+    if score_kind == "decision" and max_abs is not None and max(-lo, hi) > max_abs:
+        idx = int(np.flatnonzero(np.abs(arr) > max_abs)[0])
+        raise RowValueError(
+            f"{name} has decision values of magnitude up to {max(-lo, hi):.3g} (first beyond {max_abs:.0e} at "
+            "index {index}): rescale them (e.g. divide by their standard deviation) before calibrating.", idx + offset)
     return arr
 
 
@@ -138,7 +228,8 @@ def _distinct_values(arr: np.ndarray) -> np.ndarray:
 
 
 def check_labels(
-    y: Any, *, pos_label: Any = None, name: str = "y", require_both: bool = True
+    y: Any, *, pos_label: Any = None, name: str = "y", require_both: bool = True,
+    pos_label_name: str | None = "pos_label",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return ``(y01, classes)``: labels as a new int8 array of 0/1 and the two original classes.
 
@@ -146,12 +237,21 @@ def check_labels(
     class; by default it is the greater of the two sorted values, as in scikit-learn
     (1 for {0, 1} and {-1, 1}, True for booleans, "yes" for {"no", "yes"}). ``classes`` is
     ordered ``[negative, positive]``.
+
+    Numeric labels with a non-integer value (such as {0, 0.5}) look like probabilities or
+    targets rather than class labels, so they are refused unless ``pos_label`` says which
+    value is the positive class. Missing values (None, NaN, pandas' NA) and masked entries
+    are refused.
+
+    Parameters
+    ----------
+    pos_label_name : str or None
+        How the caller's positive-class argument is called in messages (``None`` when the
+        caller has none, as for the metrics).
     """
     if y is None:
         raise ValueError(f"{name} is None: pass the true binary labels.")
-    if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
-        y = y.to_numpy()
-    arr = np.asarray(y)
+    arr = np.asarray(_refuse_masked(_from_pandas(y, name), name))
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim != 1:
@@ -161,10 +261,16 @@ def check_labels(
     if arr.dtype.kind == "c":
         raise ValueError(f"{name} has complex values: pass binary labels such as 0/1.")
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
-        raise ValueError(f"{name} has NaN or infinite values: remove those samples.")
+        bad = np.flatnonzero(~np.isfinite(arr))
+        raise ValueError(f"{name} has NaN or infinite values ({bad.size}, first at index {bad[0]}): "
+                         "remove those samples (a missing label cannot be used).")
     if arr.dtype.kind == "O":
-        if any(v is None or (isinstance(v, float) and not np.isfinite(v)) for v in arr):
-            raise ValueError(f"{name} has missing values (None or NaN): remove those samples.")
+        missing = _missing_mask(arr)
+        if missing.any():
+            raise ValueError(
+                f"{name} has {int(missing.sum())} missing value(s) (None, NaN or NA; first at index "
+                f"{int(np.flatnonzero(missing)[0])}): remove those samples."
+            )
     try:
         classes = _distinct_values(arr)
     except TypeError:
@@ -181,12 +287,26 @@ def check_labels(
         raise ValueError(
             f"{name} has a single class ({classes[0].item()!r}): calibration needs samples of both classes."
         )
+    if pos_label is None and arr.dtype.kind == "f" and np.any(classes != np.round(classes)):
+        shown = ", ".join(repr(v) for v in classes.tolist())
+        fix = (f"or set {pos_label_name}= to the value of the positive class" if pos_label_name
+               else "e.g. (y_prob > 0.5) is not a label either")
+        raise ValueError(
+            f"{name} has non-integer values ({shown}): these look like probabilities or targets, not class "
+            f"labels. Pass the true class labels (0/1, booleans or two class names), {fix}."
+        )
     if pos_label is None:
         # scikit-learn's convention: the greater of the two sorted values is the positive class
         # ({0, 1}: 1; {False, True}: True; {-1, 1}: 1; {"no", "yes"}: "yes").
         pos_label = classes[-1] if classes.size == 2 else (1 if classes[0] != 1 else classes[0])
-    elif pos_label not in classes.tolist() and (require_both or classes.size == 2):
-        raise ValueError(f"pos_label={pos_label!r} is not one of the values in {name}: {classes.tolist()}.")
+    else:
+        try:
+            known = pos_label in classes.tolist()
+        except Exception:  # an array or other value that does not compare to a label
+            known = False
+        if not known and (require_both or classes.size == 2):
+            raise ValueError(f"{pos_label_name or 'pos_label'}={pos_label!r} is not one of the values in "
+                             f"{name}: {classes.tolist()}.")
     y01 = (arr == pos_label).astype(np.int8)
     if classes.size == 2:
         neg = classes[classes != pos_label][0]
@@ -196,12 +316,32 @@ def check_labels(
     return y01, ordered
 
 
-def check_sample_weight(sample_weight: Any, n: int, *, name: str = "sample_weight") -> np.ndarray:
-    """Return weights as a new float64 array of length ``n`` (ones when ``None``)."""
+def check_sample_weight(sample_weight: Any, n: int, *, name: str = "sample_weight",
+                        relative: bool = False, rescale: bool = True) -> np.ndarray:
+    """Return weights as a new float64 array of length ``n`` (ones when ``None``).
+
+    Weights are frequencies (an integer weight acts as that many repeated rows), so their
+    scale is kept, except where float arithmetic would break: weights totalling more than
+    :math:`10^{15}` (more than any real sample), or whose largest value is below
+    :math:`10^{-100}`, are divided by their largest value (with a warning), so that sums,
+    squares and products of weights stay finite; a weight of :math:`10^{308}` on every row
+    then gives the same answer as unit weights. With ``relative=True`` (callers whose result
+    depends only on the ratios of the weights, such as the metrics) they are always divided
+    by their largest value, silently; with ``rescale=False`` (one chunk of data whose scale is
+    decided over all chunks) never.
+    """
     if sample_weight is None:
         return np.ones(n, dtype=np.float64)
+    if isinstance(sample_weight, (str, bytes)):
+        raise ValueError(f"{name}={sample_weight!r} is a string: pass one non-negative number per sample "
+                         "(or a single number for all).")
     if np.isscalar(sample_weight):
-        w = np.full(n, float(sample_weight))
+        if isinstance(sample_weight, (complex, np.complexfloating)):
+            raise ValueError(f"{name}={sample_weight!r} must be a real number.")
+        try:
+            w = np.full(n, float(sample_weight))
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}={sample_weight!r} is not a number: pass non-negative weights.") from None
     else:
         w = _as_1d_float(sample_weight, name)
     if w.shape[0] != n:
@@ -210,9 +350,33 @@ def check_sample_weight(sample_weight: Any, n: int, *, name: str = "sample_weigh
         raise ValueError(f"{name} has NaN or infinite values: pass finite non-negative weights.")
     if (w < 0).any():
         raise ValueError(f"{name} has {(w < 0).sum()} negative value(s): weights must be non-negative.")
-    if w.sum() <= 0:
+    top = w.max()
+    if top <= 0:
         raise ValueError(f"{name} sums to zero: at least one sample needs a positive weight.")
+    if relative:
+        return w / top
+    if not rescale:
+        return w
+    relative_total = (w / top).sum()  # the total over the largest weight: no overflow
+    if relative_total > _WEIGHT_TOTAL_MAX / top or top < _WEIGHT_MAX_TINY:
+        warnings.warn(
+            f"{name} totals {relative_total:.6g} x {top:.3g} (its largest value): outside the range where weights can act "
+            "as counts, so they are divided by their largest value (only their ratios are used).",
+            UserWarning, stacklevel=3,
+        )
+        w = w / top
     return w
+
+
+def check_class_weights(y01: np.ndarray, w: np.ndarray, classes: Any = None, *, name: str = "sample_weight") -> None:
+    """Refuse weights that leave one class with zero total weight (a one-class fit is no calibration)."""
+    for label, word in ((0, "negative"), (1, "positive")):
+        if not np.any(w[y01 == label] > 0):
+            what = "" if classes is None or len(classes) < 2 else f" ({np.asarray(classes)[label].item()!r})"
+            raise ValueError(
+                f"{name} gives the {word} class{what} zero total weight: calibration needs weight on both classes. "
+                "Give some samples of that class a positive weight."
+            )
 
 
 def check_consistent_length(**arrays: Any) -> int:
@@ -229,13 +393,13 @@ def check_min_samples(n0: float, n1: float, minimum: int, method: str, *, per_cl
     n = n0 + n1
     if n < minimum:
         raise ValueError(
-            f"{method} needs at least {minimum} samples but got {n:g}: pass more calibration data "
+            f"{method} needs at least {minimum} samples but got {n:g} (scores and y): pass more calibration data "
             "or use a simpler calibrator (e.g. 'platt')."
         )
     if min(n0, n1) < per_class:
         raise ValueError(
             f"{method} needs at least {per_class} samples of each class but got {n0:g} negatives and "
-            f"{n1:g} positives: pass more calibration data."
+            f"{n1:g} positives in y: pass more calibration data."
         )
 
 
@@ -246,9 +410,7 @@ def check_features(X: Any, n: int, *, name: str = "X") -> np.ndarray:
     """
     if X is None:
         raise ValueError(f"{name} is None: this calibrator needs the features, shape (n, d).")
-    if hasattr(X, "to_numpy") and not isinstance(X, np.ndarray):
-        X = X.to_numpy()
-    arr = np.asarray(X)
+    arr = np.asarray(_refuse_masked(_from_pandas(X, name), name))
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2:
@@ -261,7 +423,7 @@ def check_features(X: Any, n: int, *, name: str = "X") -> np.ndarray:
         raise ValueError(f"{name} has complex values: pass real or categorical features.")
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         raise ValueError(f"{name} has NaN or infinite values: impute or drop them.")
-    if arr.dtype.kind == "O" and any(v is None or (isinstance(v, float) and v != v) for v in arr.ravel()):
+    if arr.dtype.kind == "O" and _missing_mask(arr).any():
         raise ValueError(f"{name} has missing values (None or NaN): impute or drop them.")
     return np.array(arr, copy=True)
 
@@ -341,3 +503,42 @@ def resolve_random_state(random_state: Any, random_seed: Any = None, where: str 
     warnings.warn(f"{where}: random_seed is deprecated and will be removed in the next release; "
                   "use random_state.", DeprecationWarning, stacklevel=stacklevel)
     return random_seed
+def check_calibrator(calibrator: Any, name: str = "calibrator") -> Any:
+    """``calibrator`` if it is a bayescal calibrator, else a ValueError saying what to pass (using an
+    unfitted one raises scikit-learn's ``NotFittedError`` where it is used)."""
+    from bayescal.base import Calibrator
+
+    if not isinstance(calibrator, Calibrator):
+        hint = (f" (to build one by name: bayescal.make_calibrator({calibrator!r}).fit(scores, y))"
+                if isinstance(calibrator, str) else "")
+        raise ValueError(f"{name}={calibrator!r:.80} is not a bayescal calibrator: pass a fitted calibrator{hint}.")
+    return calibrator
+
+
+def check_labels_as(y: Any, classes: Any, *, name: str = "y") -> np.ndarray:
+    """Labels coded by a fitted calibrator's ``classes`` (``[negative, positive]``): a new int8 array,
+    1 where ``y`` equals ``classes[1]``. A value that is not one of the classes (a 2 for classes
+    [0, 1], a string for numeric classes) is refused, so no label is silently read as negative."""
+    classes = np.asarray(classes)
+    if y is None:
+        raise ValueError(f"{name} is None: pass one label per sample.")
+    arr = np.asarray(_refuse_masked(_from_pandas(y, name), name))
+    arr = arr[:, 0] if arr.ndim == 2 and arr.shape[1] == 1 else arr
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} has shape {arr.shape}: pass one label per sample, shape (n,).")
+    if arr.dtype.kind == "c":
+        raise ValueError(f"{name} has complex values: pass labels coded as in fit.")
+    missing = _missing_mask(arr) if arr.dtype.kind == "O" else (
+        ~np.isfinite(arr) if arr.dtype.kind == "f" else np.zeros(arr.shape, dtype=bool))
+    if missing.any():
+        raise ValueError(f"{name} has {int(missing.sum())} missing or non-finite value(s) (first at index "
+                         f"{int(np.flatnonzero(missing)[0])}): remove those samples.")
+    text = isinstance(classes[0].item(), str)
+    same_kind = np.array([isinstance(v, str) == text for v in arr.tolist()], dtype=bool)
+    known = same_kind & np.isin(arr.astype(object) if text else arr, classes.astype(object) if text else classes)
+    if not known.all():
+        bad = arr[~known][0]
+        bad = bad.item() if isinstance(bad, np.generic) else bad
+        raise ValueError(f"{name} has the value {bad!r}, which is not one of the calibrator's classes "
+                         f"{classes.tolist()}: pass labels coded as in fit (as calibrator.predict returns them).")
+    return (arr == classes[1]).astype(np.int8)

@@ -40,9 +40,11 @@ from bayescal._validation import (
     DEFAULT_CI_PROB,
     check_ci_prob,
     check_features,
+    check_integer,
     check_min_samples,
     check_number,
     check_scores,
+    is_dask_collection,
     resolve_random_state,
 )
 from bayescal.data import ScoreData, ScoreSummary, prepare_data, to_working
@@ -54,6 +56,8 @@ __all__ = ["Calibrator", "BayesianCalibrator", "ClassConditional", "PosteriorCla
 DEFAULT_GRID_SIZE = 201
 # DEFAULT_CI_PROB (0.95), the probability of every band when ``ci_prob=None``, is defined
 # in bayescal._validation (which cannot import this module) and re-exported here.
+MAX_GRID_SIZE = 10**7
+"""Most points an integer ``grid`` may ask for (a map over 10^7 points is 80 MB per draw)."""
 
 
 class Calibrator(ClassifierMixin, BaseEstimator):
@@ -122,7 +126,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         passed its own checks; raises ``ValueError``. Default: the score range lies in [0, 1]
         for probability scores.
         """
-        if getattr(self, "score_kind", "probability") == "probability":
+        if self.score_kind == "probability":
             lo, hi = self.score_range_
             if lo < 0.0 or hi > 1.0:
                 raise ValueError(f"score_range_ [{lo}, {hi}] lies outside [0, 1] for probability scores.")
@@ -166,12 +170,18 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         ----------
         scores : array-like of shape (n,) or (n, 1), or ScoreSummary
             Classifier scores: probabilities in [0, 1] (``score_kind="probability"``) or raw
-            decision values (``score_kind="decision"``). A :class:`~bayescal.data.ScoreSummary`
-            may stand in for scores and labels when the calibrator honours weights.
+            decision values of magnitude at most 1e100 (``score_kind="decision"``). A
+            :class:`~bayescal.data.ScoreSummary` may stand in for scores and labels when the
+            calibrator honours weights. Lists, numpy arrays, pandas Series and xarray
+            DataArrays are read alike; a masked array with masked entries is refused (drop or
+            fill those rows first).
         y : array-like of shape (n,)
-            True binary labels: {0, 1}, booleans, or two values with ``pos_label``.
+            True binary labels: {0, 1}, booleans, or any two values (the greater is positive
+            unless ``pos_label`` says otherwise); numeric labels with a non-integer value,
+            such as {0, 0.5}, need ``pos_label``.
         sample_weight : array-like of shape (n,), optional
-            Non-negative weights.
+            Non-negative frequency weights with positive total weight on each class (totals
+            above 1e15 are divided by the largest weight, with a warning).
         X : array-like of shape (n, d), optional
             Features, for feature-aware calibrators only.
         pos_label : optional
@@ -195,7 +205,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"{self._name} requires y to be passed, but the target y is None: pass the true binary labels."
             )
-        if any(hasattr(v, "__dask_graph__") for v in (scores, y, sample_weight, X)):
+        if any(is_dask_collection(v) for v in (scores, y, sample_weight, X)):
             return self._fit_dask(scores, y, sample_weight, X=X, pos_label=pos_label)
         score_kind = self.score_kind
         if isinstance(scores, ScoreSummary):
@@ -276,8 +286,8 @@ class Calibrator(ClassifierMixin, BaseEstimator):
             The posterior-mean map for a Bayesian calibrator; a Dask array (or a Dask
             dataframe with one column per class) for Dask input.
         """
-        if hasattr(scores, "__dask_graph__"):
-            return self._predict_proba_dask(scores, X)
+        if is_dask_collection(scores):
+            return self._predict_proba_dask(getattr(scores, "data") if hasattr(scores, "variable") else scores, X)  # noqa: B009 - a Dask-backed DataArray gives its Dask array
         t = self._working(scores)
         X = self._check_X(X, t.shape[0], fitting=False)
         p = np.clip(self._calibrate(t, X), 0.0, 1.0)
@@ -351,11 +361,15 @@ class Calibrator(ClassifierMixin, BaseEstimator):
     def _grid(self, grid: Any) -> np.ndarray:
         check_is_fitted(self)
         kind = self.score_kind
-        if grid is None or (np.isscalar(grid) and float(grid).is_integer()):  # type: ignore[arg-type]
+        if grid is None or (np.isscalar(grid) and not isinstance(grid, (str, bytes))):
+            size = DEFAULT_GRID_SIZE if grid is None else check_integer(grid, "grid", minimum=1)
+            if size > MAX_GRID_SIZE:
+                raise ValueError(f"grid={size} points is more than {MAX_GRID_SIZE}: pass a smaller number of "
+                                 "points, or an array of the scores you need.")
             lo, hi = self.score_range_
             if hi <= lo:  # every training score equal
                 lo, hi = (0.0, 1.0) if kind == "probability" else (lo - 1.0, hi + 1.0)
-            return np.linspace(lo, hi, DEFAULT_GRID_SIZE if grid is None else int(grid))  # type: ignore[arg-type]
+            return np.linspace(lo, hi, size)
         return check_scores(grid, score_kind=kind, name="grid")
 
     def calibration_map(self, grid: ArrayLike | None = None) -> xr.DataArray:

@@ -341,6 +341,7 @@ def _check_string_labels(column: Any, pos_label: Any, name: str) -> None:
 
 def run_fit(args: argparse.Namespace) -> None:
     from bayescal._registry import get_calibrator_class
+    from bayescal._validation import is_dask_collection
 
     cls = get_calibrator_class(args.method)
     if cls.feature_aware:
@@ -355,7 +356,7 @@ def run_fit(args: argparse.Namespace) -> None:
         table = read_table(args.data, [args.score, args.label], dask_above=args.dask_above)
     pos_label = _parse_label(args.pos_label)
     _check_string_labels(table[args.label], pos_label, args.label)
-    on_dask = hasattr(table, "__dask_graph__")  # fit reduces Dask columns to a ScoreSummary itself
+    on_dask = is_dask_collection(table)  # fit reduces Dask columns to a ScoreSummary itself
     what = f"summarising the scores with Dask, fitting {args.method}" if on_dask else \
         f"fitting {args.method} on {len(table)} rows"
     with steps.step(what), (steps.dask() if on_dask else contextlib.nullcontext()):

@@ -14,6 +14,7 @@ fit on either scale.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,11 +22,19 @@ import numpy as np
 from scipy.special import expit, logit
 
 from bayescal._validation import (
+    _WEIGHT_MAX_TINY,
+    _WEIGHT_TOTAL_MAX,
+    MAX_ABS_DECISION,
+    RowValueError,
+    check_class_weights,
     check_consistent_length,
+    check_integer,
     check_labels,
+    check_number,
     check_sample_weight,
     check_score_kind,
     check_scores,
+    is_dask_collection,
 )
 
 __all__ = ["PROB_EPS", "to_working", "from_working", "spread_ties", "spread_counts", "ScoreData", "prepare_data",
@@ -208,6 +217,12 @@ def prepare_data(
 ) -> ScoreData:
     """Validate user input and return a :class:`ScoreData` (inputs are not modified).
 
+    The checks every fit shares: finite scores (probabilities in [0, 1]; decision values of
+    magnitude at most :data:`~bayescal._validation.MAX_ABS_DECISION`), two classes, one
+    label and one non-negative weight per score, and positive total weight on each class.
+    Masked arrays with masked entries are refused rather than read (see
+    :func:`~bayescal._validation.check_scores`).
+
     Parameters
     ----------
     scores : array-like of shape (n,) or (n, 1)
@@ -225,10 +240,11 @@ def prepare_data(
     -------
     ScoreData
     """
-    s = check_scores(scores, score_kind=score_kind)
+    s = check_scores(scores, score_kind=score_kind, max_abs=MAX_ABS_DECISION)
     y01, classes = check_labels(y, pos_label=pos_label)
     check_consistent_length(scores=s, y=y01)
     w = check_sample_weight(sample_weight, s.shape[0])
+    check_class_weights(y01, w, classes)
     return ScoreData(scores=s, t=to_working(s, score_kind), y=y01, w=w, score_kind=score_kind, classes=classes)
 
 
@@ -299,7 +315,7 @@ class ScoreSummary:
         -------
         ScoreSummary
         """
-        if any(hasattr(v, "__dask_graph__") for v in (scores, y, sample_weight)):
+        if any(is_dask_collection(v) for v in (scores, y, sample_weight)):
             return cls.from_dask(scores, y, sample_weight, score_kind=score_kind, pos_label=pos_label,
                                  n_bins=n_bins, lo=lo, hi=hi)
         data = prepare_data(scores, y, sample_weight, score_kind=score_kind, pos_label=pos_label)
@@ -308,6 +324,10 @@ class ScoreSummary:
     @classmethod
     def from_data(cls, data: ScoreData, *, n_bins: int = 1024, lo: float | None = None, hi: float | None = None) -> "ScoreSummary":
         """Summarise validated :class:`ScoreData`; ``lo``/``hi`` default to the data's working-scale range.
+
+        ``lo`` and ``hi`` are on the working scale (logits for probabilities) and must enclose
+        every non-atom score: a narrower grid would pile the scores beyond it into the end
+        bins, so it is refused.
 
         Parameters
         ----------
@@ -322,16 +342,22 @@ class ScoreSummary:
         -------
         ScoreSummary
         """
-        if int(n_bins) < 2:
-            raise ValueError(f"n_bins={n_bins} is too small: use at least 2 bins (1024 by default).")
+        n_bins = _check_n_bins(n_bins)
+        lo, hi = _check_bounds(lo, hi)
         atoms = _atoms(data.score_kind)
         is_atom = np.isin(data.scores, atoms)
+        t_cont = data.t[~is_atom]
         if lo is None or hi is None:
-            lo_, hi_ = _range(data.t[~is_atom])
+            lo_, hi_ = _range(t_cont)
             lo, hi = (lo_ if lo is None else lo), (hi_ if hi is None else hi)
-        if not hi > lo:
-            raise ValueError(f"lo={lo} must be below hi={hi}.")
-        edges = np.linspace(lo, hi, int(n_bins) + 1)
+            _check_bounds(lo, hi)
+        if t_cont.size and (t_cont.min() < lo or t_cont.max() > hi):
+            raise ValueError(
+                f"lo={lo:.6g}, hi={hi:.6g} do not enclose the data, whose working-scale scores run from "
+                f"{t_cont.min():.6g} to {t_cont.max():.6g}: widen lo/hi (on the working scale: logits for "
+                "probabilities), or leave them None to use the data's range."
+            )
+        edges = np.linspace(lo, hi, n_bins + 1)
         counts, atom_counts = _bin_counts(data, edges, atoms, is_atom)
         return cls(edges=edges, counts=counts, atoms=atoms, atom_counts=atom_counts,
                    score_kind=data.score_kind, classes=np.asarray(data.classes))
@@ -380,19 +406,50 @@ class ScoreSummary:
         """
         import dask
 
+        check_score_kind(score_kind)
+        if sample_weight is not None and np.isscalar(sample_weight):
+            check_number(sample_weight, "sample_weight", low=0.0)
+        n_bins = _check_n_bins(n_bins)
+        lo, hi = _check_bounds(lo, hi)
         blocks = [b[:3] for b in dask_partitions(scores, y, sample_weight)]
-        stats = dask.compute(*[dask.delayed(_block_stats)(sb, yb, score_kind) for sb, yb, _ in blocks])
-        values = np.unique(np.concatenate([st[2] for st in stats]))
+        stats = dask.compute(*[dask.delayed(_block_stats)(sb, yb, wb, score_kind) for sb, yb, wb in blocks])
+        offset = 0
+        for st in stats:  # a chunk's problem is reported at its row of the whole data
+            if st["error"] is not None:
+                template, index = st["error"]
+                raise ValueError(template.format(index=offset + index))
+            offset += st["n"]
+        values = np.unique(np.concatenate([st["labels"] for st in stats]))
         _, classes = check_labels(values, pos_label=pos_label)
+        if sum(st["weight"] for st in stats) <= 0:
+            raise ValueError("sample_weight sums to zero over the whole Dask data: at least one sample needs a "
+                             "positive weight.")
+        top = max(st["top"] for st in stats)
+        relative = sum(st["relative"] * (st["top"] / top) for st in stats)
+        scale = 1.0
+        if relative > _WEIGHT_TOTAL_MAX / top or top < _WEIGHT_MAX_TINY:  # the rule of check_sample_weight
+            warnings.warn(f"sample_weight totals {relative:.6g} x {top:.3g} (its largest value): outside the range "
+                          "where weights can act as counts, so they are divided by their largest value.",
+                          UserWarning, stacklevel=3)
+            scale = top
+        seen = np.array([v for st in stats for v in (st["lo"], st["hi"]) if np.isfinite(v)])
         if lo is None or hi is None:
-            lo_, hi_ = _range(np.array([v for st in stats for v in st[:2] if np.isfinite(v)]))
+            lo_, hi_ = _range(seen)
             lo, hi = (lo_ if lo is None else lo), (hi_ if hi is None else hi)
-        parts = [dask.delayed(_block_summary)(sb, yb, wb, score_kind, classes, int(n_bins), lo, hi)
+            _check_bounds(lo, hi)
+        if seen.size and (seen.min() < lo or seen.max() > hi):
+            raise ValueError(
+                f"lo={lo:.6g}, hi={hi:.6g} do not enclose the data, whose working-scale scores run from "
+                f"{seen.min():.6g} to {seen.max():.6g}: widen lo/hi (on the working scale: logits for "
+                "probabilities), or leave them None to use the data's range."
+            )
+        parts = [dask.delayed(_block_summary)(sb, yb, wb, score_kind, classes, n_bins, lo, hi, scale)
                  for sb, yb, wb in blocks]
         while len(parts) > 1:  # tree reduction: pairs of summaries add
             parts = [dask.delayed(sum_pair)(*parts[i:i + 2]) if i + 1 < len(parts) else parts[i]
                      for i in range(0, len(parts), 2)]
         (summary,) = dask.compute(parts[0])
+        check_class_weights(np.array([0, 1]), summary.total, classes)  # one row per class: its total
         return summary
 
     @property
@@ -408,12 +465,39 @@ class ScoreSummary:
         """Total weight per class, ``[n0, n1]``, atoms included."""
         return self.counts.sum(axis=1) + self.atom_counts.sum(axis=1)
 
+    def __post_init__(self) -> None:
+        check_score_kind(self.score_kind)
+        edges = np.asarray(self.edges, dtype=np.float64)
+        counts = np.asarray(self.counts, dtype=np.float64)
+        atoms = np.asarray(self.atoms, dtype=np.float64)
+        atom_counts = np.asarray(self.atom_counts, dtype=np.float64)
+        if edges.ndim != 1 or edges.size < 3 or not np.isfinite(edges).all() or np.any(np.diff(edges) <= 0):
+            raise ValueError("ScoreSummary edges must be a finite, strictly increasing 1-D array of at least "
+                             "3 values (2 bins): build summaries with ScoreSummary.from_arrays.")
+        if counts.shape != (2, edges.size - 1) or atom_counts.shape != (2, atoms.size) or atoms.ndim != 1:
+            raise ValueError(f"ScoreSummary counts must have shape (2, {edges.size - 1}) and atom_counts "
+                             f"(2, {atoms.size}); got {counts.shape} and {atom_counts.shape}.")
+        for name, values in (("counts", counts), ("atom_counts", atom_counts)):
+            if not np.isfinite(values).all() or (values < 0).any():
+                raise ValueError(f"ScoreSummary {name} must be finite and non-negative.")
+        classes = np.asarray(self.classes)
+        if classes.shape != (2,):
+            raise ValueError(f"ScoreSummary classes must hold two labels [negative, positive]; got {classes.tolist()!r}.")
+        self.edges, self.counts, self.atoms, self.atom_counts, self.classes = edges, counts, atoms, atom_counts, classes
+
     def __add__(self, other: "ScoreSummary") -> "ScoreSummary":
         if not isinstance(other, ScoreSummary):
             return NotImplemented
         if (self.score_kind != other.score_kind or self.edges.shape != other.edges.shape
                 or not np.allclose(self.edges, other.edges) or not np.array_equal(self.atoms, other.atoms)):
             raise ValueError("ScoreSummary objects have different grids: build them with the same n_bins, lo and hi.")
+        mine, theirs = self.classes.tolist(), other.classes.tolist()
+        if mine != theirs or [type(v) is str for v in mine] != [type(v) is str for v in theirs]:
+            raise ValueError(
+                f"ScoreSummary objects code their labels differently: classes (negative, positive) {mine!r} vs "
+                f"{theirs!r}. Adding them would count one shard's classes as the other's: build every shard from "
+                "the same label values with the same pos_label."
+            )
         return ScoreSummary(self.edges.copy(), self.counts + other.counts, self.atoms.copy(),
                             self.atom_counts + other.atom_counts, self.score_kind, self.classes)
 
@@ -429,10 +513,33 @@ class ScoreSummary:
             ys.append(np.full(keep.sum(), c, dtype=np.int8))
         t, s, y, w = (np.concatenate(v) for v in (ts, ss, ys, ws))
         if y.min() == y.max():
-            raise ValueError("The summary holds a single class: calibration needs samples of both classes.")
+            raise ValueError("The ScoreSummary passed as scores holds weight of a single class: calibration needs "
+                             "samples of both classes (summarise data with both, or add the other shards).")
         order = np.argsort(t, kind="stable")
         return ScoreData(scores=s[order], t=t[order], y=y[order], w=w[order],
                          score_kind=self.score_kind, classes=self.classes, bin_edges=self.edges)
+
+
+_MAX_SUMMARY_BINS = 10**7
+"""Largest grid a ScoreSummary accepts (two float64 counts per bin: 160 MB)."""
+
+
+def _check_n_bins(n_bins: Any) -> int:
+    """``n_bins`` as an integer in [2, 10^7] (a float such as 2.7 is refused, not truncated)."""
+    n_bins = check_integer(n_bins, "n_bins", minimum=2)
+    if n_bins > _MAX_SUMMARY_BINS:
+        raise ValueError(f"n_bins={n_bins} exceeds {_MAX_SUMMARY_BINS}: a summary that fine holds more numbers "
+                         "than most data sets; use at most that many bins (1024 by default).")
+    return n_bins
+
+
+def _check_bounds(lo: Any, hi: Any) -> tuple[float | None, float | None]:
+    """``lo`` and ``hi`` as finite floats with ``lo < hi`` (either may be None)."""
+    lo = None if lo is None else check_number(lo, "lo")
+    hi = None if hi is None else check_number(hi, "hi")
+    if lo is not None and hi is not None and not hi > lo:
+        raise ValueError(f"lo={lo!r} must be below hi={hi!r}: pass lo < hi on the working scale.")
+    return lo, hi
 
 
 def _atoms(score_kind: str) -> np.ndarray:
@@ -492,8 +599,10 @@ def dask_partitions(scores: Any, y: Any, sample_weight: Any = None, X: Any = Non
     named = {"scores": scores, "y": y} | ({} if X is None else {"X": X})
     if sample_weight is not None and not np.isscalar(sample_weight):
         named["sample_weight"] = sample_weight
+    # an xarray object backed by a Dask array is read through that array
+    named = {k: (v.data if hasattr(v, "variable") and is_dask_collection(v) else v) for k, v in named.items()}
     for name, v in named.items():
-        if not hasattr(v, "__dask_graph__"):
+        if not is_dask_collection(v):
             raise ValueError(f"{name} is in memory while other inputs are Dask collections: pass scores, y, "
                              "sample_weight and X all as Dask collections (e.g. columns of one Dask dataframe), "
                              "or all in memory.")
@@ -519,28 +628,52 @@ def dask_partitions(scores: Any, y: Any, sample_weight: Any = None, X: Any = Non
     return list(zip(parts["scores"], parts["y"], weights, parts.get("X", [None] * sizes["scores"])))
 
 
-def _block_stats(s: np.ndarray, y: np.ndarray, score_kind: str) -> tuple[float, float, np.ndarray]:
-    """One chunk's working-scale min and max (atoms excluded) and its label values."""
-    s = check_scores(s, score_kind=score_kind)
+def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
+    """One chunk's row count, working-scale min and max (atoms excluded), label values and
+    number of positively weighted rows; a bad score found in the chunk comes back as a message
+    template and the row within the chunk, so the caller can name the row of the whole data."""
+    out = {"n": int(np.shape(s)[0]) if np.ndim(s) else 0, "lo": np.nan, "hi": np.nan,
+           "labels": np.empty(0), "weight": 0.0, "top": 0.0, "relative": 0.0, "error": None}
+    if out["n"] == 0:  # an empty partition
+        return out
+    try:
+        s = check_scores(s, score_kind=score_kind, max_abs=MAX_ABS_DECISION)
+    except RowValueError as exc:
+        out["error"] = (exc.template, exc.index)
+        return out
     y = np.asarray(y)
     check_consistent_length(scores=s, y=y)
     t = to_working(s[~np.isin(s, _atoms(score_kind))], score_kind)
-    return (float(t.min()) if t.size else np.nan, float(t.max()) if t.size else np.nan, np.unique(y))
+    w = np.full(s.shape[0], 1.0 if w is None else float(w)) if w is None or np.isscalar(w) else _chunk_weights(w, s)
+    top = float(w.max()) if w.size else 0.0
+    out.update(lo=float(t.min()) if t.size else np.nan, hi=float(t.max()) if t.size else np.nan,
+               labels=np.unique(y), weight=float(np.sum(w > 0)), top=top,
+               relative=float((w / top).sum()) if top > 0 else 0.0)
+    return out
 
 
-def _block_summary(s, y, w, score_kind, classes, n_bins, lo, hi) -> "ScoreSummary":
+def _chunk_weights(w: Any, s: np.ndarray) -> np.ndarray:
+    """One chunk's weights: finite and non-negative (a chunk may hold only zero weights)."""
+    w = np.asarray(w, dtype=np.float64)
+    check_consistent_length(scores=s, sample_weight=w)
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError("sample_weight has NaN, infinite or negative values: pass finite non-negative weights.")
+    return w
+
+
+def _block_summary(s, y, w, score_kind, classes, n_bins, lo, hi, scale=1.0) -> "ScoreSummary | None":
+    if np.ndim(s) == 0 or np.shape(s)[0] == 0:  # an empty partition adds nothing
+        return None
     s = check_scores(s, score_kind=score_kind)
     y01, _ = check_labels(y, pos_label=classes[1], require_both=False)
     if w is None or np.isscalar(w):
         w = np.full(s.shape[0], 1.0 if w is None else float(w))
     else:  # a chunk may legitimately hold only zero weights, so only finiteness and sign are checked
-        w = np.asarray(w, dtype=np.float64)
-        check_consistent_length(scores=s, sample_weight=w)
-        if not np.isfinite(w).all() or (w < 0).any():
-            raise ValueError("sample_weight has NaN, infinite or negative values: pass finite non-negative weights.")
+        w = _chunk_weights(w, s)
+    w = w / scale
     data = ScoreData(scores=s, t=to_working(s, score_kind), y=y01, w=w, score_kind=score_kind, classes=classes)
     return ScoreSummary.from_data(data, n_bins=n_bins, lo=lo, hi=hi)
 
 
-def sum_pair(a: "ScoreSummary", b: "ScoreSummary") -> "ScoreSummary":
-    return a + b
+def sum_pair(a: "ScoreSummary | None", b: "ScoreSummary | None") -> "ScoreSummary | None":
+    return b if a is None else a if b is None else a + b

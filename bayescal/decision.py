@@ -22,14 +22,14 @@ with a one-column score matrix.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
 
 from bayescal._typing import ArrayLike
-from bayescal._validation import (check_ci_prob, check_consistent_length, check_labels, check_number,
-                                  check_sample_weight)
+from bayescal._validation import (check_calibrator, check_ci_prob, check_consistent_length, check_labels,
+                                  check_labels_as, check_number, check_sample_weight)
 
 if TYPE_CHECKING:
     from bayescal.base import Calibrator
@@ -66,6 +66,30 @@ def cost_cutoff(cost_fp: float = 1.0, cost_fn: float = 1.0) -> float:
     if cost_fp + cost_fn == 0:
         raise ValueError("cost_fp and cost_fn are both zero: at least one error must cost something.")
     return cost_fp / (cost_fp + cost_fn)
+
+
+def _labels_pair(y_true: Any, y_pred: Any, pos_label: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``y_true`` and ``y_pred`` as 0/1 under one coding: the classes are the values of both together
+    (at most two), the positive one ``pos_label`` or, by default, the greater (the rule of ``fit``)."""
+    for values, name in ((y_true, "y_true"), (y_pred, "y_pred")):  # each on its own: shape, missing values
+        check_labels(values, require_both=False, name=name, pos_label=pos_label)
+    true, pred = _plain(y_true), _plain(y_pred)
+    n = check_consistent_length(y_true=true, y_pred=pred)
+    is_text = [a.dtype.kind in "USO" and any(isinstance(v, str) for v in a.tolist()) for a in (true, pred)]
+    if is_text[0] != is_text[1]:
+        raise ValueError("y_true and y_pred code the classes differently (one with strings, the other with "
+                         "numbers): pass both with the same labels, e.g. the values predict() returns.")
+    both = np.concatenate([true.astype(object), pred.astype(object)]) if is_text[0] else np.concatenate([true, pred])
+    joint, _ = check_labels(both, require_both=False, name="y_true and y_pred together", pos_label=pos_label)
+    return joint[:n], joint[n:]
+
+
+def _plain(values: Any) -> np.ndarray:
+    """A 1-D numpy view of labels (pandas / xarray unwrapped, (n, 1) flattened)."""
+    if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
+        values = values.to_numpy()
+    arr = np.asarray(values)
+    return arr[:, 0] if arr.ndim == 2 and arr.shape[1] == 1 else arr
 
 
 def _crossings(grid: np.ndarray, values: np.ndarray, level: float) -> np.ndarray:
@@ -155,7 +179,7 @@ def decision_regions(calibrator: Calibrator, cost_fp: float = 1.0, cost_fn: floa
         over [0, 1] (probabilities) or the observed range (decision values).
     """
     c = cost_cutoff(cost_fp, cost_fn)
-    cmap = calibrator.calibration_map(grid)
+    cmap = check_calibrator(calibrator).calibration_map(grid)
     g = cmap["score"].values
     mean = cmap.mean(("chain", "draw")).values
     draws = cmap.values.reshape(-1, g.size)
@@ -173,29 +197,26 @@ def decision_regions(calibrator: Calibrator, cost_fp: float = 1.0, cost_fn: floa
 
 
 def realized_cost(y_true: ArrayLike, y_pred: ArrayLike, *, cost_fp: float = 1.0, cost_fn: float = 1.0,
-                  sample_weight: ArrayLike | None = None) -> float:
-    """Mean cost per sample of predictions ``y_pred`` (0/1) against labels: :math:`(c_{FP} FP + c_{FN} FN)/N`.
+                  sample_weight: ArrayLike | None = None, pos_label: Any = None) -> float:
+    r"""Mean cost per sample of predictions against labels: :math:`(c_{FP}\,FP + c_{FN}\,FN) / N`.
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        True binary labels.
-    y_pred : array-like of shape (n,)
-        Decisions, 0 or 1.
+    y_true, y_pred : array-like of shape (n,)
+        True and predicted labels, coded alike (e.g. ``y_pred`` from ``calibrator.predict``).
+        Together they may hold at most two values; the positive class is ``pos_label`` or,
+        by default, the greater of the two (the rule of ``fit``: 1 for {0, 1} and {1, 2}, True
+        for booleans). Non-integer numbers need ``pos_label``.
     cost_fp, cost_fn : float, default 1.0
-        Costs of a false positive and of a false negative.
+        Costs of a false positive and a false negative.
     sample_weight : array-like of shape (n,), optional
-        Non-negative weights (N is then their sum).
-
-    Returns
-    -------
-    float
+        The mean is weighted (:math:`N = \sum_i w_i`).
+    pos_label : optional
+        The positive class.
     """
     cost_cutoff(cost_fp, cost_fn)
-    y, _ = check_labels(y_true, require_both=False, name="y_true")
-    pred, _ = check_labels(y_pred, pos_label=1, require_both=False, name="y_pred")
-    check_consistent_length(y_true=y, y_pred=pred)
-    w = check_sample_weight(sample_weight, y.shape[0])
+    y, pred = _labels_pair(y_true, y_pred, pos_label)
+    w = check_sample_weight(sample_weight, y.shape[0], relative=True)
     cost = cost_fp * ((pred == 1) & (y == 0)) + cost_fn * ((pred == 0) & (y == 1))
     return float(np.sum(w * cost) / w.sum())
 
@@ -231,21 +252,43 @@ def expected_profit(calibrator: Calibrator, scores: ArrayLike, y_pred: ArrayLike
     xarray.Dataset
         ``profit`` over ``(chain, draw)``, its ``mean``, and the interval ``ci`` over ``ci_bound``.
     """
-    p = calibrator.predict_posterior(scores).values
+    p = check_calibrator(calibrator).predict_posterior(scores).values
     n = p.shape[-1]
-    b = [np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)) for v in (benefit_tp, benefit_fp, benefit_tn, benefit_fn)]
-    if not all(np.isfinite(v).all() for v in b):
-        raise ValueError("benefits must be finite numbers (or arrays with one value per score).")
-    b_tp, b_fp, b_tn, b_fn = b
+    names = ("benefit_tp", "benefit_fp", "benefit_tn", "benefit_fn")
+    b_tp, b_fp, b_tn, b_fn = (_benefit(v, name, n) for v, name in zip((benefit_tp, benefit_fp, benefit_tn, benefit_fn), names))
     gain1 = p * b_tp + (1 - p) * b_fp
     gain0 = p * b_fn + (1 - p) * b_tn
     if y_pred is None:
         pred = (gain1.mean(axis=(0, 1)) > gain0.mean(axis=(0, 1))).astype(np.int8)
     else:
-        pred, _ = check_labels(y_pred, pos_label=1, require_both=False, name="y_pred")
-        check_consistent_length(scores=np.empty(n), y_pred=pred)
+        pred = _pred_as_01(calibrator, y_pred, n)
     profit = np.where(pred == 1, gain1, gain0).mean(axis=-1)
     return _with_interval(xr.DataArray(profit, dims=("chain", "draw"), name="profit"), ci_prob)
+
+
+def _benefit(value: Any, name: str, n: int) -> np.ndarray:
+    """A benefit as ``n`` finite floats: a number, or an array with one value per score."""
+    if isinstance(value, (str, bytes)) or isinstance(value, bool):
+        raise ValueError(f"{name}={value!r} must be a number or an array of numbers, one per score.")
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number or an array of numbers, one per score.") from None
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim > 1 or (arr.ndim == 1 and arr.shape[0] != n):
+        raise ValueError(f"{name} has shape {arr.shape} but there are {n} scores: pass one number, or one "
+                         "value per score.")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} has NaN or infinite values: pass finite benefits.")
+    return np.broadcast_to(arr, (n,))
+
+
+def _pred_as_01(calibrator: Any, y_pred: Any, n: int) -> np.ndarray:
+    """A rule given as labels, coded by the calibrator's classes: 1 where it predicts ``classes_[1]``."""
+    pred = check_labels_as(y_pred, calibrator.classes_, name="y_pred")
+    check_consistent_length(scores=np.empty(n), y_pred=pred)
+    return pred
 
 
 def expected_cost(calibrator: Calibrator, scores: ArrayLike, y_pred: ArrayLike | None = None, *, cost_fp: float = 1.0,
@@ -316,7 +359,7 @@ def roc_from_map(calibrator: Calibrator, scores: ArrayLike, *, n_thresholds: int
         ``tpr``, ``fpr`` over ``(chain, draw, threshold)`` and ``auc`` over ``(chain, draw)``.
     """
     n_thresholds = check_number(n_thresholds, "n_thresholds", low=2, integer=True)
-    p = calibrator.predict_posterior(scores).values
+    p = check_calibrator(calibrator).predict_posterior(scores).values
     from bayescal._validation import check_scores
 
     s = check_scores(scores, score_kind=calibrator.score_kind)
@@ -358,7 +401,7 @@ def bayes_error_posterior(calibrator: Calibrator, scores: ArrayLike, *, ci_prob:
         ``refinement``, ``expected_error_rate`` and ``upper`` (= 2R) over ``(chain, draw)``,
         with their posterior means and intervals (``*_ci`` over ``ci_bound``).
     """
-    p = calibrator.predict_posterior(scores).values
+    p = check_calibrator(calibrator).predict_posterior(scores).values
     fields = {
         "refinement": (p * (1 - p)).mean(axis=-1),
         "expected_error_rate": np.minimum(p, 1 - p).mean(axis=-1),

@@ -44,14 +44,17 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
+from sklearn.utils.validation import check_is_fitted
 
 from bayescal import metrics
 from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import (
+    check_calibrator,
     check_ci_prob,
     check_consistent_length,
     check_integer,
     check_labels,
+    check_labels_as,
     check_probabilities,
     check_scores,
     resolve_random_state,
@@ -110,9 +113,11 @@ def _replicate(p: np.ndarray, min_replicates: int) -> tuple[np.ndarray, int]:
     return (np.repeat(p, reps, axis=1) if reps > 1 else p), reps
 
 
-def _labels_and_scores(calibrator_kind: str, scores: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
-    y01, _ = check_labels(y, require_both=False)
-    s = check_scores(scores, score_kind=calibrator_kind)
+def _labels_and_scores(calibrator: Any, scores: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Scores on the calibrator's scale and labels coded by its classes (as in its fit)."""
+    check_is_fitted(check_calibrator(calibrator))
+    y01 = check_labels_as(y, calibrator.classes_)
+    s = check_scores(scores, score_kind=calibrator.score_kind)
     check_consistent_length(scores=s, y=y01)
     return s, y01.astype(np.int8)
 
@@ -165,7 +170,7 @@ def ppc_calibration(calibrator: Any, scores: ArrayLike, y: ArrayLike, *, statist
     """
     names = _check_statistics(statistics)
     min_replicates = check_integer(min_replicates, "min_replicates")
-    s, y01 = _labels_and_scores(calibrator.score_kind, scores, y)
+    s, y01 = _labels_and_scores(calibrator, scores, y)
     p, reps = _replicate(calibrator.predict_posterior(s).values, min_replicates)
     rng = np.random.default_rng(resolve_random_state(random_state, random_seed, "ppc_calibration"))
     y_rep = (rng.random(p.shape) < p).astype(np.int8)
@@ -355,6 +360,7 @@ def calibration_error_posterior(calibrator: Any, scores: ArrayLike | None = None
         ``<name>_ci`` (ci_bound); ``prob_below_tolerance`` over ``measure`` when ``tolerance``
         is given.
     """
+    check_calibrator(calibrator)
     if calibrator.score_kind != "probability":
         raise ValueError("calibration_error_posterior compares the map with the scores themselves, so it needs "
                          "probability scores: use a calibrator with score_kind='probability'.")
@@ -436,11 +442,11 @@ def score_density_check(calibrator: Any, scores: ArrayLike, y: ArrayLike, *, bin
         and its ``count_band``; ``p_value`` over ``class``; coordinates ``bin_lower``,
         ``bin_upper``.
     """
-    if not isinstance(calibrator, ClassConditional):
+    if not isinstance(check_calibrator(calibrator), ClassConditional):
         raise ValueError(f"{type(calibrator).__name__} has no density_map: the score-density check needs a "
                          "calibrator that models the class score densities, e.g. 'dpm'.")
     kind = calibrator.score_kind
-    s, y01 = _labels_and_scores(kind, scores, y)
+    s, y01 = _labels_and_scores(calibrator, scores, y)
     ci_prob = check_ci_prob(ci_prob)
     points_per_bin = check_integer(points_per_bin, "points_per_bin", 2)
     if np.ndim(bins) == 0:
@@ -518,7 +524,7 @@ def posterior_predictive_tree(calibrator: Any, scores: ArrayLike, y: ArrayLike, 
     xarray.DataTree
         Groups ``posterior_predictive`` and ``observed_data``.
     """
-    s, y01 = _labels_and_scores(calibrator.score_kind, scores, y)
+    s, y01 = _labels_and_scores(calibrator, scores, y)
     p = calibrator.predict_posterior(s).values
     rng = np.random.default_rng(resolve_random_state(random_state, random_seed, "posterior_predictive_tree"))
     y_rep = (rng.random(p.shape) < p).astype(np.int64)

@@ -504,7 +504,7 @@ def _check_layout(cls: type, params: dict, state: Any, found: dict, where: str) 
 
 def _probe_scores(est: Any) -> np.ndarray:
     lo, hi = (float(v) for v in est.score_range_)
-    if getattr(est, "score_kind", "probability") == "probability":
+    if est.score_kind == "probability":
         return np.unique(np.r_[np.linspace(0.0, 1.0, 65), lo, hi, 1e-12, 1 - 1e-12])
     span = max(hi - lo, 1.0)
     return np.unique(np.r_[np.linspace(lo, hi, 65), lo - span, hi + span, -1e6, 1e6])
@@ -607,7 +607,7 @@ def load(path: str | Path, *, expected: type | None = None) -> Any:
             est._check_posterior(est.idata_)
         est._restore()
         if not est.feature_aware:
-            p = est._calibrate(to_working(_probe_scores(est), getattr(est, "score_kind", "probability")))
+            p = est._calibrate(to_working(_probe_scores(est), est.score_kind))
             if not (np.isfinite(p).all() and (p >= -1e-9).all() and (p <= 1 + 1e-9).all()):
                 raise ValueError("its calibration map is not a probability everywhere (NaN or outside [0, 1])")
     except ValueError as exc:

@@ -49,6 +49,7 @@ from scipy.stats import norm as _normal
 
 from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import (
+    check_class_weights,
     check_consistent_length,
     check_labels,
     check_probabilities,
@@ -88,16 +89,23 @@ def _check_inputs(
     y_true: Any, y_prob: Any, sample_weight: Any, *, require_both: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return labels (float 0/1), probabilities and weights as new float64 arrays."""
-    y, _ = check_labels(y_true, name="y_true", require_both=require_both)
+    y, _ = check_labels(y_true, name="y_true", require_both=require_both, pos_label_name=None)
     p = check_probabilities(y_prob, name="y_prob")
     n = check_consistent_length(y_true=y, y_prob=p)
-    w = check_sample_weight(sample_weight, n)
+    w = check_sample_weight(sample_weight, n)  # rescaled where a sum would overflow
     return y.astype(np.float64), p, w
+
+
+_MAX_COUNT = 10**7
+"""Largest n_bins / n_shuffles accepted (beyond it the arrays alone would fill memory or time)."""
 
 
 def _check_positive_int(value: Any, name: str = "n_bins") -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name}={value!r} is not a positive integer: pass a whole number >= 1, e.g. 10.")
+    if value > _MAX_COUNT:
+        raise ValueError(f"{name}={value!r} is more than {_MAX_COUNT}: pass a smaller number (bins beyond the "
+                         "number of samples are empty anyway).")
     return int(value)
 
 
@@ -722,6 +730,8 @@ def roc_auc(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | 
     from sklearn.metrics import roc_auc_score
 
     y, p, w = _check_inputs(y_true, y_prob, sample_weight, require_both=True)
+    if sample_weight is not None:
+        check_class_weights(y.astype(np.int8), w, name="sample_weight")
     return float(roc_auc_score(y, p, sample_weight=w))
 
 
@@ -836,6 +846,7 @@ def brier_decomposition(
     calibrated classifiers. PKDD, LNCS 3202, 125-136.
     """
     y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    _check_choice(strategy, "strategy", STRATEGIES)  # checked even when n_bins=None does not use it
     W = w.sum()
     if n_bins is None:
         values, ids = np.unique(p, return_inverse=True)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scipy.special import betaln, expit
 
 from bayescal import metrics
-from bayescal.baselines.bbq import BBQ, _binnings, _elbow, _stable_argsort
+from bayescal.baselines.bbq import BBQ, _binnings, _elbow, _Spread, _stable_argsort
 
 
 def papers_metrics(y, p):
@@ -87,7 +87,7 @@ def test_chunking_matches_the_authors_loop_with_ties(seed):
     s = np.sort(np.round(rng.beta(0.5, 0.5, n), int(rng.integers(1, 3))))  # heavy ties
     cw = np.arange(n + 1, dtype=np.float64)
     n_bins = np.arange(1, n // 3)
-    model, start, at_start, before_start = _binnings(s, cw, n_bins)  # all binnings at once
+    model, start, at_start, before_start = _binnings(_Spread(s, s, np.ones(n)), n_bins)  # all binnings at once
     for m, b in enumerate(n_bins):
         assert start[model == m].astype(int).tolist() == matlab_bins(s, int(b)), b
     np.testing.assert_array_equal(at_start, start)  # unit weights: sample i holds position i

@@ -16,16 +16,16 @@ _SELECTIONS = ("average", "best")
 _PRIOR_CLIP = 0.005
 
 
-def _binnings(s: np.ndarray, cw: np.ndarray, n_bins: np.ndarray) -> tuple[np.ndarray, ...]:
+def _binnings(score: "_Spread", n_bins: np.ndarray) -> tuple[np.ndarray, ...]:
     """The bins of every equal-frequency binning, all models at once.
 
-    ``s`` are the sorted scores and ``cw`` their cumulative weights (``cw[0] = 0``, total
-    ``W = cw[-1]``). Binning ``m`` cuts the weight into chunks of ``c = floor(W / n_bins[m])``
-    (the last takes the remainder); chunk ``i+1`` joins the current bin when its last score
-    equals the bin's first score. A chunk can only do so when it and the chunk before are
-    entirely tied at one value, so chunk ``i+1`` is absorbed exactly when the first score of
-    chunk ``i`` equals the last score of chunk ``i+1``. With unit weights these are the
-    authors' index chunks.
+    The samples lie sorted along the cumulative-weight axis (total ``W``); ``score`` gives the
+    score at any position of that axis. Binning ``m`` cuts the weight into chunks of
+    ``c = floor(W / n_bins[m])`` (the last takes the remainder); chunk ``i+1`` joins the
+    current bin when its last score equals the bin's first score. A chunk can only do so
+    when it and the chunk before are entirely tied at one value, so chunk ``i+1`` is absorbed
+    exactly when the first score of chunk ``i`` equals the last score of chunk ``i+1``. With
+    unit weights these are the authors' index chunks.
 
     Returns
     -------
@@ -34,6 +34,7 @@ def _binnings(s: np.ndarray, cw: np.ndarray, n_bins: np.ndarray) -> tuple[np.nda
         ``n_bins``, its start on the cumulative-weight axis, the sample holding the start and
         the sample holding the weight just below it (-1 for a first bin).
     """
+    cw = score.cw
     total = cw[-1]
     c = np.floor(total / n_bins)
     model = np.repeat(np.arange(n_bins.shape[0]), n_bins)
@@ -43,10 +44,47 @@ def _binnings(s: np.ndarray, cw: np.ndarray, n_bins: np.ndarray) -> tuple[np.nda
     at_first = _first_at(cw, first)
     before_end = _last_before(cw, end)
     absorbed = np.zeros(model.shape[0], dtype=bool)
-    absorbed[1:] = (k[1:] > 0) & (s[at_first[:-1]] == s[before_end[1:]])
+    absorbed[1:] = (k[1:] > 0) & (score.at(at_first[:-1], first[:-1]) == score.at(before_end[1:], end[1:]))
     before_first = np.where(k > 0, np.roll(before_end, 1), -1)  # a chunk starts where the last ended
     keep = ~absorbed
     return model[keep], first[keep], at_first[keep], before_first[keep]
+
+
+class _Spread:
+    """Samples along the cumulative-weight axis, each spread evenly over a score interval.
+
+    Sample ``j`` holds the weight ``cw[j]`` to ``cw[j + 1]`` and spreads it evenly over the
+    scores ``[a[j], b[j]]`` (a point, ``a = b``, for a row of data; its bin for a bin of a
+    :class:`~bayescal.data.ScoreSummary`), so the score at position ``q`` inside sample ``j``
+    is ``a[j] + (q - cw[j]) / w[j] * (b[j] - a[j])``.
+    """
+
+    def __init__(self, a: np.ndarray, b: np.ndarray, w: np.ndarray):
+        self.a, self.b = a, b
+        self.cw = np.concatenate([[0.0], np.cumsum(w)])
+        self.w = w
+        self.spread = bool(np.any(b > a))
+
+    def at(self, j: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """Score at position ``q`` of the axis, inside sample ``j``."""
+        if not self.spread:
+            return self.a[j]
+        frac = np.clip((q - self.cw[j]) / np.where(self.w[j] > 0, self.w[j], 1.0), 0.0, 1.0)
+        return self.a[j] + frac * (self.b[j] - self.a[j])
+
+
+def _bins_spread(t: np.ndarray, y: np.ndarray, w: np.ndarray, edges: np.ndarray) -> tuple:
+    """The rows of a summary (bin centres per class, and exact atoms) as one sample per bin,
+    spread over its bin on the probability scale, with the bin's fraction of positives as its
+    label; atoms (outside the grid) stay points."""
+    centres, inverse = np.unique(t, return_inverse=True)
+    weight = np.bincount(inverse, weights=w)
+    frac = np.bincount(inverse, weights=w * y) / weight
+    k = np.clip(np.searchsorted(edges, centres, side="right") - 1, 0, edges.size - 2)
+    inside = (centres > edges[0]) & (centres < edges[-1])
+    a = np.where(inside, expit(edges[k]), expit(centres))
+    b = np.where(inside, expit(edges[k + 1]), expit(centres))
+    return expit(centres), frac, weight, _Spread(a, b, weight)
 
 
 def _first_at(cw: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -207,11 +245,15 @@ class BBQ(Calibrator):
         self._check_params()
         alpha = float(self.alpha)
         keep = data.w > 0
-        order = _stable_argsort(data.t[keep])
-        s = expit(data.t[keep][order])
-        y = data.y[keep][order].astype(np.float64)
-        w = data.w[keep][order]
-        cw = np.concatenate([[0.0], np.cumsum(w)])
+        if data.bin_edges is None:  # rows: each a point
+            order = _stable_argsort(data.t[keep])
+            s = expit(data.t[keep][order])
+            y = data.y[keep][order].astype(np.float64)
+            w = data.w[keep][order]
+            score = _Spread(s, s, w)
+        else:  # the bins of a ScoreSummary: each bin's weight spread evenly over the bin
+            s, y, w, score = _bins_spread(data.t[keep], data.y[keep], data.w[keep], data.bin_edges)
+        cw = score.cw
         n = cw[-1]
         cum_y = np.concatenate([[0.0], np.cumsum(w * y)])
         cum_sy = np.concatenate([[0.0], np.cumsum(w * s * y)])
@@ -220,7 +262,7 @@ class BBQ(Calibrator):
         n_bins = np.arange(b_min, max(b_min, b_max) + 1)
 
         # every bin of every binning in flat arrays, sorted by model then position
-        model, start, j_start, j_before = _binnings(s, cw, n_bins)
+        model, start, j_start, j_before = _binnings(score, n_bins)
         first_bin = np.concatenate([[True], model[1:] != model[:-1]])
         last_bin = np.append(first_bin[1:], True)
         end = np.where(last_bin, n, np.roll(start, -1))
@@ -235,7 +277,8 @@ class BBQ(Calibrator):
         mb = below(cum_y, y, j_end, end) - below(cum_y, y, j_start, start)
         sy = s * y
         sum_sy = below(cum_sy, sy, j_end, end) - below(cum_sy, sy, j_start, start)
-        lo = np.where(first_bin, 0.0, 0.5 * (s[j_before] + s[j_start]))
+        # a bin starts between the score just below its start and the score at it
+        lo = np.where(first_bin, 0.0, 0.5 * (score.at(np.maximum(j_before, 0), start) + score.at(j_start, start)))
         hi = np.where(last_bin, 1.0, np.roll(lo, -1))
         mid = 0.5 * (lo + hi)
         prior = np.clip(mid, _PRIOR_CLIP, 1.0 - _PRIOR_CLIP)

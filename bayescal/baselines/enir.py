@@ -13,6 +13,7 @@ from bayescal.data import ScoreData, from_working
 
 __all__ = ["ENIR"]
 
+_LOGLIK_CLIP = 1e-15
 _SELECTIONS = ("average", "best")
 
 
@@ -124,18 +125,18 @@ class ENIR(Calibrator):
         if lambdas.shape[0] > self.max_models:
             lambdas = lambdas[np.unique(np.round(np.linspace(0, lambdas.shape[0] - 1, self.max_models)).astype(int))]
         penalty = np.log(wt.sum()) + np.log(2 * np.pi)
-        cum_w1 = np.concatenate([[0.0], np.cumsum(run_w1)])
-        cum_wt = np.concatenate([[0.0], np.cumsum(run_wt)])
 
         scored = []  # (lambda, BIC, df) of every model of finite BIC
         for lam in lambdas:
             starts, value = path.groups(lam)
             fit = np.clip(value, 0.0, 1.0)
-            ends = np.append(starts[1:], run_wt.shape[0])
-            g1 = cum_w1[ends] - cum_w1[starts]
-            g0 = cum_wt[ends] - cum_wt[starts] - g1
-            with np.errstate(divide="ignore"):
-                loglik = float(np.sum(xlogy(g1, fit) + xlogy(g0, 1.0 - fit)))
+            g1 = np.add.reduceat(run_w1, starts)  # sums within groups: no cancellation of light ones
+            g0 = np.add.reduceat(run_wt - run_w1, starts)
+            # the clip keeps a fit rounded to 0 or 1 beside a class of tiny weight finite (weights of
+            # 1e-220 beside 1 made every model's likelihood 0); exact 0/1 fits of one-class groups
+            # are unaffected (xlogy(0, .) = 0)
+            q = np.clip(fit, _LOGLIK_CLIP, 1.0 - _LOGLIK_CLIP)
+            loglik = float(np.sum(xlogy(g1, q) + xlogy(g0, 1.0 - q)))
             df = 1 + int(np.count_nonzero(np.diff(fit)))
             bic = -2.0 * loglik + df * penalty
             if np.isfinite(bic):

@@ -10,6 +10,9 @@ from scipy.special import expit
 from bayescal import _schema as schema
 from bayescal._stats import quantile_sketch, sketch_quantile, weighted_quantile
 from bayescal._validation import (
+    _WEIGHT_MAX_TINY,
+    _WEIGHT_TOTAL_MAX,
+    check_class_weights,
     check_consistent_length,
     check_features,
     check_integer,
@@ -421,6 +424,16 @@ class MBCT(Calibrator):
         n1 = int(counts[values == classes[1]].sum())
         if not sum(st["weight"] for st in stats) > 0:
             raise ValueError("sample_weight sums to zero: at least one sample needs a positive weight.")
+        top = max(st["top"] for st in stats)
+        if sum(st["relative"] * (st["top"] / top) for st in stats) > _WEIGHT_TOTAL_MAX / top or top < _WEIGHT_MAX_TINY:
+            raise ValueError(
+                f"sample_weight has largest value {top:.3g}: on Dask data MBCT takes weights as counts only in the "
+                "range where their sums stay exact (total at most 1e15, largest at least 1e-100); divide them by "
+                "their largest value first."
+            )
+        label_weights = np.concatenate([st["label_weights"] for st in stats])
+        check_class_weights(np.array([0, 1]), np.array([label_weights[values != classes[1]].sum(),
+                                                         label_weights[values == classes[1]].sum()]), classes)
         n_features = len(stats[0]["columns"])
         self._start_fit(classes, min(st["min"] for st in stats), max(st["max"] for st in stats),
                         int(counts.sum()) - n1, n1, n_features)
@@ -680,7 +693,8 @@ def _partition_arrays(s: Any, y: Any, w: Any, X: Any, score_kind: str,
     s = check_scores(s, score_kind=score_kind)
     y01, _ = check_labels(y, pos_label=pos_label, require_both=False)
     raw_w = None if w is None or np.isscalar(w) else np.asarray(w.to_numpy() if hasattr(w, "to_numpy") else w)
-    w = np.zeros(n) if raw_w is not None and raw_w.dtype.kind in "iuf" and not raw_w.any() else check_sample_weight(w, n)
+    w = (np.zeros(n) if raw_w is not None and raw_w.dtype.kind in "iuf" and not raw_w.any()
+         else check_sample_weight(w, n, rescale=False))  # the scale is checked over all partitions
     return s, y01, w, check_features(X, n)
 
 
@@ -691,7 +705,8 @@ def _partition_stats(s: Any, y: Any, w: Any, X: Any, score_kind: str, pos_label:
         return None
     s, _, w, X = arrays
     raw_y = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
-    labels, counts = np.unique(raw_y.ravel(), return_counts=True)
+    labels, inverse, counts = np.unique(raw_y.ravel(), return_inverse=True, return_counts=True)
+    label_weights = np.bincount(inverse.ravel(), weights=w, minlength=labels.size)
     columns = []
     for j in range(X.shape[1]):
         col = X[:, j]
@@ -704,5 +719,7 @@ def _partition_stats(s: Any, y: Any, w: Any, X: Any, score_kind: str, pos_label:
         many = distinct.size > cap
         columns.append({"numeric": True, "many": many, "distinct": distinct[:0] if many else distinct,
                         "raw": col[first[:0] if many else first], "sketch": quantile_sketch(values, w, _SKETCH_SIZE)})
-    return {"labels": labels, "counts": counts, "weight": float(w.sum()), "min": float(s.min()), "max": float(s.max()),
+    top = float(w.max())
+    return {"labels": labels, "counts": counts, "label_weights": label_weights, "weight": float(w.sum()),
+            "top": top, "relative": float((w / top).sum()) if top > 0 else 0.0, "min": float(s.min()), "max": float(s.max()),
             "sketch": quantile_sketch(to_working(s, score_kind), w, _SKETCH_SIZE), "columns": columns}
