@@ -80,13 +80,13 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         ``"probability"`` (scores in [0, 1]) or ``"decision"`` (raw decision values): the
         input scale. Calibrators that take both have it as a parameter; the class attribute
         is the default every caller may read.
-
-    Capabilities beyond the contract are declared by inheritance: a calibrator that models
-    the class score densities inherits :class:`ClassConditional`.
     ``_fitted_schema``
         its fitted attributes, name -> :class:`~bayescal._schema.Fitted` (merged with the
         base classes' declarations); :mod:`bayescal.io` saves only declared attributes and
         checks a file against the declaration before building anything from it.
+
+    Capabilities beyond the contract are declared by inheritance: a calibrator that models
+    the class score densities inherits :class:`ClassConditional`.
     """
 
     score_kind: str = "probability"
@@ -444,13 +444,35 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         return band
 
     def predict_interval(self, scores: Any, ci_prob: float | None = None, *, X: Any = None) -> xr.DataArray:
-        """Pointwise equal-tailed interval of the calibrated P(y=1) at each score, dims ``(obs_id, ci_bound)``.
+        r"""Pointwise equal-tailed interval of the calibrated P(y=1) at each score, dims ``(obs_id, ci_bound)``.
 
-        The ``ci_prob`` equal-tailed interval of :meth:`predict_posterior`'s draws
-        (``ci_prob`` defaults to :data:`DEFAULT_CI_PROB`). A point-estimate
-        calibrator has one draw, so its interval collapses onto the prediction
-        (attr ``degenerate=1``); calibrators with intervals of their own (Venn-Abers)
-        override this method.
+        For score :math:`s_i` the bounds are the empirical quantiles of the
+        :meth:`predict_posterior` draws :math:`p_{cd}(s_i)`, pooled over chains and draws,
+
+        .. math::
+
+            \left[\, Q_{(1-\gamma)/2}\{p_{cd}(s_i)\},\; Q_{(1+\gamma)/2}\{p_{cd}(s_i)\} \,\right],
+
+        with :math:`\gamma` = ``ci_prob``: an interval of the posterior of P(y=1 | s), not a
+        prediction interval for the label. A point-estimate calibrator has one draw, so its
+        interval collapses onto the prediction (attr ``degenerate=1``); calibrators with
+        intervals of their own (Venn-Abers) override this method.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n,) or (n, 1)
+            Scores on the input scale (as in :meth:`fit`).
+        ci_prob : float, optional
+            Probability of the interval, in (0, 1); :data:`DEFAULT_CI_PROB` (0.95) when None.
+        X : array-like of shape (n, d), optional
+            Features, for feature-aware calibrators only (the columns used in :meth:`fit`).
+
+        Returns
+        -------
+        xarray.DataArray
+            Named ``p_interval``, dims ``(obs_id, ci_bound)`` with
+            ``ci_bound = ["lower", "upper"]``; attrs ``ci_kind`` (``"eti"``), ``ci_prob`` and
+            ``degenerate`` (1 when the posterior has a single draw).
         """
         ci_prob = check_ci_prob(ci_prob)
         draws = self.predict_posterior(scores, X=X)
@@ -487,8 +509,8 @@ class Calibrator(ClassifierMixin, BaseEstimator):
 
         .. math::
 
-            rac{q'(s)}{1 - q'(s)} = rac{q(s)}{1 - q(s)} \cdot
-            rac{\pi' / (1 - \pi')}{\pi / (1 - \pi)}.
+            \frac{q'(s)}{1 - q'(s)} = \frac{q(s)}{1 - q(s)} \cdot
+            \frac{\pi' / (1 - \pi')}{\pi / (1 - \pi)}.
 
         For class-conditional calibrators (:class:`ClassConditional`, e.g. the DPM) this is
         exact per posterior draw, :math:`\pi` being that draw's class prior; for the others
@@ -540,7 +562,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
 
         .. math::
 
-            \ell(\pi') = \sum_i \logig(\pi' q(s_i)(1 - \pi) + (1 - \pi')(1 - q(s_i))\,\piig).
+            \ell(\pi') = \sum_i \log\big(\pi' q(s_i)(1 - \pi) + (1 - \pi')(1 - q(s_i))\,\pi\big).
 
         * Class-conditional calibrators with a posterior (:class:`ClassConditional` with more
           than one draw; the DPM): the posterior of
@@ -568,13 +590,17 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         scores : array-like of shape (n,)
             Unlabelled scores of the new population, on this calibrator's input scale.
         ci_prob : float, default 0.95
+            Probability of the interval ``class_prior_ci``, in (0, 1).
         calibration : tuple (scores, y) or (scores, y, sample_weight), optional
             The data this calibrator was fitted on, for the bootstrap interval (point-estimate
             calibrators only).
         n_bootstrap : int, default 200
+            Bootstrap replicates (only with ``calibration``).
         prior : tuple (a, b), default (1, 1)
             Beta prior of :math:`\pi'` (class-conditional calibrators only).
         max_draws : int, default 200
+            At most this many posterior draws of the map, thinned evenly, enter the
+            posterior of :math:`\pi'` (class-conditional calibrators only).
         random_state : None, int or numpy Generator
             Seeds the posterior draws of :math:`\pi'` (class-conditional calibrators) or
             the bootstrap.
@@ -752,7 +778,7 @@ class ClassConditional(ABC):
     posterior) use these methods instead of probing attributes. Draws are aligned with
     :meth:`Calibrator.calibration_map`: draw ``(c, d)`` of each method belongs to draw
     ``(c, d)`` of the map.
-    r"""
+    """
 
     # provided by the Calibrator the declaration is mixed into
     score_kind: str
@@ -761,17 +787,45 @@ class ClassConditional(ABC):
 
     @abstractmethod
     def class_prior_draws(self) -> xr.DataArray:
-        r"""Draws of the class prior :math:`\pi = P(y=1)` the map uses, dims ``(chain, draw)``."""
+        r"""Draws of the class prior :math:`\pi = P(y=1)` the map uses, dims ``(chain, draw)``.
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(chain, draw)``; draw ``(c, d)`` is the :math:`\pi` of map draw ``(c, d)``.
+        """
 
     @abstractmethod
     def density_map(self, grid: Any = None) -> xr.DataArray:
-        """Draws of the continuous part of the class score densities on ``grid`` (input scale),
-        dims ``(chain, draw, class, score)``; with :meth:`score_atoms` each class's
-        distribution has total mass one."""
+        r"""Draws of the continuous part of the class score densities on ``grid`` (input scale).
+
+        Per draw and class :math:`c \in \{0, 1\}`, the density :math:`f_c(s)` of the scores
+        of class :math:`c` (with respect to the input-scale score :math:`s`) without its
+        point masses; with :meth:`score_atoms`, each class's distribution has total mass one:
+        :math:`\int f_c(s)\,ds + \sum_a m_{c,a} = 1`.
+
+        Parameters
+        ----------
+        grid : array-like of scores or int, optional
+            As in :meth:`Calibrator.calibration_map`: an array of input-scale scores, or a
+            number of points (:data:`DEFAULT_GRID_SIZE` when None) over the fitted scores' range.
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(chain, draw, class, score)``, ``class = [0, 1]``.
+        """
 
     def score_atoms(self) -> xr.DataArray:
-        """Point masses of the class score distributions, dims ``(chain, draw, class, atom)``,
-        the ``atom`` coordinate holding the atom values (input scale); none by default."""
+        """Point masses of the class score distributions (none by default).
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(chain, draw, class, atom)``: the mass :math:`m_{c,a}` of class ``c``'s
+            scores at each atom, the ``atom`` coordinate holding the atom values (input
+            scale); an empty ``atom`` dimension when the model has no atoms.
+        """
         prior = self.class_prior_draws()
         return xr.DataArray(np.zeros((prior.sizes["chain"], prior.sizes["draw"], 2, 0)),
                             dims=("chain", "draw", "class", "atom"),
@@ -786,10 +840,25 @@ class PosteriorClassConditional(ClassConditional):
     idata_: xr.DataTree
 
     def class_prior_draws(self) -> xr.DataArray:
+        r"""Posterior draws of the class prior :math:`\pi = P(y=1)`: ``idata_.posterior.pi``.
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(chain, draw)``, aligned with the draws of the calibration map.
+        """
         check_is_fitted(self)
         return self.idata_["posterior"]["pi"].transpose("chain", "draw")
 
     def score_atoms(self) -> xr.DataArray:
+        """Posterior draws of the point masses of the class score distributions.
+
+        Returns
+        -------
+        xarray.DataArray
+            ``idata_.posterior.atom_prob``, dims ``(chain, draw, class, atom)``; when the
+            posterior has no ``atom_prob`` (or no atoms), an empty ``atom`` dimension.
+        """
         check_is_fitted(self)
         post = self.idata_["posterior"]
         if "atom_prob" not in post or post.sizes.get("atom", 0) == 0:
@@ -849,10 +918,14 @@ class PriorShiftedCalibrator(Calibrator):
     Parameters
     ----------
     calibrator : Calibrator
-        The calibrator to shift (fitted when built by ``with_class_prior``).
-    prior : float in (0, 1) or tuple (a, b)
+        The calibrator to shift (fitted when built by ``with_class_prior``; :meth:`fit`
+        fits a clone of it).
+    prior : float in (0, 1) or tuple (a, b), default 0.5
+        The deployment prevalence :math:`\pi'`, or the parameters of its Beta distribution.
     n_prior_draws : int, default 1000
-    random_state : None, int or numpy Generator
+        With a Beta prior, at least this many draws of the shifted map.
+    random_state : None, int or numpy Generator, default None
+        Seeds the draws of :math:`\pi'` (Beta prior only).
 
     Attributes
     ----------
@@ -875,19 +948,43 @@ class PriorShiftedCalibrator(Calibrator):
 
     @property
     def score_kind(self) -> str:  # type: ignore[override]
+        """The input scale, ``"probability"`` or ``"decision"``: that of ``calibrator``."""
         return self.calibrator.score_kind
 
     @property
     def feature_aware(self) -> bool:  # type: ignore[override]
+        """Whether ``fit`` / ``predict_proba`` use ``X=``: as ``calibrator``."""
         return self.calibrator.feature_aware
 
     @property
     def monotone(self) -> bool:  # type: ignore[override]
-        return self.calibrator.monotone  # a positive factor on the odds keeps the order
+        """Whether the map is non-decreasing in the score: as ``calibrator`` (a positive
+        factor on the odds keeps the order)."""
+        return self.calibrator.monotone
 
     def fit(self, scores: Any, y: Any = None, sample_weight: Any = None, *, X: Any = None,
             pos_label: Any = None) -> "PriorShiftedCalibrator":
-        """Fit a clone of ``calibrator`` on the data and shift its maps to ``prior``."""
+        r"""Fit a clone of ``calibrator`` on the data and shift its maps to ``prior``.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n,) or (n, 1), or ScoreSummary
+            Classifier scores on ``calibrator``'s input scale (see :meth:`Calibrator.fit`).
+        y : array-like of shape (n,)
+            True binary labels.
+        sample_weight : array-like of shape (n,), optional
+            Non-negative weights, if ``calibrator`` honours them.
+        X : array-like of shape (n, d), optional
+            Features, for a feature-aware ``calibrator`` only.
+        pos_label : optional
+            The positive class when labels are not {0, 1}, booleans or {-1, 1}.
+
+        Returns
+        -------
+        self
+            With ``calibrator_`` the fitted clone; the training prevalence :math:`\pi` is
+            that of the clone (its class prior draws, or its ``class_prior_``).
+        """
         if not isinstance(self.calibrator, Calibrator):
             raise ValueError(f"calibrator={self.calibrator!r} must be a bayescal calibrator, "
                              "e.g. bayescal.make_calibrator('platt').")
@@ -934,27 +1031,108 @@ class PriorShiftedCalibrator(Calibrator):
         raise ValueError("A prior-shifted calibrator is not saved: save the original and call with_class_prior again.")
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> None:
-        """Not supported: save the original calibrator and call :meth:`with_class_prior` after loading."""
+        """Not supported: save the original calibrator and call :meth:`with_class_prior` after loading.
+
+        A shifted calibrator is fully determined by the original and the prior, so it is not
+        written to disk; this always raises.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Ignored.
+        overwrite : bool, default False
+            Ignored.
+
+        Raises
+        ------
+        ValueError
+            Always, naming the way to save (``self.calibrator_.save(path)``).
+        """
         raise ValueError(f"{self._name} is not saved: save the original calibrator (self.calibrator_) and call "
                          "with_class_prior(...) on it after loading.")
 
     def with_class_prior(self, prior: Any, *, n_prior_draws: int = 1000, random_state: Any = None) -> Calibrator:
-        """The original calibrator's maps under ``prior`` (shifts do not compound)."""
+        """The original calibrator's maps under ``prior`` (shifts do not compound).
+
+        The shift is applied to ``calibrator_``, the unshifted calibrator, so the result
+        is the same as ``calibrator_.with_class_prior(prior, ...)``: its maps are for
+        prevalence ``prior``, whatever prior this one was shifted to.
+
+        Parameters
+        ----------
+        prior : float in (0, 1) or tuple (a, b)
+            The new deployment prevalence, or its Beta parameters (see
+            :meth:`Calibrator.with_class_prior`).
+        n_prior_draws : int, default 1000
+            With a Beta prior, at least this many draws of the shifted map.
+        random_state : None, int or numpy Generator, default None
+            Seeds the draws of the prevalence (Beta prior only).
+
+        Returns
+        -------
+        PriorShiftedCalibrator
+            A new fitted calibrator; this one is left untouched.
+        """
         check_is_fitted(self)
         return self.calibrator_.with_class_prior(prior, n_prior_draws=n_prior_draws, random_state=random_state)
 
     def estimate_class_prior(self, scores: Any, **kwargs: Any) -> xr.Dataset:
-        """The original calibrator's :meth:`Calibrator.estimate_class_prior` (the class score
-        densities, hence the likelihood of the new prevalence, do not depend on the prior)."""
+        """The prevalence among new, unlabelled scores: that of the original calibrator.
+
+        Calls ``calibrator_.estimate_class_prior`` (:meth:`Calibrator.estimate_class_prior`):
+        the class score densities, hence the likelihood of the new prevalence, do not depend
+        on the prior this calibrator was shifted to.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n,)
+            Unlabelled scores of the new population, on the input scale.
+        **kwargs
+            Passed on: ``ci_prob``, ``calibration``, ``n_bootstrap``, ``prior``,
+            ``max_draws``, ``random_state``, ``X``.
+
+        Returns
+        -------
+        xarray.Dataset
+            As :meth:`Calibrator.estimate_class_prior`.
+        """
         check_is_fitted(self)
         return self.calibrator_.estimate_class_prior(scores, **kwargs)
 
 
 class PriorShiftedClassConditional(ClassConditional, PriorShiftedCalibrator):
-    """:class:`PriorShiftedCalibrator` of a class-conditional calibrator: the class score
-    densities are those of the original; the class prior draws are the deployment prior's."""
+    r""":class:`PriorShiftedCalibrator` of a class-conditional calibrator.
+
+    The class score densities (:meth:`density_map`, :meth:`score_atoms`) are those of the
+    original, each draw repeated as often as it is paired with draws of the deployment
+    prior; the class prior draws (:meth:`class_prior_draws`) are the deployment prior's
+    :math:`\pi'`. Bayes' rule on these gives the shifted map draw by draw, so diagnostics
+    and prevalence estimation see a consistent model.
+
+    Parameters
+    ----------
+    calibrator : Calibrator and ClassConditional
+        The class-conditional calibrator to shift.
+    prior : float in (0, 1) or tuple (a, b), default 0.5
+        The deployment prevalence :math:`\pi'`, or the parameters of its Beta distribution.
+    n_prior_draws : int, default 1000
+        With a Beta prior, at least this many draws of the shifted map.
+    random_state : None, int or numpy Generator, default None
+        Seeds the draws of :math:`\pi'` (Beta prior only).
+
+    See Also
+    --------
+    PriorShiftedCalibrator : the attributes and the shift itself.
+    """
 
     def class_prior_draws(self) -> xr.DataArray:
+        r"""Draws of the deployment class prior :math:`\pi'`.
+
+        Returns
+        -------
+        xarray.DataArray
+            ``prior_draws_`` named ``pi``, dims ``(chain, draw)`` (constant for a point prior).
+        """
         check_is_fitted(self)
         return xr.DataArray(self.prior_draws_, dims=("chain", "draw"), name="pi")
 
@@ -966,9 +1144,30 @@ class PriorShiftedClassConditional(ClassConditional, PriorShiftedCalibrator):
                             name=da.name, attrs=da.attrs)
 
     def density_map(self, grid: Any = None) -> xr.DataArray:
+        """The original calibrator's class score densities on ``grid``, draws aligned with the shifted map.
+
+        Parameters
+        ----------
+        grid : array-like of scores or int, optional
+            As in :meth:`Calibrator.calibration_map`.
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(chain, draw, class, score)``; each draw of the original repeated once
+            per prior draw paired with it.
+        """
         check_is_fitted(self)
         return self._repeat(self.calibrator_.density_map(grid))
 
     def score_atoms(self) -> xr.DataArray:
+        """The original calibrator's point masses of the class score distributions.
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(chain, draw, class, atom)``, draws aligned with the shifted map as in
+            :meth:`density_map`.
+        """
         check_is_fitted(self)
         return self._repeat(self.calibrator_.score_atoms())

@@ -240,9 +240,22 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         return _response(pair.estimator, X)[0]
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Calibrated probabilities, shape ``(n, 2)``: the mean over the calibrated classifiers.
+        r"""Calibrated probabilities, shape ``(n, 2)``: the mean over the calibrated classifiers.
 
-        For a Bayesian calibrator, the posterior mean of P(y = 1 | x).
+        :math:`p(x) = \frac1K \sum_k q_k(s_k(x))`, with :math:`s_k` the scores of the
+        :math:`k`-th fitted estimator and :math:`q_k` its calibrator's map (:math:`K = 1` for
+        ``ensemble=False``). For a Bayesian calibrator :math:`q_k` is the posterior-mean map,
+        so this is the posterior mean of P(y = 1 | x).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Anything the estimator accepts; its scores are what the calibrators map.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+            Columns P(y = ``classes_[0]``), P(y = ``classes_[1]``).
         """
         check_is_fitted(self)
         p = np.mean([pair.calibrator.predict_proba(self._scores(pair, X))[:, 1]
@@ -250,7 +263,19 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X: Any) -> np.ndarray:
-        """The class with the larger calibrated probability (the negative class on a tie)."""
+        """The class with the larger calibrated probability (the negative class on a tie).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Anything the estimator accepts; its scores are what the calibrators map.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Labels from ``classes_``: ``classes_[1]`` where :meth:`predict_proba` gives it
+            more than 0.5.
+        """
         check_is_fitted(self)
         return self.classes_[(self.predict_proba(X)[:, 1] > 0.5).astype(int)]
 
@@ -260,6 +285,16 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
 
         With ``ensemble=True`` draw ``d`` is the mean over the calibrated classifiers of
         their draw ``d`` (see the class docstring); a point-estimate calibrator gives one draw.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Anything the estimator accepts; its scores are what the calibrators map.
+
+        Returns
+        -------
+        xarray.DataArray
+            Named ``p``, dims ``(chain, draw, obs_id)``.
         """
         check_is_fitted(self)
         draws = [pair.calibrator.predict_posterior(self._scores(pair, X)) for pair in self.calibrated_classifiers_]
@@ -274,6 +309,20 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         the equal-tailed ``ci_prob`` interval of :meth:`predict_posterior`. Point estimates:
         the mean over the calibrated classifiers of their calibrators' own intervals
         (Venn-Abers: the ``[p0, p1]`` pair; others: the prediction itself, attr ``degenerate=1``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Anything the estimator accepts; its scores are what the calibrators map.
+        ci_prob : float, default 0.95
+            Probability of the interval, in (0, 1); None also means 0.95
+            (:data:`bayescal.base.DEFAULT_CI_PROB`). Not used by Venn-Abers.
+
+        Returns
+        -------
+        xarray.DataArray
+            Named ``p_interval``, dims ``(obs_id, ci_bound)`` with ``ci_bound = ["lower",
+            "upper"]``; attrs ``ci_kind``, ``ci_prob`` (when it applies) and ``degenerate``.
         """
         check_is_fitted(self)
         ci_prob = check_ci_prob(ci_prob)
@@ -290,12 +339,30 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
 
     def with_class_prior(self, prior: Any, *, n_prior_draws: int = 1000,
                          random_state: Any = None) -> "CalibratedClassifier":
-        """This fitted classifier with every calibrator shifted to the deployment prevalence ``prior``.
+        r"""This fitted classifier with every calibrator shifted to the deployment prevalence ``prior``.
 
         See :meth:`bayescal.base.Calibrator.with_class_prior` (a number in (0, 1), or
-        ``(a, b)`` for a Beta distribution). Every calibrator draws the same prevalences
-        (the same ``random_state``), so draw ``d`` of the averaged posterior shares one
-        prevalence. Returns a new fitted object; this one is left untouched.
+        ``(a, b)`` for a Beta distribution). Each calibrator is given the same
+        ``random_state``: with an int seed they all draw the same prevalences, so draw ``d``
+        of the averaged posterior shares one prevalence (with ``None`` or a Generator their
+        draws differ). The estimators are shared with this object, not copied.
+
+        Parameters
+        ----------
+        prior : float in (0, 1) or tuple (a, b)
+            The deployment prevalence :math:`\pi'`, or the parameters of its Beta
+            distribution.
+        n_prior_draws : int, default 1000
+            With a Beta prior, at least this many draws of each shifted map.
+        random_state : None, int or numpy Generator, default None
+            Seeds the draws of :math:`\pi'` (Beta prior only); pass an int for prevalence
+            draws shared by all calibrators.
+
+        Returns
+        -------
+        CalibratedClassifier
+            A new fitted classifier whose calibrators are the shifted ones; this one is left
+            untouched.
         """
         check_is_fitted(self)
         shifted = copy.copy(self)

@@ -223,12 +223,34 @@ def atomic_write(path: str | Path, write: Callable[[Path], None], *, overwrite: 
     An interrupted or failed write leaves ``path`` as it was (absent, or the earlier file)
     and no temporary file behind. Without ``overwrite`` an existing ``path`` is refused
     (``FileExistsError`` naming ``flag``), and the final step is a hard link that fails if
-    the file appeared meanwhile, so a concurrent writer is never clobbered either.
+    the file appeared meanwhile, so a concurrent writer is never clobbered either. The new
+    file gets the permissions of the file it replaces, or the umask's default for a new one.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to write; its folder must exist.
+    write : callable
+        ``write(tmp)`` writes the whole content to the :class:`~pathlib.Path` ``tmp`` (an
+        empty file in the folder of ``path``); an exception it raises propagates, and
+        ``path`` is left as it was.
+    overwrite : bool, default False
+        Replace an existing ``path``; otherwise an existing file raises ``FileExistsError``.
+    flag : str, default "overwrite=True"
+        How the caller spells the override in its own API (e.g. ``"--force"`` for the command
+        line), named in the ``FileExistsError`` message.
 
     Returns
     -------
     Path
         ``path``.
+
+    Raises
+    ------
+    ValueError
+        ``path`` is a folder, or its folder does not exist.
+    FileExistsError
+        ``path`` exists (or appeared during the write) and ``overwrite`` is False.
     """
     path = _as_path(path, "path")
     if path.is_dir():

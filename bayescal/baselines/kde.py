@@ -451,6 +451,19 @@ class KDECalibrator(ClassConditional, Calibrator):
         KDE scale (for ``scale="logit"`` and probability scores :math:`dx/ds = 1/(s(1-s))`).
         Unfloored and not clamped to the data range; the Gaussian kernel's binned density is
         zero beyond its grid (one bandwidth past the data).
+
+        Parameters
+        ----------
+        grid : array-like of scores or int, optional
+            As in :meth:`~bayescal.base.Calibrator.calibration_map`: input-scale scores, or a
+            number of points (201 when None) over the fitted scores' range.
+
+        Returns
+        -------
+        xarray.DataArray
+            Named ``density``, dims ``(chain, draw, class, score)`` with one chain and one
+            draw, ``class = [0, 1]``; attrs ``score_scale``, ``calibrator``,
+            ``observed_range`` and ``extrapolated`` as in ``calibration_map``.
         """
         g = self._grid(grid)
         t = to_working(g, self.score_kind)

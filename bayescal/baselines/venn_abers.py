@@ -193,8 +193,28 @@ class VennAbers(Calibrator):
     def predict_interval(self, scores: Any, ci_prob: float | None = None, *, X: Any = None) -> xr.DataArray:
         """The Venn-Abers multiprobability pair ``[p0, p1]`` per score, dims ``(obs_id, ci_bound)``.
 
-        ``ci_prob`` is not used (the pair has no nominal probability; attr ``ci_kind`` is
-        ``"venn_abers"``); it is accepted so that every calibrator answers the same call.
+        ``p0`` (``p1``) is the isotonic calibration at the score with the score added to the
+        calibration data with label 0 (1); with ``n_splits`` folds (cross Venn-Abers) the
+        folds' pairs are merged into ``[1 - G(1 - p0), G(p1)]``, ``G`` the geometric mean
+        over folds (see the class docstring). ``ci_prob`` is not used (the pair has no nominal probability; attr
+        ``ci_kind`` is ``"venn_abers"``); it is accepted so that every calibrator answers
+        the same call.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n,) or (n, 1)
+            Scores on the input scale.
+        ci_prob : float, optional
+            Ignored (see above).
+        X : None
+            Venn-Abers uses scores only; passing features raises ``ValueError``.
+
+        Returns
+        -------
+        xarray.DataArray
+            Named ``p_interval``, dims ``(obs_id, ci_bound)`` with ``ci_bound = ["lower",
+            "upper"]`` holding ``p0`` and ``p1``; attrs ``ci_kind="venn_abers"``,
+            ``degenerate=0``.
         """
         check_is_fitted(self)
         t = self._working(scores)
