@@ -40,8 +40,21 @@ _LAZY: dict[str, str] = {
     "PriorShiftedCalibrator": "bayescal.base",
     "CalibratedClassifier": "bayescal.classifier",
 }
-_SUBMODULES = {"metrics", "datasets", "data", "io", "base", "baselines", "bayesian", "decision",
-               "diagnostics", "plotting", "cli", "classifier", "prior_shift"}
+_SUBMODULES = {
+    "metrics",
+    "datasets",
+    "data",
+    "io",
+    "base",
+    "baselines",
+    "bayesian",
+    "decision",
+    "diagnostics",
+    "plotting",
+    "cli",
+    "classifier",
+    "prior_shift",
+}
 
 __all__ = ["__version__", *_LAZY, *sorted(_SUBMODULES)]
 

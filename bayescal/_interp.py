@@ -113,8 +113,11 @@ def _buckets(knots: np.ndarray) -> tuple[np.ndarray, float, float]:
 
 
 def _bucketed(points: np.ndarray, knots: np.ndarray) -> bool:
-    return (points.size >= _MIN_QUERIES_PER_KNOT * knots.size and knots.size >= 2
-            and bool(np.all(np.isfinite(knots[[0, -1]]))))
+    return (
+        points.size >= _MIN_QUERIES_PER_KNOT * knots.size
+        and knots.size >= 2
+        and bool(np.all(np.isfinite(knots[[0, -1]])))
+    )
 
 
 def search_sorted(knots: np.ndarray, points: np.ndarray, side: str = "left") -> np.ndarray:

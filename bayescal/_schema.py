@@ -26,8 +26,23 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Fitted", "array", "array_list", "scalar", "labels", "mapping", "posterior", "fitted_schema",
-           "check_value", "check_state", "int_param", "DimBinder", "MAX_ELEMENTS", "MAX_TOTAL_BYTES", "TINY"]
+__all__ = [
+    "Fitted",
+    "array",
+    "array_list",
+    "scalar",
+    "labels",
+    "mapping",
+    "posterior",
+    "fitted_schema",
+    "check_value",
+    "check_state",
+    "int_param",
+    "DimBinder",
+    "MAX_ELEMENTS",
+    "MAX_TOTAL_BYTES",
+    "TINY",
+]
 
 #: the most elements one stored variable may declare (2**25 float64 values: 256 MiB)
 MAX_ELEMENTS = 2**25
@@ -163,8 +178,10 @@ def fitted_schema(cls: type) -> dict[str, Fitted]:
             merged.update(own)
     for name in merged:
         if not _NAME.match(name) or hasattr(cls, name):
-            raise ValueError(f"{cls.__name__} declares a fitted attribute {name!r}: fitted attribute names are "
-                             "letters, digits and underscores, start with a letter, end in '_', and do not shadow a method or class attribute.")
+            raise ValueError(
+                f"{cls.__name__} declares a fitted attribute {name!r}: fitted attribute names are "
+                "letters, digits and underscores, start with a letter, end in '_', and do not shadow a method or class attribute."
+            )
     return merged
 
 
@@ -189,8 +206,10 @@ class DimBinder:
             raise ValueError(f"{self.what}: {where} has size {size}, too small for {spec!r}.")
         known = self.sizes.setdefault(name, base)
         if known != base:
-            raise ValueError(f"{self.what}: {where} has size {size}, inconsistent with the other attributes "
-                             f"({spec!r} = {known + offset}).")
+            raise ValueError(
+                f"{self.what}: {where} has size {size}, inconsistent with the other attributes "
+                f"({spec!r} = {known + offset})."
+            )
 
     def bind_shape(self, field: Fitted, shape: tuple, where: str, scope: str = "") -> None:
         if len(shape) != len(field.shape):
@@ -306,9 +325,11 @@ def check_state(est: Any, state: Mapping[str, Any], what: str) -> None:
     schema = fitted_schema(type(est))
     undeclared = sorted(set(state) - set(schema))
     if undeclared:
-        raise ValueError(f"{what}: {type(est).__name__} has no declared fitted attribute "
-                         f"{', '.join(map(repr, undeclared))}; known: {sorted(schema)}. A calibrator class declares "
-                         "every fitted attribute it keeps in its _fitted_schema (see bayescal._schema).")
+        raise ValueError(
+            f"{what}: {type(est).__name__} has no declared fitted attribute "
+            f"{', '.join(map(repr, undeclared))}; known: {sorted(schema)}. A calibrator class declares "
+            "every fitted attribute it keeps in its _fitted_schema (see bayescal._schema)."
+        )
     missing = sorted(n for n, f in schema.items() if not f.optional and n not in state)
     if missing:
         raise ValueError(f"{what}: the fitted attribute(s) {missing} of {type(est).__name__} are missing.")
@@ -320,8 +341,10 @@ def check_state(est: Any, state: Mapping[str, Any], what: str) -> None:
             arrays = value if isinstance(value, list) else [value]
             for arr in arrays:
                 if isinstance(arr, np.ndarray) and arr.size > field.size_bound(params):
-                    raise ValueError(f"{what}: fitted attribute {name} has {arr.size} elements, more than the "
-                                     f"{field.size_bound(params)} its parameters allow.")
+                    raise ValueError(
+                        f"{what}: fitted attribute {name} has {arr.size} elements, more than the "
+                        f"{field.size_bound(params)} its parameters allow."
+                    )
         try:
             check_value(name, value, field, dims)
         except ValueError as exc:

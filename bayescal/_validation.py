@@ -81,8 +81,9 @@ def _missing_mask(arr: np.ndarray) -> np.ndarray:
         import pandas as pd
 
         return np.asarray(pd.isna(arr), dtype=bool)
-    return np.array([v is None or (isinstance(v, float) and v != v) for v in arr.ravel()],
-                    dtype=bool).reshape(arr.shape)
+    return np.array([v is None or (isinstance(v, float) and v != v) for v in arr.ravel()], dtype=bool).reshape(
+        arr.shape
+    )
 
 
 def _refuse_masked(values: Any, name: str) -> Any:
@@ -166,8 +167,9 @@ def check_score_kind(score_kind: str) -> str:
     return score_kind
 
 
-def check_scores(scores: Any, *, score_kind: str = "decision", name: str = "scores",
-                 max_abs: float | None = None, offset: int = 0) -> np.ndarray:
+def check_scores(
+    scores: Any, *, score_kind: str = "decision", name: str = "scores", max_abs: float | None = None, offset: int = 0
+) -> np.ndarray:
     """Return scores as a new finite 1-D float64 array.
 
     Parameters
@@ -194,7 +196,9 @@ def check_scores(scores: Any, *, score_kind: str = "decision", name: str = "scor
         kind = "NaN" if np.isnan(arr[idx[0]]) else "infinite"
         raise RowValueError(
             f"{name} has {bad.sum()} {'NaN or infinite' if bad.sum() > 1 else kind} value(s) "
-            "(first at index {index}): remove or impute them before calibrating.", idx[0] + offset)
+            "(first at index {index}): remove or impute them before calibrating.",
+            idx[0] + offset,
+        )
     if score_kind == "probability" and (lo < 0.0 or hi > 1.0):
         out = (arr < 0.0) | (arr > 1.0)
         raise ValueError(
@@ -206,7 +210,9 @@ def check_scores(scores: Any, *, score_kind: str = "decision", name: str = "scor
         idx = int(np.flatnonzero(np.abs(arr) > max_abs)[0])
         raise RowValueError(
             f"{name} has decision values of magnitude up to {max(-lo, hi):.3g} (first beyond {max_abs:.0e} at "
-            "index {index}): rescale them (e.g. divide by their standard deviation) before calibrating.", idx + offset)
+            "index {index}): rescale them (e.g. divide by their standard deviation) before calibrating.",
+            idx + offset,
+        )
     return arr
 
 
@@ -228,7 +234,11 @@ def _distinct_values(arr: np.ndarray) -> np.ndarray:
 
 
 def check_labels(
-    y: Any, *, pos_label: Any = None, name: str = "y", require_both: bool = True,
+    y: Any,
+    *,
+    pos_label: Any = None,
+    name: str = "y",
+    require_both: bool = True,
     pos_label_name: str | None = "pos_label",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return ``(y01, classes)``: labels as a new int8 array of 0/1 and the two original classes.
@@ -262,8 +272,10 @@ def check_labels(
         raise ValueError(f"{name} has complex values: pass binary labels such as 0/1.")
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         bad = np.flatnonzero(~np.isfinite(arr))
-        raise ValueError(f"{name} has NaN or infinite values ({bad.size}, first at index {bad[0]}): "
-                         "remove those samples (a missing label cannot be used).")
+        raise ValueError(
+            f"{name} has NaN or infinite values ({bad.size}, first at index {bad[0]}): "
+            "remove those samples (a missing label cannot be used)."
+        )
     if arr.dtype.kind == "O":
         missing = _missing_mask(arr)
         if missing.any():
@@ -279,8 +291,11 @@ def check_labels(
         shown = ", ".join(map(repr, classes[:5].tolist())) + (", ..." if classes.size > 5 else "")
         continuous = arr.dtype.kind == "f" and np.any(classes != np.round(classes))
         raise ValueError(
-            (f"Unknown label type: continuous. {name} has non-integer values ({shown}): " if continuous
-             else f"Only binary classification is supported. {name} has {classes.size} distinct values ({shown}): ")
+            (
+                f"Unknown label type: continuous. {name} has non-integer values ({shown}): "
+                if continuous
+                else f"Only binary classification is supported. {name} has {classes.size} distinct values ({shown}): "
+            )
             + "pass labels with exactly two values (e.g. 0/1), or binarise one class against the rest."
         )
     if classes.size == 1 and require_both:
@@ -289,8 +304,11 @@ def check_labels(
         )
     if pos_label is None and arr.dtype.kind == "f" and np.any(classes != np.round(classes)):
         shown = ", ".join(repr(v) for v in classes.tolist())
-        fix = (f"or set {pos_label_name}= to the value of the positive class" if pos_label_name
-               else "e.g. (y_prob > 0.5) is not a label either")
+        fix = (
+            f"or set {pos_label_name}= to the value of the positive class"
+            if pos_label_name
+            else "e.g. (y_prob > 0.5) is not a label either"
+        )
         raise ValueError(
             f"{name} has non-integer values ({shown}): these look like probabilities or targets, not class "
             f"labels. Pass the true class labels (0/1, booleans or two class names), {fix}."
@@ -305,8 +323,9 @@ def check_labels(
         except Exception:  # an array or other value that does not compare to a label
             known = False
         if not known and (require_both or classes.size == 2):
-            raise ValueError(f"{pos_label_name or 'pos_label'}={pos_label!r} is not one of the values in "
-                             f"{name}: {classes.tolist()}.")
+            raise ValueError(
+                f"{pos_label_name or 'pos_label'}={pos_label!r} is not one of the values in {name}: {classes.tolist()}."
+            )
     y01 = (arr == pos_label).astype(np.int8)
     if classes.size == 2:
         neg = classes[classes != pos_label][0]
@@ -316,8 +335,9 @@ def check_labels(
     return y01, ordered
 
 
-def check_sample_weight(sample_weight: Any, n: int, *, name: str = "sample_weight",
-                        relative: bool = False, rescale: bool = True) -> np.ndarray:
+def check_sample_weight(
+    sample_weight: Any, n: int, *, name: str = "sample_weight", relative: bool = False, rescale: bool = True
+) -> np.ndarray:
     """Return weights as a new float64 array of length ``n`` (ones when ``None``).
 
     Weights are frequencies (an integer weight acts as that many repeated rows), so their
@@ -333,8 +353,10 @@ def check_sample_weight(sample_weight: Any, n: int, *, name: str = "sample_weigh
     if sample_weight is None:
         return np.ones(n, dtype=np.float64)
     if isinstance(sample_weight, (str, bytes)):
-        raise ValueError(f"{name}={sample_weight!r} is a string: pass one non-negative number per sample "
-                         "(or a single number for all).")
+        raise ValueError(
+            f"{name}={sample_weight!r} is a string: pass one non-negative number per sample "
+            "(or a single number for all)."
+        )
     if np.isscalar(sample_weight):
         if isinstance(sample_weight, (complex, np.complexfloating)):
             raise ValueError(f"{name}={sample_weight!r} must be a real number.")
@@ -362,7 +384,8 @@ def check_sample_weight(sample_weight: Any, n: int, *, name: str = "sample_weigh
         warnings.warn(
             f"{name} totals {relative_total:.6g} x {top:.3g} (its largest value): outside the range where weights can act "
             "as counts, so they are divided by their largest value (only their ratios are used).",
-            UserWarning, stacklevel=3,
+            UserWarning,
+            stacklevel=3,
         )
         w = w / top
     return w
@@ -435,8 +458,15 @@ def check_integer(value: Any, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
-def check_number(value: Any, name: str, *, low: float | None = None, high: float | None = None,
-                 inclusive: bool = True, integer: bool = False) -> float:
+def check_number(
+    value: Any,
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    inclusive: bool = True,
+    integer: bool = False,
+) -> float:
     """Return ``value`` as a finite float (or int) within the given bounds, or raise a ValueError naming it."""
     if isinstance(value, (str, bytes, complex, np.complexfloating)) or isinstance(value, bool):
         raise ValueError(f"{name}={value!r} must be a real number.")
@@ -467,8 +497,9 @@ def check_ci_prob(ci_prob: Any) -> float:
     return check_number(ci_prob, "ci_prob", low=0.0, high=1.0, inclusive=False)
 
 
-def resolve_random_state(random_state: Any, random_seed: Any = None, where: str = "this function", *,
-                         stacklevel: int = 3) -> Any:
+def resolve_random_state(
+    random_state: Any, random_seed: Any = None, where: str = "this function", *, stacklevel: int = 3
+) -> Any:
     """The randomness to use, accepting the deprecated name ``random_seed`` for one release.
 
     Parameters
@@ -500,17 +531,25 @@ def resolve_random_state(random_state: Any, random_seed: Any = None, where: str 
         raise ValueError(f"{where}: pass random_state only; random_seed is its deprecated old name.")
     import warnings
 
-    warnings.warn(f"{where}: random_seed is deprecated and will be removed in the next release; "
-                  "use random_state.", DeprecationWarning, stacklevel=stacklevel)
+    warnings.warn(
+        f"{where}: random_seed is deprecated and will be removed in the next release; use random_state.",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
     return random_seed
+
+
 def check_calibrator(calibrator: Any, name: str = "calibrator") -> Any:
     """``calibrator`` if it is a bayescal calibrator, else a ValueError saying what to pass (using an
     unfitted one raises scikit-learn's ``NotFittedError`` where it is used)."""
     from bayescal.base import Calibrator
 
     if not isinstance(calibrator, Calibrator):
-        hint = (f" (to build one by name: bayescal.make_calibrator({calibrator!r}).fit(scores, y))"
-                if isinstance(calibrator, str) else "")
+        hint = (
+            f" (to build one by name: bayescal.make_calibrator({calibrator!r}).fit(scores, y))"
+            if isinstance(calibrator, str)
+            else ""
+        )
         raise ValueError(f"{name}={calibrator!r:.80} is not a bayescal calibrator: pass a fitted calibrator{hint}.")
     return calibrator
 
@@ -528,17 +567,24 @@ def check_labels_as(y: Any, classes: Any, *, name: str = "y") -> np.ndarray:
         raise ValueError(f"{name} has shape {arr.shape}: pass one label per sample, shape (n,).")
     if arr.dtype.kind == "c":
         raise ValueError(f"{name} has complex values: pass labels coded as in fit.")
-    missing = _missing_mask(arr) if arr.dtype.kind == "O" else (
-        ~np.isfinite(arr) if arr.dtype.kind == "f" else np.zeros(arr.shape, dtype=bool))
+    missing = (
+        _missing_mask(arr)
+        if arr.dtype.kind == "O"
+        else (~np.isfinite(arr) if arr.dtype.kind == "f" else np.zeros(arr.shape, dtype=bool))
+    )
     if missing.any():
-        raise ValueError(f"{name} has {int(missing.sum())} missing or non-finite value(s) (first at index "
-                         f"{int(np.flatnonzero(missing)[0])}): remove those samples.")
+        raise ValueError(
+            f"{name} has {int(missing.sum())} missing or non-finite value(s) (first at index "
+            f"{int(np.flatnonzero(missing)[0])}): remove those samples."
+        )
     text = isinstance(classes[0].item(), str)
     same_kind = np.array([isinstance(v, str) == text for v in arr.tolist()], dtype=bool)
     known = same_kind & np.isin(arr.astype(object) if text else arr, classes.astype(object) if text else classes)
     if not known.all():
         bad = arr[~known][0]
         bad = bad.item() if isinstance(bad, np.generic) else bad
-        raise ValueError(f"{name} has the value {bad!r}, which is not one of the calibrator's classes "
-                         f"{classes.tolist()}: pass labels coded as in fit (as calibrator.predict returns them).")
+        raise ValueError(
+            f"{name} has the value {bad!r}, which is not one of the calibrator's classes "
+            f"{classes.tolist()}: pass labels coded as in fit (as calibrator.predict returns them)."
+        )
     return (arr == classes[1]).astype(np.int8)

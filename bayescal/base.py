@@ -49,8 +49,16 @@ from bayescal._validation import (
 )
 from bayescal.data import ScoreData, ScoreSummary, prepare_data, to_working
 
-__all__ = ["Calibrator", "BayesianCalibrator", "ClassConditional", "PosteriorClassConditional",
-           "PriorShiftedCalibrator", "PriorShiftedClassConditional", "DEFAULT_CI_PROB", "DEFAULT_GRID_SIZE"]
+__all__ = [
+    "Calibrator",
+    "BayesianCalibrator",
+    "ClassConditional",
+    "PosteriorClassConditional",
+    "PriorShiftedCalibrator",
+    "PriorShiftedClassConditional",
+    "DEFAULT_CI_PROB",
+    "DEFAULT_GRID_SIZE",
+]
 
 #: Number of points of the default score grid of :meth:`Calibrator.calibration_map`.
 DEFAULT_GRID_SIZE = 201
@@ -161,9 +169,15 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         return X
 
     # ---- public API ----------------------------------------------------------------
-    def fit(self, scores: ArrayLike | ScoreSummary, y: ArrayLike | None = None,
-            sample_weight: ArrayLike | None = None, *, X: ArrayLike | None = None,
-            pos_label: Any = None) -> "Calibrator":
+    def fit(
+        self,
+        scores: ArrayLike | ScoreSummary,
+        y: ArrayLike | None = None,
+        sample_weight: ArrayLike | None = None,
+        *,
+        X: ArrayLike | None = None,
+        pos_label: Any = None,
+    ) -> "Calibrator":
         """Fit the calibrator.
 
         Parameters
@@ -227,14 +241,29 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         # a summary's rows are bins: count its weight, not its rows
         n1 = float(data.w[data.y == 1].sum()) if isinstance(scores, ScoreSummary) else int(data.y.sum())
         n0 = float(data.w[data.y == 0].sum()) if isinstance(scores, ScoreSummary) else data.n - n1
-        self._start_fit(data.classes, data.scores.min(), data.scores.max(), n0, n1,
-                        None if X is None else X.shape[1],
-                        prevalence=float(data.w[data.y == 1].sum() / data.w.sum()) if data.w.sum() > 0 else None)
+        self._start_fit(
+            data.classes,
+            data.scores.min(),
+            data.scores.max(),
+            n0,
+            n1,
+            None if X is None else X.shape[1],
+            prevalence=float(data.w[data.y == 1].sum() / data.w.sum()) if data.w.sum() > 0 else None,
+        )
         self._fit(data, X)
         return self
 
-    def _start_fit(self, classes: np.ndarray, score_min: float, score_max: float, n0: float, n1: float,
-                   n_features_x: int | None = None, *, prevalence: float | None = None) -> None:
+    def _start_fit(
+        self,
+        classes: np.ndarray,
+        score_min: float,
+        score_max: float,
+        n0: float,
+        n1: float,
+        n_features_x: int | None = None,
+        *,
+        prevalence: float | None = None,
+    ) -> None:
         """Check the class counts and set the attributes every fit sets, from in-memory or Dask data.
 
         ``class_prior_`` is the (weighted) share of positives in the calibration data,
@@ -248,8 +277,9 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         self.n_features_in_ = 1
         self.score_range_ = np.array([score_min, score_max])
 
-    def _fit_dask(self, scores: Any, y: Any, sample_weight: Any = None, *, X: Any = None,
-                  pos_label: Any = None) -> "Calibrator":
+    def _fit_dask(
+        self, scores: Any, y: Any, sample_weight: Any = None, *, X: Any = None, pos_label: Any = None
+    ) -> "Calibrator":
         """Fit a 1-D calibrator on Dask collections through a :class:`~bayescal.data.ScoreSummary`."""
         self._check_X(X, 0, fitting=True)  # a score-only calibrator rejects any X
         if not self.supports_weights:
@@ -258,8 +288,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
                 "reduced to a ScoreSummary. Compute the data (.compute()) if it fits in memory, or use a "
                 "calibrator that accepts a ScoreSummary."
             )
-        summary = ScoreSummary.from_dask(scores, y, sample_weight, score_kind=self.score_kind,
-                                         pos_label=pos_label)
+        summary = ScoreSummary.from_dask(scores, y, sample_weight, score_kind=self.score_kind, pos_label=pos_label)
         return self.fit(summary)
 
     def _working(self, scores: Any, name: str = "scores") -> np.ndarray:
@@ -287,7 +316,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
             dataframe with one column per class) for Dask input.
         """
         if is_dask_collection(scores):
-            return self._predict_proba_dask(getattr(scores, "data") if hasattr(scores, "variable") else scores, X)  # noqa: B009 - a Dask-backed DataArray gives its Dask array
+            return self._predict_proba_dask(scores.data if isinstance(scores, xr.DataArray) else scores, X)
         t = self._working(scores)
         X = self._check_X(X, t.shape[0], fitting=False)
         p = np.clip(self._calibrate(t, X), 0.0, 1.0)
@@ -314,10 +343,16 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         t = self._working(scores)
         X = self._check_X(X, t.shape[0], fitting=False)
         draws = np.clip(self._map_draws(t, X), 0.0, 1.0)
-        return xr.DataArray(draws, dims=("chain", "draw", "obs_id"),
-                            coords={"chain": np.arange(draws.shape[0]), "draw": np.arange(draws.shape[1]),
-                                    "obs_id": np.arange(draws.shape[2])},
-                            name="p")
+        return xr.DataArray(
+            draws,
+            dims=("chain", "draw", "obs_id"),
+            coords={
+                "chain": np.arange(draws.shape[0]),
+                "draw": np.arange(draws.shape[1]),
+                "obs_id": np.arange(draws.shape[2]),
+            },
+            name="p",
+        )
 
     def _predict_proba_dask(self, scores: Any, X: Any) -> Any:
         check_is_fitted(self)
@@ -330,11 +365,17 @@ class Calibrator(ClassifierMixin, BaseEstimator):
             meta = pd.DataFrame({c: pd.Series(dtype=float) for c in columns})
             return scores.map_partitions(
                 lambda part: pd.DataFrame(self.predict_proba(part.to_numpy()), index=part.index, columns=columns),
-                meta=meta)
+                meta=meta,
+            )
         if scores.ndim == 2:
             scores = scores[:, 0]
-        return scores.map_blocks(lambda block: self.predict_proba(block), new_axis=1,
-                                 chunks=(scores.chunks[0], (2,)), dtype=np.float64, meta=np.empty((0, 2)))
+        return scores.map_blocks(
+            lambda block: self.predict_proba(block),
+            new_axis=1,
+            chunks=(scores.chunks[0], (2,)),
+            dtype=np.float64,
+            meta=np.empty((0, 2)),
+        )
 
     def predict(self, scores: ArrayLike, threshold: float | None = None, *, X: ArrayLike | None = None) -> np.ndarray:
         """Predicted labels: the positive class where the calibrated P(y=1) exceeds ``threshold``.
@@ -364,8 +405,10 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         if grid is None or (np.isscalar(grid) and not isinstance(grid, (str, bytes))):
             size = DEFAULT_GRID_SIZE if grid is None else check_integer(grid, "grid", minimum=1)
             if size > MAX_GRID_SIZE:
-                raise ValueError(f"grid={size} points is more than {MAX_GRID_SIZE}: pass a smaller number of "
-                                 "points, or an array of the scores you need.")
+                raise ValueError(
+                    f"grid={size} points is more than {MAX_GRID_SIZE}: pass a smaller number of "
+                    "points, or an array of the scores you need."
+                )
             lo, hi = self.score_range_
             if hi <= lo:  # every training score equal
                 lo, hi = (0.0, 1.0) if kind == "probability" else (lo - 1.0, hi + 1.0)
@@ -407,7 +450,9 @@ class Calibrator(ClassifierMixin, BaseEstimator):
             },
         )
 
-    def credible_band(self, grid: ArrayLike | None = None, ci_prob: float | None = None, ci_kind: str | None = None) -> xr.DataArray:
+    def credible_band(
+        self, grid: ArrayLike | None = None, ci_prob: float | None = None, ci_kind: str | None = None
+    ) -> xr.DataArray:
         """Pointwise credible interval of the calibration map, dims ``(score, ci_bound)``.
 
         Parameters
@@ -438,8 +483,9 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         band = getattr(arviz_stats, ci_kind)(cmap, prob=ci_prob)
         band = band.transpose("score", "ci_bound")
         band.attrs.update(cmap.attrs)
-        band.attrs.update({"ci_kind": ci_kind, "ci_prob": ci_prob,
-                           "degenerate": int(cmap.sizes["chain"] * cmap.sizes["draw"] == 1)})
+        band.attrs.update(
+            {"ci_kind": ci_kind, "ci_prob": ci_prob, "degenerate": int(cmap.sizes["chain"] * cmap.sizes["draw"] == 1)}
+        )
         band.name = "credible_band"
         return band
 
@@ -478,10 +524,13 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         draws = self.predict_posterior(scores, X=X)
         flat = draws.values.reshape(-1, draws.shape[-1])
         q = np.quantile(flat, [(1.0 - ci_prob) / 2.0, (1.0 + ci_prob) / 2.0], axis=0).T
-        return xr.DataArray(q, dims=("obs_id", "ci_bound"),
-                            coords={"obs_id": draws["obs_id"].values, "ci_bound": ["lower", "upper"]},
-                            name="p_interval",
-                            attrs={"ci_kind": "eti", "ci_prob": ci_prob, "degenerate": int(flat.shape[0] == 1)})
+        return xr.DataArray(
+            q,
+            dims=("obs_id", "ci_bound"),
+            coords={"obs_id": draws["obs_id"].values, "ci_bound": ["lower", "upper"]},
+            name="p_interval",
+            attrs={"ci_kind": "eti", "ci_prob": ci_prob, "degenerate": int(flat.shape[0] == 1)},
+        )
 
     # ---- label shift ----------------------------------------------------------------
     def _base_prior_draws(self) -> np.ndarray:
@@ -496,8 +545,10 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         try:
             prior = float(self.class_prior_)
         except AttributeError:
-            raise ValueError(f"This {self._name} was fitted (or saved) without class_prior_, the share of positives "
-                             "in its calibration data: refit it to use prior shift.") from None
+            raise ValueError(
+                f"This {self._name} was fitted (or saved) without class_prior_, the share of positives "
+                "in its calibration data: refit it to use prior shift."
+            ) from None
         shape = self._map_draws(np.zeros(1)).shape[:2] if isinstance(self, BayesianCalibrator) else (1, 1)
         return np.full(shape, prior)
 
@@ -550,9 +601,18 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         shifted._shift(self)
         return shifted
 
-    def estimate_class_prior(self, scores: Any, *, ci_prob: float = 0.95, calibration: Any = None,
-                             n_bootstrap: int = 200, prior: tuple[float, float] = (1.0, 1.0), max_draws: int = 200,
-                             random_state: Any = None, X: Any = None) -> xr.Dataset:
+    def estimate_class_prior(
+        self,
+        scores: Any,
+        *,
+        ci_prob: float = 0.95,
+        calibration: Any = None,
+        n_bootstrap: int = 200,
+        prior: tuple[float, float] = (1.0, 1.0),
+        max_draws: int = 200,
+        random_state: Any = None,
+        X: Any = None,
+    ) -> xr.Dataset:
         r"""The prevalence among new, unlabelled scores under label shift.
 
         Under label shift the scores of the new population have density
@@ -629,20 +689,25 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         base = self._base_prior_draws()
         if isinstance(self, ClassConditional) and base.size > 1:
             if calibration is not None:
-                raise ValueError(f"{self._name}'s posterior already carries the uncertainty of its map: omit "
-                                 "calibration= (the bootstrap is for point-estimate calibrators).")
-            return prior_shift.prior_posterior(self, t, base, ci_prob=ci_prob, prior=prior, max_draws=max_draws,
-                                               random_state=random_state)
+                raise ValueError(
+                    f"{self._name}'s posterior already carries the uncertainty of its map: omit "
+                    "calibration= (the bootstrap is for point-estimate calibrators)."
+                )
+            return prior_shift.prior_posterior(
+                self, t, base, ci_prob=ci_prob, prior=prior, max_draws=max_draws, random_state=random_state
+            )
         q = np.clip(self._calibrate(t, X), 0.0, 1.0)
         out = prior_shift.prior_mle(q, float(base.mean()), ci_prob=ci_prob)
         if calibration is None:
             return out
         if self.feature_aware:
-            raise ValueError(f"The bootstrap interval refits {self._name} on scores alone; it is not available for "
-                             "feature-aware calibrators: omit calibration= for the likelihood-ratio interval.")
-        return prior_shift.bootstrap_interval(self, out, t, calibration, n_bootstrap=n_bootstrap, ci_prob=ci_prob,
-                                              random_state=random_state)
-
+            raise ValueError(
+                f"The bootstrap interval refits {self._name} on scores alone; it is not available for "
+                "feature-aware calibrators: omit calibration= for the likelihood-ratio interval."
+            )
+        return prior_shift.bootstrap_interval(
+            self, out, t, calibration, n_bootstrap=n_bootstrap, ci_prob=ci_prob, random_state=random_state
+        )
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> None:
         """Save the fitted calibrator to a netCDF file (see :func:`bayescal.io.save`; no pickle).
@@ -730,14 +795,18 @@ class BayesianCalibrator(Calibrator):
                 raise ValueError(f"idata_.posterior.{name} holds a scale <= 0.")
             if name in self._PROBABILITY_VARIABLES and not ((values >= 0) & (values <= 1)).all():
                 raise ValueError(f"idata_.posterior.{name} holds a value outside [0, 1].")
-            if name == "weight" and "component" in var.dims and not np.allclose(
-                    var.sum("component").values, 1.0, rtol=0, atol=1e-6):
+            if (
+                name == "weight"
+                and "component" in var.dims
+                and not np.allclose(var.sum("component").values, 1.0, rtol=0, atol=1e-6)
+            ):
                 raise ValueError("idata_.posterior.weight does not sum to 1 over 'component'.")
             if name == "atom_prob" and "atom" in var.dims and (var.sum("atom").values > 1 + 1e-9).any():
                 raise ValueError("idata_.posterior.atom_prob sums to more than 1 over 'atom'.")
 
-    def sample_posterior_predictive(self, scores: ArrayLike, *, random_state: RandomStateLike = None,
-                                    random_seed: RandomStateLike = None) -> xr.DataTree:
+    def sample_posterior_predictive(
+        self, scores: ArrayLike, *, random_state: RandomStateLike = None, random_seed: RandomStateLike = None
+    ) -> xr.DataTree:
         """Replicated labels at ``scores``: y_rep ~ Bernoulli(map draw), one per posterior draw.
 
         Parameters
@@ -784,7 +853,6 @@ class ClassConditional(ABC):
     score_kind: str
     calibration_map: Callable[..., xr.DataArray]
 
-
     @abstractmethod
     def class_prior_draws(self) -> xr.DataArray:
         r"""Draws of the class prior :math:`\pi = P(y=1)` the map uses, dims ``(chain, draw)``.
@@ -827,9 +895,12 @@ class ClassConditional(ABC):
             scale); an empty ``atom`` dimension when the model has no atoms.
         """
         prior = self.class_prior_draws()
-        return xr.DataArray(np.zeros((prior.sizes["chain"], prior.sizes["draw"], 2, 0)),
-                            dims=("chain", "draw", "class", "atom"),
-                            coords={"class": [0, 1], "atom": np.empty(0)}, name="atom_prob")
+        return xr.DataArray(
+            np.zeros((prior.sizes["chain"], prior.sizes["draw"], 2, 0)),
+            dims=("chain", "draw", "class", "atom"),
+            coords={"class": [0, 1], "atom": np.empty(0)},
+            name="atom_prob",
+        )
 
 
 class PosteriorClassConditional(ClassConditional):
@@ -882,7 +953,9 @@ def _check_prior(prior: Any) -> tuple[str, tuple[float, ...]]:
         raise ValueError(f"prior={prior!r} must be a prevalence in (0, 1) or a pair (a, b) of Beta parameters.")
     p = check_number(prior, "prior", low=0.0, high=1.0)
     if not 0.0 < p < 1.0:
-        raise ValueError(f"prior={prior!r} must lie strictly between 0 and 1 (a prevalence of 0 or 1 leaves one class).")
+        raise ValueError(
+            f"prior={prior!r} must lie strictly between 0 and 1 (a prevalence of 0 or 1 leaves one class)."
+        )
     return "point", (p,)
 
 
@@ -939,8 +1012,9 @@ class PriorShiftedCalibrator(Calibrator):
         Mean of ``prior_draws_``.
     """
 
-    def __init__(self, calibrator: Any = None, prior: Any = 0.5, *, n_prior_draws: int = 1000,
-                 random_state: Any = None):
+    def __init__(
+        self, calibrator: Any = None, prior: Any = 0.5, *, n_prior_draws: int = 1000, random_state: Any = None
+    ):
         self.calibrator = calibrator
         self.prior = prior
         self.n_prior_draws = n_prior_draws
@@ -962,8 +1036,9 @@ class PriorShiftedCalibrator(Calibrator):
         factor on the odds keeps the order)."""
         return self.calibrator.monotone
 
-    def fit(self, scores: Any, y: Any = None, sample_weight: Any = None, *, X: Any = None,
-            pos_label: Any = None) -> "PriorShiftedCalibrator":
+    def fit(
+        self, scores: Any, y: Any = None, sample_weight: Any = None, *, X: Any = None, pos_label: Any = None
+    ) -> "PriorShiftedCalibrator":
         r"""Fit a clone of ``calibrator`` on the data and shift its maps to ``prior``.
 
         Parameters
@@ -986,8 +1061,9 @@ class PriorShiftedCalibrator(Calibrator):
             that of the clone (its class prior draws, or its ``class_prior_``).
         """
         if not isinstance(self.calibrator, Calibrator):
-            raise ValueError(f"calibrator={self.calibrator!r} must be a bayescal calibrator, "
-                             "e.g. bayescal.make_calibrator('platt').")
+            raise ValueError(
+                f"calibrator={self.calibrator!r} must be a bayescal calibrator, e.g. bayescal.make_calibrator('platt')."
+            )
         fitted = clone(self.calibrator).fit(scores, y, sample_weight, X=X, pos_label=pos_label)
         self._shift(fitted)
         return self
@@ -1024,7 +1100,9 @@ class PriorShiftedCalibrator(Calibrator):
         step = max(1, _CHUNK_ELEMENTS // self.prior_draws_.size)
         out = np.empty(t.shape[0])
         for i in range(0, t.shape[0], step):
-            out[i:i + step] = self._map_draws(t[i:i + step], None if X is None else X[i:i + step]).mean(axis=(0, 1))
+            out[i : i + step] = self._map_draws(t[i : i + step], None if X is None else X[i : i + step]).mean(
+                axis=(0, 1)
+            )
         return out
 
     def _restore(self) -> None:  # pragma: no cover - not saved
@@ -1048,8 +1126,10 @@ class PriorShiftedCalibrator(Calibrator):
         ValueError
             Always, naming the way to save (``self.calibrator_.save(path)``).
         """
-        raise ValueError(f"{self._name} is not saved: save the original calibrator (self.calibrator_) and call "
-                         "with_class_prior(...) on it after loading.")
+        raise ValueError(
+            f"{self._name} is not saved: save the original calibrator (self.calibrator_) and call "
+            "with_class_prior(...) on it after loading."
+        )
 
     def with_class_prior(self, prior: Any, *, n_prior_draws: int = 1000, random_state: Any = None) -> Calibrator:
         """The original calibrator's maps under ``prior`` (shifts do not compound).
@@ -1140,8 +1220,9 @@ class PriorShiftedClassConditional(ClassConditional, PriorShiftedCalibrator):
         """Each draw repeated as often as it is paired with prior draws (draw-major, as the maps)."""
         da = da.transpose("chain", "draw", ...)
         coords = {k: v for k, v in da.coords.items() if "chain" not in v.dims and "draw" not in v.dims}
-        return xr.DataArray(np.repeat(da.values, self._k, axis=1), dims=da.dims, coords=coords,
-                            name=da.name, attrs=da.attrs)
+        return xr.DataArray(
+            np.repeat(da.values, self._k, axis=1), dims=da.dims, coords=coords, name=da.name, attrs=da.attrs
+        )
 
     def density_map(self, grid: Any = None) -> xr.DataArray:
         """The original calibrator's class score densities on ``grid``, draws aligned with the shifted map.

@@ -42,8 +42,13 @@ _RESPONSE_METHODS = ["decision_function", "predict_proba"]
 
 def _response(estimator: Any, X: Any) -> tuple[np.ndarray, str]:
     """The estimator's score of the positive class and its score kind (decision values first, as scikit-learn)."""
-    scores, _, method = _get_response_values(estimator, X, response_method=_RESPONSE_METHODS,
-                                             pos_label=estimator.classes_[1], return_response_method_used=True)
+    scores, _, method = _get_response_values(
+        estimator,
+        X,
+        response_method=_RESPONSE_METHODS,
+        pos_label=estimator.classes_[1],
+        return_response_method_used=True,
+    )
     kind = "decision" if method == "decision_function" else "probability"
     return np.asarray(scores, dtype=np.float64).reshape(-1), kind
 
@@ -112,8 +117,15 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
     learning. ICML, 625-632.
     """
 
-    def __init__(self, estimator: Any = None, *, method: Any = "dpm", cv: Any = 5, ensemble: Any = "auto",
-                 n_jobs: int | None = None):
+    def __init__(
+        self,
+        estimator: Any = None,
+        *,
+        method: Any = "dpm",
+        cv: Any = 5,
+        ensemble: Any = "auto",
+        n_jobs: int | None = None,
+    ):
         self.estimator = estimator
         self.method = method
         self.cv = cv
@@ -132,15 +144,21 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         elif isinstance(self.method, Calibrator):
             cal = clone(self.method)
         else:
-            raise ValueError(f"method={self.method!r} must be a registered calibrator name "
-                             "(bayescal.calibrators()) or a bayescal calibrator instance.")
+            raise ValueError(
+                f"method={self.method!r} must be a registered calibrator name "
+                "(bayescal.calibrators()) or a bayescal calibrator instance."
+            )
         if cal.feature_aware:
-            raise ValueError(f"method={self.method!r} is feature-aware; CalibratedClassifier calibrates the "
-                             "estimator's scores alone: choose a score-only calibrator.")
+            raise ValueError(
+                f"method={self.method!r} is feature-aware; CalibratedClassifier calibrates the "
+                "estimator's scores alone: choose a score-only calibrator."
+            )
         if score_kind != cal.score_kind:
             if "score_kind" not in cal.get_params():
-                raise ValueError(f"The estimator gives {score_kind!r} scores but {type(cal).__name__} only takes "
-                                 f"{cal.score_kind!r} scores.")
+                raise ValueError(
+                    f"The estimator gives {score_kind!r} scores but {type(cal).__name__} only takes "
+                    f"{cal.score_kind!r} scores."
+                )
             cal.set_params(score_kind=score_kind)
         return cal
 
@@ -179,8 +197,10 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
         if y_type != "binary" or np.unique(np.asarray(y)).size != 2:
             n = np.unique(np.asarray(y)).size
-            raise ValueError(f"Only binary classification is supported. The type of the target is {y_type} with {n} "
-                             f"class{'' if n == 1 else 'es'}: CalibratedClassifier needs labels of exactly two classes.")
+            raise ValueError(
+                f"Only binary classification is supported. The type of the target is {y_type} with {n} "
+                f"class{'' if n == 1 else 'es'}: CalibratedClassifier needs labels of exactly two classes."
+            )
         estimator = self._get_estimator()
         ensemble = self._resolve_ensemble(estimator)
         encoder = LabelEncoder().fit(y)
@@ -193,16 +213,22 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         else:
             supports_sw = "sample_weight" in signature(estimator.fit).parameters
             if sample_weight is not None and not supports_sw:
-                warnings.warn(f"{type(estimator).__name__} does not accept sample_weight: the weights are used by "
-                              "the calibrator only.", UserWarning, stacklevel=2)
+                warnings.warn(
+                    f"{type(estimator).__name__} does not accept sample_weight: the weights are used by "
+                    "the calibrator only.",
+                    UserWarning,
+                    stacklevel=2,
+                )
             fit_kwargs = dict(fit_params)
             if sample_weight is not None and supports_sw:
                 fit_kwargs["sample_weight"] = sample_weight
             routed = Bunch(estimator=Bunch(fit=fit_kwargs), splitter=Bunch(split={}))
         n_folds = self.cv if isinstance(self.cv, int) else getattr(self.cv, "n_splits", None)
         if n_folds and np.bincount(y01).min() < n_folds:
-            raise ValueError(f"cv={n_folds} folds need at least {n_folds} rows of each class, but a class has "
-                             f"{np.bincount(y01).min()}: lower cv or pass more data.")
+            raise ValueError(
+                f"cv={n_folds} folds need at least {n_folds} rows of each class, but a class has "
+                f"{np.bincount(y01).min()}: lower cv or pass more data."
+            )
         if isinstance(self.cv, LeaveOneOut):
             raise ValueError("LeaveOneOut leaves one class out of every test fold: use a stratified splitter.")
         cv = check_cv(self.cv, y, classifier=True)
@@ -210,17 +236,20 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         self.calibrated_classifiers_ = []
         if ensemble:
             for train, test in cv.split(X, y, **routed.splitter.split):
-                est = clone(estimator).fit(_safe_indexing(X, train), _safe_indexing(y, train),
-                                           **_check_method_params(X, params=routed.estimator.fit, indices=train))
+                est = clone(estimator).fit(
+                    _safe_indexing(X, train),
+                    _safe_indexing(y, train),
+                    **_check_method_params(X, params=routed.estimator.fit, indices=train),
+                )
                 scores, kind = _response(est, _safe_indexing(X, test))
                 cal = self._calibrator(kind).fit(
-                    scores, y01[test], None if sample_weight is None else _safe_indexing(sample_weight, test))
+                    scores, y01[test], None if sample_weight is None else _safe_indexing(sample_weight, test)
+                )
                 self.calibrated_classifiers_.append(Bunch(estimator=est, calibrator=cal))
         else:
             est = clone(estimator)
             method = _check_response_method(est, _RESPONSE_METHODS).__name__
-            oof = cross_val_predict(est, X, y, cv=cv, method=method, n_jobs=self.n_jobs,
-                                    params=routed.estimator.fit)
+            oof = cross_val_predict(est, X, y, cv=cv, method=method, n_jobs=self.n_jobs, params=routed.estimator.fit)
             est.fit(X, y, **routed.estimator.fit)
             if method == "predict_proba":
                 oof = np.asarray(oof)[:, list(est.classes_).index(self.classes_[1])]
@@ -258,8 +287,10 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             Columns P(y = ``classes_[0]``), P(y = ``classes_[1]``).
         """
         check_is_fitted(self)
-        p = np.mean([pair.calibrator.predict_proba(self._scores(pair, X))[:, 1]
-                     for pair in self.calibrated_classifiers_], axis=0)
+        p = np.mean(
+            [pair.calibrator.predict_proba(self._scores(pair, X))[:, 1] for pair in self.calibrated_classifiers_],
+            axis=0,
+        )
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X: Any) -> np.ndarray:
@@ -278,7 +309,6 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         return self.classes_[(self.predict_proba(X)[:, 1] > 0.5).astype(int)]
-
 
     def predict_posterior(self, X: Any) -> xr.DataArray:
         """Posterior draws of P(y = 1 | x) per row, dims ``(chain, draw, obs_id)``.
@@ -330,15 +360,21 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         if draws.sizes["chain"] * draws.sizes["draw"] > 1:
             flat = draws.values.reshape(-1, draws.shape[-1])
             q = np.quantile(flat, [(1.0 - ci_prob) / 2.0, (1.0 + ci_prob) / 2.0], axis=0).T
-            return xr.DataArray(q, dims=("obs_id", "ci_bound"),
-                                coords={"obs_id": np.arange(q.shape[0]), "ci_bound": ["lower", "upper"]},
-                                name="p_interval", attrs={"ci_kind": "eti", "ci_prob": ci_prob, "degenerate": 0})
-        parts = [pair.calibrator.predict_interval(self._scores(pair, X), ci_prob)
-                 for pair in self.calibrated_classifiers_]
+            return xr.DataArray(
+                q,
+                dims=("obs_id", "ci_bound"),
+                coords={"obs_id": np.arange(q.shape[0]), "ci_bound": ["lower", "upper"]},
+                name="p_interval",
+                attrs={"ci_kind": "eti", "ci_prob": ci_prob, "degenerate": 0},
+            )
+        parts = [
+            pair.calibrator.predict_interval(self._scores(pair, X), ci_prob) for pair in self.calibrated_classifiers_
+        ]
         return parts[0].copy(data=np.mean([p.values for p in parts], axis=0))
 
-    def with_class_prior(self, prior: Any, *, n_prior_draws: int = 1000,
-                         random_state: Any = None) -> "CalibratedClassifier":
+    def with_class_prior(
+        self, prior: Any, *, n_prior_draws: int = 1000, random_state: Any = None
+    ) -> "CalibratedClassifier":
         r"""This fitted classifier with every calibrator shifted to the deployment prevalence ``prior``.
 
         See :meth:`bayescal.base.Calibrator.with_class_prior` (a number in (0, 1), or
@@ -367,20 +403,26 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         shifted = copy.copy(self)
         shifted.calibrated_classifiers_ = [
-            Bunch(estimator=pair.estimator,
-                  calibrator=pair.calibrator.with_class_prior(prior, n_prior_draws=n_prior_draws,
-                                                              random_state=random_state))
-            for pair in self.calibrated_classifiers_]
+            Bunch(
+                estimator=pair.estimator,
+                calibrator=pair.calibrator.with_class_prior(
+                    prior, n_prior_draws=n_prior_draws, random_state=random_state
+                ),
+            )
+            for pair in self.calibrated_classifiers_
+        ]
         return shifted
 
     # ---- scikit-learn plumbing ------------------------------------------------------------
     def get_metadata_routing(self) -> MetadataRouter:
         """Metadata routing: ``sample_weight`` to the calibrators, the estimator's ``fit``
         parameters as it requests them, the splitter's ``split`` parameters."""
-        return (MetadataRouter(owner=self)
-                .add_self_request(self)
-                .add(estimator=self._get_estimator(), method_mapping=MethodMapping().add(caller="fit", callee="fit"))
-                .add(splitter=self.cv, method_mapping=MethodMapping().add(caller="fit", callee="split")))
+        return (
+            MetadataRouter(owner=self)
+            .add_self_request(self)
+            .add(estimator=self._get_estimator(), method_mapping=MethodMapping().add(caller="fit", callee="fit"))
+            .add(splitter=self.cv, method_mapping=MethodMapping().add(caller="fit", callee="split"))
+        )
 
     def __sklearn_tags__(self):
         from sklearn.utils import get_tags

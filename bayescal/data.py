@@ -37,8 +37,17 @@ from bayescal._validation import (
     is_dask_collection,
 )
 
-__all__ = ["PROB_EPS", "to_working", "from_working", "spread_ties", "spread_counts", "ScoreData", "prepare_data",
-           "ScoreSummary", "dask_partitions"]
+__all__ = [
+    "PROB_EPS",
+    "to_working",
+    "from_working",
+    "spread_ties",
+    "spread_counts",
+    "ScoreData",
+    "prepare_data",
+    "ScoreSummary",
+    "dask_partitions",
+]
 
 PROB_EPS = 1e-12
 """Probabilities are clipped to [PROB_EPS, 1 - PROB_EPS] before taking the logit."""
@@ -91,8 +100,7 @@ def _cells(centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rounding cells of sorted distinct ``centres``: from the midpoint with the previous one to
     the midpoint with the next (mirrored at the two ends)."""
     mid = 0.5 * (centres[1:] + centres[:-1])
-    return (np.concatenate([[2.0 * centres[0] - mid[0]], mid]),
-            np.concatenate([mid, [2.0 * centres[-1] - mid[-1]]]))
+    return (np.concatenate([[2.0 * centres[0] - mid[0]], mid]), np.concatenate([mid, [2.0 * centres[-1] - mid[-1]]]))
 
 
 def spread_ties(t: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -316,13 +324,16 @@ class ScoreSummary:
         ScoreSummary
         """
         if any(is_dask_collection(v) for v in (scores, y, sample_weight)):
-            return cls.from_dask(scores, y, sample_weight, score_kind=score_kind, pos_label=pos_label,
-                                 n_bins=n_bins, lo=lo, hi=hi)
+            return cls.from_dask(
+                scores, y, sample_weight, score_kind=score_kind, pos_label=pos_label, n_bins=n_bins, lo=lo, hi=hi
+            )
         data = prepare_data(scores, y, sample_weight, score_kind=score_kind, pos_label=pos_label)
         return cls.from_data(data, n_bins=n_bins, lo=lo, hi=hi)
 
     @classmethod
-    def from_data(cls, data: ScoreData, *, n_bins: int = 1024, lo: float | None = None, hi: float | None = None) -> "ScoreSummary":
+    def from_data(
+        cls, data: ScoreData, *, n_bins: int = 1024, lo: float | None = None, hi: float | None = None
+    ) -> "ScoreSummary":
         """Summarise validated :class:`ScoreData`; ``lo``/``hi`` default to the data's working-scale range.
 
         ``lo`` and ``hi`` are on the working scale (logits for probabilities) and must enclose
@@ -359,8 +370,14 @@ class ScoreSummary:
             )
         edges = np.linspace(lo, hi, n_bins + 1)
         counts, atom_counts = _bin_counts(data, edges, atoms, is_atom)
-        return cls(edges=edges, counts=counts, atoms=atoms, atom_counts=atom_counts,
-                   score_kind=data.score_kind, classes=np.asarray(data.classes))
+        return cls(
+            edges=edges,
+            counts=counts,
+            atoms=atoms,
+            atom_counts=atom_counts,
+            score_kind=data.score_kind,
+            classes=np.asarray(data.classes),
+        )
 
     @classmethod
     def from_dask(
@@ -422,15 +439,19 @@ class ScoreSummary:
         values = np.unique(np.concatenate([st["labels"] for st in stats]))
         _, classes = check_labels(values, pos_label=pos_label)
         if sum(st["weight"] for st in stats) <= 0:
-            raise ValueError("sample_weight sums to zero over the whole Dask data: at least one sample needs a "
-                             "positive weight.")
+            raise ValueError(
+                "sample_weight sums to zero over the whole Dask data: at least one sample needs a positive weight."
+            )
         top = max(st["top"] for st in stats)
         relative = sum(st["relative"] * (st["top"] / top) for st in stats)
         scale = 1.0
         if relative > _WEIGHT_TOTAL_MAX / top or top < _WEIGHT_MAX_TINY:  # the rule of check_sample_weight
-            warnings.warn(f"sample_weight totals {relative:.6g} x {top:.3g} (its largest value): outside the range "
-                          "where weights can act as counts, so they are divided by their largest value.",
-                          UserWarning, stacklevel=3)
+            warnings.warn(
+                f"sample_weight totals {relative:.6g} x {top:.3g} (its largest value): outside the range "
+                "where weights can act as counts, so they are divided by their largest value.",
+                UserWarning,
+                stacklevel=3,
+            )
             scale = top
         seen = np.array([v for st in stats for v in (st["lo"], st["hi"]) if np.isfinite(v)])
         if lo is None or hi is None:
@@ -443,11 +464,15 @@ class ScoreSummary:
                 f"{seen.min():.6g} to {seen.max():.6g}: widen lo/hi (on the working scale: logits for "
                 "probabilities), or leave them None to use the data's range."
             )
-        parts = [dask.delayed(_block_summary)(sb, yb, wb, score_kind, classes, n_bins, lo, hi, scale)
-                 for sb, yb, wb in blocks]
+        parts = [
+            dask.delayed(_block_summary)(sb, yb, wb, score_kind, classes, n_bins, lo, hi, scale)
+            for sb, yb, wb in blocks
+        ]
         while len(parts) > 1:  # tree reduction: pairs of summaries add
-            parts = [dask.delayed(sum_pair)(*parts[i:i + 2]) if i + 1 < len(parts) else parts[i]
-                     for i in range(0, len(parts), 2)]
+            parts = [
+                dask.delayed(sum_pair)(*parts[i : i + 2]) if i + 1 < len(parts) else parts[i]
+                for i in range(0, len(parts), 2)
+            ]
         (summary,) = dask.compute(parts[0])
         check_class_weights(np.array([0, 1]), summary.total, classes)  # one row per class: its total
         return summary
@@ -472,24 +497,34 @@ class ScoreSummary:
         atoms = np.asarray(self.atoms, dtype=np.float64)
         atom_counts = np.asarray(self.atom_counts, dtype=np.float64)
         if edges.ndim != 1 or edges.size < 3 or not np.isfinite(edges).all() or np.any(np.diff(edges) <= 0):
-            raise ValueError("ScoreSummary edges must be a finite, strictly increasing 1-D array of at least "
-                             "3 values (2 bins): build summaries with ScoreSummary.from_arrays.")
+            raise ValueError(
+                "ScoreSummary edges must be a finite, strictly increasing 1-D array of at least "
+                "3 values (2 bins): build summaries with ScoreSummary.from_arrays."
+            )
         if counts.shape != (2, edges.size - 1) or atom_counts.shape != (2, atoms.size) or atoms.ndim != 1:
-            raise ValueError(f"ScoreSummary counts must have shape (2, {edges.size - 1}) and atom_counts "
-                             f"(2, {atoms.size}); got {counts.shape} and {atom_counts.shape}.")
+            raise ValueError(
+                f"ScoreSummary counts must have shape (2, {edges.size - 1}) and atom_counts "
+                f"(2, {atoms.size}); got {counts.shape} and {atom_counts.shape}."
+            )
         for name, values in (("counts", counts), ("atom_counts", atom_counts)):
             if not np.isfinite(values).all() or (values < 0).any():
                 raise ValueError(f"ScoreSummary {name} must be finite and non-negative.")
         classes = np.asarray(self.classes)
         if classes.shape != (2,):
-            raise ValueError(f"ScoreSummary classes must hold two labels [negative, positive]; got {classes.tolist()!r}.")
+            raise ValueError(
+                f"ScoreSummary classes must hold two labels [negative, positive]; got {classes.tolist()!r}."
+            )
         self.edges, self.counts, self.atoms, self.atom_counts, self.classes = edges, counts, atoms, atom_counts, classes
 
     def __add__(self, other: "ScoreSummary") -> "ScoreSummary":
         if not isinstance(other, ScoreSummary):
             return NotImplemented
-        if (self.score_kind != other.score_kind or self.edges.shape != other.edges.shape
-                or not np.allclose(self.edges, other.edges) or not np.array_equal(self.atoms, other.atoms)):
+        if (
+            self.score_kind != other.score_kind
+            or self.edges.shape != other.edges.shape
+            or not np.allclose(self.edges, other.edges)
+            or not np.array_equal(self.atoms, other.atoms)
+        ):
             raise ValueError("ScoreSummary objects have different grids: build them with the same n_bins, lo and hi.")
         mine, theirs = self.classes.tolist(), other.classes.tolist()
         if mine != theirs or [type(v) is str for v in mine] != [type(v) is str for v in theirs]:
@@ -498,26 +533,45 @@ class ScoreSummary:
                 f"{theirs!r}. Adding them would count one shard's classes as the other's: build every shard from "
                 "the same label values with the same pos_label."
             )
-        return ScoreSummary(self.edges.copy(), self.counts + other.counts, self.atoms.copy(),
-                            self.atom_counts + other.atom_counts, self.score_kind, self.classes)
+        return ScoreSummary(
+            self.edges.copy(),
+            self.counts + other.counts,
+            self.atoms.copy(),
+            self.atom_counts + other.atom_counts,
+            self.score_kind,
+            self.classes,
+        )
 
     def to_data(self) -> ScoreData:
         """Weighted pseudo-data: one row per non-empty (bin or atom, class), weight = its count."""
-        t_all = np.concatenate([self.centers, to_working(self.atoms, self.score_kind) if self.atoms.size else np.empty(0)])
+        t_all = np.concatenate(
+            [self.centers, to_working(self.atoms, self.score_kind) if self.atoms.size else np.empty(0)]
+        )
         s_all = np.concatenate([from_working(self.centers, self.score_kind), self.atoms])
         ts, ss, ys, ws = [], [], [], []
         for c in (0, 1):
             cnt = np.concatenate([self.counts[c], self.atom_counts[c]])
             keep = cnt > 0
-            ts.append(t_all[keep]); ss.append(s_all[keep]); ws.append(cnt[keep])
+            ts.append(t_all[keep])
+            ss.append(s_all[keep])
+            ws.append(cnt[keep])
             ys.append(np.full(keep.sum(), c, dtype=np.int8))
         t, s, y, w = (np.concatenate(v) for v in (ts, ss, ys, ws))
         if y.min() == y.max():
-            raise ValueError("The ScoreSummary passed as scores holds weight of a single class: calibration needs "
-                             "samples of both classes (summarise data with both, or add the other shards).")
+            raise ValueError(
+                "The ScoreSummary passed as scores holds weight of a single class: calibration needs "
+                "samples of both classes (summarise data with both, or add the other shards)."
+            )
         order = np.argsort(t, kind="stable")
-        return ScoreData(scores=s[order], t=t[order], y=y[order], w=w[order],
-                         score_kind=self.score_kind, classes=self.classes, bin_edges=self.edges)
+        return ScoreData(
+            scores=s[order],
+            t=t[order],
+            y=y[order],
+            w=w[order],
+            score_kind=self.score_kind,
+            classes=self.classes,
+            bin_edges=self.edges,
+        )
 
 
 _MAX_SUMMARY_BINS = 10**7
@@ -528,8 +582,10 @@ def _check_n_bins(n_bins: Any) -> int:
     """``n_bins`` as an integer in [2, 10^7] (a float such as 2.7 is refused, not truncated)."""
     n_bins = check_integer(n_bins, "n_bins", minimum=2)
     if n_bins > _MAX_SUMMARY_BINS:
-        raise ValueError(f"n_bins={n_bins} exceeds {_MAX_SUMMARY_BINS}: a summary that fine holds more numbers "
-                         "than most data sets; use at most that many bins (1024 by default).")
+        raise ValueError(
+            f"n_bins={n_bins} exceeds {_MAX_SUMMARY_BINS}: a summary that fine holds more numbers "
+            "than most data sets; use at most that many bins (1024 by default)."
+        )
     return n_bins
 
 
@@ -556,14 +612,17 @@ def _range(t: np.ndarray) -> tuple[float, float]:
     return lo - pad, hi + pad
 
 
-def _bin_counts(data: ScoreData, edges: np.ndarray, atoms: np.ndarray, is_atom: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _bin_counts(
+    data: ScoreData, edges: np.ndarray, atoms: np.ndarray, is_atom: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Weighted counts per (class, bin) on equal-width ``edges``, and per (class, atom)."""
     n_bins = edges.size - 1
     cont = ~is_atom
     width = (edges[-1] - edges[0]) / n_bins
     idx = np.clip(((data.t[cont] - edges[0]) / width).astype(np.int64), 0, n_bins - 1)
-    counts = np.bincount(data.y[cont].astype(np.int64) * n_bins + idx, weights=data.w[cont],
-                         minlength=2 * n_bins).reshape(2, n_bins)
+    counts = np.bincount(
+        data.y[cont].astype(np.int64) * n_bins + idx, weights=data.w[cont], minlength=2 * n_bins
+    ).reshape(2, n_bins)
     atom_counts = np.zeros((2, atoms.size))
     for j, a in enumerate(atoms):
         m = data.scores == a
@@ -603,9 +662,11 @@ def dask_partitions(scores: Any, y: Any, sample_weight: Any = None, X: Any = Non
     named = {k: (v.data if hasattr(v, "variable") and is_dask_collection(v) else v) for k, v in named.items()}
     for name, v in named.items():
         if not is_dask_collection(v):
-            raise ValueError(f"{name} is in memory while other inputs are Dask collections: pass scores, y, "
-                             "sample_weight and X all as Dask collections (e.g. columns of one Dask dataframe), "
-                             "or all in memory.")
+            raise ValueError(
+                f"{name} is in memory while other inputs are Dask collections: pass scores, y, "
+                "sample_weight and X all as Dask collections (e.g. columns of one Dask dataframe), "
+                "or all in memory."
+            )
     arrays = {k: v for k, v in named.items() if isinstance(v, da.Array)}
     if len(arrays) == len(named):  # all Dask arrays: align the row chunks on those of the scores
         lengths = {k: v.shape[0] for k, v in arrays.items()}
@@ -622,8 +683,10 @@ def dask_partitions(scores: Any, y: Any, sample_weight: Any = None, X: Any = Non
     sizes = {k: len(v) for k, v in parts.items()}
     if len(set(sizes.values())) > 1:
         desc = ", ".join(f"{k} has {v}" for k, v in sizes.items())
-        raise ValueError(f"Mismatched partitions: {desc}. Pass columns of one Dask dataframe, or Dask arrays "
-                         "with the same row chunks.")
+        raise ValueError(
+            f"Mismatched partitions: {desc}. Pass columns of one Dask dataframe, or Dask arrays "
+            "with the same row chunks."
+        )
     weights = parts.get("sample_weight", [sample_weight] * sizes["scores"])
     return list(zip(parts["scores"], parts["y"], weights, parts.get("X", [None] * sizes["scores"])))
 
@@ -632,8 +695,16 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
     """One chunk's row count, working-scale min and max (atoms excluded), label values and
     number of positively weighted rows; a bad score found in the chunk comes back as a message
     template and the row within the chunk, so the caller can name the row of the whole data."""
-    out = {"n": int(np.shape(s)[0]) if np.ndim(s) else 0, "lo": np.nan, "hi": np.nan,
-           "labels": np.empty(0), "weight": 0.0, "top": 0.0, "relative": 0.0, "error": None}
+    out = {
+        "n": int(np.shape(s)[0]) if np.ndim(s) else 0,
+        "lo": np.nan,
+        "hi": np.nan,
+        "labels": np.empty(0),
+        "weight": 0.0,
+        "top": 0.0,
+        "relative": 0.0,
+        "error": None,
+    }
     if out["n"] == 0:  # an empty partition
         return out
     try:
@@ -646,9 +717,14 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
     t = to_working(s[~np.isin(s, _atoms(score_kind))], score_kind)
     w = np.full(s.shape[0], 1.0 if w is None else float(w)) if w is None or np.isscalar(w) else _chunk_weights(w, s)
     top = float(w.max()) if w.size else 0.0
-    out.update(lo=float(t.min()) if t.size else np.nan, hi=float(t.max()) if t.size else np.nan,
-               labels=np.unique(y), weight=float(np.sum(w > 0)), top=top,
-               relative=float((w / top).sum()) if top > 0 else 0.0)
+    out.update(
+        lo=float(t.min()) if t.size else np.nan,
+        hi=float(t.max()) if t.size else np.nan,
+        labels=np.unique(y),
+        weight=float(np.sum(w > 0)),
+        top=top,
+        relative=float((w / top).sum()) if top > 0 else 0.0,
+    )
     return out
 
 

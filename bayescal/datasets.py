@@ -31,8 +31,7 @@ from scipy.special import expit, logsumexp
 from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import check_integer
 
-__all__ = ["make_naeini2014", "svm_scores", "Mixture", "ScoreTruth", "SimulatedScores",
-           "TRUTHS", "simulate_scores"]
+__all__ = ["make_naeini2014", "svm_scores", "Mixture", "ScoreTruth", "SimulatedScores", "TRUTHS", "simulate_scores"]
 
 
 def make_naeini2014(n_samples: int = 2000, *, random_state: RandomStateLike = None) -> pd.DataFrame:
@@ -69,8 +68,16 @@ def make_naeini2014(n_samples: int = 2000, *, random_state: RandomStateLike = No
         for label, (r_lo, r_hi), k in ((0, (0.0, 2.0), m // 2), (1, (2.0, 4.0), m - m // 2)):
             r = rng.uniform(r_lo, r_hi, k)
             theta = rng.uniform(0.0, 2.0 * np.pi, k)
-            frames.append(pd.DataFrame({"split": split, "x1": r * np.cos(theta), "x2": r * np.sin(theta),
-                                        "y": np.full(k, label, dtype=np.int64)}))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "split": split,
+                        "x1": r * np.cos(theta),
+                        "x2": r * np.sin(theta),
+                        "y": np.full(k, label, dtype=np.int64),
+                    }
+                )
+            )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -111,8 +118,10 @@ def svm_scores(train: pd.DataFrame, test: pd.DataFrame, *, kernel: str = "linear
     if missing:
         raise ValueError(f"test lacks the feature column(s) {missing} that train has: pass the same columns.")
     svm = SVC(**kernels[kernel]).fit(train[features].to_numpy(), train["y"].to_numpy())  # type: ignore[arg-type]
-    return (expit(svm.decision_function(train[features].to_numpy())),
-            expit(svm.decision_function(test[features].to_numpy())))
+    return (
+        expit(svm.decision_function(train[features].to_numpy())),
+        expit(svm.decision_function(test[features].to_numpy())),
+    )
 
 
 class Mixture:
@@ -217,7 +226,9 @@ class SimulatedScores(NamedTuple):
     true_map: Callable[[Any], np.ndarray]
 
 
-def simulate_scores(truth: str | ScoreTruth = "beta_skewed", n: int = 1000, *, random_state: RandomStateLike = None) -> SimulatedScores:
+def simulate_scores(
+    truth: str | ScoreTruth = "beta_skewed", n: int = 1000, *, random_state: RandomStateLike = None
+) -> SimulatedScores:
     r"""Draw scores and labels from a model whose calibration map is known.
 
     Each sample draws :math:`y \sim \mathrm{Bernoulli}(\pi)` and then
@@ -258,6 +269,8 @@ def simulate_scores(truth: str | ScoreTruth = "beta_skewed", n: int = 1000, *, r
         sel = y == label
         scores[sel] = dist.rvs(size=int(sel.sum()), random_state=rng)
     if truth.score_kind == "probability" and (scores.min() < 0 or scores.max() > 1):
-        raise ValueError("truth.score_kind is 'probability' but the densities put scores outside [0, 1]: "
-                         "use distributions supported on [0, 1], or score_kind='decision'.")
+        raise ValueError(
+            "truth.score_kind is 'probability' but the densities put scores outside [0, 1]: "
+            "use distributions supported on [0, 1], or score_kind='decision'."
+        )
     return SimulatedScores(scores, y, truth.calibration_map)

@@ -28,14 +28,29 @@ import numpy as np
 import xarray as xr
 
 from bayescal._typing import ArrayLike
-from bayescal._validation import (check_calibrator, check_ci_prob, check_consistent_length, check_labels,
-                                  check_labels_as, check_number, check_sample_weight)
+from bayescal._validation import (
+    check_calibrator,
+    check_ci_prob,
+    check_consistent_length,
+    check_labels,
+    check_labels_as,
+    check_number,
+    check_sample_weight,
+)
 
 if TYPE_CHECKING:
     from bayescal.base import Calibrator
 
-__all__ = ["cost_cutoff", "DecisionRegions", "decision_regions", "realized_cost", "expected_profit",
-           "expected_cost", "roc_from_map", "bayes_error_posterior"]
+__all__ = [
+    "cost_cutoff",
+    "DecisionRegions",
+    "decision_regions",
+    "realized_cost",
+    "expected_profit",
+    "expected_cost",
+    "roc_from_map",
+    "bayes_error_posterior",
+]
 
 
 def cost_cutoff(cost_fp: float = 1.0, cost_fn: float = 1.0) -> float:
@@ -77,8 +92,10 @@ def _labels_pair(y_true: Any, y_pred: Any, pos_label: Any) -> tuple[np.ndarray, 
     n = check_consistent_length(y_true=true, y_pred=pred)
     is_text = [a.dtype.kind in "USO" and any(isinstance(v, str) for v in a.tolist()) for a in (true, pred)]
     if is_text[0] != is_text[1]:
-        raise ValueError("y_true and y_pred code the classes differently (one with strings, the other with "
-                         "numbers): pass both with the same labels, e.g. the values predict() returns.")
+        raise ValueError(
+            "y_true and y_pred code the classes differently (one with strings, the other with "
+            "numbers): pass both with the same labels, e.g. the values predict() returns."
+        )
     both = np.concatenate([true.astype(object), pred.astype(object)]) if is_text[0] else np.concatenate([true, pred])
     joint, _ = check_labels(both, require_both=False, name="y_true and y_pred together", pos_label=pos_label)
     return joint[:n], joint[n:]
@@ -165,8 +182,9 @@ class DecisionRegions:
         return inside.astype(np.int8)
 
 
-def decision_regions(calibrator: Calibrator, cost_fp: float = 1.0, cost_fn: float = 1.0, *,
-                     grid: ArrayLike = 2001) -> DecisionRegions:
+def decision_regions(
+    calibrator: Calibrator, cost_fp: float = 1.0, cost_fn: float = 1.0, *, grid: ArrayLike = 2001
+) -> DecisionRegions:
     """The score regions where predicting 1 minimises expected cost (see the module docstring).
 
     Parameters
@@ -196,8 +214,15 @@ def decision_regions(calibrator: Calibrator, cost_fp: float = 1.0, cost_fn: floa
     )
 
 
-def realized_cost(y_true: ArrayLike, y_pred: ArrayLike, *, cost_fp: float = 1.0, cost_fn: float = 1.0,
-                  sample_weight: ArrayLike | None = None, pos_label: Any = None) -> float:
+def realized_cost(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    cost_fp: float = 1.0,
+    cost_fn: float = 1.0,
+    sample_weight: ArrayLike | None = None,
+    pos_label: Any = None,
+) -> float:
     r"""Mean cost per sample of predictions against labels: :math:`(c_{FP}\,FP + c_{FN}\,FN) / N`.
 
     Parameters
@@ -221,9 +246,17 @@ def realized_cost(y_true: ArrayLike, y_pred: ArrayLike, *, cost_fp: float = 1.0,
     return float(np.sum(w * cost) / w.sum())
 
 
-def expected_profit(calibrator: Calibrator, scores: ArrayLike, y_pred: ArrayLike | None = None, *, benefit_tp: float | ArrayLike = 1.0,
-                    benefit_fp: float | ArrayLike = 0.0, benefit_tn: float | ArrayLike = 0.0, benefit_fn: float | ArrayLike = 0.0,
-                    ci_prob: float | None = None) -> xr.Dataset:
+def expected_profit(
+    calibrator: Calibrator,
+    scores: ArrayLike,
+    y_pred: ArrayLike | None = None,
+    *,
+    benefit_tp: float | ArrayLike = 1.0,
+    benefit_fp: float | ArrayLike = 0.0,
+    benefit_tn: float | ArrayLike = 0.0,
+    benefit_fn: float | ArrayLike = 0.0,
+    ci_prob: float | None = None,
+) -> xr.Dataset:
     r"""Expected profit per sample of a rule, under the calibrator's posterior.
 
     For draw :math:`d` of the map and rule :math:`\hat y_i`,
@@ -255,7 +288,9 @@ def expected_profit(calibrator: Calibrator, scores: ArrayLike, y_pred: ArrayLike
     p = check_calibrator(calibrator).predict_posterior(scores).values
     n = p.shape[-1]
     names = ("benefit_tp", "benefit_fp", "benefit_tn", "benefit_fn")
-    b_tp, b_fp, b_tn, b_fn = (_benefit(v, name, n) for v, name in zip((benefit_tp, benefit_fp, benefit_tn, benefit_fn), names))
+    b_tp, b_fp, b_tn, b_fn = (
+        _benefit(v, name, n) for v, name in zip((benefit_tp, benefit_fp, benefit_tn, benefit_fn), names)
+    )
     gain1 = p * b_tp + (1 - p) * b_fp
     gain0 = p * b_fn + (1 - p) * b_tn
     if y_pred is None:
@@ -277,8 +312,9 @@ def _benefit(value: Any, name: str, n: int) -> np.ndarray:
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim > 1 or (arr.ndim == 1 and arr.shape[0] != n):
-        raise ValueError(f"{name} has shape {arr.shape} but there are {n} scores: pass one number, or one "
-                         "value per score.")
+        raise ValueError(
+            f"{name} has shape {arr.shape} but there are {n} scores: pass one number, or one value per score."
+        )
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} has NaN or infinite values: pass finite benefits.")
     return np.broadcast_to(arr, (n,))
@@ -291,8 +327,15 @@ def _pred_as_01(calibrator: Any, y_pred: Any, n: int) -> np.ndarray:
     return pred
 
 
-def expected_cost(calibrator: Calibrator, scores: ArrayLike, y_pred: ArrayLike | None = None, *, cost_fp: float = 1.0,
-                  cost_fn: float = 1.0, ci_prob: float | None = None) -> xr.Dataset:
+def expected_cost(
+    calibrator: Calibrator,
+    scores: ArrayLike,
+    y_pred: ArrayLike | None = None,
+    *,
+    cost_fp: float = 1.0,
+    cost_fn: float = 1.0,
+    ci_prob: float | None = None,
+) -> xr.Dataset:
     """Expected cost per sample of a rule under the posterior: :func:`expected_profit` with
     benefits ``-cost_fp`` (false positive) and ``-cost_fn`` (false negative), sign flipped.
 
@@ -315,8 +358,16 @@ def expected_cost(calibrator: Calibrator, scores: ArrayLike, y_pred: ArrayLike |
         ``cost`` over ``(chain, draw)``, its ``mean``, and the interval ``ci`` over ``ci_bound``.
     """
     cost_cutoff(cost_fp, cost_fn)
-    prof = expected_profit(calibrator, scores, y_pred, benefit_tp=0.0, benefit_fp=-cost_fp,
-                           benefit_tn=0.0, benefit_fn=-cost_fn, ci_prob=ci_prob)
+    prof = expected_profit(
+        calibrator,
+        scores,
+        y_pred,
+        benefit_tp=0.0,
+        benefit_fp=-cost_fp,
+        benefit_tn=0.0,
+        benefit_fn=-cost_fn,
+        ci_prob=ci_prob,
+    )
     out = -prof
     out = out.rename({"profit": "cost"})
     out["ci"] = out["ci"].isel(ci_bound=[1, 0]).assign_coords(ci_bound=["lower", "upper"])
@@ -328,8 +379,13 @@ def _with_interval(draws: xr.DataArray, ci_prob: float | None) -> xr.Dataset:
     import arviz_stats
 
     ci_prob = check_ci_prob(ci_prob)
-    ci = arviz_stats.eti(draws, prob=ci_prob) if draws.size > 1 else xr.DataArray(
-        [float(draws.values.ravel()[0])] * 2, dims="ci_bound", coords={"ci_bound": ["lower", "upper"]})
+    ci = (
+        arviz_stats.eti(draws, prob=ci_prob)
+        if draws.size > 1
+        else xr.DataArray(
+            [float(draws.values.ravel()[0])] * 2, dims="ci_bound", coords={"ci_bound": ["lower", "upper"]}
+        )
+    )
     return xr.Dataset({draws.name: draws, "mean": draws.mean(), "ci": ci}, attrs={"ci_prob": ci_prob, "ci_kind": "eti"})
 
 
@@ -374,8 +430,9 @@ def roc_from_map(calibrator: Calibrator, scores: ArrayLike, *, n_thresholds: int
     # trapezoid over increasing fpr (thresholds run upwards, so fpr runs downwards)
     auc = -np.trapezoid(tpr, fpr, axis=-1)
     dims = ("chain", "draw", "threshold")
-    return xr.Dataset({"tpr": (dims, tpr), "fpr": (dims, fpr), "auc": (("chain", "draw"), auc)},
-                      coords={"threshold": taus})
+    return xr.Dataset(
+        {"tpr": (dims, tpr), "fpr": (dims, fpr), "auc": (("chain", "draw"), auc)}, coords={"threshold": taus}
+    )
 
 
 def bayes_error_posterior(calibrator: Calibrator, scores: ArrayLike, *, ci_prob: float | None = None) -> xr.Dataset:

@@ -130,9 +130,18 @@ def _pp_value(replicated: xr.DataArray, observed: xr.DataArray) -> xr.DataArray:
 # ----------------------------------------------------------------------------- PPC
 
 
-def ppc_calibration(calibrator: Any, scores: ArrayLike, y: ArrayLike, *, statistics: str | Sequence[str] = ("ece", "mcb"),
-                    n_bins: int = 10, strategy: str = "quantile", min_replicates: int = MIN_REPLICATES,
-                    random_state: RandomStateLike = None, random_seed: RandomStateLike = None) -> xr.Dataset:
+def ppc_calibration(
+    calibrator: Any,
+    scores: ArrayLike,
+    y: ArrayLike,
+    *,
+    statistics: str | Sequence[str] = ("ece", "mcb"),
+    n_bins: int = 10,
+    strategy: str = "quantile",
+    min_replicates: int = MIN_REPLICATES,
+    random_state: RandomStateLike = None,
+    random_seed: RandomStateLike = None,
+) -> xr.Dataset:
     r"""Posterior predictive check of the calibration map's fit to the labels.
 
     For posterior draw :math:`d` of the map, :math:`p_{di} = P_d(y = 1 \mid s_i)` at the
@@ -187,17 +196,33 @@ def ppc_calibration(calibrator: Any, scores: ArrayLike, y: ArrayLike, *, statist
                 rep[k, c, d] = stat(y_rep[c, d], p[c, d], n_bins, strategy)
     dims = ("statistic", "chain", "draw")
     coords = {"statistic": names, "chain": np.arange(p.shape[0]), "draw": np.arange(p.shape[1])}
-    ds = xr.Dataset({"observed": (dims, obs), "replicated": (dims, rep)}, coords=coords,
-                    attrs={"n_bins": n_bins, "strategy": strategy, "replicates_per_draw": reps,
-                           "check": "posterior predictive (labels replicated from the calibration map)"})
+    ds = xr.Dataset(
+        {"observed": (dims, obs), "replicated": (dims, rep)},
+        coords=coords,
+        attrs={
+            "n_bins": n_bins,
+            "strategy": strategy,
+            "replicates_per_draw": reps,
+            "check": "posterior predictive (labels replicated from the calibration map)",
+        },
+    )
     ds["p_value"] = _pp_value(ds["replicated"], ds["observed"])
     return ds
 
 
-def consistency_check(scores: ArrayLike, y: ArrayLike, *, statistics: str | Sequence[str] = ("ece", "mcb"), n_bins: int = 10,
-                      strategy: str = "quantile", n_replicates: int = 1000, band: bool = True,
-                      ci_prob: float | None = None, random_state: RandomStateLike = None,
-                      random_seed: RandomStateLike = None) -> xr.Dataset:
+def consistency_check(
+    scores: ArrayLike,
+    y: ArrayLike,
+    *,
+    statistics: str | Sequence[str] = ("ece", "mcb"),
+    n_bins: int = 10,
+    strategy: str = "quantile",
+    n_replicates: int = 1000,
+    band: bool = True,
+    ci_prob: float | None = None,
+    random_state: RandomStateLike = None,
+    random_seed: RandomStateLike = None,
+) -> xr.Dataset:
     r"""Was the classifier already calibrated? Consistency resampling of the raw scores.
 
     Under the hypothesis that the probability scores :math:`s_i` are calibrated, the labels
@@ -259,11 +284,18 @@ def consistency_check(scores: ArrayLike, y: ArrayLike, *, statistics: str | Sequ
             rc = metrics.reliability_curve(y_rep, s, n_bins=n_bins, strategy=strategy)
             frac[0, r] = rc["fraction_positive"].reindex(bin=curve["bin"]).values  # type: ignore[index]
     coords = {"statistic": names, "chain": [0], "draw": np.arange(n_replicates)}
-    ds = xr.Dataset({"observed": ("statistic", obs), "replicated": (("statistic", "chain", "draw"), rep)},
-                    coords=coords,
-                    attrs={"n_bins": n_bins, "strategy": strategy, "ci_prob": ci_prob, "ci_kind": "eti",
-                           "check": "consistency resampling (labels replicated from the identity map)"})
-    ds["p_value"] = ((1 + (ds["replicated"] >= ds["observed"]).sum(("chain", "draw"))) / (1 + n_replicates))
+    ds = xr.Dataset(
+        {"observed": ("statistic", obs), "replicated": (("statistic", "chain", "draw"), rep)},
+        coords=coords,
+        attrs={
+            "n_bins": n_bins,
+            "strategy": strategy,
+            "ci_prob": ci_prob,
+            "ci_kind": "eti",
+            "check": "consistency resampling (labels replicated from the identity map)",
+        },
+    )
+    ds["p_value"] = (1 + (ds["replicated"] >= ds["observed"]).sum(("chain", "draw"))) / (1 + n_replicates)
     ds = ds.merge(curve[["mean_predicted", "fraction_positive", "count"]])
     if band:
         replicated_fraction = xr.DataArray(frac, dims=("chain", "draw", "bin"), coords={"bin": curve["bin"].values})
@@ -303,9 +335,15 @@ def _model_score_distribution(calibrator: Any, grid_size: int) -> tuple[np.ndarr
     return g, weights / weights.sum(axis=-1, keepdims=True)
 
 
-def calibration_error_posterior(calibrator: Any, scores: ArrayLike | None = None, *, tolerance: float | None = None,
-                                score_distribution: str | None = None, ci_prob: float | None = None,
-                                grid_size: int = 1001) -> xr.Dataset:
+def calibration_error_posterior(
+    calibrator: Any,
+    scores: ArrayLike | None = None,
+    *,
+    tolerance: float | None = None,
+    score_distribution: str | None = None,
+    ci_prob: float | None = None,
+    grid_size: int = 1001,
+) -> xr.Dataset:
     r"""Posterior of the base classifier's true calibration error, in place of a bootstrap.
 
     The classifier's probability score :math:`s` has true calibration map
@@ -362,11 +400,16 @@ def calibration_error_posterior(calibrator: Any, scores: ArrayLike | None = None
     """
     check_calibrator(calibrator)
     if calibrator.score_kind != "probability":
-        raise ValueError("calibration_error_posterior compares the map with the scores themselves, so it needs "
-                         "probability scores: use a calibrator with score_kind='probability'.")
+        raise ValueError(
+            "calibration_error_posterior compares the map with the scores themselves, so it needs "
+            "probability scores: use a calibrator with score_kind='probability'."
+        )
     if score_distribution is None:
-        score_distribution = ("model" if isinstance(calibrator, ClassConditional)
-                              and calibrator.class_prior_draws().size > 1 else "empirical")
+        score_distribution = (
+            "model"
+            if isinstance(calibrator, ClassConditional) and calibrator.class_prior_draws().size > 1
+            else "empirical"
+        )
     if score_distribution not in ("empirical", "model"):
         raise ValueError(f"score_distribution={score_distribution!r} must be 'empirical' or 'model'.")
     ci_prob = check_ci_prob(ci_prob)
@@ -378,9 +421,11 @@ def calibration_error_posterior(calibrator: Any, scores: ArrayLike | None = None
         weights = np.full(q.shape, 1.0 / s.size)
     else:
         if not isinstance(calibrator, ClassConditional):
-            raise ValueError(f"score_distribution='model' needs a class-conditional calibrator, one with "
-                             f"density_map (e.g. 'dpm'); "
-                             f"{type(calibrator).__name__} has none: use score_distribution='empirical'.")
+            raise ValueError(
+                f"score_distribution='model' needs a class-conditional calibrator, one with "
+                f"density_map (e.g. 'dpm'); "
+                f"{type(calibrator).__name__} has none: use score_distribution='empirical'."
+            )
         s, weights = _model_score_distribution(calibrator, check_integer(grid_size, "grid_size", 3))
         q = calibrator.calibration_map(s).values
     gap = q - s
@@ -391,15 +436,18 @@ def calibration_error_posterior(calibrator: Any, scores: ArrayLike | None = None
         da = xr.DataArray(values, dims=("chain", "draw"), name=name)
         out[name] = da
         out[f"{name}_mean"] = da.mean()
-        out[f"{name}_ci"] = (_eti(da, ci_prob) if da.size > 1 else
-                             xr.DataArray([float(values.ravel()[0])] * 2, dims="ci_bound",
-                                          coords={"ci_bound": ["lower", "upper"]}))
+        out[f"{name}_ci"] = (
+            _eti(da, ci_prob)
+            if da.size > 1
+            else xr.DataArray([float(values.ravel()[0])] * 2, dims="ci_bound", coords={"ci_bound": ["lower", "upper"]})
+        )
     if tolerance is not None:
         tolerance = float(tolerance)
         if not np.isfinite(tolerance) or tolerance <= 0:
             raise ValueError(f"tolerance={tolerance} must be a positive number, e.g. 0.02.")
         out["prob_below_tolerance"] = xr.DataArray(
-            [float((out[m] < tolerance).mean()) for m in fields], dims="measure", coords={"measure": list(fields)})
+            [float((out[m] < tolerance).mean()) for m in fields], dims="measure", coords={"measure": list(fields)}
+        )
         out.attrs["tolerance"] = tolerance
     return out
 
@@ -407,9 +455,17 @@ def calibration_error_posterior(calibrator: Any, scores: ArrayLike | None = None
 # ----------------------------------------------------------------------------- score densities
 
 
-def score_density_check(calibrator: Any, scores: ArrayLike, y: ArrayLike, *, bins: ArrayLike = 20, ci_prob: float | None = None,
-                        points_per_bin: int = 16, random_state: RandomStateLike = None,
-                        random_seed: RandomStateLike = None) -> xr.Dataset:
+def score_density_check(
+    calibrator: Any,
+    scores: ArrayLike,
+    y: ArrayLike,
+    *,
+    bins: ArrayLike = 20,
+    ci_prob: float | None = None,
+    points_per_bin: int = 16,
+    random_state: RandomStateLike = None,
+    random_seed: RandomStateLike = None,
+) -> xr.Dataset:
     r"""Observed class-conditional score histograms against the posterior predictive densities.
 
     For class :math:`c` with :math:`n_c` scores and bin :math:`b`, posterior draw :math:`d`
@@ -443,8 +499,10 @@ def score_density_check(calibrator: Any, scores: ArrayLike, y: ArrayLike, *, bin
         ``bin_upper``.
     """
     if not isinstance(check_calibrator(calibrator), ClassConditional):
-        raise ValueError(f"{type(calibrator).__name__} has no density_map: the score-density check needs a "
-                         "calibrator that models the class score densities, e.g. 'dpm'.")
+        raise ValueError(
+            f"{type(calibrator).__name__} has no density_map: the score-density check needs a "
+            "calibrator that models the class score densities, e.g. 'dpm'."
+        )
     kind = calibrator.score_kind
     s, y01 = _labels_and_scores(calibrator, scores, y)
     ci_prob = check_ci_prob(ci_prob)
@@ -480,14 +538,24 @@ def score_density_check(calibrator: Any, scores: ArrayLike, y: ArrayLike, *, bin
     x2_rep = np.sum((rep - expected) ** 2 / expected, axis=-1)
     width = np.diff(edges)
     dims4 = ("chain", "draw", "class", "bin")
-    coords = {"chain": np.arange(mass.shape[0]), "draw": np.arange(mass.shape[1]), "class": [0, 1],
-              "bin": np.arange(n_bins), "bin_lower": ("bin", edges[:-1]), "bin_upper": ("bin", edges[1:])}
-    ds = xr.Dataset({
-        "observed_count": (("class", "bin"), obs),
-        "observed_density": (("class", "bin"), obs / np.maximum(n_c[:, None], 1) / width),
-        "density": (dims4, mass / width),
-        "replicated_count": (dims4, rep),
-    }, coords=coords, attrs={"ci_prob": ci_prob, "ci_kind": "eti", "score_scale": kind})
+    coords = {
+        "chain": np.arange(mass.shape[0]),
+        "draw": np.arange(mass.shape[1]),
+        "class": [0, 1],
+        "bin": np.arange(n_bins),
+        "bin_lower": ("bin", edges[:-1]),
+        "bin_upper": ("bin", edges[1:]),
+    }
+    ds = xr.Dataset(
+        {
+            "observed_count": (("class", "bin"), obs),
+            "observed_density": (("class", "bin"), obs / np.maximum(n_c[:, None], 1) / width),
+            "density": (dims4, mass / width),
+            "replicated_count": (dims4, rep),
+        },
+        coords=coords,
+        attrs={"ci_prob": ci_prob, "ci_kind": "eti", "score_scale": kind},
+    )
     if mass.shape[0] * mass.shape[1] > 1:
         ds["density_band"] = _eti(ds["density"], ci_prob).transpose("class", "bin", "ci_bound")
         ds["count_band"] = _eti(ds["replicated_count"], ci_prob).transpose("class", "bin", "ci_bound")
@@ -498,8 +566,14 @@ def score_density_check(calibrator: Any, scores: ArrayLike, y: ArrayLike, *, bin
 # ----------------------------------------------------------------------------- ArviZ input
 
 
-def posterior_predictive_tree(calibrator: Any, scores: ArrayLike, y: ArrayLike, *, random_state: RandomStateLike = None,
-                              random_seed: RandomStateLike = None) -> xr.DataTree:
+def posterior_predictive_tree(
+    calibrator: Any,
+    scores: ArrayLike,
+    y: ArrayLike,
+    *,
+    random_state: RandomStateLike = None,
+    random_seed: RandomStateLike = None,
+) -> xr.DataTree:
     """Replicated and observed labels as ArviZ expects them (``y`` in both groups, ``obs_id``).
 
     ``posterior_predictive.y`` holds :math:`y^{rep} \\sim \\mathrm{Bernoulli}(p_d(s_i))` per

@@ -91,8 +91,10 @@ def _jsonable(value: Any, what: str) -> Any:
         return {"__items__": [[_jsonable(k, what), _jsonable(v, what)] for k, v in value.items()]}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    raise ValueError(f"{what} holds a {type(value).__name__}, which bayescal files cannot store: "
-                     "use numbers, strings, lists, tuples or dicts.")
+    raise ValueError(
+        f"{what} holds a {type(value).__name__}, which bayescal files cannot store: "
+        "use numbers, strings, lists, tuples or dicts."
+    )
 
 
 def _decode(obj: dict) -> Any:
@@ -126,8 +128,9 @@ def _array_for_file(arr: np.ndarray, what: str) -> tuple[np.ndarray, str]:
             numeric = np.array(values).reshape(arr.shape)
             return numeric, f"object:{numeric.dtype.str}"
         kinds = sorted({type(v).__name__ for v in values})
-        raise ValueError(f"{what} is an object array of {kinds}, which bayescal files cannot store exactly: "
-                         "use numbers or strings.")
+        raise ValueError(
+            f"{what} is an object array of {kinds}, which bayescal files cannot store exactly: use numbers or strings."
+        )
     return arr, dtype.str
 
 
@@ -145,8 +148,7 @@ def _plain(value: Any) -> Any:
 
 
 def _attrs_text(attrs: dict) -> str:
-    return json.dumps({str(k): _plain(v) for k, v in attrs.items() if k != "content_hash"}, sort_keys=True,
-                      default=str)
+    return json.dumps({str(k): _plain(v) for k, v in attrs.items() if k != "content_hash"}, sort_keys=True, default=str)
 
 
 def _hash(tree: xr.DataTree) -> str:
@@ -159,7 +161,9 @@ def _hash(tree: xr.DataTree) -> str:
         for name in sorted(ds.variables):
             var = ds.variables[name]
             values = np.asarray(var.values)
-            h.update(f"{node.path}/{name}:{var.dims}:{_attrs_text(var.attrs)}:{values.dtype.kind}:{values.shape}".encode())
+            h.update(
+                f"{node.path}/{name}:{var.dims}:{_attrs_text(var.attrs)}:{values.dtype.kind}:{values.shape}".encode()
+            )
             if values.dtype.kind in "OUS":
                 h.update("\x1f".join(map(str, values.ravel().tolist())).encode())
             else:
@@ -189,8 +193,10 @@ def _tree(est: Any) -> tuple[xr.DataTree, dict[str, Any]]:
         elif isinstance(value, (xr.Dataset, xr.DataArray)):
             ds = value.to_dataset(name=value.name or "values") if isinstance(value, xr.DataArray) else value
             children[name] = xr.DataTree(ds)
-            state[name] = {"kind": "dataarray" if isinstance(value, xr.DataArray) else "dataset",
-                           "name": getattr(value, "name", None) or "values"}
+            state[name] = {
+                "kind": "dataarray" if isinstance(value, xr.DataArray) else "dataset",
+                "name": getattr(value, "name", None) or "values",
+            }
         else:
             state[name] = {"kind": "json", "value": _jsonable(value, f"Fitted attribute {name}")}
     tree = xr.DataTree(xr.Dataset(arrays))
@@ -215,8 +221,9 @@ def _umask() -> int:
     return 0o022
 
 
-def atomic_write(path: str | Path, write: Callable[[Path], None], *, overwrite: bool = False,
-                 flag: str = "overwrite=True") -> Path:
+def atomic_write(
+    path: str | Path, write: Callable[[Path], None], *, overwrite: bool = False, flag: str = "overwrite=True"
+) -> Path:
     """Write a file whole or not at all: ``write(tmp)`` fills a temporary file in the same
     folder, which is then renamed onto ``path``.
 
@@ -272,8 +279,9 @@ def atomic_write(path: str | Path, write: Callable[[Path], None], *, overwrite: 
             try:
                 os.link(tmp, path)
             except FileExistsError:
-                raise FileExistsError(f"{str(path)!r} already exists: pass {flag} to replace it, "
-                                      "or choose another name.") from None
+                raise FileExistsError(
+                    f"{str(path)!r} already exists: pass {flag} to replace it, or choose another name."
+                ) from None
             except OSError:  # a file system without hard links
                 if path.exists():
                     raise FileExistsError(f"{str(path)!r} already exists: pass {flag} to replace it.") from None
@@ -325,21 +333,34 @@ def save(est: Any, path: str | Path, *, overwrite: bool = False) -> None:
     params = json.dumps(_jsonable(est.get_params(deep=False), f"A parameter of {type(est).__name__}"), sort_keys=True)
     tree, state = _tree(est)
     state_json = json.dumps(state, sort_keys=True)
-    tree.attrs.update({
-        "bayescal_format": FORMAT_VERSION,
-        "bayescal_version": __version__,
-        "calibrator": name,
-        "params": params,
-        "state": state_json,
-    })
+    tree.attrs.update(
+        {
+            "bayescal_format": FORMAT_VERSION,
+            "bayescal_version": __version__,
+            "calibrator": name,
+            "params": params,
+            "state": state_json,
+        }
+    )
     tree.attrs["content_hash"] = _hash(tree)
     atomic_write(path, lambda tmp: tree.to_netcdf(tmp, engine=_ENGINE), overwrite=overwrite)
 
 
 # ---- loading --------------------------------------------------------------------------------
 #: attributes that make xarray transform the stored values as it decodes them
-_DECODING_ATTRS = {"scale_factor", "add_offset", "units", "calendar", "_Unsigned", "missing_value", "dtype",
-                   "compress", "valid_min", "valid_max", "valid_range"}
+_DECODING_ATTRS = {
+    "scale_factor",
+    "add_offset",
+    "units",
+    "calendar",
+    "_Unsigned",
+    "missing_value",
+    "dtype",
+    "compress",
+    "valid_min",
+    "valid_max",
+    "valid_range",
+}
 _MAX_ATTR_BYTES = 16 * 2**20
 
 
@@ -358,8 +379,10 @@ def _scan(path: Path, where: str) -> dict[str, tuple[tuple[int, ...], np.dtype]]
     def check_attrs(obj, at: str) -> None:
         for key in obj.attrs:
             if key in _DECODING_ATTRS:
-                raise ValueError(f"{where}: {at} has the attribute {key!r}, which bayescal files never use "
-                                 "(it would change the values as they are read).")
+                raise ValueError(
+                    f"{where}: {at} has the attribute {key!r}, which bayescal files never use "
+                    "(it would change the values as they are read)."
+                )
             size = obj.attrs.get_id(key).get_storage_size()
             if size > _MAX_ATTR_BYTES:
                 raise ValueError(f"{where}: the attribute {key!r} of {at} declares {size} bytes.")
@@ -385,16 +408,19 @@ def _scan(path: Path, where: str) -> dict[str, tuple[tuple[int, ...], np.dtype]]
             if obj.is_virtual:
                 raise ValueError(f"{where}: {at} is a virtual dataset; bayescal files hold their data themselves.")
             if obj.external:
-                raise ValueError(f"{where}: {at} keeps its data in external files; bayescal files hold their data "
-                                 "themselves.")
+                raise ValueError(
+                    f"{where}: {at} keeps its data in external files; bayescal files hold their data themselves."
+                )
             dtype = obj.dtype
             if not (dtype.kind in "iufb" or h5py.check_string_dtype(dtype) is not None):
                 raise ValueError(f"{where}: {at} has dtype {dtype}, not numbers or strings.")
             shape = tuple(int(n) for n in (obj.shape or ()))
             size = int(np.prod(shape, dtype=np.float64))
             if size > MAX_ELEMENTS:
-                raise ValueError(f"{where}: {at} declares {size} elements, more than a bayescal file holds "
-                                 f"({MAX_ELEMENTS}); it was not read.")
+                raise ValueError(
+                    f"{where}: {at} declares {size} elements, more than a bayescal file holds "
+                    f"({MAX_ELEMENTS}); it was not read."
+                )
             is_phony_dim = obj.attrs.get("CLASS") == b"DIMENSION_SCALE" and obj.id.get_storage_size() == 0
             if not is_phony_dim:
                 total += size * max(dtype.itemsize, 8)
@@ -448,8 +474,12 @@ def _tag_kind(tag: Any, where: str) -> str:
     return kind
 
 
-_STATE_KINDS = {"array": ("array", "labels", "scalar"), "array_list": ("array_list",), "json": ("scalar", "json"),
-                "datatree": ("posterior",)}
+_STATE_KINDS = {
+    "array": ("array", "labels", "scalar"),
+    "array_list": ("array_list",),
+    "json": ("scalar", "json"),
+    "datatree": ("posterior",),
+}
 
 
 def _check_layout(cls: type, params: dict, state: Any, found: dict, where: str) -> None:
@@ -463,8 +493,10 @@ def _check_layout(cls: type, params: dict, state: Any, found: dict, where: str) 
         raise ValueError(f"{where}: its 'state' attribute is not a table of fitted attributes; the file is damaged.")
     undeclared = sorted(set(state) - set(schema))
     if undeclared:
-        raise ValueError(f"{where} holds fitted attribute(s) {undeclared} that a {cls.__name__} does not have "
-                         f"(known: {sorted(schema)}); the file is damaged or forged.")
+        raise ValueError(
+            f"{where} holds fitted attribute(s) {undeclared} that a {cls.__name__} does not have "
+            f"(known: {sorted(schema)}); the file is damaged or forged."
+        )
     missing = sorted(n for n, f in schema.items() if not f.optional and n not in state)
     if missing:
         raise ValueError(f"{where} lacks the fitted attribute(s) {missing} of a {cls.__name__}; the file is damaged.")
@@ -474,8 +506,10 @@ def _check_layout(cls: type, params: dict, state: Any, found: dict, where: str) 
         field = schema[name]
         kind = info.get("kind")
         if field.kind not in _STATE_KINDS.get(kind, ()):
-            raise ValueError(f"{where}: fitted attribute {name} is stored as {kind!r}, but a {cls.__name__} keeps "
-                             f"it as {field.kind!r}; the file is damaged.")
+            raise ValueError(
+                f"{where}: fitted attribute {name} is stored as {kind!r}, but a {cls.__name__} keeps "
+                f"it as {field.kind!r}; the file is damaged."
+            )
         if kind == "array":
             entries = [(f"/{name}", info.get("dtype"), "")]
         elif kind == "array_list":
@@ -493,8 +527,9 @@ def _check_layout(cls: type, params: dict, state: Any, found: dict, where: str) 
         bound = field.size_bound(params)
         for key, tag, scope in entries:
             if key not in found:
-                raise ValueError(f"{where} lacks the variable {key.lstrip('/')!r} of fitted attribute {name}; "
-                                 "the file is damaged.")
+                raise ValueError(
+                    f"{where} lacks the variable {key.lstrip('/')!r} of fitted attribute {name}; the file is damaged."
+                )
             if not isinstance(tag, str):
                 raise ValueError(f"{where}: fitted attribute {name} has no dtype tag; the file is damaged.")
             shape, dtype = found[key]
@@ -508,20 +543,28 @@ def _check_layout(cls: type, params: dict, state: Any, found: dict, where: str) 
                 want = None
             else:
                 want = np.dtype(tag.removeprefix("object:"))
-            if (restored == "U") != (stored == "U") or (want is not None and dtype.newbyteorder("=") != want.newbyteorder("=")):
-                raise ValueError(f"{where}: fitted attribute {name} is stored as {dtype} but tagged {tag!r}; "
-                                 "the file is damaged.")
+            if (restored == "U") != (stored == "U") or (
+                want is not None and dtype.newbyteorder("=") != want.newbyteorder("=")
+            ):
+                raise ValueError(
+                    f"{where}: fitted attribute {name} is stored as {dtype} but tagged {tag!r}; the file is damaged."
+                )
             if restored != "O" and restored not in field.dtype.replace("i", "iu") and field.kind != "labels":
-                raise ValueError(f"{where}: fitted attribute {name} has dtype {tag!r} where a {cls.__name__} keeps "
-                                 f"kinds {field.dtype!r}.")
+                raise ValueError(
+                    f"{where}: fitted attribute {name} has dtype {tag!r} where a {cls.__name__} keeps "
+                    f"kinds {field.dtype!r}."
+                )
             if int(np.prod(shape, dtype=np.float64)) > bound:
-                raise ValueError(f"{where}: fitted attribute {name} declares {int(np.prod(shape))} elements, more "
-                                 f"than the {bound} its parameters allow; it was not read.")
+                raise ValueError(
+                    f"{where}: fitted attribute {name} declares {int(np.prod(shape))} elements, more "
+                    f"than the {bound} its parameters allow; it was not read."
+                )
             dims.bind_shape(field, shape, f"fitted attribute {name}", scope)
     extra = sorted(k.lstrip("/") for k in found if k not in used)
     if extra:
-        raise ValueError(f"{where} holds variable(s) {extra[:5]} that belong to no fitted attribute; "
-                         "the file is damaged or forged.")
+        raise ValueError(
+            f"{where} holds variable(s) {extra[:5]} that belong to no fitted attribute; the file is damaged or forged."
+        )
 
 
 def _probe_scores(est: Any) -> np.ndarray:
@@ -577,7 +620,9 @@ def load(path: str | Path, *, expected: type | None = None) -> Any:
     try:
         fmt = int(attrs["bayescal_format"])
     except (TypeError, ValueError):
-        raise ValueError(f"{where} has an unreadable format version {attrs['bayescal_format']!r}: the file is damaged.") from None
+        raise ValueError(
+            f"{where} has an unreadable format version {attrs['bayescal_format']!r}: the file is damaged."
+        ) from None
     if fmt > FORMAT_VERSION:
         raise ValueError(
             f"{where} has format version {fmt}, newer than this bayescal ({__version__}) reads "
@@ -587,8 +632,9 @@ def load(path: str | Path, *, expected: type | None = None) -> Any:
         if key not in attrs:
             raise ValueError(f"{where} is missing the attribute {key!r}: the file is damaged.")
         if not isinstance(attrs[key], str):
-            raise ValueError(f"{where}: the attribute {key!r} is a {type(attrs[key]).__name__}, not a string; "
-                             "the file is damaged.")
+            raise ValueError(
+                f"{where}: the attribute {key!r} is a {type(attrs[key]).__name__}, not a string; the file is damaged."
+            )
     cls = get_calibrator_class(attrs["calibrator"])
     if expected is not None and not issubclass(cls, expected):
         raise ValueError(f"{where} holds a {cls.__name__}, not a {expected.__name__}.")
@@ -612,9 +658,11 @@ def load(path: str | Path, *, expected: type | None = None) -> Any:
     try:
         est = cls(**params)
     except TypeError as exc:
-        raise ValueError(f"{where} holds a {cls.__name__} this bayescal ({__version__}) cannot rebuild "
-                         f"({type(exc).__name__}: {exc}); it was written by bayescal "
-                         f"{attrs.get('bayescal_version', '?')}.") from None
+        raise ValueError(
+            f"{where} holds a {cls.__name__} this bayescal ({__version__}) cannot rebuild "
+            f"({type(exc).__name__}: {exc}); it was written by bayescal "
+            f"{attrs.get('bayescal_version', '?')}."
+        ) from None
     try:
         if "score_kind" in params:
             check_score_kind(est.score_kind)
@@ -636,9 +684,11 @@ def load(path: str | Path, *, expected: type | None = None) -> Any:
         msg = str(exc)
         raise ValueError(msg if msg.startswith(where) else f"{where} holds an invalid {cls.__name__}: {msg}") from None
     except Exception as exc:  # noqa: BLE001 - a state that passed the checks but still cannot be rebuilt
-        raise ValueError(f"{where} holds a {cls.__name__} this bayescal ({__version__}) cannot rebuild "
-                         f"({type(exc).__name__}: {exc}); it was written by bayescal "
-                         f"{attrs.get('bayescal_version', '?')}.") from None
+        raise ValueError(
+            f"{where} holds a {cls.__name__} this bayescal ({__version__}) cannot rebuild "
+            f"({type(exc).__name__}: {exc}); it was written by bayescal "
+            f"{attrs.get('bayescal_version', '?')}."
+        ) from None
     return est
 
 

@@ -104,8 +104,10 @@ def _check_positive_int(value: Any, name: str = "n_bins") -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name}={value!r} is not a positive integer: pass a whole number >= 1, e.g. 10.")
     if value > _MAX_COUNT:
-        raise ValueError(f"{name}={value!r} is more than {_MAX_COUNT}: pass a smaller number (bins beyond the "
-                         "number of samples are empty anyway).")
+        raise ValueError(
+            f"{name}={value!r} is more than {_MAX_COUNT}: pass a smaller number (bins beyond the "
+            "number of samples are empty anyway)."
+        )
     return int(value)
 
 
@@ -274,7 +276,12 @@ def ece(
 
 
 def mce(
-    y_true: ArrayLike, y_prob: ArrayLike, *, n_bins: int = 10, strategy: str = "quantile", sample_weight: ArrayLike | None = None
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
+    *,
+    n_bins: int = 10,
+    strategy: str = "quantile",
+    sample_weight: ArrayLike | None = None,
 ) -> float:
     r"""Maximum calibration error: :math:`\max_b |o_b - e_b|` over the non-empty bins.
 
@@ -488,9 +495,7 @@ def _grid_mass(p: np.ndarray, r: np.ndarray, m: int) -> np.ndarray:
     pos = p * (m - 1)
     left = np.minimum(np.floor(pos).astype(np.intp), m - 2)
     frac = pos - left
-    return np.bincount(left, weights=(1 - frac) * r, minlength=m) + np.bincount(
-        left + 1, weights=frac * r, minlength=m
-    )
+    return np.bincount(left, weights=(1 - frac) * r, minlength=m) + np.bincount(left + 1, weights=frac * r, minlength=m)
 
 
 def smooth_ece(
@@ -630,8 +635,10 @@ def mvce(
         wp, yp, pp = w[perm], y[perm], prob[perm]
         n_b = np.bincount(chunk, weights=wp, minlength=n_bins)
         keep = n_b > 0
-        gap = (np.bincount(chunk, weights=wp * pp, minlength=n_bins)[keep]
-               - np.bincount(chunk, weights=wp * yp, minlength=n_bins)[keep]) / n_b[keep]
+        gap = (
+            np.bincount(chunk, weights=wp * pp, minlength=n_bins)[keep]
+            - np.bincount(chunk, weights=wp * yp, minlength=n_bins)[keep]
+        ) / n_b[keep]
         total += np.sum(n_b[keep] / w.sum() * np.abs(gap) ** p) ** (1.0 / p)
     return float(total / n_shuffles)
 
@@ -991,7 +998,9 @@ class BayesErrorBounds:
     upper: float
 
 
-def bayes_error_bounds(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> BayesErrorBounds:
+def bayes_error_bounds(
+    y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None
+) -> BayesErrorBounds:
     r"""Cohen & Goldszmidt's (2004, Theorem 1) bounds for calibrated predictions.
 
     For a calibrated forecast :math:`p` (:math:`P(y=1 \mid p) = p`) the refinement term

@@ -181,18 +181,39 @@ class ReliabilityDisplay:
                     continue
             disp.curves[label] = reliability_curve(y01, p, n_bins=n_bins, strategy=strategy)
             if n_consistency:
-                check = consistency_check(p, y01, statistics="ece", n_bins=n_bins, strategy=strategy,
-                                          n_replicates=n_consistency, ci_prob=ci_prob, random_state=random_state)
+                check = consistency_check(
+                    p,
+                    y01,
+                    statistics="ece",
+                    n_bins=n_bins,
+                    strategy=strategy,
+                    n_replicates=n_consistency,
+                    ci_prob=ci_prob,
+                    random_state=random_state,
+                )
                 disp.consistency[label] = check["band"]
         disp.plot(ax=ax)
         return disp
 
     @classmethod
-    def from_calibrator(cls, calibrator: Calibrator, scores: ArrayLike, y: ArrayLike, *, label: str | None = None,
-                        n_bins: int = 10, strategy: str = "quantile", ci_prob: float = DEFAULT_CI_PROB,
-                        grid: ArrayLike | int | None = None, n_consistency: int = 200,
-                        random_state: RandomStateLike = 0, maps: bool = True, points: bool = True,
-                        ax: Any = None, random_seed: RandomStateLike = None) -> ReliabilityDisplay:
+    def from_calibrator(
+        cls,
+        calibrator: Calibrator,
+        scores: ArrayLike,
+        y: ArrayLike,
+        *,
+        label: str | None = None,
+        n_bins: int = 10,
+        strategy: str = "quantile",
+        ci_prob: float = DEFAULT_CI_PROB,
+        grid: ArrayLike | int | None = None,
+        n_consistency: int = 200,
+        random_state: RandomStateLike = 0,
+        maps: bool = True,
+        points: bool = True,
+        ax: Any = None,
+        random_seed: RandomStateLike = None,
+    ) -> ReliabilityDisplay:
         """The diagram of one fitted calibrator.
 
         Parameters
@@ -211,15 +232,36 @@ class ReliabilityDisplay:
         ReliabilityDisplay
         """
         random_state = _random_state(random_state, random_seed, "ReliabilityDisplay")
-        return cls.from_calibrators({_label(calibrator, label): calibrator}, scores, y, n_bins=n_bins,
-                                    strategy=strategy, ci_prob=ci_prob, grid=grid, n_consistency=n_consistency,
-                                    random_state=random_state, maps=maps, points=points, ax=ax)
+        return cls.from_calibrators(
+            {_label(calibrator, label): calibrator},
+            scores,
+            y,
+            n_bins=n_bins,
+            strategy=strategy,
+            ci_prob=ci_prob,
+            grid=grid,
+            n_consistency=n_consistency,
+            random_state=random_state,
+            maps=maps,
+            points=points,
+            ax=ax,
+        )
 
     @classmethod
-    def from_predictions(cls, y_true: ArrayLike, y_prob: ArrayLike, *, label: str = "classifier",
-                         n_bins: int = 10, strategy: str = "quantile", ci_prob: float = DEFAULT_CI_PROB,
-                         n_consistency: int = 200, random_state: RandomStateLike = 0, ax: Any = None,
-                         random_seed: RandomStateLike = None) -> ReliabilityDisplay:
+    def from_predictions(
+        cls,
+        y_true: ArrayLike,
+        y_prob: ArrayLike,
+        *,
+        label: str = "classifier",
+        n_bins: int = 10,
+        strategy: str = "quantile",
+        ci_prob: float = DEFAULT_CI_PROB,
+        n_consistency: int = 200,
+        random_state: RandomStateLike = 0,
+        ax: Any = None,
+        random_seed: RandomStateLike = None,
+    ) -> ReliabilityDisplay:
         """The diagram of a classifier's probabilities as they are: was it calibrated already?
 
         Parameters
@@ -238,9 +280,17 @@ class ReliabilityDisplay:
         ReliabilityDisplay
         """
         random_state = _random_state(random_state, random_seed, "ReliabilityDisplay")
-        return cls.from_calibrators({label: None}, y_prob, y_true, n_bins=n_bins, strategy=strategy,
-                                    ci_prob=ci_prob, n_consistency=n_consistency, random_state=random_state,
-                                    ax=ax)
+        return cls.from_calibrators(
+            {label: None},
+            y_prob,
+            y_true,
+            n_bins=n_bins,
+            strategy=strategy,
+            ci_prob=ci_prob,
+            n_consistency=n_consistency,
+            random_state=random_state,
+            ax=ax,
+        )
 
     def plot(self, ax: Any = None) -> ReliabilityDisplay:
         """Draw on ``ax`` (a new figure when ``None``): maps, bands, binned points, histograms.
@@ -262,8 +312,7 @@ class ReliabilityDisplay:
         import matplotlib.pyplot as plt
 
         if ax is None:
-            fig, (ax, hax) = plt.subplots(2, 1, figsize=(6, 7), sharex=True,
-                                          gridspec_kw={"height_ratios": [3, 1]})
+            fig, (ax, hax) = plt.subplots(2, 1, figsize=(6, 7), sharex=True, gridspec_kw={"height_ratios": [3, 1]})
         else:
             fig, hax = ax.figure, None
         ax.plot([0, 1], [0, 1], ls=":", color="grey", lw=1, label="perfect calibration")
@@ -276,27 +325,53 @@ class ReliabilityDisplay:
                 ax.plot(m["score"].values, m.values, color=c, lw=1.8, label=f"{label} map", gid=f"map:{label}")
             if label in self.bands:
                 b = self.bands[label]
-                ax.fill_between(b["score"].values, b.sel(ci_bound="lower").values, b.sel(ci_bound="upper").values,
-                                color=c, alpha=0.25, lw=0, label=f"{label} {b.attrs['ci_prob']:.0%} band",
-                                gid=f"band:{label}")
+                ax.fill_between(
+                    b["score"].values,
+                    b.sel(ci_bound="lower").values,
+                    b.sel(ci_bound="upper").values,
+                    color=c,
+                    alpha=0.25,
+                    lw=0,
+                    label=f"{label} {b.attrs['ci_prob']:.0%} band",
+                    gid=f"band:{label}",
+                )
             if label not in self.curves:
                 continue
             curve = self.curves[label]
             x, f = curve["mean_predicted"].values, curve["fraction_positive"].values
             if label in self.consistency:
                 cb = self.consistency[label]
-                ax.vlines(x, cb.sel(ci_bound="lower").values, cb.sel(ci_bound="upper").values, color=c,
-                          alpha=0.5, lw=3, gid=f"consistency:{label}")
+                ax.vlines(
+                    x,
+                    cb.sel(ci_bound="lower").values,
+                    cb.sel(ci_bound="upper").values,
+                    color=c,
+                    alpha=0.5,
+                    lw=3,
+                    gid=f"consistency:{label}",
+                )
             ax.plot(x, f, "o", color=c, ms=4, label=f"{label} binned", gid=f"binned:{label}")
             for xi, fi, n in zip(x, f, curve["count"].values):
-                ax.annotate(f"{n:g}", (xi, fi), textcoords="offset points", xytext=(3, -9), fontsize=6, color=c,
-                            gid=f"count:{label}")
+                ax.annotate(
+                    f"{n:g}",
+                    (xi, fi),
+                    textcoords="offset points",
+                    xytext=(3, -9),
+                    fontsize=6,
+                    color=c,
+                    gid=f"count:{label}",
+                )
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
         ax.set_ylabel("P(y = 1 | score)" if self.maps else "observed fraction positive")
         mixed = any(lbl in self.maps for lbl in self.curves)  # a calibrator with both readings
-        ax.set_xlabel("score (maps); mean predicted probability (binned points)" if mixed
-                      else "score" if self.maps else "mean predicted probability")
+        ax.set_xlabel(
+            "score (maps); mean predicted probability (binned points)"
+            if mixed
+            else "score"
+            if self.maps
+            else "mean predicted probability"
+        )
         ax.legend(fontsize=7, loc="upper left")
         if hax is not None and self.scores is not None:
             bins = np.linspace(0, 1, 41)
@@ -334,10 +409,19 @@ class DensityDisplay:
     axes_: Any = None
 
     @classmethod
-    def from_calibrators(cls, calibrators: Mapping[str, Any], scores: ArrayLike, y: ArrayLike, *,
-                         bins: int | ArrayLike = 20, grid: int = 301, ci_prob: float = DEFAULT_CI_PROB,
-                         random_state: RandomStateLike = 0, axes: Any = None,
-                         random_seed: RandomStateLike = None) -> DensityDisplay:
+    def from_calibrators(
+        cls,
+        calibrators: Mapping[str, Any],
+        scores: ArrayLike,
+        y: ArrayLike,
+        *,
+        bins: int | ArrayLike = 20,
+        grid: int = 301,
+        ci_prob: float = DEFAULT_CI_PROB,
+        random_state: RandomStateLike = 0,
+        axes: Any = None,
+        random_seed: RandomStateLike = None,
+    ) -> DensityDisplay:
         """Compute and draw for :class:`~bayescal.base.ClassConditional` calibrators (e.g. ``"dpm"``).
 
         Parameters
@@ -377,15 +461,26 @@ class DensityDisplay:
             disp.densities[label] = dens.mean(("chain", "draw"))
             if _n_draws(dens) > 1:
                 disp.bands[label] = arviz_stats.eti(dens, prob=ci_prob, dim=["chain", "draw"]).transpose(
-                    "class", "score", "ci_bound")
+                    "class", "score", "ci_bound"
+                )
         disp.plot(axes=axes)
         return disp
 
     @classmethod
-    def from_calibrator(cls, calibrator: Calibrator, scores: ArrayLike, y: ArrayLike, *, label: str | None = None,
-                        bins: int | ArrayLike = 20, grid: int = 301, ci_prob: float = DEFAULT_CI_PROB,
-                        random_state: RandomStateLike = 0, axes: Any = None,
-                        random_seed: RandomStateLike = None) -> DensityDisplay:
+    def from_calibrator(
+        cls,
+        calibrator: Calibrator,
+        scores: ArrayLike,
+        y: ArrayLike,
+        *,
+        label: str | None = None,
+        bins: int | ArrayLike = 20,
+        grid: int = 301,
+        ci_prob: float = DEFAULT_CI_PROB,
+        random_state: RandomStateLike = 0,
+        axes: Any = None,
+        random_seed: RandomStateLike = None,
+    ) -> DensityDisplay:
         """The densities of one fitted calibrator.
 
         Parameters
@@ -404,8 +499,16 @@ class DensityDisplay:
         DensityDisplay
         """
         random_state = _random_state(random_state, random_seed, "DensityDisplay")
-        return cls.from_calibrators({_label(calibrator, label): calibrator}, scores, y, bins=bins, grid=grid,
-                                    ci_prob=ci_prob, random_state=random_state, axes=axes)
+        return cls.from_calibrators(
+            {_label(calibrator, label): calibrator},
+            scores,
+            y,
+            bins=bins,
+            grid=grid,
+            ci_prob=ci_prob,
+            random_state=random_state,
+            axes=axes,
+        )
 
     def plot(self, axes: Any = None) -> DensityDisplay:
         """One panel per class: observed density histogram (stairs), posterior mean and band.
@@ -432,16 +535,34 @@ class DensityDisplay:
                 c = colors[i % len(colors)]
                 edges = np.concatenate([check["bin_lower"].values, check["bin_upper"].values[-1:]])
                 if i == 0:
-                    ax.stairs(check["observed_density"].sel({"class": cls_}).values, edges, color="grey", lw=1.2,
-                              label="observed", gid="observed")
+                    ax.stairs(
+                        check["observed_density"].sel({"class": cls_}).values,
+                        edges,
+                        color="grey",
+                        lw=1.2,
+                        label="observed",
+                        gid="observed",
+                    )
                 d = self.densities[label].sel({"class": cls_})
-                ax.plot(d["score"].values, d.values, color=c, lw=1.6,
-                        label=f"{label} (p = {float(check['p_value'].sel({'class': cls_})):.2f})",
-                        gid=f"density:{label}")
+                ax.plot(
+                    d["score"].values,
+                    d.values,
+                    color=c,
+                    lw=1.6,
+                    label=f"{label} (p = {float(check['p_value'].sel({'class': cls_})):.2f})",
+                    gid=f"density:{label}",
+                )
                 if label in self.bands:
                     b = self.bands[label].sel({"class": cls_})
-                    ax.fill_between(b["score"].values, b.sel(ci_bound="lower").values,
-                                    b.sel(ci_bound="upper").values, color=c, alpha=0.25, lw=0, gid=f"band:{label}")
+                    ax.fill_between(
+                        b["score"].values,
+                        b.sel(ci_bound="lower").values,
+                        b.sel(ci_bound="upper").values,
+                        color=c,
+                        alpha=0.25,
+                        lw=0,
+                        gid=f"band:{label}",
+                    )
             ax.set_title(f"class {cls_}")
             ax.set_xlabel("score")
             ax.legend(fontsize=7)
@@ -468,10 +589,18 @@ class PPCDisplay:
     axes_: Any = None
 
     @classmethod
-    def from_calibrators(cls, calibrators: Mapping[str, Calibrator | None], scores: ArrayLike, y: ArrayLike, *,
-                         statistics: str | Sequence[str] = ("ece", "mcb"), n_bins: int = 10,
-                         random_state: RandomStateLike = 0, axes: Any = None,
-                         random_seed: RandomStateLike = None) -> PPCDisplay:
+    def from_calibrators(
+        cls,
+        calibrators: Mapping[str, Calibrator | None],
+        scores: ArrayLike,
+        y: ArrayLike,
+        *,
+        statistics: str | Sequence[str] = ("ece", "mcb"),
+        n_bins: int = 10,
+        random_state: RandomStateLike = 0,
+        axes: Any = None,
+        random_seed: RandomStateLike = None,
+    ) -> PPCDisplay:
         """Labels replicated from each calibrator's posterior maps (``None``: the identity map).
 
         Parameters
@@ -502,19 +631,30 @@ class PPCDisplay:
         disp = cls()
         for label, est in calibrators.items():
             if est is None:
-                disp.checks[label] = consistency_check(scores, y, statistics=statistics, n_bins=n_bins, band=False,
-                                                       random_state=random_state)
+                disp.checks[label] = consistency_check(
+                    scores, y, statistics=statistics, n_bins=n_bins, band=False, random_state=random_state
+                )
             else:
-                disp.checks[label] = ppc_calibration(est, scores, y, statistics=statistics, n_bins=n_bins,
-                                                     random_state=random_state)
+                disp.checks[label] = ppc_calibration(
+                    est, scores, y, statistics=statistics, n_bins=n_bins, random_state=random_state
+                )
         disp.plot(axes=axes)
         return disp
 
     @classmethod
-    def from_calibrator(cls, calibrator: Calibrator, scores: ArrayLike, y: ArrayLike, *, label: str | None = None,
-                        statistics: str | Sequence[str] = ("ece", "mcb"), n_bins: int = 10,
-                        random_state: RandomStateLike = 0, axes: Any = None,
-                        random_seed: RandomStateLike = None) -> PPCDisplay:
+    def from_calibrator(
+        cls,
+        calibrator: Calibrator,
+        scores: ArrayLike,
+        y: ArrayLike,
+        *,
+        label: str | None = None,
+        statistics: str | Sequence[str] = ("ece", "mcb"),
+        n_bins: int = 10,
+        random_state: RandomStateLike = 0,
+        axes: Any = None,
+        random_seed: RandomStateLike = None,
+    ) -> PPCDisplay:
         """The check of one fitted calibrator.
 
         Parameters
@@ -533,14 +673,29 @@ class PPCDisplay:
         PPCDisplay
         """
         random_state = _random_state(random_state, random_seed, "PPCDisplay")
-        return cls.from_calibrators({_label(calibrator, label): calibrator}, scores, y, statistics=statistics,
-                                    n_bins=n_bins, random_state=random_state, axes=axes)
+        return cls.from_calibrators(
+            {_label(calibrator, label): calibrator},
+            scores,
+            y,
+            statistics=statistics,
+            n_bins=n_bins,
+            random_state=random_state,
+            axes=axes,
+        )
 
     @classmethod
-    def from_predictions(cls, y_true: ArrayLike, y_prob: ArrayLike, *, label: str = "classifier",
-                         statistics: str | Sequence[str] = ("ece", "mcb"), n_bins: int = 10,
-                         random_state: RandomStateLike = 0, axes: Any = None,
-                         random_seed: RandomStateLike = None) -> PPCDisplay:
+    def from_predictions(
+        cls,
+        y_true: ArrayLike,
+        y_prob: ArrayLike,
+        *,
+        label: str = "classifier",
+        statistics: str | Sequence[str] = ("ece", "mcb"),
+        n_bins: int = 10,
+        random_state: RandomStateLike = 0,
+        axes: Any = None,
+        random_seed: RandomStateLike = None,
+    ) -> PPCDisplay:
         """The consistency check of a classifier's probabilities as they are.
 
         Parameters
@@ -559,8 +714,9 @@ class PPCDisplay:
         PPCDisplay
         """
         random_state = _random_state(random_state, random_seed, "PPCDisplay")
-        return cls.from_calibrators({label: None}, y_prob, y_true, statistics=statistics, n_bins=n_bins,
-                                    random_state=random_state, axes=axes)
+        return cls.from_calibrators(
+            {label: None}, y_prob, y_true, statistics=statistics, n_bins=n_bins, random_state=random_state, axes=axes
+        )
 
     def plot(self, axes: Any = None) -> PPCDisplay:
         """One panel per statistic: histogram of replicated values, a vertical line at the
@@ -620,9 +776,16 @@ class DecisionDisplay:
     ax_: Any = None
 
     @classmethod
-    def from_calibrators(cls, calibrators: Mapping[str, Calibrator], *, cost_fp: float = 1.0, cost_fn: float = 1.0,
-                         grid: ArrayLike | int = 401, ci_prob: float = DEFAULT_CI_PROB,
-                         ax: Any = None) -> DecisionDisplay:
+    def from_calibrators(
+        cls,
+        calibrators: Mapping[str, Calibrator],
+        *,
+        cost_fp: float = 1.0,
+        cost_fn: float = 1.0,
+        grid: ArrayLike | int = 401,
+        ci_prob: float = DEFAULT_CI_PROB,
+        ax: Any = None,
+    ) -> DecisionDisplay:
         """Compute the regions of each calibrator and draw them under its map.
 
         Parameters
@@ -656,9 +819,17 @@ class DecisionDisplay:
         return disp
 
     @classmethod
-    def from_calibrator(cls, calibrator: Calibrator, *, label: str | None = None, cost_fp: float = 1.0,
-                        cost_fn: float = 1.0, grid: ArrayLike | int = 401, ci_prob: float = DEFAULT_CI_PROB,
-                        ax: Any = None) -> DecisionDisplay:
+    def from_calibrator(
+        cls,
+        calibrator: Calibrator,
+        *,
+        label: str | None = None,
+        cost_fp: float = 1.0,
+        cost_fn: float = 1.0,
+        grid: ArrayLike | int = 401,
+        ci_prob: float = DEFAULT_CI_PROB,
+        ax: Any = None,
+    ) -> DecisionDisplay:
         """The decision regions of one fitted calibrator.
 
         Parameters
@@ -674,8 +845,9 @@ class DecisionDisplay:
         -------
         DecisionDisplay
         """
-        return cls.from_calibrators({_label(calibrator, label): calibrator}, cost_fp=cost_fp, cost_fn=cost_fn,
-                                    grid=grid, ci_prob=ci_prob, ax=ax)
+        return cls.from_calibrators(
+            {_label(calibrator, label): calibrator}, cost_fp=cost_fp, cost_fn=cost_fn, grid=grid, ci_prob=ci_prob, ax=ax
+        )
 
     def plot(self, ax: Any = None) -> DecisionDisplay:
         """Map, band, the cut-off c* as a horizontal line, the 'predict 1' intervals as shaded
@@ -704,11 +876,19 @@ class DecisionDisplay:
             ax.plot(m["score"].values, m.values, color=c, lw=1.8, label=f"{label} map", gid=f"map:{label}")
             if label in self.bands:
                 b = self.bands[label]
-                ax.fill_between(b["score"].values, b.sel(ci_bound="lower").values, b.sel(ci_bound="upper").values,
-                                color=c, alpha=0.2, lw=0, gid=f"band:{label}")
+                ax.fill_between(
+                    b["score"].values,
+                    b.sel(ci_bound="lower").values,
+                    b.sel(ci_bound="upper").values,
+                    color=c,
+                    alpha=0.2,
+                    lw=0,
+                    gid=f"band:{label}",
+                )
             for lo, hi in reg.intervals:
-                ax.axvspan(lo, hi, ymin=i / (10 * n), ymax=(i + 1) / (10 * n), color=c, alpha=0.6,
-                           gid=f"predict1:{label}")
+                ax.axvspan(
+                    lo, hi, ymin=i / (10 * n), ymax=(i + 1) / (10 * n), color=c, alpha=0.6, gid=f"predict1:{label}"
+                )
             for t in reg.thresholds:
                 ax.axvline(t, color=c, ls="--", lw=1, gid=f"threshold:{label}")
         cut = next(iter(self.regions.values())).cutoff
@@ -722,9 +902,16 @@ class DecisionDisplay:
         return self
 
 
-def plot_ppc_pava(calibrator: Calibrator, scores: ArrayLike, y: ArrayLike, *, ci_prob: float | None = None,
-                  random_state: RandomStateLike = None, random_seed: RandomStateLike = None,
-                  **plot_kwargs: Any) -> Any:
+def plot_ppc_pava(
+    calibrator: Calibrator,
+    scores: ArrayLike,
+    y: ArrayLike,
+    *,
+    ci_prob: float | None = None,
+    random_state: RandomStateLike = None,
+    random_seed: RandomStateLike = None,
+    **plot_kwargs: Any,
+) -> Any:
     """ArviZ's PAV-adjusted calibration check of labels replicated from the calibrator.
 
     Builds :func:`bayescal.diagnostics.posterior_predictive_tree` and passes it to

@@ -105,12 +105,29 @@ def prior_mle(q: np.ndarray, base: float, *, ci_prob: float = 0.95, weights: np.
 
     lower = 0.0 if mle <= 0 or excess(0.0) <= 0 else brentq(excess, 0.0, mle, xtol=1e-12)
     upper = 1.0 if mle >= 1 or excess(1.0) <= 0 else brentq(excess, mle, 1.0, xtol=1e-12)
-    return _result(np.array([[mle]]), mle, lower, upper, method="em", ci_prob=ci_prob, ci_kind="likelihood_ratio",
-                   training_prior=float(base), n=float(w.sum()))
+    return _result(
+        np.array([[mle]]),
+        mle,
+        lower,
+        upper,
+        method="em",
+        ci_prob=ci_prob,
+        ci_kind="likelihood_ratio",
+        training_prior=float(base),
+        n=float(w.sum()),
+    )
 
 
-def bootstrap_interval(calibrator: Any, estimate: xr.Dataset, t: np.ndarray, calibration: Any, *,
-                       n_bootstrap: int = 200, ci_prob: float = 0.95, random_state: Any = None) -> xr.Dataset:
+def bootstrap_interval(
+    calibrator: Any,
+    estimate: xr.Dataset,
+    t: np.ndarray,
+    calibration: Any,
+    *,
+    n_bootstrap: int = 200,
+    ci_prob: float = 0.95,
+    random_state: Any = None,
+) -> xr.Dataset:
     r"""Percentile bootstrap interval of the maximum-likelihood prevalence.
 
     Each replicate resamples the calibration rows and the new working-scale scores ``t``
@@ -123,10 +140,16 @@ def bootstrap_interval(calibrator: Any, estimate: xr.Dataset, t: np.ndarray, cal
 
     n_bootstrap = check_integer(n_bootstrap, "n_bootstrap", 2)
     if not isinstance(calibration, (tuple, list)) or len(calibration) not in (2, 3):
-        raise ValueError("calibration must be (scores, y) or (scores, y, sample_weight): the data the calibrator "
-                         "was fitted on.")
-    data = prepare_data(calibration[0], calibration[1], calibration[2] if len(calibration) == 3 else None,
-                        score_kind=calibrator.score_kind, pos_label=calibrator.classes_[1])
+        raise ValueError(
+            "calibration must be (scores, y) or (scores, y, sample_weight): the data the calibrator was fitted on."
+        )
+    data = prepare_data(
+        calibration[0],
+        calibration[1],
+        calibration[2] if len(calibration) == 3 else None,
+        score_kind=calibrator.score_kind,
+        pos_label=calibrator.classes_[1],
+    )
     rng = np.random.default_rng(random_state)
     new_scores = from_working(t, calibrator.score_kind)
     reps = np.empty(n_bootstrap)
@@ -139,9 +162,17 @@ def bootstrap_interval(calibrator: Any, estimate: xr.Dataset, t: np.ndarray, cal
         q = fitted.predict_proba(new_scores[rng.integers(0, t.size, t.size)])[:, 1]
         reps[b] = float(prior_mle(q, fitted.class_prior_, ci_prob=ci_prob)["class_prior_estimate"])
     lower, upper = np.quantile(reps, [(1 - ci_prob) / 2, (1 + ci_prob) / 2])
-    return _result(reps[None, :], float(estimate["class_prior_estimate"]), float(lower), float(upper), method="em",
-                   ci_prob=ci_prob, ci_kind="bootstrap", training_prior=estimate.attrs["training_prior"],
-                   n=estimate.attrs["n_scores"])
+    return _result(
+        reps[None, :],
+        float(estimate["class_prior_estimate"]),
+        float(lower),
+        float(upper),
+        method="em",
+        ci_prob=ci_prob,
+        ci_kind="bootstrap",
+        training_prior=estimate.attrs["training_prior"],
+        n=estimate.attrs["n_scores"],
+    )
 
 
 def _compress(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -158,8 +189,9 @@ def _compress(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return s[keep] / n[keep], n[keep]
 
 
-def _grid_posterior(A: np.ndarray, B: np.ndarray, w: np.ndarray, grid: np.ndarray,
-                    prior: tuple[float, float]) -> np.ndarray:
+def _grid_posterior(
+    A: np.ndarray, B: np.ndarray, w: np.ndarray, grid: np.ndarray, prior: tuple[float, float]
+) -> np.ndarray:
     """Per-draw posterior densities of pi' on ``grid`` (normalised by the trapezoid rule), (S, G)."""
     with np.errstate(divide="ignore"):
         ll = np.stack([np.log(g * A + (1.0 - g) * B) @ w for g in grid], axis=1)  # (S, G)
@@ -175,9 +207,16 @@ def _cdf(dens: np.ndarray, grid: np.ndarray) -> np.ndarray:
     return cdf / cdf[..., -1:]
 
 
-def prior_posterior(calibrator: Any, t: np.ndarray, base: np.ndarray, *, ci_prob: float = 0.95,
-                    prior: tuple[float, float] = (1.0, 1.0), max_draws: int = 200,
-                    random_state: Any = None) -> xr.Dataset:
+def prior_posterior(
+    calibrator: Any,
+    t: np.ndarray,
+    base: np.ndarray,
+    *,
+    ci_prob: float = 0.95,
+    prior: tuple[float, float] = (1.0, 1.0),
+    max_draws: int = 200,
+    random_state: Any = None,
+) -> xr.Dataset:
     r"""Posterior of the prevalence of new scores, mixed over a calibrator's posterior draws.
 
     Per posterior draw :math:`d` (``max_draws`` of them, thinned evenly within each chain)
@@ -225,17 +264,43 @@ def prior_posterior(calibrator: Any, t: np.ndarray, base: np.ndarray, *, ci_prob
     cdfs = _cdf(dens, grid)
     u = np.asarray(rng.random(cdfs.shape[0]))
     draws = np.array([np.interp(u[i], cdfs[i], grid) for i in range(cdfs.shape[0])]).reshape(shape)
-    return _result(draws, estimate, float(lower), float(upper), method="posterior", ci_prob=ci_prob, ci_kind="eti",
-                   training_prior=float(np.mean(base)), n=float(w.sum()))
+    return _result(
+        draws,
+        estimate,
+        float(lower),
+        float(upper),
+        method="posterior",
+        ci_prob=ci_prob,
+        ci_kind="eti",
+        training_prior=float(np.mean(base)),
+        n=float(w.sum()),
+    )
 
 
-def _result(draws: np.ndarray, estimate: float, lower: float, upper: float, *, method: str, ci_prob: float,
-            ci_kind: str, training_prior: float, n: float) -> xr.Dataset:
+def _result(
+    draws: np.ndarray,
+    estimate: float,
+    lower: float,
+    upper: float,
+    *,
+    method: str,
+    ci_prob: float,
+    ci_kind: str,
+    training_prior: float,
+    n: float,
+) -> xr.Dataset:
     return xr.Dataset(
-        {"class_prior": (("chain", "draw"), draws),
-         "class_prior_estimate": float(estimate),
-         "class_prior_ci": ("ci_bound", [float(lower), float(upper)])},
-        coords={"chain": np.arange(draws.shape[0]), "draw": np.arange(draws.shape[1]),
-                "ci_bound": ["lower", "upper"]},
-        attrs={"method": method, "ci_prob": float(ci_prob), "ci_kind": ci_kind, "training_prior": training_prior,
-               "n_scores": n})
+        {
+            "class_prior": (("chain", "draw"), draws),
+            "class_prior_estimate": float(estimate),
+            "class_prior_ci": ("ci_bound", [float(lower), float(upper)]),
+        },
+        coords={"chain": np.arange(draws.shape[0]), "draw": np.arange(draws.shape[1]), "ci_bound": ["lower", "upper"]},
+        attrs={
+            "method": method,
+            "ci_prob": float(ci_prob),
+            "ci_kind": ci_kind,
+            "training_prior": training_prior,
+            "n_scores": n,
+        },
+    )

@@ -28,9 +28,8 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from sklearn.isotonic import IsotonicRegression
-
 from _timing import best_time
+from sklearn.isotonic import IsotonicRegression
 
 from bayescal.baselines.bbq import BBQ
 from bayescal.baselines.enir import ENIR
@@ -41,8 +40,6 @@ def data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     y = (rng.random(n) < 0.4).astype(int)
     s = np.round(np.where(y == 1, rng.beta(5, 2, n), rng.beta(2, 5, n)), 6)
     return s, y
-
-
 
 
 def main() -> None:
@@ -66,8 +63,10 @@ def main() -> None:
         t_iso = best_time(lambda: isotonic(s, y), args.repeat)
         t_bbq = best_time(lambda: bbq(s, y), args.repeat)
         t_enir = best_time(lambda: enir(s, y), args.repeat)
-        print(f"{n:>9} {t_iso:>11.4f} {t_bbq:>9.4f} {t_bbq / t_iso:>8.2f} {t_enir:>9.4f} {t_enir / t_iso:>9.2f}",
-              flush=True)
+        print(
+            f"{n:>9} {t_iso:>11.4f} {t_bbq:>9.4f} {t_bbq / t_iso:>8.2f} {t_enir:>9.4f} {t_enir / t_iso:>9.2f}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

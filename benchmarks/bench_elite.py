@@ -34,9 +34,8 @@ import argparse
 import os
 
 import numpy as np
-from sklearn.isotonic import IsotonicRegression
-
 from _timing import best_time
+from sklearn.isotonic import IsotonicRegression
 
 from bayescal.baselines.elite import ELiTE
 
@@ -46,8 +45,6 @@ def data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     y = (rng.random(n) < 0.4).astype(int)
     s = np.where(y == 1, rng.beta(5, 2, n), rng.beta(2, 5, n))
     return s, y
-
-
 
 
 def growth(sizes: list[int], times: list[float]) -> float:
@@ -82,8 +79,10 @@ def main() -> None:
         sizes.append(n), t_isos.append(t_iso), t_elites.append(t_el)
         print(f"{n:>9} {t_iso:>11.4f} {t_el:>9.3f} {t_el / t_iso:>10.1f} {iters:>11}", flush=True)
     if len(sizes) > 1:
-        print(f"growth exponent (time ~ N^a): isotonic a = {growth(sizes, t_isos):.2f}, "
-              f"ELiTE a = {growth(sizes, t_elites):.2f}")
+        print(
+            f"growth exponent (time ~ N^a): isotonic a = {growth(sizes, t_isos):.2f}, "
+            f"ELiTE a = {growth(sizes, t_elites):.2f}"
+        )
     for n in (int(x) for x in args.exact):
         s, y = data(n)
         t_ex = best_time(lambda s=s, y=y: elite(s, y, max_points=None), 1)

@@ -15,10 +15,9 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+from _timing import best_time
 from scipy.special import expit
 from sklearn.isotonic import IsotonicRegression
-
-from _timing import best_time
 
 from bayescal.baselines.kde import KERNELS, KDECalibrator
 

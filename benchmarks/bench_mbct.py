@@ -74,11 +74,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--mvce-bins", type=int, default=None,
-                        help="MBCT(mvce_bins=...); default: one bin per combination")
+    parser.add_argument(
+        "--mvce-bins", type=int, default=None, help="MBCT(mvce_bins=...); default: one bin per combination"
+    )
     parser.add_argument("--mvce-shuffles", type=int, default=8)
-    parser.add_argument("--dask-chunk", type=int, default=None,
-                        help="fit through the Dask route on partitions of this many rows")
+    parser.add_argument(
+        "--dask-chunk", type=int, default=None, help="fit through the Dask route on partitions of this many rows"
+    )
     args = parser.parse_args()
 
     from bayescal.baselines.mbct import MBCT
@@ -94,8 +96,10 @@ def main() -> None:
         ddf = dask_frame(args.n, args.dask_chunk)
         start = time.perf_counter()
         ddf["score"].sum().compute()
-        print(f"Dask: {ddf.npartitions} partitions of {args.dask_chunk} rows; one pass that only simulates "
-              f"them: {time.perf_counter() - start:.2f} s")
+        print(
+            f"Dask: {ddf.npartitions} partitions of {args.dask_chunk} rows; one pass that only simulates "
+            f"them: {time.perf_counter() - start:.2f} s"
+        )
         inputs = (ddf["score"], ddf["label"]), {"X": ddf[[f"x{j}" for j in range(len(LEVELS))]]}
     fit_times, cpu_times = [], []
     for _ in range(args.repeat):
@@ -109,12 +113,15 @@ def main() -> None:
     start = time.perf_counter()
     p = est.predict_proba(s_new, X=X_new)[:, 1]
     predict_time = time.perf_counter() - start
-    print(f"fit: best {min(fit_times):.2f} s of {[round(t, 2) for t in fit_times]} "
-          f"(CPU time {[round(t, 2) for t in cpu_times]} s) "
-          f"({est.n_combinations_} combinations, {est.tree_roots_.size} trees, {est.node_feature_.size} nodes)")
+    print(
+        f"fit: best {min(fit_times):.2f} s of {[round(t, 2) for t in fit_times]} "
+        f"(CPU time {[round(t, 2) for t in cpu_times]} s) "
+        f"({est.n_combinations_} combinations, {est.tree_roots_.size} trees, {est.node_feature_.size} nodes)"
+    )
     print(f"predict: {predict_time:.2f} s, {s_new.size / predict_time:,.0f} rows/s")
-    print(f"mean |p - p_true|: uncalibrated {np.mean(np.abs(s_new - p_new)):.4f}, "
-          f"MBCT {np.mean(np.abs(p - p_new)):.4f}")
+    print(
+        f"mean |p - p_true|: uncalibrated {np.mean(np.abs(s_new - p_new)):.4f}, MBCT {np.mean(np.abs(p - p_new)):.4f}"
+    )
     print(f"load average after: {os.getloadavg()}")
 
 

@@ -48,7 +48,7 @@ import pandas as pd
 from scipy.stats import rankdata
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dpm_realdata import CLASSIFIERS, DATASETS, load, make_classifiers  # noqa: E402
+from dpm_realdata import CLASSIFIERS, DATASETS, load, make_classifiers
 
 SKLEARN = ("sigmoid", "isotonic", "temperature")
 BAYESCAL = ("platt", "beta", "temperature", "isotonic", "quadratic", "spline", "venn_abers", "dpm")
@@ -65,17 +65,21 @@ def _methods(sklearn_methods, bayescal_methods, seed: int, ensemble, dpm_params:
     out = {}
     for m in sklearn_methods:
         out[f"sklearn:{m}"] = lambda clf, m=m: CalibratedClassifierCV(
-            clf, method=m, cv=cv, ensemble=True if ensemble == "auto" else ensemble)
+            clf, method=m, cv=cv, ensemble=True if ensemble == "auto" else ensemble
+        )
     for m in bayescal_methods:
+
         def build(clf, m=m):
             method = make_calibrator("dpm", random_seed=seed, **dpm_params) if m == "dpm" else m
             return CalibratedClassifier(clf, method=method, cv=cv, ensemble=ensemble)
+
         out[f"bayescal:{m}"] = build
     return out
 
 
-def run(datasets, classifier_names, sklearn_methods, bayescal_methods, seeds: int, ensemble,
-        dpm_params: dict) -> pd.DataFrame:
+def run(
+    datasets, classifier_names, sklearn_methods, bayescal_methods, seeds: int, ensemble, dpm_params: dict
+) -> pd.DataFrame:
     from sklearn.base import clone
     from sklearn.model_selection import train_test_split
 
@@ -95,14 +99,18 @@ def run(datasets, classifier_names, sklearn_methods, bayescal_methods, seeds: in
                         try:
                             p = build(clone(clf)).fit(X_fit, y_fit).predict_proba(X_te)[:, 1]
                             error = None
-                        except Exception as exc:  # noqa: BLE001 -- reported per cell
+                        except Exception as exc:
                             p, error = None, f"{type(exc).__name__}: {exc}"
                     seconds = time.perf_counter() - t0
-                    scores = ({"log_loss": metrics.log_loss(y_te, p), "brier": metrics.brier_score(y_te, p)}
-                              if p is not None else {"log_loss": np.nan, "brier": np.nan})
+                    scores = (
+                        {"log_loss": metrics.log_loss(y_te, p), "brier": metrics.brier_score(y_te, p)}
+                        if p is not None
+                        else {"log_loss": np.nan, "brier": np.nan}
+                    )
                     rows.append(cell | {"method": method, "time_s": seconds, **scores, "error": error})
-                line = " ".join(f"{r['method']} {r['log_loss']:.3f}" for r in rows[-len(sklearn_methods)
-                                                                              - len(bayescal_methods):])
+                line = " ".join(
+                    f"{r['method']} {r['log_loss']:.3f}" for r in rows[-len(sklearn_methods) - len(bayescal_methods) :]
+                )
                 print(f"{name} {clf_name} seed {seed} (log loss): {line}", flush=True)
     return pd.DataFrame(rows)
 
@@ -112,10 +120,16 @@ def summarise(df: pd.DataFrame) -> str:
     for m in ("log_loss", "brier"):
         worst = df[m].max()
         df[f"rank_{m}"] = df.groupby(["dataset", "classifier", "seed"])[m].transform(
-            lambda v: rankdata(v.fillna(worst * 10 + 1).round(10)))
-    table = df.groupby("method").agg(log_loss=("log_loss", "mean"), brier=("brier", "mean"),
-                                     rank_log_loss=("rank_log_loss", "mean"), rank_brier=("rank_brier", "mean"),
-                                     time_s=("time_s", "mean"), failures=("error", lambda e: int(e.notna().sum())))
+            lambda v: rankdata(v.fillna(worst * 10 + 1).round(10))
+        )
+    table = df.groupby("method").agg(
+        log_loss=("log_loss", "mean"),
+        brier=("brier", "mean"),
+        rank_log_loss=("rank_log_loss", "mean"),
+        rank_brier=("rank_brier", "mean"),
+        time_s=("time_s", "mean"),
+        failures=("error", lambda e: int(e.notna().sum())),
+    )
     return table.sort_values("rank_log_loss").to_string(float_format=lambda v: f"{v:.4f}")
 
 
@@ -126,12 +140,22 @@ def main() -> None:
     ap.add_argument("--sklearn", nargs="*", default=list(SKLEARN), choices=list(SKLEARN))
     ap.add_argument("--bayescal", nargs="*", default=list(BAYESCAL), choices=list(BAYESCAL))
     ap.add_argument("--seeds", type=int, default=3, help="number of fit/test splits (default: %(default)s)")
-    ap.add_argument("--ensemble", default="auto", choices=["auto", "true", "false"],
-                    help="ensemble for both libraries ('auto': scikit-learn True, bayescal auto)")
-    ap.add_argument("--quick", action="store_true",
-                    help="1 split of breast_cancer, OJ, Weekly; logistic and naive Bayes; no DPM")
-    ap.add_argument("--dpm-param", action="append", default=[], metavar="NAME=JSON",
-                    help="DPM parameter, e.g. --dpm-param draws=300 (repeatable)")
+    ap.add_argument(
+        "--ensemble",
+        default="auto",
+        choices=["auto", "true", "false"],
+        help="ensemble for both libraries ('auto': scikit-learn True, bayescal auto)",
+    )
+    ap.add_argument(
+        "--quick", action="store_true", help="1 split of breast_cancer, OJ, Weekly; logistic and naive Bayes; no DPM"
+    )
+    ap.add_argument(
+        "--dpm-param",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="DPM parameter, e.g. --dpm-param draws=300 (repeatable)",
+    )
     ap.add_argument("--out", type=Path, default=RESULTS, help="JSON output (default: %(default)s)")
     args = ap.parse_args()
     ensemble = {"auto": "auto", "true": True, "false": False}[args.ensemble]
@@ -145,8 +169,13 @@ def main() -> None:
     text = summarise(df)
     print(f"\n{len(df)} fits in {time.perf_counter() - t0:.0f} s\n{text}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"args": vars(args) | {"out": str(args.out)}, "rows": df.to_dict("records"),
-                                    "summary": text}, indent=1, default=str))
+    args.out.write_text(
+        json.dumps(
+            {"args": vars(args) | {"out": str(args.out)}, "rows": df.to_dict("records"), "summary": text},
+            indent=1,
+            default=str,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -58,8 +58,23 @@ from scipy.special import expit, logit
 DESIGN = ["monotone", "ushape", "rare", "piles", "plateau", "heavy", "overconfident"]
 HELD_OUT = ["skewed", "bimodal"]
 LEVELS = (0.5, 0.8, 0.95)
-FIELDS = ["truth", "n", "seed", "route", "cov50", "cov80", "cov95", "cov95_data", "mae", "width", "rhat_max",
-          "ess_bulk_min", "ess_tail_min", "time_s", "others"]
+FIELDS = [
+    "truth",
+    "n",
+    "seed",
+    "route",
+    "cov50",
+    "cov80",
+    "cov95",
+    "cov95_data",
+    "mae",
+    "width",
+    "rhat_max",
+    "ess_bulk_min",
+    "ess_tail_min",
+    "time_s",
+    "others",
+]
 
 
 class Mixture:
@@ -122,11 +137,13 @@ TRUTHS = {
     "rare": _class_conditional(0.03, Mixture([(1, B(2, 5))]), Mixture([(1, B(5, 2))])),
     "piles": _class_conditional(0.3, Mixture([(1, B(0.4, 4))]), Mixture([(1, B(4, 0.4))])),
     "plateau": _map_first(B(2, 2), _plateau_map),
-    "heavy": _class_conditional(0.5, Mixture([(1, stats.t(3, -1.0, 1.0))]), Mixture([(1, stats.t(3, 1.0, 1.0))]),
-                                "decision"),
+    "heavy": _class_conditional(
+        0.5, Mixture([(1, stats.t(3, -1.0, 1.0))]), Mixture([(1, stats.t(3, 1.0, 1.0))]), "decision"
+    ),
     "overconfident": _overconfident(),
-    "skewed": _class_conditional(0.35, Mixture([(1, stats.gamma(2, 0.0, 1.0))]),
-                                 Mixture([(1, stats.gamma(3, 1.5, 1.2))]), "decision"),
+    "skewed": _class_conditional(
+        0.35, Mixture([(1, stats.gamma(2, 0.0, 1.0))]), Mixture([(1, stats.gamma(3, 1.5, 1.2))]), "decision"
+    ),
     "bimodal": _class_conditional(0.25, Mixture([(0.6, B(2, 12)), (0.4, B(6, 4))]), Mixture([(1, B(7, 3))])),
 }
 
@@ -143,8 +160,11 @@ def simulate(truth: str, n: int, seed: int):
 def _other_calibrators(requested):
     from bayescal._registry import calibrators, get_calibrator_class
 
-    names = requested if requested else [c for c in calibrators()
-                                         if c != "dpm" and not get_calibrator_class(c).feature_aware]
+    names = (
+        requested
+        if requested
+        else [c for c in calibrators() if c != "dpm" and not get_calibrator_class(c).feature_aware]
+    )
     return names
 
 
@@ -176,8 +196,13 @@ def run_one(truth: str, n: int, seed: int, route: str, options: dict, others: li
     row["cov95_data"] = float(np.mean((lo <= tv) & (tv <= hi)))
     row["mae"] = float(np.mean(np.abs(mean - truth_vals)))
     conv = model.diagnostics_["map"]
-    row.update({"rhat_max": conv["rhat_max"], "ess_bulk_min": conv["ess_bulk_min"],
-                "ess_tail_min": conv.get("ess_tail_min", float("nan"))})
+    row.update(
+        {
+            "rhat_max": conv["rhat_max"],
+            "ess_bulk_min": conv["ess_bulk_min"],
+            "ess_tail_min": conv.get("ess_tail_min", float("nan")),
+        }
+    )
     mae_others = {}
     for name in others:
         try:
@@ -201,10 +226,14 @@ def summarise(path: Path) -> str:
     """Means over seeds per (route, truth, N) as a markdown table, with the standard error of the 95 % coverage."""
     rows = _rows(path)
     order = DESIGN + HELD_OUT
-    keys = sorted({(r["route"], r["truth"], int(r["n"])) for r in rows},
-                  key=lambda k: (k[0], order.index(k[1]) if k[1] in order else 99, k[2]))
-    head = ("| route | truth | N | seeds | 95 % cov (se) | 80 % | 50 % | 95 % data-weighted | MAE DPM | MAE KDE | "
-            "best other (MAE) | width | R-hat max | ESS bulk / tail min | time s |")
+    keys = sorted(
+        {(r["route"], r["truth"], int(r["n"])) for r in rows},
+        key=lambda k: (k[0], order.index(k[1]) if k[1] in order else 99, k[2]),
+    )
+    head = (
+        "| route | truth | N | seeds | 95 % cov (se) | 80 % | 50 % | 95 % data-weighted | MAE DPM | MAE KDE | "
+        "best other (MAE) | width | R-hat max | ESS bulk / tail min | time s |"
+    )
     lines = [head, "|---" * (head.count("|") - 1) + "|"]
     for key in keys:
         sel = [r for r in rows if (r["route"], r["truth"], int(r["n"])) == key]
@@ -225,7 +254,8 @@ def summarise(path: Path) -> str:
             f"| {key[0]} | {key[1]}{' (held out)' if key[1] in HELD_OUT else ''} | {key[2]} | {len(sel)} "
             f"| {cov.mean():.3f} ({se:.3f}) | {m('cov80'):.3f} | {m('cov50'):.3f} | {m('cov95_data'):.3f} "
             f"| {m('mae'):.4f} | {kde:.4f} | {best[0]} ({best[1]:.4f}) | {m('width'):.3f} | {m('rhat_max'):.2f} "
-            f"| {m('ess_bulk_min'):.0f} / {m('ess_tail_min'):.0f} | {m('time_s'):.1f} |")
+            f"| {m('ess_bulk_min'):.0f} / {m('ess_tail_min'):.0f} | {m('time_s'):.1f} |"
+        )
     return "\n".join(lines)
 
 
@@ -237,8 +267,13 @@ def main() -> None:
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--routes", nargs="+", default=["gibbs"])
     ap.add_argument("--others", nargs="*", default=None, help="calibrators compared on MAE (default: all 1-D)")
-    ap.add_argument("--option", action="append", default=[], metavar="NAME=JSON",
-                    help="another calibrator parameter, e.g. chains=4 (repeatable)")
+    ap.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="another calibrator parameter, e.g. chains=4 (repeatable)",
+    )
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "dpm_coverage.csv")
     ap.add_argument("--summarise", action="store_true", help="only print the table of --out")
     args = ap.parse_args()
@@ -263,8 +298,14 @@ def main() -> None:
                             row = run_one(truth, n, seed, route, options, others)
                             writer.writerow(row)
                             fh.flush()
-                            print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                                           for k, v in row.items() if k != "others"), flush=True)
+                            print(
+                                " ".join(
+                                    f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                                    for k, v in row.items()
+                                    if k != "others"
+                                ),
+                                flush=True,
+                            )
     print(summarise(args.out))
 
 

@@ -194,8 +194,11 @@ def classifier_scores(model, X: np.ndarray) -> np.ndarray:
 def _evaluate(y: np.ndarray, p: np.ndarray) -> dict[str, float]:
     from bayescal import metrics
 
-    return {"brier": metrics.brier_score(y, p), "log_loss": metrics.log_loss(y, p),
-            "ece": metrics.ece(y, p, n_bins=10, strategy="quantile")}
+    return {
+        "brier": metrics.brier_score(y, p),
+        "log_loss": metrics.log_loss(y, p),
+        "ece": metrics.ece(y, p, n_bins=10, strategy="quantile"),
+    }
 
 
 def _calibrate(name: str, seed: int, s_cal, y_cal, s_te, y_te, dpm_params: dict) -> dict:
@@ -208,9 +211,14 @@ def _calibrate(name: str, seed: int, s_cal, y_cal, s_te, y_te, dpm_params: dict)
         warnings.simplefilter("always")
         try:
             p = make_calibrator(name, **params).fit(s_cal, y_cal).predict_proba(s_te)[:, 1]
-        except Exception as exc:  # noqa: BLE001 -- the benchmark reports every failure precisely
-            return {"calibrator": name, "time_s": time.perf_counter() - t0, **dict.fromkeys(METRICS, np.nan),
-                    "error": f"{type(exc).__name__}: {exc}", "warnings": []}
+        except Exception as exc:
+            return {
+                "calibrator": name,
+                "time_s": time.perf_counter() - t0,
+                **dict.fromkeys(METRICS, np.nan),
+                "error": f"{type(exc).__name__}: {exc}",
+                "warnings": [],
+            }
     seconds = time.perf_counter() - t0
     notes = sorted({f"{w.category.__name__}: {str(w.message)[:200]}" for w in caught})
     return {"calibrator": name, "time_s": seconds, **_evaluate(y_te, p), "error": None, "warnings": notes}
@@ -224,18 +232,28 @@ def run(datasets, classifier_names, calibrator_names, seeds: int, dpm_params: di
         X, y = load(name)
         for seed in range(seeds):
             X_tr, X_rest, y_tr, y_rest = train_test_split(X, y, test_size=0.5, stratify=y, random_state=seed)
-            X_cal, X_te, y_cal, y_te = train_test_split(X_rest, y_rest, test_size=0.5, stratify=y_rest,
-                                                        random_state=seed)
+            X_cal, X_te, y_cal, y_te = train_test_split(
+                X_rest, y_rest, test_size=0.5, stratify=y_rest, random_state=seed
+            )
             for clf_name, clf in make_classifiers(classifier_names, seed).items():
                 clf.fit(X_tr, y_tr)
                 s_cal, s_te = classifier_scores(clf, X_cal), classifier_scores(clf, X_te)
                 cell = {"dataset": name, "classifier": clf_name, "seed": seed}
-                rows.append(cell | {"calibrator": "uncalibrated", "time_s": 0.0, **_evaluate(y_te, s_te),
-                                    "error": None, "warnings": []})
+                rows.append(
+                    cell
+                    | {
+                        "calibrator": "uncalibrated",
+                        "time_s": 0.0,
+                        **_evaluate(y_te, s_te),
+                        "error": None,
+                        "warnings": [],
+                    }
+                )
                 for cal_name in calibrator_names:
                     rows.append(cell | _calibrate(cal_name, seed, s_cal, y_cal, s_te, y_te, dpm_params))
-                line = " ".join(f"{r['calibrator']} {r['brier']:.4f}/{r['log_loss']:.3f}"
-                                for r in rows[-len(calibrator_names):])
+                line = " ".join(
+                    f"{r['calibrator']} {r['brier']:.4f}/{r['log_loss']:.3f}" for r in rows[-len(calibrator_names) :]
+                )
                 print(f"{name} {clf_name} seed {seed} (Brier/log loss): {line}", flush=True)
     return pd.DataFrame(rows)
 
@@ -261,9 +279,16 @@ def _paired(cal: pd.DataFrame, others: list[str]) -> list[dict]:
         wide = cal.pivot_table(index=["dataset", "classifier", "seed"], columns="calibrator", values=metric)
         for other in others:
             diff = (wide["dpm"] - wide[other]).dropna()
-            out.append({"metric": metric, "other": other, "cells": int(diff.size),
-                        "dpm_better": int((diff < 0).sum()), "median_diff": float(diff.median()),
-                        "p_value": float(wilcoxon(diff).pvalue)})
+            out.append(
+                {
+                    "metric": metric,
+                    "other": other,
+                    "cells": int(diff.size),
+                    "dpm_better": int((diff < 0).sum()),
+                    "median_diff": float(diff.median()),
+                    "p_value": float(wilcoxon(diff).pvalue),
+                }
+            )
     return out
 
 
@@ -274,17 +299,29 @@ def summarise(df: pd.DataFrame, calibrator_names: tuple[str, ...]) -> tuple[str,
     cal = df[df["calibrator"].isin(calibrator_names)]
     order = ["uncalibrated", *calibrator_names]
     n_cells = cal.groupby(["dataset", "classifier", "seed"]).ngroups
-    lines = [(f"{n_cells} cells ({df['dataset'].nunique()} datasets x {df['classifier'].nunique()} classifiers x "
-              f"{df['seed'].nunique()} splits)"), ""]
+    lines = [
+        (
+            f"{n_cells} cells ({df['dataset'].nunique()} datasets x {df['classifier'].nunique()} classifiers x "
+            f"{df['seed'].nunique()} splits)"
+        ),
+        "",
+    ]
     rank_cols = [f"rank_{m}_checked" for m in RANKED] + [f"rank_{m}_all" for m in RANKED]
     avg = cal.groupby("calibrator")[[*rank_cols, *METRICS, "time_s"]].mean().reindex(list(calibrator_names))
     med_time = cal.groupby("calibrator")["time_s"].median()
-    lines += [("| calibrator | rank Brier (3) | rank log loss (3) | rank Brier (all) | rank log loss (all) | "
-               "mean Brier | mean log loss | mean ECE | median time s |"), "|" + "---|" * 9]
+    lines += [
+        (
+            "| calibrator | rank Brier (3) | rank log loss (3) | rank Brier (all) | rank log loss (all) | "
+            "mean Brier | mean log loss | mean ECE | median time s |"
+        ),
+        "|" + "---|" * 9,
+    ]
     for cname, r in avg.iterrows():
-        three = (f"{r.rank_brier_checked:.2f} | {r.rank_log_loss_checked:.2f}" if cname in checked else "- | -")
-        lines.append(f"| {cname} | {three} | {r.rank_brier_all:.2f} | {r.rank_log_loss_all:.2f} | {r.brier:.4f} | "
-                     f"{r.log_loss:.4f} | {r.ece:.4f} | {med_time[cname]:.2f} |")
+        three = f"{r.rank_brier_checked:.2f} | {r.rank_log_loss_checked:.2f}" if cname in checked else "- | -"
+        lines.append(
+            f"| {cname} | {three} | {r.rank_brier_all:.2f} | {r.rank_log_loss_all:.2f} | {r.brier:.4f} | "
+            f"{r.log_loss:.4f} | {r.ece:.4f} | {med_time[cname]:.2f} |"
+        )
     unc = df[df["calibrator"] == "uncalibrated"][list(METRICS)].mean()
     lines.append(f"| uncalibrated | - | - | - | - | {unc.brier:.4f} | {unc.log_loss:.4f} | {unc.ece:.4f} | - |")
 
@@ -299,18 +336,30 @@ def summarise(df: pd.DataFrame, calibrator_names: tuple[str, ...]) -> tuple[str,
         for metric in RANKED:
             for kind in ("checked", "all"):
                 col = f"rank_{metric}_{kind}"
-                verdict[f"{metric}_{kind}"] = bool(all(avg.loc["dpm", col] <= avg.loc[c, col] + 1e-12
-                                                       for c in checked if c != "dpm"))
+                verdict[f"{metric}_{kind}"] = bool(
+                    all(avg.loc["dpm", col] <= avg.loc[c, col] + 1e-12 for c in checked if c != "dpm")
+                )
         for by in ("dataset", "classifier"):
-            per = cal[cal["calibrator"].isin(checked)].groupby([by, "calibrator"])[
-                [f"rank_{m}_checked" for m in RANKED]].mean().unstack("calibrator")
+            per = (
+                cal[cal["calibrator"].isin(checked)]
+                .groupby([by, "calibrator"])[[f"rank_{m}_checked" for m in RANKED]]
+                .mean()
+                .unstack("calibrator")
+            )
             lines += ["", f"mean rank among {', '.join(checked)} per {by}:", per.round(2).to_string()]
-        lines += ["", "DPM's average rank at least as good as every other checked calibrator's: "
-                  + ", ".join(f"{k}: {'yes' if v else 'NO'}" for k, v in verdict.items()), "",
-                  "paired over cells (DPM minus other; Wilcoxon signed-rank test of the differences):"]
+        lines += [
+            "",
+            "DPM's average rank at least as good as every other checked calibrator's: "
+            + ", ".join(f"{k}: {'yes' if v else 'NO'}" for k, v in verdict.items()),
+            "",
+            "paired over cells (DPM minus other; Wilcoxon signed-rank test of the differences):",
+        ]
         paired = _paired(cal, [c for c in checked if c != "dpm"])
-        lines += [f"  {r['metric']} vs {r['other']}: DPM better in {r['dpm_better']} of {r['cells']} cells, "
-                  f"median difference {r['median_diff']:+.5f}, p = {r['p_value']:.3g}" for r in paired]
+        lines += [
+            f"  {r['metric']} vs {r['other']}: DPM better in {r['dpm_better']} of {r['cells']} cells, "
+            f"median difference {r['median_diff']:+.5f}, p = {r['p_value']:.3g}"
+            for r in paired
+        ]
         report_paired = paired
     else:
         report_paired = []
@@ -340,16 +389,19 @@ def summarise(df: pd.DataFrame, calibrator_names: tuple[str, ...]) -> tuple[str,
 def _git_state() -> str:
     """The commit the package was run from, and whether ``bayescal/`` had uncommitted changes."""
     root = Path(__file__).resolve().parent.parent
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
-                          check=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.strip()
     dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "bayescal"], cwd=root, check=False).returncode != 0
     return head + (" with uncommitted changes in bayescal/" if dirty else "")
 
 
 def check_offline(datasets) -> None:
     """Load every dataset in a child process that has no network (``unshare -rn``)."""
-    code = (f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); import dpm_realdata as d; "
-            f"[print(n, *[a.shape for a in d.load(n)], round(float(d.load(n)[1].mean()), 3)) for n in {list(datasets)!r}]")
+    code = (
+        f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); import dpm_realdata as d; "
+        f"[print(n, *[a.shape for a in d.load(n)], round(float(d.load(n)[1].mean()), 3)) for n in {list(datasets)!r}]"
+    )
     proc = subprocess.run(["unshare", "-rn", sys.executable, "-c", code], capture_output=True, text=True, check=False)
     print(proc.stdout + proc.stderr)
     if proc.returncode:
@@ -364,8 +416,13 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=3, help="number of train/calibration/test splits")
     ap.add_argument("--quick", action="store_true", help="1 split, only DPM, beta and isotonic")
     ap.add_argument("--out", type=Path, default=RESULTS, help="JSON output (default: %(default)s)")
-    ap.add_argument("--dpm-param", action="append", default=[], metavar="NAME=JSON",
-                    help="non-default DPMCalibrator parameter for a sensitivity run, e.g. atom_threshold=0.001")
+    ap.add_argument(
+        "--dpm-param",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="non-default DPMCalibrator parameter for a sensitivity run, e.g. atom_threshold=0.001",
+    )
     ap.add_argument("--check-offline", action="store_true", help="only check the datasets load with no network")
     args = ap.parse_args()
     if args.check_offline:
@@ -378,10 +435,15 @@ def main() -> None:
     dpm_params = {k: json.loads(v) for k, v in (item.split("=", 1) for item in args.dpm_param)}
     df = run(args.datasets, args.classifiers, calibrator_names, args.seeds, dpm_params)
     text, report = summarise(df, calibrator_names)
-    report["config"] = {"datasets": args.datasets, "classifiers": args.classifiers,
-                        "calibrators": list(calibrator_names), "seeds": args.seeds, "dpm_params": dpm_params,
-                        "git": _git_state(),
-                        "wall_s": time.perf_counter() - t0}
+    report["config"] = {
+        "datasets": args.datasets,
+        "classifiers": args.classifiers,
+        "calibrators": list(calibrator_names),
+        "seeds": args.seeds,
+        "dpm_params": dpm_params,
+        "git": _git_state(),
+        "wall_s": time.perf_counter() - t0,
+    }
     print(text)
     print(f"\nwall time {report['config']['wall_s']:.0f} s")
     args.out.parent.mkdir(parents=True, exist_ok=True)

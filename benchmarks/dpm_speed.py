@@ -72,10 +72,13 @@ def main() -> None:
 
     from bayescal import make_calibrator
 
-    first = subprocess.run([sys.executable, "-c", FIRST_FIT.format(route=args.route)], capture_output=True,
-                           text=True, check=True)
-    print(f"first fit in a fresh process (import + fit, N = 10^4, route {args.route}): "
-          f"{float(first.stdout.split()[-1]):.1f} s")
+    first = subprocess.run(
+        [sys.executable, "-c", FIRST_FIT.format(route=args.route)], capture_output=True, text=True, check=True
+    )
+    print(
+        f"first fit in a fresh process (import + fit, N = 10^4, route {args.route}): "
+        f"{float(first.stdout.split()[-1]):.1f} s"
+    )
     s, y = simulate(1000, 1)
     make_calibrator("dpm", inference=args.route, random_state=0).fit(s, y)  # warm-up
 
@@ -96,8 +99,9 @@ def main() -> None:
 
             def fit_bgm():
                 for c in (0, 1):
-                    BayesianGaussianMixture(n_components=20, weight_concentration_prior_type="dirichlet_process",
-                                            random_state=0).fit(t[y == c, None])
+                    BayesianGaussianMixture(
+                        n_components=20, weight_concentration_prior_type="dirichlet_process", random_state=0
+                    ).fit(t[y == c, None])
 
             bgm = f"{best_of(fit_bgm, 1):.2f}"
         else:

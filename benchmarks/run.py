@@ -35,7 +35,7 @@ import sys
 import threading
 import time
 import tracemalloc
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from _timing import best_of
@@ -55,8 +55,9 @@ def anchors() -> dict[str, Callable]:
         return logit(np.clip(v, 1e-12, 1 - 1e-12))
 
     out: dict[str, Callable] = {
-        "sklearn_isotonic": lambda s, y, q: IsotonicRegression(out_of_bounds="clip", y_min=0, y_max=1)
-        .fit(s, y).predict(q),
+        "sklearn_isotonic": lambda s, y, q: (
+            IsotonicRegression(out_of_bounds="clip", y_min=0, y_max=1).fit(s, y).predict(q)
+        ),
         "sklearn_sigmoid": lambda s, y, q: _SigmoidCalibration().fit(lg(s), y).predict(lg(q)),
     }
     try:
@@ -77,7 +78,8 @@ def anchors() -> dict[str, Callable]:
     except ImportError:
         pass
     try:  # pragma: no cover - needs PyTorch
-        from netcal.binning import BBQ as _NBBQ, ENIR as _NENIR
+        from netcal.binning import BBQ as _NBBQ
+        from netcal.binning import ENIR as _NENIR
 
         out["netcal_bbq"] = lambda s, y, q: _NBBQ().fit(s, y).transform(q)
         out["netcal_enir"] = lambda s, y, q: _NENIR().fit(s, y).transform(q)
@@ -152,9 +154,16 @@ def measure(sizes: list[int], calibrators: list[str] | None, repeat: int, max_se
             fn(s[:500], y[:500], q[:500])  # warm-up
             secs, _ = best_of(lambda: fn(s, y, q), repeat if n <= 100_000 else 1)
             p_test = fn(s, y, test.scores)
-            row = {"method": name, "n": n, "fit_s": np.nan, "predict_s": np.nan, "total_s": secs,
-                   "peak_mib": traced_peak_mib(lambda: fn(s, y, q)) if n <= 1_000_000 else np.nan,
-                   **quality(p_test, test.y, true_test), "coverage": np.nan}
+            row = {
+                "method": name,
+                "n": n,
+                "fit_s": np.nan,
+                "predict_s": np.nan,
+                "total_s": secs,
+                "peak_mib": traced_peak_mib(lambda: fn(s, y, q)) if n <= 1_000_000 else np.nan,
+                **quality(p_test, test.y, true_test),
+                "coverage": np.nan,
+            }
             rows.append(row)
             too_slow |= {name} if secs > max_seconds else set()
         for name, cls in mine.items():
@@ -163,10 +172,16 @@ def measure(sizes: list[int], calibrators: list[str] | None, repeat: int, max_se
             cls().fit(s[:500], y[:500]).predict_proba(q[:500])  # warm-up (imports, caches)
             fit_s, est = best_of(lambda: cls().fit(s, y), repeat if n <= 100_000 else 1)
             pred_s, _ = best_of(lambda: est.predict_proba(q), repeat)
-            row = {"method": name, "n": n, "fit_s": fit_s, "predict_s": pred_s, "total_s": fit_s + pred_s,
-                   "peak_mib": traced_peak_mib(lambda: cls().fit(s, y).predict_proba(q)) if n <= 1_000_000 else np.nan,
-                   **quality(est.predict_proba(test.scores)[:, 1], test.y, true_test),
-                   "coverage": band_coverage(est, data) if hasattr(est, "idata_") else np.nan}
+            row = {
+                "method": name,
+                "n": n,
+                "fit_s": fit_s,
+                "predict_s": pred_s,
+                "total_s": fit_s + pred_s,
+                "peak_mib": traced_peak_mib(lambda: cls().fit(s, y).predict_proba(q)) if n <= 1_000_000 else np.nan,
+                **quality(est.predict_proba(test.scores)[:, 1], test.y, true_test),
+                "coverage": band_coverage(est, data) if hasattr(est, "idata_") else np.nan,
+            }
             rows.append(row)
             too_slow |= {name} if row["total_s"] > max_seconds else set()
         print(f"  measured N={n:.0e}", file=sys.stderr, flush=True)
@@ -185,8 +200,7 @@ def predict_throughput(names: list[str] | None, n_predict: int = 10_000_000) -> 
     the Bayesian calibrator an exact evaluation each).
     """
     data = simulated(100_000, seed=1)
-    queries = {"population": simulated(n_predict, seed=2).scores,
-               "uniform": np.random.default_rng(2).random(n_predict)}
+    queries = {"population": simulated(n_predict, seed=2).scores, "uniform": np.random.default_rng(2).random(n_predict)}
     out: dict[str, dict[str, float]] = {}
     for name, cls in ours(names).items():
         est = cls().fit(data.scores, data.y)
@@ -234,29 +248,44 @@ def dask_route(n: int, chunk: int = 5_000_000) -> dict[str, float]:
         t2 = time.perf_counter()
         lazy = est.predict_proba(s[:10_000_000])[:, 1].mean().compute()
         t3 = time.perf_counter()
-    return {"n": n, "summarise_s": t1 - t0, "fit_s": t2 - t1, "total_s": t2 - t0,
-            "lazy_predict_1e7_s": t3 - t2, "peak_rss_mib": mem.peak, "mean_p": float(lazy)}
+    return {
+        "n": n,
+        "summarise_s": t1 - t0,
+        "fit_s": t2 - t1,
+        "total_s": t2 - t0,
+        "lazy_predict_1e7_s": t3 - t2,
+        "peak_rss_mib": mem.peak,
+        "mean_p": float(lazy),
+    }
 
 
 def import_seconds() -> float:
     code = "import time; t=time.perf_counter(); import bayescal; print(time.perf_counter()-t)"
-    runs = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
-            for _ in range(3)]
+    runs = [
+        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+        for _ in range(3)
+    ]
     return min(runs)
 
 
 # ---------------------------------------------------------------------------- report
 def print_table(rows: list[dict], sizes: list[int]) -> None:
-    print("\nfit on N + predict N new scores; ratio of the total to scikit-learn isotonic (iso) and sigmoid (sig);"
-          f" quality on {N_TEST:.0e} held-out scores of the truth '{TRUTH}'")
-    head = (f"{'method':<17}{'N':>8}{'fit s':>9}{'pred s':>9}{'total s':>9}{'x iso':>7}{'x sig':>7}{'peak MiB':>9}"
-            f"{'ECE':>8}{'Brier':>8}{'logloss':>8}{'MAE':>8}{'cover':>7}")
+    print(
+        "\nfit on N + predict N new scores; ratio of the total to scikit-learn isotonic (iso) and sigmoid (sig);"
+        f" quality on {N_TEST:.0e} held-out scores of the truth '{TRUTH}'"
+    )
+    head = (
+        f"{'method':<17}{'N':>8}{'fit s':>9}{'pred s':>9}{'total s':>9}{'x iso':>7}{'x sig':>7}{'peak MiB':>9}"
+        f"{'ECE':>8}{'Brier':>8}{'logloss':>8}{'MAE':>8}{'cover':>7}"
+    )
     print(head)
     for n in sizes:
         for r in (r for r in rows if r["n"] == n):
-            print(f"{r['method']:<17}{n:>8.0e}{r['fit_s']:>9.3f}{r['predict_s']:>9.3f}{r['total_s']:>9.3f}"
-                  f"{r['vs_sk_isotonic']:>7.2f}{r['vs_sk_sigmoid']:>7.2f}{r['peak_mib']:>9.1f}{r['ece']:>8.4f}"
-                  f"{r['brier']:>8.4f}{r['log_loss']:>8.4f}{r['mae_true_map']:>8.4f}{r['coverage']:>7.2f}")
+            print(
+                f"{r['method']:<17}{n:>8.0e}{r['fit_s']:>9.3f}{r['predict_s']:>9.3f}{r['total_s']:>9.3f}"
+                f"{r['vs_sk_isotonic']:>7.2f}{r['vs_sk_sigmoid']:>7.2f}{r['peak_mib']:>9.1f}{r['ece']:>8.4f}"
+                f"{r['brier']:>8.4f}{r['log_loss']:>8.4f}{r['mae_true_map']:>8.4f}{r['coverage']:>7.2f}"
+            )
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -264,8 +293,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000, 1_000_000, 10_000_000])
     parser.add_argument("--calibrators", nargs="+", default=None, help="registry names (default: all)")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--max-seconds", type=float, default=120.0,
-                        help="skip larger N for a method once one cell takes longer than this")
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        default=120.0,
+        help="skip larger N for a method once one cell takes longer than this",
+    )
     parser.add_argument("--dask-n", type=float, default=1e8, help="scores for the Dask route (0 skips it)")
     parser.add_argument("--json", default=None, help="also write the results as JSON here")
     args = parser.parse_args(argv)
@@ -276,13 +309,17 @@ def main(argv: list[str] | None = None) -> dict:
     results["import_s"] = import_seconds()
     print(f"\nimport bayescal: {results['import_s']:.3f} s")
     results["predict_per_s"] = predict_throughput(args.calibrators)
-    print("predict throughput on 1e7 numpy scores (scores/s; population / uniform queries): "
-          + ", ".join(f"{k} {v['population']:.2e} / {v['uniform']:.2e}" for k, v in results["predict_per_s"].items()))
+    print(
+        "predict throughput on 1e7 numpy scores (scores/s; population / uniform queries): "
+        + ", ".join(f"{k} {v['population']:.2e} / {v['uniform']:.2e}" for k, v in results["predict_per_s"].items())
+    )
     if args.dask_n > 0:
         results["dask"] = dask_route(int(args.dask_n))
         d = results["dask"]
-        print(f"Dask route, {d['n']:.0e} scores: summarise {d['summarise_s']:.1f} s + DPM fit {d['fit_s']:.1f} s = "
-              f"{d['total_s']:.1f} s; peak RSS {d['peak_rss_mib']:.0f} MiB; lazy predict of 1e7 {d['lazy_predict_1e7_s']:.1f} s")
+        print(
+            f"Dask route, {d['n']:.0e} scores: summarise {d['summarise_s']:.1f} s + DPM fit {d['fit_s']:.1f} s = "
+            f"{d['total_s']:.1f} s; peak RSS {d['peak_rss_mib']:.0f} MiB; lazy predict of 1e7 {d['lazy_predict_1e7_s']:.1f} s"
+        )
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=2, default=float)

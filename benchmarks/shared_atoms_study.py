@@ -95,9 +95,19 @@ from bayescal.data import to_working
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
-def fit_shared(t: np.ndarray, y: np.ndarray, *, K: int = 20, gamma: float = 1.0, b_shape: float = 1.0,
-               b_rate: float = 0.01, tau: float = 1.0, tune: int = 500, draws: int = 1000,
-               seed: int = 0) -> dict:
+def fit_shared(
+    t: np.ndarray,
+    y: np.ndarray,
+    *,
+    K: int = 20,
+    gamma: float = 1.0,
+    b_shape: float = 1.0,
+    b_rate: float = 0.01,
+    tau: float = 1.0,
+    tune: int = 500,
+    draws: int = 1000,
+    seed: int = 0,
+) -> dict:
     """Posterior draws of the shared-atom model (module docstring) on working-scale scores ``t``."""
     rng = np.random.default_rng(seed)
     y = np.asarray(y).astype(int)
@@ -149,7 +159,9 @@ def fit_shared(t: np.ndarray, y: np.ndarray, *, K: int = 20, gamma: float = 1.0,
 
 def map_draws(d: dict, t: np.ndarray) -> np.ndarray:
     """Calibration-map draws (draw, point) at working-scale points ``t``."""
-    comp = -0.5 * ((t[None, :, None] - d["mu"][:, None, :]) / d["sigma"][:, None, :]) ** 2 - np.log(d["sigma"])[:, None, :]
+    comp = (
+        -0.5 * ((t[None, :, None] - d["mu"][:, None, :]) / d["sigma"][:, None, :]) ** 2 - np.log(d["sigma"])[:, None, :]
+    )
     log_f = [logsumexp(comp + np.log(d["w"][:, c])[:, None, :], axis=2) for c in (0, 1)]
     return expit(logit(d["pi"])[:, None] + log_f[1] - log_f[0])
 
@@ -167,15 +179,37 @@ def coverage(truth: str, n: int, seeds: int) -> None:
         d = fit_shared(to_working(s, "probability"), y, seed=seed)
         M = map_draws(d, to_working(grid, "probability"))
         lo, hi = np.quantile(M, [0.025, 0.975], axis=0)
-        mae = {name: np.mean(np.abs(make_calibrator(name, **({"random_state": seed} if name == "dpm" else {}))
-                                    .fit(s, y).predict_proba(grid)[:, 1] - truth_vals)) for name in ("dpm", "kde")}
-        rows.append((np.mean((lo <= truth_vals) & (truth_vals <= hi)), np.mean(np.abs(M.mean(0) - truth_vals)),
-                     mae["dpm"], mae["kde"], np.mean(hi - lo), np.median(d["b"])))
-        print(f"seed {seed}: coverage {rows[-1][0]:.3f} MAE shared {rows[-1][1]:.4f} DPM {mae['dpm']:.4f} "
-              f"KDE {mae['kde']:.4f} median b {rows[-1][5]:.2g}", flush=True)
+        mae = {
+            name: np.mean(
+                np.abs(
+                    make_calibrator(name, **({"random_state": seed} if name == "dpm" else {}))
+                    .fit(s, y)
+                    .predict_proba(grid)[:, 1]
+                    - truth_vals
+                )
+            )
+            for name in ("dpm", "kde")
+        }
+        rows.append(
+            (
+                np.mean((lo <= truth_vals) & (truth_vals <= hi)),
+                np.mean(np.abs(M.mean(0) - truth_vals)),
+                mae["dpm"],
+                mae["kde"],
+                np.mean(hi - lo),
+                np.median(d["b"]),
+            )
+        )
+        print(
+            f"seed {seed}: coverage {rows[-1][0]:.3f} MAE shared {rows[-1][1]:.4f} DPM {mae['dpm']:.4f} "
+            f"KDE {mae['kde']:.4f} median b {rows[-1][5]:.2g}",
+            flush=True,
+        )
     r = np.array(rows)
-    print(f"{truth} N={n} {seeds} seeds: coverage {r[:, 0].mean():.3f} (se {r[:, 0].std() / np.sqrt(seeds):.3f}), "
-          f"MAE shared {r[:, 1].mean():.4f} DPM {r[:, 2].mean():.4f} KDE {r[:, 3].mean():.4f}, band {r[:, 4].mean():.3f}")
+    print(
+        f"{truth} N={n} {seeds} seeds: coverage {r[:, 0].mean():.3f} (se {r[:, 0].std() / np.sqrt(seeds):.3f}), "
+        f"MAE shared {r[:, 1].mean():.4f} DPM {r[:, 2].mean():.4f} KDE {r[:, 3].mean():.4f}, band {r[:, 4].mean():.3f}"
+    )
 
 
 def realdata(datasets: list[str], seeds: int) -> None:
@@ -190,8 +224,9 @@ def realdata(datasets: list[str], seeds: int) -> None:
         X, y = R.load(name)
         for seed in range(seeds):
             X_tr, X_rest, y_tr, y_rest = train_test_split(X, y, test_size=0.5, stratify=y, random_state=seed)
-            X_cal, X_te, y_cal, y_te = train_test_split(X_rest, y_rest, test_size=0.5, stratify=y_rest,
-                                                        random_state=seed)
+            X_cal, X_te, y_cal, y_te = train_test_split(
+                X_rest, y_rest, test_size=0.5, stratify=y_rest, random_state=seed
+            )
             for clf_name, clf in R.make_classifiers(list(R.CLASSIFIERS), seed).items():
                 clf.fit(X_tr, y_tr)
                 s_cal, s_te = R.classifier_scores(clf, X_cal), R.classifier_scores(clf, X_te)
@@ -204,8 +239,11 @@ def realdata(datasets: list[str], seeds: int) -> None:
                     preds[cal] = make_calibrator(cal, **params).fit(s_cal, y_cal).predict_proba(s_te)[:, 1]
                 row = {k: (metrics.brier_score(y_te, p), metrics.log_loss(y_te, p)) for k, p in preds.items()}
                 rows.append(row)
-                print(f"{name} {clf_name} {seed} b {np.median(d['b']):.3g} ({elapsed:.1f} s) "
-                      + " ".join(f"{k} {v[0]:.4f}/{v[1]:.3f}" for k, v in row.items()), flush=True)
+                print(
+                    f"{name} {clf_name} {seed} b {np.median(d['b']):.3g} ({elapsed:.1f} s) "
+                    + " ".join(f"{k} {v[0]:.4f}/{v[1]:.3f}" for k, v in row.items()),
+                    flush=True,
+                )
     for j, metric in enumerate(("Brier", "log loss")):
         a = np.array([[r[k][j] for k in names] for r in rows])
         print(f"{metric}: mean " + ", ".join(f"{k} {v:.4f}" for k, v in zip(names, a.mean(0))))

@@ -31,9 +31,15 @@ from bayescal.data import ScoreSummary
 def main() -> None:
     warnings.simplefilter("ignore")
     n = int(float(sys.argv[1])) if len(sys.argv) > 1 else 100_000
-    names = (sys.argv[2].split(",") if len(sys.argv) > 2 else
-             [k for k in sorted(REGISTRY) if get_calibrator_class(k).supports_weights
-              and not get_calibrator_class(k).feature_aware and k != "dpm"])
+    names = (
+        sys.argv[2].split(",")
+        if len(sys.argv) > 2
+        else [
+            k
+            for k in sorted(REGISTRY)
+            if get_calibrator_class(k).supports_weights and not get_calibrator_class(k).feature_aware and k != "dpm"
+        ]
+    )
     rng = np.random.default_rng(0)
     pi = 0.4
     y = (rng.random(n) < pi).astype(int)
@@ -46,8 +52,10 @@ def main() -> None:
         params = {"random_state": 0} if "random_state" in get_calibrator_class(name)().get_params() else {}
         rows = bayescal.make_calibrator(name, **params).fit(s, y).predict_proba(grid)[:, 1]
         summ = bayescal.make_calibrator(name, **params).fit(summary).predict_proba(grid)[:, 1]
-        print(f"{name:16s} rows {np.abs(rows - truth).mean():.4f}  summary {np.abs(summ - truth).mean():.4f}  "
-              f"mean|rows-summary| {np.abs(rows - summ).mean():.4f}  max {np.abs(rows - summ).max():.3f}")
+        print(
+            f"{name:16s} rows {np.abs(rows - truth).mean():.4f}  summary {np.abs(summ - truth).mean():.4f}  "
+            f"mean|rows-summary| {np.abs(rows - summ).mean():.4f}  max {np.abs(rows - summ).max():.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -19,5 +19,7 @@ def rng() -> np.random.Generator:
 def reference_dir() -> Path:
     """``../shared/reference`` beside the checkout; tests that need it skip when it is absent."""
     if not REFERENCE_DIR.is_dir():
-        pytest.skip(f"reference data folder {REFERENCE_DIR} is absent (it sits beside the checkout as ../shared/reference)")
+        pytest.skip(
+            f"reference data folder {REFERENCE_DIR} is absent (it sits beside the checkout as ../shared/reference)"
+        )
     return REFERENCE_DIR

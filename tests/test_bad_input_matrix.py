@@ -24,12 +24,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _calibrators import build
 
 import bayescal
 from bayescal import decision, diagnostics, metrics
 from bayescal._registry import get_calibrator_class
-
-from _calibrators import build
 
 N = 60
 _rng = np.random.default_rng(7)
@@ -82,8 +81,16 @@ CI_PROB_CASES: dict[str, Any] = {"above_1": 2.0, "zero": 0.0, "nan": np.nan, "st
 COUNT_CASES: dict[str, Any] = {"zero": 0, "negative": -3, "fraction": 2.5, "string": "ten"}
 # a grid of scores: like scores, except that None (the default grid) is legal
 GRID_CASES = {k: v for k, v in SCORE_CASES.items() if k not in ("none", "scalar")}
-CASES_BY_KIND = {"scores": SCORE_CASES, "labels": LABEL_CASES, "weights": WEIGHT_CASES, "cost": COST_CASES,
-                 "threshold": THRESHOLD_CASES, "grid": GRID_CASES, "ci_prob": CI_PROB_CASES, "count": COUNT_CASES}
+CASES_BY_KIND = {
+    "scores": SCORE_CASES,
+    "labels": LABEL_CASES,
+    "weights": WEIGHT_CASES,
+    "cost": COST_CASES,
+    "threshold": THRESHOLD_CASES,
+    "grid": GRID_CASES,
+    "ci_prob": CI_PROB_CASES,
+    "count": COUNT_CASES,
+}
 
 
 @dataclass
@@ -143,43 +150,85 @@ def calibrator_entries() -> list[Entry]:
         # one sample short of the minimum (with a minimum of 2 that is a single sample, so the
         # message is about the single class in y)
         short = np.r_[np.zeros(max(m - 1 - k, 0), int), np.ones(min(k, m - 1), int)]
-        extra = [("y=single_class", {"y": np.zeros(N, int)}, "y"),
-                 ("too_few_samples", {"scores": S[:m - 1], "y": short, "sample_weight": None, "X": XF[:m - 1]},
-                  name_of(cls) if np.unique(short).size == 2 else "y")]
+        extra = [
+            ("y=single_class", {"y": np.zeros(N, int)}, "y"),
+            (
+                "too_few_samples",
+                {"scores": S[: m - 1], "y": short, "sample_weight": None, "X": XF[: m - 1]},
+                name_of(cls) if np.unique(short).size == 2 else "y",
+            ),
+        ]
         if k > 1:
-            extra.append(("too_few_of_one_class", {"y": np.r_[np.zeros(N - k + 1, int), np.ones(k - 1, int)]},
-                          name_of(cls)))
+            extra.append(
+                ("too_few_of_one_class", {"y": np.r_[np.zeros(N - k + 1, int), np.ones(k - 1, int)]}, name_of(cls))
+            )
         pred_extra = []
         if feat:
-            extra += [("X=none", {"X": None}, "X"), ("X=one_short", {"X": XF[:-1]}, "X"),
-                      ("X=nan", {"X": np.r_[XF[:-1], [[np.nan, 0]]]}, "X"),
-                      ("X=complex", {"X": XF + 0j}, "X")]
-            pred_extra = [("X=none", {"X": None}, "X"), ("X=one_short", {"X": XF[:-1]}, "X"),
-                          ("X=three_columns", {"X": np.c_[XF, XF[:, 0]]}, "X")]
+            extra += [
+                ("X=none", {"X": None}, "X"),
+                ("X=one_short", {"X": XF[:-1]}, "X"),
+                ("X=nan", {"X": np.r_[XF[:-1], [[np.nan, 0]]]}, "X"),
+                ("X=complex", {"X": XF + 0j}, "X"),
+            ]
+            pred_extra = [
+                ("X=none", {"X": None}, "X"),
+                ("X=one_short", {"X": XF[:-1]}, "X"),
+                ("X=three_columns", {"X": np.c_[XF, XF[:, 0]]}, "X"),
+            ]
         else:
             extra.append(("X=given", {"X": XF}, "X"))
             pred_extra.append(("X=given", {"X": XF}, "X"))
         valid = {"scores": S, "y": Y, "sample_weight": W if cls.supports_weights else None, "X": XF if feat else None}
         entries.append(Entry(f"{name}.fit", do_fit, fit_args, valid, extra))
-        entries.append(Entry(f"{name}.predict_proba", do_predict, {"scores": "scores"},
-                             {"scores": S, "X": XF if feat else None}, pred_extra))
+        entries.append(
+            Entry(
+                f"{name}.predict_proba",
+                do_predict,
+                {"scores": "scores"},
+                {"scores": S, "X": XF if feat else None},
+                pred_extra,
+            )
+        )
 
         def do_label(a, name=name, feat=feat):
             kw = {"X": XF} if feat else {}
             return fitted(name).predict(a["scores"], a["threshold"], **kw)
 
-        entries.append(Entry(f"{name}.predict", do_label, {"scores": "scores", "threshold": "threshold"},
-                             {"scores": S, "threshold": 0.3}))
+        entries.append(
+            Entry(
+                f"{name}.predict",
+                do_label,
+                {"scores": "scores", "threshold": "threshold"},
+                {"scores": S, "threshold": 0.3},
+            )
+        )
         if issubclass(cls, bayescal.BayesianCalibrator):
             for method in ("predict_posterior", "sample_posterior_predictive"):
-                entries.append(Entry(f"{name}.{method}", lambda a, name=name, m=method: getattr(fitted(name), m)(a["scores"]),
-                                     {"scores": "scores"}, {"scores": S}))
+                entries.append(
+                    Entry(
+                        f"{name}.{method}",
+                        lambda a, name=name, m=method: getattr(fitted(name), m)(a["scores"]),
+                        {"scores": "scores"},
+                        {"scores": S},
+                    )
+                )
         if not feat:
-            entries.append(Entry(f"{name}.calibration_map", lambda a, name=name: fitted(name).calibration_map(a["grid"]),
-                                 {"grid": "grid"}, {"grid": S}))
-            entries.append(Entry(f"{name}.credible_band",
-                                 lambda a, name=name: fitted(name).credible_band(S, ci_prob=a["ci_prob"]),
-                                 {"ci_prob": "ci_prob"}, {"ci_prob": 0.9}))
+            entries.append(
+                Entry(
+                    f"{name}.calibration_map",
+                    lambda a, name=name: fitted(name).calibration_map(a["grid"]),
+                    {"grid": "grid"},
+                    {"grid": S},
+                )
+            )
+            entries.append(
+                Entry(
+                    f"{name}.credible_band",
+                    lambda a, name=name: fitted(name).credible_band(S, ci_prob=a["ci_prob"]),
+                    {"ci_prob": "ci_prob"},
+                    {"ci_prob": 0.9},
+                )
+            )
     return entries
 
 
@@ -190,15 +239,18 @@ def name_of(cls) -> str:
 
 # ---- metrics, decision, diagnostics -----------------------------------------------------------
 def _functions(module) -> list[tuple[str, Callable]]:
-    return [(n, getattr(module, n)) for n in module.__all__
-            if inspect.isfunction(getattr(module, n))]
+    return [(n, getattr(module, n)) for n in module.__all__ if inspect.isfunction(getattr(module, n))]
 
 
 # fast settings for the resampling functions (the matrix checks input handling, not accuracy)
-FAST_KW = {"mvce": {"n_shuffles": 5, "random_state": 0}, "consistency_check": {"random_state": 0},
-           "ppc_calibration": {"random_state": 0},
-           "posterior_predictive_tree": {"random_state": 0}, "score_density_check": {"random_state": 0},
-           "calibration_error_posterior": {"grid_size": 101}}
+FAST_KW = {
+    "mvce": {"n_shuffles": 5, "random_state": 0},
+    "consistency_check": {"random_state": 0},
+    "ppc_calibration": {"random_state": 0},
+    "posterior_predictive_tree": {"random_state": 0},
+    "score_density_check": {"random_state": 0},
+    "calibration_error_posterior": {"grid_size": 101},
+}
 # functions that need a calibrator modelling the class score densities
 NEEDS_DENSITIES = {"score_density_check"}
 # label arguments other than y / y_true (decision.realized_cost's predicted labels)
@@ -283,8 +335,12 @@ def test_valid_input_is_accepted(entry):
 
 # ---- the command line -------------------------------------------------------------------------
 CLI_SCORE_CASES = {
-    "nan": ("", "NaN"), "inf": ("inf", "infinite"), "above_1": ("1.5", r"outside \[0, 1\]"),
-    "below_0": ("-0.1", r"outside \[0, 1\]"), "string": ("abc", "non-numeric"), "complex": ("1+2j", "non-numeric"),
+    "nan": ("", "NaN"),
+    "inf": ("inf", "infinite"),
+    "above_1": ("1.5", r"outside \[0, 1\]"),
+    "below_0": ("-0.1", r"outside \[0, 1\]"),
+    "string": ("abc", "non-numeric"),
+    "complex": ("1+2j", "non-numeric"),
 }
 CLI_LABEL_CASES = {"three_classes": ("2", "binary"), "continuous": ("0.5", "continuous"), "nan": ("", "NaN|missing")}
 
@@ -302,40 +358,67 @@ def _cli_cases(tmp_path):
     for case, (bad, frag) in CLI_SCORE_CASES.items():
         p = tmp_path / f"s_{case}.csv"
         _write_csv(p, [*S[:-1], bad], Y)
-        out.append((f"fit-scores={case}", ["fit", str(p), "--score", "s", "--label", "y", "--method", "platt"],
-                    "scores.*" + frag))
-        out.append((f"apply-scores={case}", ["apply", str(tmp_path / "model.nc"), str(p), "--score", "s",
-                                             "--out", str(tmp_path / "o.csv")], "scores.*" + frag))
+        out.append(
+            (
+                f"fit-scores={case}",
+                ["fit", str(p), "--score", "s", "--label", "y", "--method", "platt"],
+                "scores.*" + frag,
+            )
+        )
+        out.append(
+            (
+                f"apply-scores={case}",
+                ["apply", str(tmp_path / "model.nc"), str(p), "--score", "s", "--out", str(tmp_path / "o.csv")],
+                "scores.*" + frag,
+            )
+        )
     for case, (bad, frag) in CLI_LABEL_CASES.items():
         p = tmp_path / f"y_{case}.csv"
         _write_csv(p, S, [*Y[:-1], bad])
-        out.append((f"fit-y={case}", ["fit", str(p), "--score", "s", "--label", "y", "--method", "platt"],
-                    "y.*" + frag))
+        out.append(
+            (f"fit-y={case}", ["fit", str(p), "--score", "s", "--label", "y", "--method", "platt"], "y.*" + frag)
+        )
     single = tmp_path / "single.csv"
     _write_csv(single, S, np.zeros(N, int))
-    out.append(("fit-y=single_class", ["fit", str(single), "--score", "s", "--label", "y", "--method", "platt"],
-                "single class"))
+    out.append(
+        (
+            "fit-y=single_class",
+            ["fit", str(single), "--score", "s", "--label", "y", "--method", "platt"],
+            "single class",
+        )
+    )
     empty = tmp_path / "empty.csv"
     empty.write_text("s,y\n")
     out.append(("fit-empty", ["fit", str(empty), "--score", "s", "--label", "y", "--method", "platt"], "empty"))
     one = tmp_path / "one.csv"
     _write_csv(one, S[:1], Y[1:2])
-    out.append(("fit-too_few", ["fit", str(one), "--score", "s", "--label", "y", "--method", "platt"],
-                "single class|at least"))
+    out.append(
+        ("fit-too_few", ["fit", str(one), "--score", "s", "--label", "y", "--method", "platt"], "single class|at least")
+    )
     out.append(("fit-missing_column", ["fit", str(good), "--score", "nope", "--label", "y"], "nope"))
-    out.append(("fit-unknown_method", ["fit", str(good), "--score", "s", "--label", "y", "--method", "nope"],
-                "nope"))
-    out.append(("fit-feature_aware", ["fit", str(good), "--score", "s", "--label", "y", "--method", "mbct"],
-                "features"))
+    out.append(("fit-unknown_method", ["fit", str(good), "--score", "s", "--label", "y", "--method", "nope"], "nope"))
+    out.append(
+        ("fit-feature_aware", ["fit", str(good), "--score", "s", "--label", "y", "--method", "mbct"], "features")
+    )
     out.append(("fit-no_file", ["fit", str(tmp_path / "absent.csv"), "--score", "s", "--label", "y"], "absent"))
     report = ["report", "--score", "s", "--label", "y", "--methods", "platt", "--out", str(tmp_path / "r.html")]
     out.append(("report-y=three_classes", [*report, str(tmp_path / "y_three_classes.csv")], "y.*binary"))
     out.append(("report-test_size=1.5", [*report, str(good), "--test-size", "1.5"], "test.size"))
     out.append(("report-cost_fp=-1", [*report, str(good), "--cost-fp", "-1"], "cost.fp"))
-    out.append(("report-methods=nope", [*report[:-4], "--methods", "nope", "--out", str(tmp_path / "r.html"),
-                                        str(good)], "nope"))
-    out.append(("apply-not_a_model", ["apply", str(good), str(good), "--score", "s", "--out",
-                                      str(tmp_path / "o.csv")], "good.csv"))
+    out.append(
+        (
+            "report-methods=nope",
+            [*report[:-4], "--methods", "nope", "--out", str(tmp_path / "r.html"), str(good)],
+            "nope",
+        )
+    )
+    out.append(
+        (
+            "apply-not_a_model",
+            ["apply", str(good), str(good), "--score", "s", "--out", str(tmp_path / "o.csv")],
+            "good.csv",
+        )
+    )
     return good, out
 
 
@@ -349,8 +432,12 @@ def test_cli_rejects_every_bad_input_with_exit_code_2_and_one_line(tmp_path, cap
 
     good, cases = _cli_cases(tmp_path)
     assert len(cases) == CLI_CASE_COUNT
-    assert main(["fit", str(good), "--score", "s", "--label", "y", "--method", "platt",
-                 "--out", str(tmp_path / "model.nc")]) == 0
+    assert (
+        main(
+            ["fit", str(good), "--score", "s", "--label", "y", "--method", "platt", "--out", str(tmp_path / "model.nc")]
+        )
+        == 0
+    )
     capsys.readouterr()
     for case, argv, fragment in cases:
         before = {p: p.read_bytes() for p in tmp_path.glob("*.csv")}
@@ -366,8 +453,23 @@ def test_cli_report_names_the_score_column(tmp_path, capsys):
 
     data = tmp_path / "d.csv"
     _write_csv(data, [*S[:-1], ""], Y)
-    assert main(["report", str(data), "--score", "s", "--label", "y", "--methods", "platt",
-                 "--out", str(tmp_path / "r.html")]) == 2
+    assert (
+        main(
+            [
+                "report",
+                str(data),
+                "--score",
+                "s",
+                "--label",
+                "y",
+                "--methods",
+                "platt",
+                "--out",
+                str(tmp_path / "r.html"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err.strip()
     assert "NaN" in err and ("'s'" in err or "scores" in err), err
 

@@ -22,8 +22,7 @@ from bayescal.baselines.histogram import HistogramBinning, equal_mass_bins
 from bayescal.baselines.isotonic import IsotonicCalibrator
 from bayescal.baselines.platt import PlattScaling
 from bayescal.baselines.scaling_binning import ScalingBinning
-from bayescal.datasets import (TRUTHS, Mixture, ScoreTruth, make_naeini2014, simulate_scores,
-                               svm_scores)
+from bayescal.datasets import TRUTHS, Mixture, ScoreTruth, make_naeini2014, simulate_scores, svm_scores
 
 # ---- helpers ------------------------------------------------------------------------
 
@@ -61,17 +60,31 @@ CONSISTENT = [
     ("histogram-auto-quantile", lambda n, s: HistogramBinning(n_bins="auto"), "beta_skewed", 0.015),
     ("histogram-auto-quantile-U", lambda n, s: HistogramBinning(n_bins="auto"), "beta_bimodal", 0.025),
     ("histogram-auto-uniform", lambda n, s: HistogramBinning(n_bins="auto", strategy="uniform"), "beta_skewed", 0.015),
-    ("histogram-decision", lambda n, s: HistogramBinning(n_bins="auto", score_kind="decision"), "gaussian_decision", 0.015),
+    (
+        "histogram-decision",
+        lambda n, s: HistogramBinning(n_bins="auto", score_kind="decision"),
+        "gaussian_decision",
+        0.015,
+    ),
     ("isotonic-linear", lambda n, s: IsotonicCalibrator(), "beta_skewed", 0.012),
     ("isotonic-step", lambda n, s: IsotonicCalibrator(interpolation="step"), "rare", 0.005),
     ("isotonic-decision", lambda n, s: IsotonicCalibrator(score_kind="decision"), "gaussian_decision", 0.015),
     ("beta-abm", lambda n, s: BetaCalibration(), "beta_skewed", 0.006),
     ("beta-am", lambda n, s: BetaCalibration(parameters="am"), "rare", 0.002),
-    ("beta-ab-decision", lambda n, s: BetaCalibration(parameters="ab", score_kind="decision"), "gaussian_decision", 0.003),
+    (
+        "beta-ab-decision",
+        lambda n, s: BetaCalibration(parameters="ab", score_kind="decision"),
+        "gaussian_decision",
+        0.003,
+    ),
     # the bins must multiply with N for the binning error to vanish
     ("scaling-binning", lambda n, s: ScalingBinning(n_bins=int(np.sqrt(n) / 4), random_state=s), "beta_skewed", 0.012),
-    ("scaling-binning-decision",
-     lambda n, s: ScalingBinning(n_bins=int(np.sqrt(n) / 4), random_state=s, score_kind="decision"), "gaussian_decision", 0.012),
+    (
+        "scaling-binning-decision",
+        lambda n, s: ScalingBinning(n_bins=int(np.sqrt(n) / 4), random_state=s, score_kind="decision"),
+        "gaussian_decision",
+        0.012,
+    ),
 ]
 
 
@@ -121,7 +134,9 @@ def test_beta_gap_to_reference_is_the_monotonicity_constraint(naeini_linear):
 
     free = LogisticRegression(C=1e11, tol=1e-10, max_iter=10_000).fit(features(s_train), y_train)
     assert free.coef_[0, 0] < 0
-    assert metrics.ece(y_test, free.predict_proba(features(s_test))[:, 1], strategy="papers") == pytest.approx(0.041, abs=0.005)
+    assert metrics.ece(y_test, free.predict_proba(features(s_test))[:, 1], strategy="papers") == pytest.approx(
+        0.041, abs=0.005
+    )
 
     cal = BetaCalibration().fit(s_train, y_train)
     assert cal.a_ == 0.0 and cal.b_ > 0
@@ -130,18 +145,21 @@ def test_beta_gap_to_reference_is_the_monotonicity_constraint(naeini_linear):
 
 def _betacal_reference(s_train, y_train, s_test, parameters):
     """The authors' ``betacal`` algorithm (sklearn LogisticRegression, C=99999999999)."""
+
     def lr(X, fit_intercept=True):
-        return LogisticRegression(C=99999999999, fit_intercept=fit_intercept, tol=1e-10, max_iter=10_000).fit(X, y_train)
+        return LogisticRegression(C=99999999999, fit_intercept=fit_intercept, tol=1e-10, max_iter=10_000).fit(
+            X, y_train
+        )
 
     eps = np.finfo(float).eps
-    clip = lambda s: np.clip(s, eps, 1 - eps)  # noqa: E731
+    clip = lambda s: np.clip(s, eps, 1 - eps)
     if parameters == "am":
-        f = lambda s: logit(clip(s))[:, None]  # noqa: E731
+        f = lambda s: logit(clip(s))[:, None]
         return lr(f(s_train)).predict_proba(f(s_test))[:, 1]
     if parameters == "ab":
-        f = lambda s: np.log(2 * np.column_stack([clip(s), 1 - clip(s)]))  # noqa: E731
+        f = lambda s: np.log(2 * np.column_stack([clip(s), 1 - clip(s)]))
         return lr(f(s_train), fit_intercept=False).predict_proba(f(s_test))[:, 1]
-    f = lambda s: np.column_stack([np.log(clip(s)), -np.log(1 - clip(s))])  # noqa: E731
+    f = lambda s: np.column_stack([np.log(clip(s)), -np.log(1 - clip(s))])
     model = lr(f(s_train))
     if model.coef_[0, 0] < 0:
         return lr(f(s_train)[:, [1]]).predict_proba(f(s_test)[:, [1]])[:, 1]
@@ -150,9 +168,10 @@ def _betacal_reference(s_train, y_train, s_test, parameters):
     return model.predict_proba(f(s_test))[:, 1]
 
 
-@pytest.mark.parametrize(("truth", "parameters"),
-                         [("beta_skewed", "abm"), ("beta_skewed", "am"), ("beta_skewed", "ab"), ("rare", "abm"),
-                          ("rare", "am")])
+@pytest.mark.parametrize(
+    ("truth", "parameters"),
+    [("beta_skewed", "abm"), ("beta_skewed", "am"), ("beta_skewed", "ab"), ("rare", "abm"), ("rare", "am")],
+)
 def test_beta_matches_authors_algorithm(parameters, truth):
     sim = simulate_scores(truth, 3000, random_state=5)
     grid = np.linspace(0.001, 0.999, 301)
@@ -258,8 +277,7 @@ def test_histogram_equal_frequency_bins():
 
 
 @settings(max_examples=60, deadline=None)
-@given(values=st.lists(st.integers(0, 30), min_size=1, max_size=200), n_bins=st.integers(1, 25),
-       weighted=st.booleans())
+@given(values=st.lists(st.integers(0, 30), min_size=1, max_size=200), n_bins=st.integers(1, 25), weighted=st.booleans())
 def test_equal_mass_bins_properties(values, n_bins, weighted):
     x = np.array(values, dtype=float) / 30  # small integer grid: many ties
     w = (np.arange(x.size) % 3 + 1.0) if weighted else np.ones(x.size)
@@ -329,8 +347,9 @@ def test_isotonic_step_and_constant_extrapolation():
     y = np.array([0, 1, 0, 1, 1, 1])
     step = IsotonicCalibrator(interpolation="step").fit(s, y)
     # PAV: 0.2 -> 1/2 and 0.4 -> 0 violate, pooled to 1/3; then 1, 1
-    np.testing.assert_allclose(step.predict_proba([0.0, 0.2, 0.35, 0.49, 0.51, 0.9, 1.0])[:, 1],
-                               [1 / 3, 1 / 3, 1 / 3, 1 / 3, 1, 1, 1])
+    np.testing.assert_allclose(
+        step.predict_proba([0.0, 0.2, 0.35, 0.49, 0.51, 0.9, 1.0])[:, 1], [1 / 3, 1 / 3, 1 / 3, 1 / 3, 1, 1, 1]
+    )
     linear = IsotonicCalibrator().fit(s, y)
     np.testing.assert_allclose(linear.predict_proba([0.0, 0.4, 0.5, 0.6, 1.0])[:, 1], [1 / 3, 1 / 3, 2 / 3, 1, 1])
 
@@ -470,7 +489,10 @@ def test_scores_outside_unit_interval_are_rejected(key):
     [
         (lambda: HistogramBinning(n_bins=0), r"n_bins=0 must be a positive integer or 'auto'"),
         (lambda: HistogramBinning(n_bins=2.5), r"n_bins=2.5 must be a positive integer or 'auto'"),
-        (lambda: HistogramBinning(n_bins="many"), r"n_bins='many' is not understood: pass a positive integer or 'auto'"),
+        (
+            lambda: HistogramBinning(n_bins="many"),
+            r"n_bins='many' is not understood: pass a positive integer or 'auto'",
+        ),
         (lambda: HistogramBinning(strategy="kmeans"), r"strategy='kmeans' must be 'quantile' .* or 'uniform'"),
         (lambda: IsotonicCalibrator(interpolation="cubic"), r"interpolation='cubic' must be 'linear' or 'step'"),
         (lambda: BetaCalibration(parameters="abc"), r"parameters='abc' must be 'abm', 'am' or 'ab'"),

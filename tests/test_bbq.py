@@ -130,10 +130,10 @@ def test_bin_estimate_and_prior_by_hand():
     ("rel", "kept"),
     [
         ([1.0, 0.5, 0.01, 0.0099999], [0, 1]),  # big drops, then a small one: stop there
-        ([1.0, 0.99999, 0.2], [0]),          # first drop small: only the best
-        ([0.3, 1.0, 1.0, 0.1], [1, 2, 0]),   # tied best models, then big drops to the end
-        ([0.7], [0]),                         # a single model
-        ([0.4, 0.4, 0.4], [0, 1, 2]),         # no variance: every model equally likely
+        ([1.0, 0.99999, 0.2], [0]),  # first drop small: only the best
+        ([0.3, 1.0, 1.0, 0.1], [1, 2, 0]),  # tied best models, then big drops to the end
+        ([0.7], [0]),  # a single model
+        ([0.4, 0.4, 0.4], [0, 1, 2]),  # no variance: every model equally likely
     ],
 )
 def test_elbow_rule(rel, kept):
@@ -153,7 +153,7 @@ def test_edges_ties_and_zero_width_bins():
         for x in (0.02, 0.3, 0.5, 0.6, 0.98):
             hits = np.flatnonzero(inner == x)
             if hits.size >= 2:  # zero-width bins [x, x] between equal edges: their mean
-                want = proba[hits[0] + 1: hits[-1] + 1].mean()
+                want = proba[hits[0] + 1 : hits[-1] + 1].mean()
             else:  # the bin above an edge the score sits on
                 want = proba[np.searchsorted(inner, x, side="right")]
             assert BBQ._bin_predict(np.array([x]), edges, proba)[0] == pytest.approx(want)
@@ -208,8 +208,10 @@ def test_deterministic_bounded_and_inputs_untouched(rng):
 
 @pytest.mark.parametrize(
     ("params", "match"),
-    [({"selection": "mean"}, "selection='mean' must be one of"),
-     ({"alpha": -1.0}, "alpha=-1.0 must be a non-negative number")],
+    [
+        ({"selection": "mean"}, "selection='mean' must be one of"),
+        ({"alpha": -1.0}, "alpha=-1.0 must be a non-negative number"),
+    ],
 )
 def test_bad_parameters(params, match):
     with pytest.raises(ValueError, match=match):

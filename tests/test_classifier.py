@@ -98,9 +98,12 @@ def test_pipeline_grid_search_cross_val_score_and_clone():
     pipe = make_pipeline(StandardScaler(), CalibratedClassifier(LogisticRegression(), method="platt", cv=3))
     scores = cross_val_score(pipe, X, y, cv=3, scoring="neg_log_loss")
     assert scores.shape == (3,) and np.all(scores < 0)
-    grid = GridSearchCV(CalibratedClassifier(LogisticRegression(), cv=2),
-                        {"method": ["platt", "temperature"], "estimator__C": [0.1, 10.0]},
-                        scoring="neg_brier_score", cv=2).fit(X, y)
+    grid = GridSearchCV(
+        CalibratedClassifier(LogisticRegression(), cv=2),
+        {"method": ["platt", "temperature"], "estimator__C": [0.1, 10.0]},
+        scoring="neg_brier_score",
+        cv=2,
+    ).fit(X, y)
     assert grid.best_params_["method"] in ("platt", "temperature")
     model = CalibratedClassifier(LogisticRegression(C=3.0), method=BetaCalibration(parameters="am"), cv=3)
     twin = clone(model)
@@ -126,8 +129,7 @@ def test_sample_weight_reaches_estimator_and_calibrator_and_routing():
     w = np.random.default_rng(7).uniform(0.2, 3.0, y.size)
     cv = StratifiedKFold(3, shuffle=True, random_state=0)
     model = CalibratedClassifier(LogisticRegression(), method="platt", cv=cv, ensemble=False).fit(X, y, sample_weight=w)
-    oof = cross_val_predict(LogisticRegression(), X, y, cv=cv, method="decision_function",
-                            params={"sample_weight": w})
+    oof = cross_val_predict(LogisticRegression(), X, y, cv=cv, method="decision_function", params={"sample_weight": w})
     cal = PlattScaling(score_kind="decision").fit(oof, y, sample_weight=w)
     full = LogisticRegression().fit(X, y, sample_weight=w)
     np.testing.assert_allclose(model.predict_proba(X), cal.predict_proba(full.decision_function(X)), atol=1e-10)
@@ -139,8 +141,9 @@ def test_sample_weight_reaches_estimator_and_calibrator_and_routing():
     with pytest.warns(UserWarning, match="does not accept sample_weight"):
         CalibratedClassifier(NoWeights(), method="platt", cv=3).fit(X, y, sample_weight=w)
     with sklearn.config_context(enable_metadata_routing=True):
-        routed = CalibratedClassifier(LogisticRegression().set_fit_request(sample_weight=True), method="platt",
-                                      cv=cv, ensemble=False).set_fit_request(sample_weight=True)
+        routed = CalibratedClassifier(
+            LogisticRegression().set_fit_request(sample_weight=True), method="platt", cv=cv, ensemble=False
+        ).set_fit_request(sample_weight=True)
         routed.fit(X, y, sample_weight=w)
     np.testing.assert_allclose(routed.predict_proba(X), model.predict_proba(X), atol=1e-10)
 
@@ -175,8 +178,13 @@ def test_with_class_prior_shifts_every_calibrator():
     before = model.predict_proba(X[:30]).copy()
     shifted = model.with_class_prior(0.1)
     np.testing.assert_array_equal(model.predict_proba(X[:30]), before)
-    expected = np.mean([pair.calibrator.with_class_prior(0.1).predict_proba(
-        pair.estimator.decision_function(X[:30]))[:, 1] for pair in model.calibrated_classifiers_], axis=0)
+    expected = np.mean(
+        [
+            pair.calibrator.with_class_prior(0.1).predict_proba(pair.estimator.decision_function(X[:30]))[:, 1]
+            for pair in model.calibrated_classifiers_
+        ],
+        axis=0,
+    )
     np.testing.assert_allclose(shifted.predict_proba(X[:30])[:, 1], expected)
     assert np.all(shifted.predict_proba(X[:30])[:, 1] <= before[:, 1] + 1e-12)  # 0.1 < the data's prevalence
     band = model.with_class_prior((5, 45), random_state=0).predict_interval(X[:30])

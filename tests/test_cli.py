@@ -25,7 +25,10 @@ def files(tmp_path):
 def test_fit_then_apply_matches_the_library(files, tmp_path, capsys):
     frame, csv, parquet = files
     model, out = tmp_path / "m.nc", tmp_path / "out.parquet"
-    assert main(["fit", str(csv), "--score", "score", "--label", "label", "--method", "isotonic", "--out", str(model)]) == 0
+    assert (
+        main(["fit", str(csv), "--score", "score", "--label", "label", "--method", "isotonic", "--out", str(model)])
+        == 0
+    )
     assert main(["apply", str(model), str(parquet), "--score", "score", "--out", str(out)]) == 0
     got = pd.read_parquet(out)["p_calibrated"].to_numpy()
     want = bayescal.make_calibrator("isotonic").fit(frame["score"], frame["label"]).predict_proba(frame["score"])[:, 1]
@@ -47,8 +50,25 @@ def test_glob_and_dask_route_agree_with_pandas(files, tmp_path):
 def test_pos_label_words(files, tmp_path):
     _, csv, _ = files
     model = tmp_path / "m.nc"
-    assert main(["fit", str(csv), "--score", "score", "--label", "word", "--pos-label", "yes",
-                 "--method", "platt", "--out", str(model)]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(csv),
+                "--score",
+                "score",
+                "--label",
+                "word",
+                "--pos-label",
+                "yes",
+                "--method",
+                "platt",
+                "--out",
+                str(model),
+            ]
+        )
+        == 0
+    )
     assert list(bayescal.load(model).classes_) == ["no", "yes"]
 
 
@@ -87,8 +107,24 @@ def test_debug_shows_the_traceback(files):
 def test_report_is_one_self_contained_page(files, tmp_path):
     _, csv, _ = files
     out = tmp_path / "report.html"
-    assert main(["report", str(csv), "--score", "score", "--label", "label", "--methods", "isotonic", "platt",
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "report",
+                str(csv),
+                "--score",
+                "score",
+                "--label",
+                "label",
+                "--methods",
+                "isotonic",
+                "platt",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     page = out.read_text()
     assert page.count("data:image/png;base64,") == 3  # reliability, PPC, decision regions
     assert "<td>uncalibrated</td>" in page and "<td>isotonic</td>" in page and "<td>platt</td>" in page
@@ -97,21 +133,54 @@ def test_report_is_one_self_contained_page(files, tmp_path):
 
 def test_report_rejects_a_feature_aware_method(files, tmp_path, capsys):
     _, csv, _ = files
-    code = main(["report", str(csv), "--score", "score", "--label", "label", "--methods", "mbct",
-                 "--out", str(tmp_path / "r.html")])
+    code = main(
+        [
+            "report",
+            str(csv),
+            "--score",
+            "score",
+            "--label",
+            "label",
+            "--methods",
+            "mbct",
+            "--out",
+            str(tmp_path / "r.html"),
+        ]
+    )
     assert code == 2 and "needs features" in capsys.readouterr().err
 
 
 def test_progress_reports_each_step_on_stderr(files, tmp_path, capsys):
     _, csv, _ = files
     model = tmp_path / "m.nc"
-    assert main(["--progress", "always", "fit", str(csv), "--score", "score", "--label", "label",
-                 "--method", "isotonic", "--out", str(model)]) == 0
+    assert (
+        main(
+            [
+                "--progress",
+                "always",
+                "fit",
+                str(csv),
+                "--score",
+                "score",
+                "--label",
+                "label",
+                "--method",
+                "isotonic",
+                "--out",
+                str(model),
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert [line.split("]")[0] for line in err] == ["[1/3", "[2/3", "[3/3"]
     assert "fitting isotonic" in err[1] and all(line.endswith(" s") for line in err)
-    assert main(["--progress", "never", "apply", str(model), str(csv), "--score", "score",
-                 "--out", str(tmp_path / "o.csv")]) == 0
+    assert (
+        main(
+            ["--progress", "never", "apply", str(model), str(csv), "--score", "score", "--out", str(tmp_path / "o.csv")]
+        )
+        == 0
+    )
     assert capsys.readouterr().err == ""
 
 
@@ -173,8 +242,10 @@ def test_existing_outputs_need_force(files, tmp_path, capsys):
     assert "p_calibrated" in pd.read_csv(out).columns
     report = tmp_path / "r.html"
     report.write_text("keep me")
-    assert main(["report", str(csv), "--score", "score", "--label", "label", "--methods", "platt",
-                 "--out", str(report)]) == 2
+    assert (
+        main(["report", str(csv), "--score", "score", "--label", "label", "--methods", "platt", "--out", str(report)])
+        == 2
+    )
     assert report.read_text() == "keep me"
 
 
@@ -213,8 +284,26 @@ def test_same_seed_same_model(files, tmp_path):
     small = ["--param", "draws=40", "--param", "tune=40", "--param", "n_components=4"]
     a, b, c = tmp_path / "a.nc", tmp_path / "b.nc", tmp_path / "c.nc"
     for out, seed in ((a, "0"), (b, "0"), (c, "1")):
-        assert main(["fit", str(csv), "--score", "score", "--label", "label", "--method", "dpm", "--seed", seed,
-                     *small, "--out", str(out)]) == 0
+        assert (
+            main(
+                [
+                    "fit",
+                    str(csv),
+                    "--score",
+                    "score",
+                    "--label",
+                    "label",
+                    "--method",
+                    "dpm",
+                    "--seed",
+                    seed,
+                    *small,
+                    "--out",
+                    str(out),
+                ]
+            )
+            == 0
+        )
     q = np.linspace(0.01, 0.99, 25)
     pa, pb, pc = (bayescal.load(m).predict_proba(q)[:, 1] for m in (a, b, c))
     np.testing.assert_array_equal(pa, pb)
@@ -225,16 +314,69 @@ def test_same_seed_same_model(files, tmp_path):
 def test_params_are_parsed_and_checked(files, tmp_path, capsys):
     _, csv, _ = files
     model = tmp_path / "m.nc"
-    assert main(["fit", str(csv), "--score", "score", "--label", "label", "--method", "histogram",
-                 "--param", "n_bins=5", "--param", "strategy=uniform", "--out", str(model)]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(csv),
+                "--score",
+                "score",
+                "--label",
+                "label",
+                "--method",
+                "histogram",
+                "--param",
+                "n_bins=5",
+                "--param",
+                "strategy=uniform",
+                "--out",
+                str(model),
+            ]
+        )
+        == 0
+    )
     params = bayescal.load(model).get_params()
     assert params["n_bins"] == 5 and isinstance(params["n_bins"], int) and params["strategy"] == "uniform"
-    assert main(["fit", str(csv), "--score", "score", "--label", "label", "--method", "histogram",
-                 "--param", "bins=5", "--out", str(tmp_path / "x.nc")]) == 2
+    assert (
+        main(
+            [
+                "fit",
+                str(csv),
+                "--score",
+                "score",
+                "--label",
+                "label",
+                "--method",
+                "histogram",
+                "--param",
+                "bins=5",
+                "--out",
+                str(tmp_path / "x.nc"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "no parameter 'bins'" in err and "'n_bins'" in err and "'strategy'" in err
-    assert main(["fit", str(csv), "--score", "score", "--label", "label", "--method", "histogram",
-                 "--param", "n_bins", "--out", str(tmp_path / "x.nc")]) == 2
+    assert (
+        main(
+            [
+                "fit",
+                str(csv),
+                "--score",
+                "score",
+                "--label",
+                "label",
+                "--method",
+                "histogram",
+                "--param",
+                "n_bins",
+                "--out",
+                str(tmp_path / "x.nc"),
+            ]
+        )
+        == 2
+    )
     assert "NAME=VALUE" in capsys.readouterr().err
     assert not (tmp_path / "x.nc").exists()
 
@@ -252,8 +394,25 @@ def test_text_labels_need_pos_label_and_every_command_names_the_positive_class(f
     assert list(bayescal.load(model).classes_) == ["ok", "fraud"]
     assert main(["apply", str(model), str(words), "--score", "score", "--out", str(tmp_path / "o.csv")]) == 0
     assert "positive class: 'fraud'" in capsys.readouterr().out
-    assert main(["report", str(words), "--score", "score", "--label", "label", "--methods", "platt",
-                 "--pos-label", "fraud", "--out", str(tmp_path / "r.html")]) == 0
+    assert (
+        main(
+            [
+                "report",
+                str(words),
+                "--score",
+                "score",
+                "--label",
+                "label",
+                "--methods",
+                "platt",
+                "--pos-label",
+                "fraud",
+                "--out",
+                str(tmp_path / "r.html"),
+            ]
+        )
+        == 0
+    )
     assert "positive class: 'fraud'" in capsys.readouterr().out
     numeric = tmp_path / "m2.nc"
     assert main(_fit_args(files[1], numeric)) == 0
@@ -263,13 +422,38 @@ def test_text_labels_need_pos_label_and_every_command_names_the_positive_class(f
 def test_apply_keeps_every_column_and_adds_a_band(files, tmp_path):
     frame, csv, _ = files
     model, out = tmp_path / "m.nc", tmp_path / "o.parquet"
-    assert main(["fit", str(csv), "--score", "score", "--label", "label", "--method", "dpm", "--seed", "0",
-                 "--param", "draws=40", "--param", "tune=40", "--param", "n_components=4", "--out", str(model)]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(csv),
+                "--score",
+                "score",
+                "--label",
+                "label",
+                "--method",
+                "dpm",
+                "--seed",
+                "0",
+                "--param",
+                "draws=40",
+                "--param",
+                "tune=40",
+                "--param",
+                "n_components=4",
+                "--out",
+                str(model),
+            ]
+        )
+        == 0
+    )
     assert main(["apply", str(model), str(csv), "--score", "score", "--band", "0.9", "--out", str(out)]) == 0
     got = pd.read_parquet(out)
     assert list(got.columns) == ["score", "label", "word", "p_calibrated", "p_lower", "p_upper"]
     pd.testing.assert_frame_equal(got[["score", "label", "word"]], frame)
-    assert (got["p_lower"] <= got["p_calibrated"] + 1e-12).all() and (got["p_calibrated"] <= got["p_upper"] + 1e-12).all()
+    assert (got["p_lower"] <= got["p_calibrated"] + 1e-12).all() and (
+        got["p_calibrated"] <= got["p_upper"] + 1e-12
+    ).all()
     assert (got["p_upper"] - got["p_lower"]).mean() > 0.01
     draws = bayescal.load(model).predict_posterior(frame["score"].to_numpy()[:5]).values.reshape(-1, 5)
     np.testing.assert_allclose(got["p_lower"][:5], np.quantile(draws, 0.05, axis=0), atol=1e-12)

@@ -12,13 +12,13 @@ import sys
 import numpy as np
 import pytest
 import xarray as xr
+from _calibrators import build
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import bayescal
 from bayescal._registry import get_calibrator_class
 
-from _calibrators import build
 
 def simulated(n: int = 400, seed: int = 0):
     """Scores from Beta(2,5) (negatives) and Beta(5,2) (positives) with pi = 0.4."""
@@ -37,8 +37,19 @@ NAMES = bayescal.calibrators()
 
 
 def test_registry_lists_and_builds_every_calibrator():
-    assert {"histogram", "platt", "isotonic", "kde", "beta", "scaling_binning", "bbq", "enir", "elite",
-            "mbct", "dpm"} <= set(NAMES)
+    assert {
+        "histogram",
+        "platt",
+        "isotonic",
+        "kde",
+        "beta",
+        "scaling_binning",
+        "bbq",
+        "enir",
+        "elite",
+        "mbct",
+        "dpm",
+    } <= set(NAMES)
     for name in NAMES:
         est = bayescal.make_calibrator(name)
         assert isinstance(est, bayescal.Calibrator)
@@ -77,8 +88,9 @@ def test_calibration_map_and_band(name):
     assert cmap.sizes["score"] == 201
     # the map agrees with predict_proba at the same scores
     grid = np.linspace(0.05, 0.95, 19)
-    np.testing.assert_allclose(est.calibration_map(grid).mean(("chain", "draw")).values,
-                               est.predict_proba(grid)[:, 1], atol=2e-3)
+    np.testing.assert_allclose(
+        est.calibration_map(grid).mean(("chain", "draw")).values, est.predict_proba(grid)[:, 1], atol=2e-3
+    )
     band = est.credible_band(grid, ci_prob=0.9)
     assert band.dims == ("score", "ci_bound")
     assert list(band.ci_bound.values) == ["lower", "upper"]
@@ -117,9 +129,11 @@ def test_labels_with_pos_label_and_strings(name):
 
 
 def test_import_is_light():
-    code = ("import sys, bayescal; bayescal.calibrators(); bayescal.make_calibrator('platt');"
-            "heavy = [m for m in ('pymc', 'pytensor', 'matplotlib', 'dask') if m in sys.modules];"
-            "print(','.join(heavy))")
+    code = (
+        "import sys, bayescal; bayescal.calibrators(); bayescal.make_calibrator('platt');"
+        "heavy = [m for m in ('pymc', 'pytensor', 'matplotlib', 'dask') if m in sys.modules];"
+        "print(','.join(heavy))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"import bayescal pulled in {out.stdout.strip()}"
 
@@ -152,8 +166,9 @@ EXPECTED_FAILED_CHECKS = {
 }
 # MBCT needs X; the DPM calibrator runs the full Bayesian fit dozens of times here, so it is
 # left to its own contract tests above and in test_dpm.py.
-SKLEARN_CHECKED = [build(n, score_kind="decision") for n in NAMES
-                   if not get_calibrator_class(n).feature_aware and n != "dpm"]
+SKLEARN_CHECKED = [
+    build(n, score_kind="decision") for n in NAMES if not get_calibrator_class(n).feature_aware and n != "dpm"
+]
 
 
 @parametrize_with_checks(SKLEARN_CHECKED, expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS)

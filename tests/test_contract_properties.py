@@ -46,10 +46,22 @@ from bayescal.data import ScoreSummary
 
 PACKAGE = str(Path(bayescal.__file__).resolve().parent)
 
-settings.register_profile("contract", max_examples=12, deadline=None, derandomize=True, print_blob=True,
-                          suppress_health_check=list(HealthCheck))
-settings.register_profile("contract-long", max_examples=150, deadline=None, derandomize=True, print_blob=True,
-                          suppress_health_check=list(HealthCheck))
+settings.register_profile(
+    "contract",
+    max_examples=12,
+    deadline=None,
+    derandomize=True,
+    print_blob=True,
+    suppress_health_check=list(HealthCheck),
+)
+settings.register_profile(
+    "contract-long",
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    print_blob=True,
+    suppress_health_check=list(HealthCheck),
+)
 SHORT = settings.get_profile("contract")
 LONG = settings.get_profile("contract-long")
 
@@ -127,7 +139,8 @@ def same(a, b) -> bool:
         return a.identical(b)
     if isinstance(a, np.ma.MaskedArray):
         return np.array_equal(np.ma.getdata(a), np.ma.getdata(b), equal_nan=a.dtype.kind == "f") and np.array_equal(
-            np.ma.getmaskarray(a), np.ma.getmaskarray(b))
+            np.ma.getmaskarray(a), np.ma.getmaskarray(b)
+        )
     if isinstance(a, np.ndarray):
         return a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
     if isinstance(a, list):
@@ -166,17 +179,35 @@ def rows(draw, min_size: int = 2, max_size: int = 40):
     base[:2] = [0, 1]
     codings = ["half", "three", "one", "nan"] if hostile == "labels" else ["01", "01", "12", "bool", "str"]
     coding = draw(st.sampled_from(codings))
-    y = {"01": base, "12": base + 1, "bool": base.astype(bool), "str": np.where(base == 1, "yes", "no"),
-         "half": base * 0.5, "three": np.where(np.arange(n) == 0, 2, base), "one": np.zeros(n, dtype=int),
-         "nan": np.where(np.arange(n) == n - 1, np.nan, base)}[coding]
+    y = {
+        "01": base,
+        "12": base + 1,
+        "bool": base.astype(bool),
+        "str": np.where(base == 1, "yes", "no"),
+        "half": base * 0.5,
+        "three": np.where(np.arange(n) == 0, 2, base),
+        "one": np.zeros(n, dtype=int),
+        "nan": np.where(np.arange(n) == n - 1, np.nan, base),
+    }[coding]
     if hostile == "scores":
         s[draw(st.integers(0, n - 1))] = draw(HOSTILE)
-    kinds = (["zero-class", "zeros", "negative", "short", "nan"] if hostile == "weights"
-             else ["none", "none", "ones", "random", "huge"])
+    kinds = (
+        ["zero-class", "zeros", "negative", "short", "nan"]
+        if hostile == "weights"
+        else ["none", "none", "ones", "random", "huge"]
+    )
     kind = draw(st.sampled_from(kinds))
-    w = {"none": None, "ones": np.ones(n), "random": np.array(draw(st.lists(st.floats(0, 5), min_size=n, max_size=n))),
-         "huge": np.full(n, 1e308), "zero-class": np.where(base == 1, 0.0, 1.0), "zeros": np.zeros(n),
-         "negative": -np.ones(n), "short": np.ones(max(n - 1, 1)), "nan": np.full(n, np.nan)}[kind]
+    w = {
+        "none": None,
+        "ones": np.ones(n),
+        "random": np.array(draw(st.lists(st.floats(0, 5), min_size=n, max_size=n))),
+        "huge": np.full(n, 1e308),
+        "zero-class": np.where(base == 1, 0.0, 1.0),
+        "zeros": np.zeros(n),
+        "negative": -np.ones(n),
+        "short": np.ones(max(n - 1, 1)),
+        "nan": np.full(n, np.nan),
+    }[kind]
     return s, y, w
 
 
@@ -185,8 +216,14 @@ def forms(values: np.ndarray) -> dict:
     ro = values.copy()
     ro.setflags(write=False)
     wide = np.repeat(values, 2)
-    return {"list": values.tolist(), "numpy": values.copy(), "pandas": pd.Series(values),
-            "xarray": xr.DataArray(values, dims="obs"), "readonly": ro, "strided": wide[::2]}
+    return {
+        "list": values.tolist(),
+        "numpy": values.copy(),
+        "pandas": pd.Series(values),
+        "xarray": xr.DataArray(values, dims="obs"),
+        "readonly": ro,
+        "strided": wide[::2],
+    }
 
 
 # ----------------------------------------------------------------------------- calibrators
@@ -228,8 +265,14 @@ def _contract_for_calibrator(name: str, s, y, w) -> None:
         got = cal.predict_proba(values, **kw)
         np.testing.assert_allclose(got, proba, rtol=0, atol=1e-12, err_msg=form)
     # hostile arguments after the fit: refused by name, or a valid answer
-    for bad in (np.array([0.5, np.nan]), np.array([0.5, 1.5]), "0.5", np.array([[0.1, 0.2], [0.3, 0.4]]),
-                np.ma.masked_array([0.2, 0.4], mask=[False, True]), np.array([], dtype=float)):
+    for bad in (
+        np.array([0.5, np.nan]),
+        np.array([0.5, 1.5]),
+        "0.5",
+        np.array([[0.1, 0.2], [0.3, 0.4]]),
+        np.ma.masked_array([0.2, 0.4], mask=[False, True]),
+        np.array([], dtype=float),
+    ):
         bad_kw = {"X": np.zeros((np.size(bad) if np.ndim(bad) == 1 else 2, 1))} if X is not None else {}
         ok, out = call(cal.predict_proba, {"scores", "X"}, bad, **bad_kw)
         if ok:
@@ -311,10 +354,16 @@ def pools(draw):
     number = st.sampled_from([1.0, 0.5, 0.0, -1.0, np.nan, np.inf, 3, 10**12, "a"])
     count = st.sampled_from([10, 1, 0, -5, 2.7, 10**12, "ten", 3])
     pool = {
-        "y_true": y, "y": y, "y_prob": s, "scores": s, "sample_weight": w,
+        "y_true": y,
+        "y": y,
+        "y_prob": s,
+        "scores": s,
+        "sample_weight": w,
         "y_pred": draw(st.sampled_from([y, s, np.ones(len(s), dtype=int), np.asarray(y)[::-1].copy()])),
-        "cost_fp": draw(number), "cost_fn": draw(number),
-        "n_bins": draw(count), "strategy": draw(st.sampled_from(["quantile", "uniform", "papers", "bogus", None])),
+        "cost_fp": draw(number),
+        "cost_fn": draw(number),
+        "n_bins": draw(count),
+        "strategy": draw(st.sampled_from(["quantile", "uniform", "papers", "bogus", None])),
         "grid": draw(st.sampled_from([None, 5, 0, -5, 10**12, np.linspace(0, 1, 5), "x"])),
         "ci_prob": draw(st.sampled_from([None, 0.9, 1.5, 0.0, np.nan])),
         "benefit_tp": draw(st.sampled_from([1.0, np.ones(3), np.nan, "big"])),
@@ -322,8 +371,17 @@ def pools(draw):
     return pool
 
 
-OPTIONAL_FROM_POOL = {"sample_weight", "cost_fp", "cost_fn", "n_bins", "strategy", "grid", "ci_prob", "benefit_tp",
-                      "y_pred"}
+OPTIONAL_FROM_POOL = {
+    "sample_weight",
+    "cost_fp",
+    "cost_fn",
+    "n_bins",
+    "strategy",
+    "grid",
+    "ci_prob",
+    "benefit_tp",
+    "y_pred",
+}
 SEEDED = {"random_state": 0, "random_seed": 0}
 SMALL = {"n_shuffles": 3, "min_replicates": 20, "n_replicates": 20, "grid_size": 51}
 
@@ -338,8 +396,9 @@ def _arguments(fn, pool, calibrator, draw_optional):
             value = SEEDED[p.name]
         elif p.name in SMALL:
             value = SMALL[p.name]
-        elif p.name in pool and (p.default is inspect.Parameter.empty or (p.name in OPTIONAL_FROM_POOL
-                                                                           and draw_optional(p.name))):
+        elif p.name in pool and (
+            p.default is inspect.Parameter.empty or (p.name in OPTIONAL_FROM_POOL and draw_optional(p.name))
+        ):
             value = pool[p.name]
         elif p.default is not inspect.Parameter.empty:
             continue
@@ -352,8 +411,11 @@ def _arguments(fn, pool, calibrator, draw_optional):
     return args, kwargs
 
 
-FUNCTIONS = ([(metrics, n) for n in _public_functions(metrics)] + [(decision, n) for n in _public_functions(decision)]
-             + [(diagnostics, n) for n in _public_functions(diagnostics)])
+FUNCTIONS = (
+    [(metrics, n) for n in _public_functions(metrics)]
+    + [(decision, n) for n in _public_functions(decision)]
+    + [(diagnostics, n) for n in _public_functions(diagnostics)]
+)
 
 
 FUNCTION_IDS = [f"{m.__name__.split('.')[-1]}.{n}" for m, n in FUNCTIONS]
@@ -390,8 +452,11 @@ def _function_contract(module, name, fitted, profile) -> None:
     run()
 
 
-METRICS_YP = [n for n in _public_functions(metrics) if list(inspect.signature(getattr(metrics, n)).parameters)[:2]
-              == ["y_true", "y_prob"]]
+METRICS_YP = [
+    n
+    for n in _public_functions(metrics)
+    if list(inspect.signature(getattr(metrics, n)).parameters)[:2] == ["y_true", "y_prob"]
+]
 
 
 @pytest.mark.parametrize("name", METRICS_YP)
@@ -413,8 +478,9 @@ def _flat(result) -> np.ndarray:
     if isinstance(result, xr.Dataset):
         return np.concatenate([np.ravel(result[v].values).astype(float) for v in sorted(result.data_vars)])
     if hasattr(result, "__dataclass_fields__"):
-        return np.array([float(getattr(result, f)) for f in result.__dataclass_fields__
-                         if not isinstance(getattr(result, f), str)])
+        return np.array(
+            [float(getattr(result, f)) for f in result.__dataclass_fields__ if not isinstance(getattr(result, f), str)]
+        )
     return np.atleast_1d(np.asarray(result, dtype=float))
 
 
@@ -424,22 +490,47 @@ def test_decision_and_diagnostics_arguments_are_read_through_the_same_checks(fit
         fn = getattr(module, name)
         if "calibrator" in inspect.signature(fn).parameters:
             with pytest.raises(ValueError, match="calibrator='isotonic' is not a bayescal calibrator"):
-                fn("isotonic", *([np.array([0.2, 0.8])] * (len([
-                    p for p in inspect.signature(fn).parameters.values()
-                    if p.default is inspect.Parameter.empty]) - 1)))
+                fn(
+                    "isotonic",
+                    *(
+                        [np.array([0.2, 0.8])]
+                        * (
+                            len(
+                                [
+                                    p
+                                    for p in inspect.signature(fn).parameters.values()
+                                    if p.default is inspect.Parameter.empty
+                                ]
+                            )
+                            - 1
+                        )
+                    ),
+                )
 
 
 # ----------------------------------------------------------------------------- ScoreSummary
 
 
 @SHORT
-@given(rows(), st.sampled_from([16, 2, 1, 2.7, 10**9, "x"]),
-       st.sampled_from([None, -30.0, -0.1, np.nan, np.inf]), st.sampled_from([None, 30.0, 0.1, -31.0, np.inf]))
+@given(
+    rows(),
+    st.sampled_from([16, 2, 1, 2.7, 10**9, "x"]),
+    st.sampled_from([None, -30.0, -0.1, np.nan, np.inf]),
+    st.sampled_from([None, 30.0, 0.1, -31.0, np.inf]),
+)
 def test_score_summary_keeps_the_contract(data, n_bins, lo, hi):
     s, y, w = data
     before = snapshot([s, y, w])
-    ok, summary = call(ScoreSummary.from_arrays, {"scores", "y", "sample_weight", "n_bins", "lo", "hi", "pos_label"},
-                       s, y, w, n_bins=n_bins, lo=lo, hi=hi)
+    ok, summary = call(
+        ScoreSummary.from_arrays,
+        {"scores", "y", "sample_weight", "n_bins", "lo", "hi", "pos_label"},
+        s,
+        y,
+        w,
+        n_bins=n_bins,
+        lo=lo,
+        hi=hi,
+    )
     assert_unchanged(before, [s, y, w])
     if ok:
         assert np.isfinite(summary.counts).all() and np.isfinite(summary.edges).all()
@@ -463,8 +554,9 @@ def saved_model(tmp_path_factory):
 
 
 @SHORT
-@given(st.sampled_from(["flip", "truncate", "missing", "directory", "garbage"]), st.integers(0, 10**9),
-       st.integers(0, 7))
+@given(
+    st.sampled_from(["flip", "truncate", "missing", "directory", "garbage"]), st.integers(0, 10**9), st.integers(0, 7)
+)
 def test_load_keeps_the_contract(saved_model, tmp_path_factory, mutation, position, bit):
     folder = tmp_path_factory.mktemp("load")
     path = folder / "model.nc"

@@ -25,8 +25,10 @@ def simulated_dask(seed: int = 0):
 
 @pytest.fixture(scope="module")
 def cluster_summary():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster),
+    ):
         s, y = simulated_dask()
         s, y = s.persist(), y.persist()
         summary = ScoreSummary.from_dask(s, y)

@@ -94,6 +94,8 @@ def test_plugs_into_scikit_learn_threshold_tools(fitted):
 
     cal, s_test, _ = fitted
     clf = FixedThresholdClassifier(cal, threshold=0.3, response_method="predict_proba").fit(
-        s_test.reshape(-1, 1), (s_test > 0.5).astype(int))
-    np.testing.assert_array_equal(clf.predict(s_test.reshape(-1, 1)),
-                                  (clf.estimator_.predict_proba(s_test)[:, 1] >= 0.3).astype(int))
+        s_test.reshape(-1, 1), (s_test > 0.5).astype(int)
+    )
+    np.testing.assert_array_equal(
+        clf.predict(s_test.reshape(-1, 1)), (clf.estimator_.predict_proba(s_test)[:, 1] >= 0.3).astype(int)
+    )

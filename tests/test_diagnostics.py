@@ -137,8 +137,13 @@ def test_ppc_of_the_true_map_gives_uniform_p_values():
     for r in range(40):
         d = simulate_scores(truth, 300, random_state=2000 + r)
         exact = TrueMap(truth=truth).fit(d.scores, d.y)
-        pvals.append(float(D.ppc_calibration(exact, d.scores, d.y, statistics="ece", min_replicates=200,
-                                             random_state=r)["p_value"].squeeze()))
+        pvals.append(
+            float(
+                D.ppc_calibration(exact, d.scores, d.y, statistics="ece", min_replicates=200, random_state=r)[
+                    "p_value"
+                ].squeeze()
+            )
+        )
     assert np.mean(np.array(pvals) < 0.05) <= 0.125
     assert stats.kstest(pvals, "uniform").pvalue > 0.01
 
@@ -179,8 +184,12 @@ def _covers(truth_name, reps, seed0):
         d = simulate_scores(truth, 500, random_state=seed0 + r)
         out = D.calibration_error_posterior(_dpm(d.scores, d.y, seed=r), d.scores, ci_prob=0.95)
         assert out.attrs["score_distribution"] == "model"
-        hits.append([out[f"{m}_ci"].sel(ci_bound="lower") <= target[m] <= out[f"{m}_ci"].sel(ci_bound="upper")
-                     for m in ("ece", "reliability")])
+        hits.append(
+            [
+                out[f"{m}_ci"].sel(ci_bound="lower") <= target[m] <= out[f"{m}_ci"].sel(ci_bound="upper")
+                for m in ("ece", "reliability")
+            ]
+        )
     return np.mean(hits, axis=0)
 
 
@@ -225,7 +234,7 @@ def test_score_density_check_fits_its_own_data_and_flags_other_data(skewed):
     np.testing.assert_array_equal(out["observed_count"].sum("bin").values, [np.sum(d.y == 0), np.sum(d.y == 1)])
     assert np.all(out["p_value"].values > 0.05)
     # the bins cover the observed range, so each class's posterior mass there is close to 1
-    width = (out["bin_upper"] - out["bin_lower"])
+    width = out["bin_upper"] - out["bin_lower"]
     mass = (out["density"] * width).sum("bin").mean(("chain", "draw"))
     assert np.all(mass.values > 0.97) and np.all(mass.values <= 1.0 + 1e-9)
     lo, hi = out["density_band"].sel(ci_bound="lower"), out["density_band"].sel(ci_bound="upper")
@@ -286,8 +295,12 @@ def test_bad_input_raises_clear_errors(skewed):
 
 
 @settings(max_examples=25, deadline=None)
-@given(n=st.integers(5, 120), seed=st.integers(0, 10_000), n_bins=st.integers(1, 12),
-       strategy=st.sampled_from(["quantile", "uniform", "papers"]))
+@given(
+    n=st.integers(5, 120),
+    seed=st.integers(0, 10_000),
+    n_bins=st.integers(1, 12),
+    strategy=st.sampled_from(["quantile", "uniform", "papers"]),
+)
 def test_consistency_check_invariants(n, seed, n_bins, strategy):
     rng = np.random.default_rng(seed)
     s = rng.random(n)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-
 import warnings
 
 import numpy as np
@@ -73,34 +72,40 @@ def test_priors_precedence_user_over_kde_over_default(rng):
     # the class's quantiles, centre-out: the first (heaviest) sticks at the middle, the extremes last
     levels = np.array([9, 11, 7, 13, 5, 15, 3, 17, 1, 19]) / 20
     np.testing.assert_allclose(p[1]["mu_loc"], np.quantile(x1, levels), atol=0.02)
-    h = 1.06 * x1.std() * 300 ** -0.2
+    h = 1.06 * x1.std() * 300**-0.2
     assert p[1]["sigma_logmean"] == pytest.approx(np.log(h))
     both = resolve_priors({"sigma_logsd": 0.5, "mu_loc": 0.0}, [x0, x1], [np.ones(500), np.ones(300)], 4)
     assert both[0]["sigma_logsd"] == both[1]["sigma_logsd"] == 0.5
     np.testing.assert_array_equal(both[1]["mu_loc"], np.zeros(4))
 
 
-@pytest.mark.parametrize("priors, match", [
-    ({"alpha": 1.0}, "unknown key"),
-    ({0: {"mu_sd": 1.0}}, "unknown key"),
-    ({"mu_loc": [1.0, 2.0]}, "shape"),
-    ({"alpha_rate": -1.0}, "positive"),
-    ("strong", "pass None"),
-])
+@pytest.mark.parametrize(
+    "priors, match",
+    [
+        ({"alpha": 1.0}, "unknown key"),
+        ({0: {"mu_sd": 1.0}}, "unknown key"),
+        ({"mu_loc": [1.0, 2.0]}, "shape"),
+        ({"alpha_rate": -1.0}, "positive"),
+        ("strong", "pass None"),
+    ],
+)
 def test_bad_priors_raise(priors, match):
     s, y = monotone_data(100, np.random.default_rng(0))
     with pytest.raises(ValueError, match=match):
         DPMCalibrator(priors=priors, **TINY).fit(s, y)
 
 
-@pytest.mark.parametrize("params, match", [
-    ({"n_components": 1}, "n_components"),
-    ({"inference": "vi"}, "inference"),
-    ({"draws": 0}, "draws"),
-    ({"atom_threshold": 0.0}, "atom_threshold"),
-    ({"route_options": {"learning_rate": 0.1}}, "route_options"),
-    ({"null_stacking": "yes"}, "null_stacking"),
-])
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"n_components": 1}, "n_components"),
+        ({"inference": "vi"}, "inference"),
+        ({"draws": 0}, "draws"),
+        ({"atom_threshold": 0.0}, "atom_threshold"),
+        ({"route_options": {"learning_rate": 0.1}}, "route_options"),
+        ({"null_stacking": "yes"}, "null_stacking"),
+    ],
+)
 def test_bad_parameters_raise(params, match):
     s, y = monotone_data(100, np.random.default_rng(0))
     with pytest.raises(ValueError, match=match):
@@ -138,8 +143,9 @@ def test_gibbs_fractional_weights_scale_like_counts(rng):
     """Weights 0.5 on doubled data give about the same density as weights 1 (fractional handling)."""
     x = rng.normal(1.0, 2.0, 400)
     prior = resolve_priors(None, [x, x], [np.ones(x.size)] * 2, 5)[0]
-    half = fit_gibbs(np.r_[x, x], np.full(2 * x.size, 0.5), prior, n_components=5, draws=200, tune=200,
-                     random_seed=2).posterior
+    half = fit_gibbs(
+        np.r_[x, x], np.full(2 * x.size, 0.5), prior, n_components=5, draws=200, tune=200, random_seed=2
+    ).posterior
     grid = np.linspace(-3, 5, 17)
     dens = np.exp(mixture.log_density(grid, half["weight"].values, half["mu"].values, half["sigma"].values))
     assert np.abs(dens.mean(axis=(0, 1)) - stats.norm.pdf(grid, 1.0, 2.0)).max() < 0.03
@@ -176,8 +182,7 @@ def test_contract_shapes_and_posterior_layout(fitted):
     dens = model.density_map(np.linspace(0, 1, 801))
     assert dens.dims == ("chain", "draw", "class", "score")
     # no atoms: each class density integrates to about one over [0, 1]
-    np.testing.assert_allclose(np.trapezoid(dens.mean(("chain", "draw")).values, dens["score"].values), 1.0,
-                               atol=0.02)
+    np.testing.assert_allclose(np.trapezoid(dens.mean(("chain", "draw")).values, dens["score"].values), 1.0, atol=0.02)
     ppc = model.sample_posterior_predictive(s[:5], random_seed=0)
     assert ppc["posterior_predictive"]["y"].shape == (2, 150, 5)
 
@@ -351,7 +356,9 @@ def test_null_model_gets_no_weight_when_it_loses_by_many_nats_despite_a_few_bad_
     assert result["elpd_dpm"] > result["elpd_constant"] + 50
     assert result["weight"] > 1 - 1e-9
     real_compare = arviz_stats.compare  # the same leave-one-out terms under stacking weights
-    monkeypatch.setattr(arviz_stats, "compare", lambda models, **kw: real_compare(models, **(kw | {"method": "stacking"})))
+    monkeypatch.setattr(
+        arviz_stats, "compare", lambda models, **kw: real_compare(models, **(kw | {"method": "stacking"}))
+    )
     assert null_model.null_model_weight(log_joint, y, (2, S // 2), reff=1.0)["weight"] < 0.99
 
 
@@ -426,24 +433,33 @@ def test_save_load_with_atoms_and_decision_scores(tmp_path):
 # ---- routes against each other ---------------------------------------------------------
 def test_gibbs_and_nuts_agree_on_small_data():
     s, y = monotone_data(200, np.random.default_rng(9))
-    kw = {"n_components": 3, "draws": 150, "tune": 200, "chains": 2, "random_state": 4,  # K = 3 as in test_dpm_pymc
-          "components": "gaussian"}  # the model the PyMC routes state
+    kw = {
+        "n_components": 3,
+        "draws": 150,
+        "tune": 200,
+        "chains": 2,
+        "random_state": 4,  # K = 3 as in test_dpm_pymc
+        "components": "gaussian",
+    }  # the model the PyMC routes state
     gibbs = DPMCalibrator(inference="gibbs", **kw).fit(s, y)
     nuts = DPMCalibrator(inference="nuts", **kw).fit(s, y)
     grid = np.linspace(*np.quantile(s, [0.05, 0.95]), 40)
     assert np.abs(gibbs.predict_proba(grid)[:, 1] - nuts.predict_proba(grid)[:, 1]).max() < 0.05
     bg, bn = gibbs.credible_band(grid, ci_prob=0.9), nuts.credible_band(grid, ci_prob=0.9)
     overlap = np.minimum(bg.sel(ci_bound="upper"), bn.sel(ci_bound="upper")) - np.maximum(
-        bg.sel(ci_bound="lower"), bn.sel(ci_bound="lower"))
+        bg.sel(ci_bound="lower"), bn.sel(ci_bound="lower")
+    )
     assert np.all(overlap.values > 0)
 
 
 def test_import_and_gibbs_fit_do_not_import_pymc():
-    code = ("import sys, numpy as np, bayescal\n"
-            "from bayescal.bayesian.dpm import DPMCalibrator\n"
-            "rng = np.random.default_rng(0); y = np.r_[np.zeros(50), np.ones(50)]\n"
-            "DPMCalibrator(n_components=4, draws=50, tune=5).fit(rng.random(100), y)\n"
-            "assert 'pymc' not in sys.modules and 'pytensor' not in sys.modules\n")
+    code = (
+        "import sys, numpy as np, bayescal\n"
+        "from bayescal.bayesian.dpm import DPMCalibrator\n"
+        "rng = np.random.default_rng(0); y = np.r_[np.zeros(50), np.ones(50)]\n"
+        "DPMCalibrator(n_components=4, draws=50, tune=5).fit(rng.random(100), y)\n"
+        "assert 'pymc' not in sys.modules and 'pytensor' not in sys.modules\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -464,8 +480,11 @@ def test_naeini_simulated_svm_scores_meet_the_papers_dpm(reference_dir):
     assert metrics.roc_auc(y_test, p) >= 0.84
     quad = pd.read_csv(reference_dir / "naeini_quadratic_svm_scores.csv")  # the authors' quadratic-SVM scores
     qtr, qte = quad[quad["split"] == "train"], quad[quad["split"] == "test"]
-    p = DPMCalibrator(random_state=0).fit(qtr["score"].to_numpy(), qtr["label"].to_numpy()).predict_proba(
-        qte["score"].to_numpy())[:, 1]
+    p = (
+        DPMCalibrator(random_state=0)
+        .fit(qtr["score"].to_numpy(), qtr["label"].to_numpy())
+        .predict_proba(qte["score"].to_numpy())[:, 1]
+    )
     assert metrics.ece(qte["label"].to_numpy(), p, n_bins=10, strategy="papers") <= 0.02
 
 
@@ -522,13 +541,23 @@ def _quickstart_calibration_scores():
     return s_cal, y_cal
 
 
-@pytest.mark.parametrize("components", [
-    "beta",
-    pytest.param("gaussian", marks=pytest.mark.xfail(strict=True, reason=(
-        "model limit, measured: the positives' widest Gaussian component spills into the negatives' tail on "
-        "the logit scale (map 0.065-0.085 at the ten lowest scores, seeds 0-3); Beta components fit that "
-        "tail but rank lower on the real-data benchmark, so Gaussian stays the default"))),
-])
+@pytest.mark.parametrize(
+    "components",
+    [
+        "beta",
+        pytest.param(
+            "gaussian",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=(
+                    "model limit, measured: the positives' widest Gaussian component spills into the negatives' tail on "
+                    "the logit scale (map 0.065-0.085 at the ten lowest scores, seeds 0-3); Beta components fit that "
+                    "tail but rank lower on the real-data benchmark, so Gaussian stays the default"
+                ),
+            ),
+        ),
+    ],
+)
 def test_map_stays_low_below_every_positive_on_the_quickstart_data(components):
     """None of the 50 calibration cases below 0.2 is positive: the map at the ten lowest scores
     stays below 0.03."""

@@ -14,11 +14,10 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-
 from bayescal.bayesian import pymc_model
+from bayescal.bayesian.class_fit import ClassFit
 from bayescal.bayesian.mixture import log_density
 from bayescal.bayesian.priors import DEFAULT_PRIOR, kde_prior
-from bayescal.bayesian.class_fit import ClassFit
 from bayescal.bayesian.routes import get_route
 
 
@@ -50,9 +49,11 @@ def _check_layout(fit: ClassFit, chains: int, draws: int, K: int):
 
 
 def test_routes_registry_does_not_import_pymc():
-    code = ("import sys, bayescal.bayesian.routes as r; "
-            "assert set(r.ROUTES) == {'advi', 'nuts', 'gibbs'}; r.get_route('gibbs'); "
-            "assert 'pymc' not in sys.modules and 'pytensor' not in sys.modules")
+    code = (
+        "import sys, bayescal.bayesian.routes as r; "
+        "assert set(r.ROUTES) == {'advi', 'nuts', 'gibbs'}; r.get_route('gibbs'); "
+        "assert 'pymc' not in sys.modules and 'pytensor' not in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -87,8 +88,7 @@ def test_advi_layout_seed_and_psis(rng):
 def test_advi_recovers_two_gaussian_density(rng):
     x = _two_gaussians(rng, 600)
     K = 3
-    fit = get_route("advi")(x, np.ones(x.size), _prior(x, np.ones(x.size), K), n_components=K, draws=300,
-                         random_seed=1)
+    fit = get_route("advi")(x, np.ones(x.size), _prior(x, np.ones(x.size), K), n_components=K, draws=300, random_seed=1)
     assert fit.diagnostics["converged"] and fit.diagnostics["n_iterations"] < 10_000
     g = np.linspace(-5.0, 5.0, 401)
     post = fit.posterior
@@ -128,8 +128,9 @@ def test_advi_second_fit_does_not_recompile(rng, monkeypatch):
     original = pytensor.function
     monkeypatch.setattr(pytensor, "function", lambda *a, **k: calls.append(1) or original(*a, **k))
     y = _two_gaussians(rng, 300)  # other data, other length: shared variables resize without recompiling
-    fit = get_route("advi")(y, np.ones(y.size), _prior(y, np.ones(y.size), K), n_components=K, draws=100,
-                         random_seed=0, max_iterations=250)
+    fit = get_route("advi")(
+        y, np.ones(y.size), _prior(y, np.ones(y.size), K), n_components=K, draws=100, random_seed=0, max_iterations=250
+    )
     assert calls == [] and pymc_model.N_COMPILATIONS == built
     assert fit.diagnostics["runtime_s"] < 5.0
 
@@ -138,8 +139,17 @@ def test_advi_warns_when_not_converged(rng):
     x = _two_gaussians(rng, 100)
     K = 3
     with pytest.warns(UserWarning, match=r"did not converge in 500 iterations.*tol=1e-12"):
-        fit = get_route("advi")(x, np.ones(x.size), _prior(x, np.ones(x.size), K), n_components=K, draws=50,
-                             random_seed=0, max_iterations=500, window=100, tol=1e-12)
+        fit = get_route("advi")(
+            x,
+            np.ones(x.size),
+            _prior(x, np.ones(x.size), K),
+            n_components=K,
+            draws=50,
+            random_seed=0,
+            max_iterations=500,
+            window=100,
+            tol=1e-12,
+        )
     assert not fit.diagnostics["converged"] and fit.diagnostics["n_iterations"] == 500
 
 
@@ -160,8 +170,7 @@ def test_advi_nan_elbo_retries_then_raises(rng, monkeypatch):
     monkeypatch.setattr(engine, "step", nan_once)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        fit = get_route("advi")(x, np.ones(x.size), prior, n_components=K, draws=50, random_seed=0,
-                             max_iterations=300)
+        fit = get_route("advi")(x, np.ones(x.size), prior, n_components=K, draws=50, random_seed=0, max_iterations=300)
     assert fit.diagnostics["retried"] and fit.diagnostics["learning_rate"] == pytest.approx(0.001)
     # NaN every time: one retry, then a clear error
     monkeypatch.setattr(engine, "step", lambda: np.nan)
@@ -174,11 +183,16 @@ def test_bad_inputs_raise_clear_errors(rng):
     K = 3
     prior = _prior(x, np.ones(x.size), K)
     with pytest.raises(ValueError, match=r"prior\['mu_loc'\] must have shape \(3,\)"):
-        get_route("advi")(x, np.ones(x.size), dict(prior, mu_loc=np.zeros(4)), n_components=K, draws=10,
-                       random_seed=0)
+        get_route("advi")(x, np.ones(x.size), dict(prior, mu_loc=np.zeros(4)), n_components=K, draws=10, random_seed=0)
     with pytest.raises(ValueError, match="missing keys.*alpha_rate"):
-        get_route("nuts")(x, np.ones(x.size), {k: v for k, v in prior.items() if k != "alpha_rate"},
-                       n_components=K, draws=10, random_seed=0)
+        get_route("nuts")(
+            x,
+            np.ones(x.size),
+            {k: v for k, v in prior.items() if k != "alpha_rate"},
+            n_components=K,
+            draws=10,
+            random_seed=0,
+        )
     with pytest.raises(ValueError, match="non-negative"):
         get_route("advi")(x, -np.ones(x.size), prior, n_components=K, draws=10, random_seed=0)
     with pytest.raises(ValueError, match="equal length"):

@@ -36,8 +36,14 @@ def dense_trend_filter(x, y, w, lam):
         v = D.T @ z / w
         return 0.5 * (D.T @ z) @ v - z @ Dy, D @ v - Dy
 
-    res = minimize(f, np.zeros(x.size - 2), jac=True, method="L-BFGS-B", bounds=[(-lam, lam)] * (x.size - 2),
-                   options={"ftol": 1e-16, "gtol": 1e-13, "maxiter": 50000, "maxcor": 50})
+    res = minimize(
+        f,
+        np.zeros(x.size - 2),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(-lam, lam)] * (x.size - 2),
+        options={"ftol": 1e-16, "gtol": 1e-13, "maxiter": 50000, "maxcor": 50},
+    )
     return y - D.T @ res.x / w
 
 
@@ -46,6 +52,7 @@ def piecewise_truth(s):
 
 
 # ---- solver --------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("n", [2, 3, 8, 40])
 @pytest.mark.parametrize("lam", [0.05, 0.5, 3.0])
@@ -122,6 +129,7 @@ def test_trend_filter_rejects_bad_positions():
 
 # ---- ELiTE on data with known truth and on the authors' data -------------------------------
 
+
 def test_beats_isotonic_on_a_piecewise_linear_truth():
     grid = np.linspace(0.01, 0.99, 400)
     for seed in (1, 2):
@@ -163,6 +171,7 @@ def test_linear_svm_scores_of_the_simulated_data(reference_dir):
 
 
 # ---- the ensemble --------------------------------------------------------------------------
+
 
 @pytest.fixture
 def sim():
@@ -226,6 +235,7 @@ def test_grouping_close_to_exact():
 
 # ---- contract ------------------------------------------------------------------------------
 
+
 def test_contract_outputs(sim):
     s, y = sim
     s0, y0 = s.copy(), y.copy()
@@ -271,14 +281,17 @@ def test_save_load_roundtrip(sim, tmp_path):
     np.testing.assert_array_equal(back.predict_proba(sim[0]), m.predict_proba(sim[0]))
 
 
-@pytest.mark.parametrize("params, match", [
-    ({"n_lambdas": 0}, "n_lambdas"),
-    ({"lambda_min_ratio": 1.5}, "lambda_min_ratio"),
-    ({"clip_eps": 0.0}, "clip_eps"),
-    ({"max_points": 2}, "max_points"),
-    ({"tol": -1.0}, "tol"),
-    ({"max_iter": 0}, "max_iter"),
-])
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"n_lambdas": 0}, "n_lambdas"),
+        ({"lambda_min_ratio": 1.5}, "lambda_min_ratio"),
+        ({"clip_eps": 0.0}, "clip_eps"),
+        ({"max_points": 2}, "max_points"),
+        ({"tol": -1.0}, "tol"),
+        ({"max_iter": 0}, "max_iter"),
+    ],
+)
 def test_bad_params(sim, params, match):
     with pytest.raises(ValueError, match=match):
         ELiTE(**params).fit(*sim)

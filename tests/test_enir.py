@@ -18,7 +18,7 @@ from bayescal.baselines.neariso import neariso_path
 
 # ---- the path ---------------------------------------------------------------------------------
 def test_path_reproduces_the_published_neariso_output(reference_dir):
-    read = lambda name: np.loadtxt(reference_dir / f"neariso_path_{name}.csv", delimiter=",")  # noqa: E731
+    read = lambda name: np.loadtxt(reference_dir / f"neariso_path_{name}.csv", delimiter=",")
     y, z = read("y"), read("z")
     assert np.all(np.diff(y) > 0)  # sorted distinct scores: the labels are fitted in score order
     path = neariso_path(z)
@@ -104,7 +104,7 @@ def test_calibrates_the_reference_svm_scores(quadratic_svm, reference_dir):
     d = pd.read_csv(reference_dir / "naeini2014_simulated.csv")
     tr, te = d[d.split == "train"], d[d.split == "test"]
     svm = SVC(kernel="linear").fit(tr[["x1", "x2"]].to_numpy(), tr.y.to_numpy())
-    score = lambda frame: expit(svm.decision_function(frame[["x1", "x2"]].to_numpy()))  # noqa: E731
+    score = lambda frame: expit(svm.decision_function(frame[["x1", "x2"]].to_numpy()))
     p = ENIR().fit(score(tr), tr.y.to_numpy()).predict_proba(score(te))[:, 1]
     assert metrics.ece(te.y.to_numpy(), p, strategy="papers") <= 0.06  # uncalibrated 0.268
     assert metrics.roc_auc(te.y.to_numpy(), p) >= 0.83  # uncalibrated 0.53
@@ -149,8 +149,7 @@ def test_linear_interpolation_between_training_scores():
     assert set(est.knots_) <= set(u) and est.knots_[0] == u[0] and est.knots_[-1] == u[-1]
     v = est.predict_proba(u)[:, 1]  # the curve at the training scores
     p = est.predict_proba(np.array([0.0, 0.3, 0.5, 0.85, 1.0]))[:, 1]
-    np.testing.assert_allclose(p, [v[0], (v[1] + v[2]) / 2, (v[2] + v[3]) / 2, (v[4] + v[5]) / 2, v[5]],
-                               atol=1e-12)
+    np.testing.assert_allclose(p, [v[0], (v[1] + v[2]) / 2, (v[2] + v[3]) / 2, (v[4] + v[5]) / 2, v[5]], atol=1e-12)
     # the ensemble at the training scores is the weighted mean of the clipped member fits
     z = np.array([0, 0.5, 0, 1, 1, 1])
     path = neariso_path(z, [1, 2, 1, 1, 1, 1])
@@ -211,8 +210,10 @@ def test_already_isotonic_data_gives_one_model():
 
 @pytest.mark.parametrize(
     ("params", "match"),
-    [({"selection": "mean"}, "selection='mean' must be one of"),
-     ({"max_models": 0}, "max_models=0 must be a positive integer")],
+    [
+        ({"selection": "mean"}, "selection='mean' must be one of"),
+        ({"max_models": 0}, "max_models=0 must be a positive integer"),
+    ],
 )
 def test_bad_parameters(params, match):
     with pytest.raises(ValueError, match=match):

@@ -34,18 +34,27 @@ def test_bucketed_search_and_interp_match_numpy(kind, side):
     from bayescal._interp import interp_sorted, search_sorted
 
     rng = np.random.default_rng(len(kind))
-    knots = {"uniform": np.sort(rng.uniform(-5, 5, 300)),
-             "clustered": np.sort(np.concatenate([rng.normal(0, 1e-6, 200), rng.uniform(-50, 50, 50)])),
-             "ties": np.sort(rng.integers(0, 20, 300).astype(float)),
-             "two": np.array([0.25, 0.75]),
-             "grid": np.linspace(-0.3, 0.7, 101)}[kind]  # bucket starts fall on knots
-    points = np.concatenate([rng.uniform(knots[0] - 1, knots[-1] + 1, 20000), knots,
-                             np.nextafter(knots, -np.inf), np.nextafter(knots, np.inf)])
+    knots = {
+        "uniform": np.sort(rng.uniform(-5, 5, 300)),
+        "clustered": np.sort(np.concatenate([rng.normal(0, 1e-6, 200), rng.uniform(-50, 50, 50)])),
+        "ties": np.sort(rng.integers(0, 20, 300).astype(float)),
+        "two": np.array([0.25, 0.75]),
+        "grid": np.linspace(-0.3, 0.7, 101),
+    }[kind]  # bucket starts fall on knots
+    points = np.concatenate(
+        [
+            rng.uniform(knots[0] - 1, knots[-1] + 1, 20000),
+            knots,
+            np.nextafter(knots, -np.inf),
+            np.nextafter(knots, np.inf),
+        ]
+    )
     np.testing.assert_array_equal(search_sorted(knots, points, side), np.searchsorted(knots, points, side=side))
     strict = np.unique(knots)
     values = rng.normal(size=strict.size)
-    np.testing.assert_allclose(interp_sorted(points, strict, values), np.interp(points, strict, values),
-                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        interp_sorted(points, strict, values), np.interp(points, strict, values), rtol=0, atol=1e-12
+    )
 
 
 def test_step_function_takes_its_knot_values_on_the_knots():

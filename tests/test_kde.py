@@ -131,8 +131,12 @@ def test_class_density_matches_direct_sum_and_integrates_to_one(kernel):
     assert np.trapezoid(f, grid) == pytest.approx(1.0, abs=tol)
     # evaluation points in any order, Silverman's bandwidth by default
     perm = np.random.default_rng(0).permutation(grid.size)
-    np.testing.assert_allclose(class_density(t, w, grid=grid[perm], kernel=kernel)[np.argsort(perm)],
-                               class_density(t, w, grid=grid, kernel=kernel), rtol=0, atol=1e-14)
+    np.testing.assert_allclose(
+        class_density(t, w, grid=grid[perm], kernel=kernel)[np.argsort(perm)],
+        class_density(t, w, grid=grid, kernel=kernel),
+        rtol=0,
+        atol=1e-14,
+    )
 
 
 def test_gaussian_keeps_unit_mass_when_the_grid_is_coarser_than_the_bandwidth():
@@ -140,7 +144,7 @@ def test_gaussian_keeps_unit_mass_when_the_grid_is_coarser_than_the_bandwidth():
     t = np.array([0.0, 1000.0])
     fine = np.linspace(-0.01, 0.01, 20_001)
     f = class_density(t, grid=np.concatenate([fine, 1000 + fine]), bandwidth=1e-5)
-    for part in (f[:fine.size], f[fine.size:]):
+    for part in (f[: fine.size], f[fine.size :]):
         assert np.trapezoid(part, fine) == pytest.approx(0.5, rel=1e-4)
     # a class with almost no spread beside a wide one: still a finite map in [0, 1]
     rng = np.random.default_rng(9)
@@ -161,8 +165,11 @@ def test_shared_bandwidth_is_nadaraya_watson(kernel, bandwidth):
     h = est.bandwidth_[0]
     q = np.linspace(-2.5, 3.0, 301)  # well inside the data, where the floor is negligible
     u = (q[:, None] - t[None, :]) / h
-    k = {"gaussian": np.exp(-0.5 * u * u), "boxcar": (np.abs(u) <= 1) * 1.0,
-         "epanechnikov": np.clip(1 - u * u, 0, None)}[kernel] * w
+    k = {
+        "gaussian": np.exp(-0.5 * u * u),
+        "boxcar": (np.abs(u) <= 1) * 1.0,
+        "epanechnikov": np.clip(1 - u * u, 0, None),
+    }[kernel] * w
     nw = (k * y).sum(axis=1) / k.sum(axis=1)
     got = est.predict_proba(q)[:, 1]
     assert np.abs(got - nw).max() < (1e-4 if kernel == "gaussian" else 1e-7)
@@ -201,8 +208,7 @@ def test_mirroring_scores_and_labels_mirrors_the_map(kernel):
     q = np.linspace(0, 1, 501)
     est = KDECalibrator(kernel=kernel).fit(s, y, sample_weight=w)
     mirrored = KDECalibrator(kernel=kernel).fit(1 - s, 1 - y, sample_weight=w)
-    np.testing.assert_allclose(mirrored.predict_proba(1 - q)[:, 1], 1 - est.predict_proba(q)[:, 1],
-                               rtol=0, atol=1e-9)
+    np.testing.assert_allclose(mirrored.predict_proba(1 - q)[:, 1], 1 - est.predict_proba(q)[:, 1], rtol=0, atol=1e-9)
 
 
 def test_inputs_are_not_modified_and_save_load_round_trips(tmp_path):
@@ -247,15 +253,18 @@ def test_exact_zero_and_one_probabilities_and_constant_scores():
 
 
 # ---- bad input ---------------------------------------------------------------------------------
-@pytest.mark.parametrize(("params", "match"), [
-    ({"kernel": "triangle"}, "kernel='triangle' is not one of"),
-    ({"bandwidth": "scott"}, "bandwidth='scott' is not one of"),
-    ({"bandwidth": -0.1}, "must be a finite positive number"),
-    ({"bandwidth": float("nan")}, "must be a finite positive number"),
-    ({"bandwidth": True}, "neither a rule"),
-    ({"bandwidth": [0.1, 0.2]}, "neither a rule"),
-    ({"scale": "log"}, "scale='log' is not 'logit' or 'probability'"),
-])
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"kernel": "triangle"}, "kernel='triangle' is not one of"),
+        ({"bandwidth": "scott"}, "bandwidth='scott' is not one of"),
+        ({"bandwidth": -0.1}, "must be a finite positive number"),
+        ({"bandwidth": float("nan")}, "must be a finite positive number"),
+        ({"bandwidth": True}, "neither a rule"),
+        ({"bandwidth": [0.1, 0.2]}, "neither a rule"),
+        ({"scale": "log"}, "scale='log' is not 'logit' or 'probability'"),
+    ],
+)
 def test_bad_parameters_raise_clear_errors(params, match):
     with pytest.raises(ValueError, match=match):
         KDECalibrator(**params).fit([0.1, 0.4, 0.6, 0.9], [0, 0, 1, 1])

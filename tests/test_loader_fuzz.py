@@ -55,8 +55,9 @@ def _load_checked(path: Path, name: str, *, trace: bool = False) -> str:
             kw = {"X": np.array(exp["X"])} if exp.get("X") is not None else {}
             p1 = est.predict_proba(np.array(exp["scores"]), **kw)[:, 1]
             assert np.isfinite(p1).all(), f"{path.name}: a mutated {name} file loaded and predicts NaN"
-            np.testing.assert_allclose(p1, exp["p1"], rtol=0, atol=1e-12,
-                                       err_msg=f"a mutated {name} file loaded as a different model")
+            np.testing.assert_allclose(
+                p1, exp["p1"], rtol=0, atol=1e-12, err_msg=f"a mutated {name} file loaded as a different model"
+            )
             outcome = "same"
         peak = tracemalloc.get_traced_memory()[1] if trace else 0
     finally:
@@ -92,6 +93,7 @@ def _data_offsets(name: str) -> list[tuple[int, int]]:
     """(offset, size) of every dataset's stored bytes: a flip there changes the model's numbers."""
     spans = []
     with h5py.File(MODELS / f"{name}.nc", "r") as f:
+
         def visit(_, obj):
             if isinstance(obj, h5py.Dataset) and obj.id.get_offset() is not None and obj.id.get_storage_size() > 0:
                 spans.append((obj.id.get_offset(), obj.id.get_storage_size()))
@@ -191,6 +193,7 @@ def _mutations(tree: xr.DataTree, rng: np.random.Generator):
 
             yield f"{group}{var} as strings", to_str
         if values.ndim and values.shape[-1] > 1:
+
             def shorter(t, group=group, var=var, da=da):
                 # a root variable has dimensions of its own: keep their names, so only the size tells
                 dims = da.dims if group == "/" else (*da.dims[:-1], f"{da.dims[-1]}_short")
@@ -220,6 +223,7 @@ def _attribute_mutations(tree: xr.DataTree):
             state = json.loads(t.attrs["state"])
             state[entry] = info
             t.attrs["state"] = json.dumps(state)
+
         return edit
 
     def retag(tag):
@@ -228,6 +232,7 @@ def _attribute_mutations(tree: xr.DataTree):
             first = next(k for k, v in sorted(state.items()) if v["kind"] == "array")
             state[first] = {"kind": "array"} if tag is None else {"kind": "array", "dtype": tag}
             t.attrs["state"] = json.dumps(state)
+
         return edit
 
     yield "dtype tag object", retag("|O")
@@ -257,7 +262,8 @@ def _check_structural(name: str, tmp_path: Path, keep: int | None, seed: int) ->
         outcome = _load_checked(path, name)  # a load that predicts anything but the reference fails here
         # a posterior variable the map never reads (the DPM's concentration alpha) may be damaged harmlessly
         assert outcome == "refused" or label.startswith(("/idata_/posterior", "NaN in /idata_/posterior")), (
-            f"{name}: {label} was accepted")
+            f"{name}: {label} was accepted"
+        )
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -25,8 +25,20 @@ def test_pages_are_written_from_the_outputs_and_absent_outputs_leave_pages_alone
         w = csv.DictWriter(fh, fieldnames=fields)
         w.writeheader()
         for seed, cov in enumerate((0.93, 0.97)):
-            w.writerow({"route": "gibbs", "truth": "monotone", "n": 300, "seed": seed, "coverage": cov,
-                        "mae": 0.02, "mae_isotonic": 0.03, "mae_kde": 0.025, "width": 0.14, "time_s": 3.0})
+            w.writerow(
+                {
+                    "route": "gibbs",
+                    "truth": "monotone",
+                    "n": 300,
+                    "seed": seed,
+                    "coverage": cov,
+                    "mae": 0.02,
+                    "mae_isotonic": 0.03,
+                    "mae_kde": 0.025,
+                    "width": 0.14,
+                    "time_s": 3.0,
+                }
+            )
     (results / "dpm_speed.md").write_text("| N | DPM fit s |\n|---|---|\n| 1e+03 | 2.71 |\n")
     (out / "realdata.md").write_text("# Real data\nhand-kept until regenerated\n")
 

@@ -135,6 +135,7 @@ def test_aggregation_counts_combinations_and_key_fallback_agrees(monkeypatch):
 
 def test_mixed_string_and_continuous_features():
     import pandas as pd
+
     rng = np.random.default_rng(12)
     n = 20_000
     s = expit(rng.normal(-0.5, 1.2, n))
@@ -167,6 +168,7 @@ def test_random_bin_criterion_also_finds_the_segment():
 
 def test_save_load_round_trip(tmp_path):
     import pandas as pd
+
     s, y, X, _ = simulate(5000, 14, "segment")
     frame = pd.DataFrame({"segment": X[:, 0].astype(str), "noise": X[:, 1], "age": np.linspace(0, 1, s.size)})
     est = MBCT(random_state=0).fit(s, y, X=frame)
@@ -199,7 +201,14 @@ def test_bad_inputs():
         cont.predict_proba(s[:2], X=np.array([["a"], ["b"]], dtype=object))
     with pytest.raises(ValueError, match="no 1-D calibration map"):
         est.calibration_map()
-    for bad in ({"n_estimators": 0}, {"max_depth": -1}, {"mvce_bins": 0}, {"n_feature_bins": 1.5},
-                {"validation_fraction": 1.0}, {"min_samples_leaf": "5"}, {"min_gain_z": -1.0}):
+    for bad in (
+        {"n_estimators": 0},
+        {"max_depth": -1},
+        {"mvce_bins": 0},
+        {"n_feature_bins": 1.5},
+        {"validation_fraction": 1.0},
+        {"min_samples_leaf": "5"},
+        {"min_gain_z": -1.0},
+    ):
         with pytest.raises(ValueError, match=next(iter(bad))):
             MBCT(**bad).fit(s, y, X=X)

@@ -55,17 +55,20 @@ def weighted_rank(x: np.ndarray, w: np.ndarray, v: np.ndarray) -> tuple[np.ndarr
 
 def test_quantile_sketch_merges_within_its_rank_error():
     rng = np.random.default_rng(0)
-    parts = [(rng.lognormal(rng.normal(), 1.0 + rng.random(), n), rng.exponential(1.0, n))
-             for n in rng.integers(2_000, 20_000, 12)]
+    parts = [
+        (rng.lognormal(rng.normal(), 1.0 + rng.random(), n), rng.exponential(1.0, n))
+        for n in rng.integers(2_000, 20_000, 12)
+    ]
     x, w = (np.concatenate(v) for v in zip(*parts))
     q = np.linspace(0.001, 0.999, 999)
     below, upto = weighted_rank(x, w, sketch_quantile([quantile_sketch(a, b) for a, b in parts], q))
     # the documented bound is 1.5 / size; 0.3 / size was measured here
     assert np.all((below <= q + 1.5e-3) & (upto >= q - 1.5e-3))
     small = [(a[:500], b[:500]) for a, b in parts]  # a sample of at most `size` values is its own sketch
-    np.testing.assert_array_equal(sketch_quantile([quantile_sketch(a, b) for a, b in small], q),
-                                  weighted_quantile(np.concatenate([a for a, _ in small]), q,
-                                                    np.concatenate([b for _, b in small])))
+    np.testing.assert_array_equal(
+        sketch_quantile([quantile_sketch(a, b) for a, b in small], q),
+        weighted_quantile(np.concatenate([a for a, _ in small]), q, np.concatenate([b for _, b in small])),
+    )
 
 
 def test_dask_fit_agrees_with_the_numpy_fit():
@@ -111,8 +114,10 @@ def test_reproducible_across_schedulers_and_input_kinds():
         threaded = fit_dask(ddf, random_state=5, mvce_bins=256, mvce_shuffles=2)
     chunks = tuple(ddf.map_partitions(len).compute())
     arrays = MBCT(random_state=5, mvce_bins=256, mvce_shuffles=2).fit(
-        da.from_array(frame["score"].to_numpy(), chunks=chunks), da.from_array(frame["label"].to_numpy(), chunks=chunks),
-        X=da.from_array(frame[FEATURES].to_numpy(), chunks=(chunks, 2)))
+        da.from_array(frame["score"].to_numpy(), chunks=chunks),
+        da.from_array(frame["label"].to_numpy(), chunks=chunks),
+        X=da.from_array(frame[FEATURES].to_numpy(), chunks=(chunks, 2)),
+    )
     p = base.predict_proba(frame["score"], X=frame[FEATURES])
     for other in (threaded, arrays):
         np.testing.assert_array_equal(other.node_factor_, base.node_factor_)
@@ -127,8 +132,12 @@ def test_sample_weight_is_a_count_on_dask():
     ddf = dd.from_pandas(frame, npartitions=3)
     base = fit_dask(ddf, random_state=1, min_samples_leaf=100)
     tripled = MBCT(random_state=1, min_samples_leaf=300).fit(ddf["score"], ddf["label"], ddf["w"], X=ddf[FEATURES])
-    np.testing.assert_allclose(tripled.predict_proba(frame["score"], X=frame[FEATURES]),
-                               base.predict_proba(frame["score"], X=frame[FEATURES]), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        tripled.predict_proba(frame["score"], X=frame[FEATURES]),
+        base.predict_proba(frame["score"], X=frame[FEATURES]),
+        rtol=1e-9,
+        atol=1e-12,
+    )
 
 
 def _bad_frames():
@@ -136,8 +145,12 @@ def _bad_frames():
     frame, _ = simulate(600, 6)
     frame["w"] = 1.0
     cases = []
-    for name, column, value in (("nan score", "score", np.nan), ("score above 1", "score", 1.5),
-                                ("third label", "label", 2), ("negative weight", "w", -1.0)):
+    for name, column, value in (
+        ("nan score", "score", np.nan),
+        ("score above 1", "score", 1.5),
+        ("third label", "label", 2),
+        ("negative weight", "w", -1.0),
+    ):
         bad = frame.copy()
         bad.loc[3, column] = value
         cases.append((name, bad, "w"))
@@ -197,8 +210,7 @@ def test_one_d_calibrators_fit_dask_inputs_through_a_summary():
     class Unweighted(IsotonicCalibrator):  # every registered calibrator honours weights today
         supports_weights = False
 
-    with pytest.raises(ValueError, match="cannot fit on Dask data: it does not use sample weights.*"
-                                         "Compute the data"):
+    with pytest.raises(ValueError, match="cannot fit on Dask data: it does not use sample weights.*Compute the data"):
         Unweighted().fit(ddf["score"], ddf["label"])
 
 
@@ -206,9 +218,12 @@ def test_fit_on_a_process_cluster_matches_the_local_fit():
     frame, _ = simulate(6_000, 9)
     ddf = dd.from_pandas(frame, npartitions=2)
     local = fit_dask(ddf, random_state=2)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster),
+    ):
         remote = fit_dask(ddf, random_state=2)
     np.testing.assert_array_equal(remote.node_factor_, local.node_factor_)
-    np.testing.assert_array_equal(remote.predict_proba(frame["score"], X=frame[FEATURES]),
-                                  local.predict_proba(frame["score"], X=frame[FEATURES]))
+    np.testing.assert_array_equal(
+        remote.predict_proba(frame["score"], X=frame[FEATURES]), local.predict_proba(frame["score"], X=frame[FEATURES])
+    )

@@ -18,9 +18,22 @@ from bayescal import metrics as M
 
 BINNED = [M.ece, M.mce, M.calibration_error, M.confidence_ece]
 ALL_METRICS = [
-    M.ece, M.mce, M.confidence_ece, M.calibration_error, M.ece_sweep, M.smooth_ece, M.mvce,
-    M.brier_score, M.rmse, M.log_loss, M.roc_auc, M.accuracy, M.brier_decomposition,
-    M.corp_decomposition, M.bayes_error_bounds, M.reliability_curve,
+    M.ece,
+    M.mce,
+    M.confidence_ece,
+    M.calibration_error,
+    M.ece_sweep,
+    M.smooth_ece,
+    M.mvce,
+    M.brier_score,
+    M.rmse,
+    M.log_loss,
+    M.roc_auc,
+    M.accuracy,
+    M.brier_decomposition,
+    M.corp_decomposition,
+    M.bayes_error_bounds,
+    M.reliability_curve,
 ]
 
 

@@ -75,8 +75,14 @@ def test_quadratic_svm_is_good_but_miscalibrated_uncalibrated(naeini):
 
 @pytest.mark.parametrize(
     ("name", "params"),
-    [("histogram", {}), ("platt", {}), ("isotonic", {}), ("kde", {}), ("beta", {}),
-     ("scaling_binning", {"random_state": 0})],
+    [
+        ("histogram", {}),
+        ("platt", {}),
+        ("isotonic", {}),
+        ("kde", {}),
+        ("beta", {}),
+        ("scaling_binning", {"random_state": 0}),
+    ],
 )
 def test_quadratic_svm_every_calibrator_is_calibrated(naeini, name, params):
     y_test, p = _fit_test(name, naeini, "quadratic", **params)

@@ -27,14 +27,17 @@ def test_the_four_notebooks_exist():
 def test_notebook_runs(path, monkeypatch):
     monkeypatch.setenv("MPLBACKEND", "Agg")  # the kernel inherits it: no figure rendering needed
     nb = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=TIMEOUT_SECONDS, kernel_name="python3",
-                                     resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
+    client = nbclient.NotebookClient(
+        nb, timeout=TIMEOUT_SECONDS, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK_DIR)}}
+    )
     t0 = time.perf_counter()
     client.execute()  # raises CellExecutionError with the failing cell's traceback
     elapsed = time.perf_counter() - t0
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors
-    assert elapsed < BUDGET_SECONDS * 1.5, f"{path.name} took {elapsed:.0f} s (budget {BUDGET_SECONDS} s on 2 free cores)"
+    assert elapsed < BUDGET_SECONDS * 1.5, (
+        f"{path.name} took {elapsed:.0f} s (budget {BUDGET_SECONDS} s on 2 free cores)"
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

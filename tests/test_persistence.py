@@ -24,12 +24,11 @@ import h5py
 import numpy as np
 import pytest
 import xarray as xr
+from _calibrators import build as _build
 
 import bayescal
 from bayescal import io
 from bayescal._registry import get_calibrator_class
-
-from _calibrators import build as _build
 
 NAMES = bayescal.calibrators()
 MODELS = Path(__file__).resolve().parents[1] / "models"
@@ -76,8 +75,17 @@ def _predict(est, s, X=None):
 
 
 # ---- no code in the file ---------------------------------------------------------------------
-_PICKLE_MARKERS = (b"copy_reg", b"copyreg", b"_reconstruct", b"__builtin__", b"numpy.core.multiarray",
-                   b"numpy._core.multiarray", b"cnumpy", b"\x80\x04\x95", b"\x80\x05\x95")
+_PICKLE_MARKERS = (
+    b"copy_reg",
+    b"copyreg",
+    b"_reconstruct",
+    b"__builtin__",
+    b"numpy.core.multiarray",
+    b"numpy._core.multiarray",
+    b"cnumpy",
+    b"\x80\x04\x95",
+    b"\x80\x05\x95",
+)
 
 
 def _check_plain(name: str, value) -> None:
@@ -91,9 +99,17 @@ def test_file_holds_only_numbers_and_strings_and_loads_without_pickle(saved, mon
     for marker in _PICKLE_MARKERS:
         assert marker not in raw, f"pickle marker {marker!r} in the file"
     with h5py.File(saved, "r") as f:
+
         def visit(path, obj):
             for key, value in obj.attrs.items():
-                if key not in ("DIMENSION_LIST", "REFERENCE_LIST", "CLASS", "NAME", "_Netcdf4Dimid", "_Netcdf4Coordinates"):
+                if key not in (
+                    "DIMENSION_LIST",
+                    "REFERENCE_LIST",
+                    "CLASS",
+                    "NAME",
+                    "_Netcdf4Dimid",
+                    "_Netcdf4Coordinates",
+                ):
                     _check_plain(f"{path}@{key}", value)
             if isinstance(obj, h5py.Dataset):
                 dt = obj.dtype
@@ -128,6 +144,7 @@ def test_truncated_file_is_rejected(saved, fraction):
 def _largest_contiguous_dataset(path: Path) -> tuple[str, int, int]:
     found = []
     with h5py.File(path, "r") as f:
+
         def visit(name, obj):
             if isinstance(obj, h5py.Dataset) and obj.id.get_offset() is not None and obj.id.get_storage_size() > 0:
                 found.append((obj.id.get_storage_size(), name, obj.id.get_offset()))
@@ -244,7 +261,8 @@ def test_load_as_another_class_is_refused(saved):
 def test_reference_model_reproduces_its_stored_predictions(name):
     path, expected_path = MODELS / f"{name}.nc", MODELS / f"{name}.expected.json"
     assert path.is_file() and expected_path.is_file(), (
-        f"no reference model for {name!r}: run models/make_reference_models.py")
+        f"no reference model for {name!r}: run models/make_reference_models.py"
+    )
     expected = json.loads(expected_path.read_text())
     est = bayescal.load(path)
     assert type(est) is get_calibrator_class(name)
@@ -271,8 +289,10 @@ def test_round_trip_with_string_labels_decision_scores_and_weights(name, tmp_pat
     query = np.r_[-1e6, np.linspace(-10, 10, 41), 1e6]
     Xq = X[: query.size]
     np.testing.assert_allclose(_predict(loaded, query, Xq), _predict(est, query, Xq), rtol=0, atol=1e-12)
-    np.testing.assert_array_equal(loaded.predict(query, **({"X": Xq} if est.feature_aware else {})),
-                                  est.predict(query, **({"X": Xq} if est.feature_aware else {})))
+    np.testing.assert_array_equal(
+        loaded.predict(query, **({"X": Xq} if est.feature_aware else {})),
+        est.predict(query, **({"X": Xq} if est.feature_aware else {})),
+    )
 
 
 def test_save_refuses_a_missing_folder_and_replaces_files_whole(tmp_path, monkeypatch):
@@ -301,9 +321,13 @@ def test_save_refuses_a_missing_folder_and_replaces_files_whole(tmp_path, monkey
 @pytest.mark.parametrize("labels", ["object_ints", "object_strings", "bools", "minus_one_one", "floats"])
 def test_label_values_and_types_survive_a_round_trip(labels, tmp_path):
     s, y, _ = _data(100)
-    y_in = {"object_ints": np.array(y.tolist(), dtype=object),
-            "object_strings": np.array(np.where(y == 1, "spam", "ham").tolist(), dtype=object),
-            "bools": y.astype(bool), "minus_one_one": np.where(y == 1, 1, -1), "floats": y.astype(float)}[labels]
+    y_in = {
+        "object_ints": np.array(y.tolist(), dtype=object),
+        "object_strings": np.array(np.where(y == 1, "spam", "ham").tolist(), dtype=object),
+        "bools": y.astype(bool),
+        "minus_one_one": np.where(y == 1, 1, -1),
+        "floats": y.astype(float),
+    }[labels]
     est = build("platt").fit(s, y_in)
     est.save(tmp_path / "m.nc")
     loaded = bayescal.load(tmp_path / "m.nc")
@@ -405,42 +429,91 @@ def _nan_at(i):
     def fn(v):
         v.reshape(-1)[i] = np.nan
         return v
+
     return fn
 
 
 FORGERIES = {
-    "platt: NaN coefficient": ("platt", lambda t: _set_state(t, "coef_", {"kind": "json", "value": float("nan")}),
-                               "coef_ holds NaN"),
-    "platt: string coefficient": ("platt", lambda t: _set_state(t, "coef_", {"kind": "json", "value": "2"}),
-                                  "coef_ is a str"),
+    "platt: NaN coefficient": (
+        "platt",
+        lambda t: _set_state(t, "coef_", {"kind": "json", "value": float("nan")}),
+        "coef_ holds NaN",
+    ),
+    "platt: string coefficient": (
+        "platt",
+        lambda t: _set_state(t, "coef_", {"kind": "json", "value": "2"}),
+        "coef_ is a str",
+    ),
     "isotonic: NaN values": ("isotonic", lambda t: _edit_root(t, "values_", _nan_at(3)), "values_ holds NaN"),
-    "isotonic: permuted knots": ("isotonic", lambda t: _edit_root(t, "knots_", lambda v: v[::-1]),
-                                 "knots_ is not increasing"),
-    "isotonic: value above 1": ("isotonic", lambda t: _edit_root(t, "values_", lambda v: v * 2),
-                                "values_ holds .* above its upper bound 1"),
-    "state entry __dict__": ("platt", lambda t: _set_state(t, "__dict__", {"kind": "json", "value": {}}),
-                             "'__dict__'.* does not have"),
-    "state entry predict_proba": ("platt", lambda t: _set_state(t, "predict_proba", {"kind": "json", "value": 1}),
-                                  "'predict_proba'.* does not have"),
-    "state entry missing": ("platt", lambda t: t.attrs.__setitem__(
-        "state", json.dumps({k: v for k, v in json.loads(t.attrs["state"]).items() if k != "coef_"})),
-        r"lacks the fitted attribute\(s\) \['coef_'\]"),
-    "parameter out of range": ("isotonic", lambda t: t.attrs.__setitem__(
-        "params", json.dumps({"interpolation": "cubic", "score_kind": "probability"})), "interpolation='cubic'"),
-    "score_kind unknown": ("platt", lambda t: t.attrs.__setitem__(
-        "params", json.dumps({"smooth_targets": True, "score_kind": "logit"})), "score_kind"),
+    "isotonic: permuted knots": (
+        "isotonic",
+        lambda t: _edit_root(t, "knots_", lambda v: v[::-1]),
+        "knots_ is not increasing",
+    ),
+    "isotonic: value above 1": (
+        "isotonic",
+        lambda t: _edit_root(t, "values_", lambda v: v * 2),
+        "values_ holds .* above its upper bound 1",
+    ),
+    "state entry __dict__": (
+        "platt",
+        lambda t: _set_state(t, "__dict__", {"kind": "json", "value": {}}),
+        "'__dict__'.* does not have",
+    ),
+    "state entry predict_proba": (
+        "platt",
+        lambda t: _set_state(t, "predict_proba", {"kind": "json", "value": 1}),
+        "'predict_proba'.* does not have",
+    ),
+    "state entry missing": (
+        "platt",
+        lambda t: t.attrs.__setitem__(
+            "state", json.dumps({k: v for k, v in json.loads(t.attrs["state"]).items() if k != "coef_"})
+        ),
+        r"lacks the fitted attribute\(s\) \['coef_'\]",
+    ),
+    "parameter out of range": (
+        "isotonic",
+        lambda t: t.attrs.__setitem__("params", json.dumps({"interpolation": "cubic", "score_kind": "probability"})),
+        "interpolation='cubic'",
+    ),
+    "score_kind unknown": (
+        "platt",
+        lambda t: t.attrs.__setitem__("params", json.dumps({"smooth_targets": True, "score_kind": "logit"})),
+        "score_kind",
+    ),
     "dpm: negative sigma": ("dpm", lambda t: _edit_posterior(t, "sigma", lambda v: -v), "sigma holds a scale <= 0"),
-    "dpm: NaN weights": ("dpm", lambda t: _edit_posterior(t, "weight", _nan_at(0)), "weight holds a value that is not finite"),
-    "dpm: weights not summing to 1": ("dpm", lambda t: _edit_posterior(t, "weight", lambda v: v * 0.5),
-                                      "weight does not sum to 1"),
+    "dpm: NaN weights": (
+        "dpm",
+        lambda t: _edit_posterior(t, "weight", _nan_at(0)),
+        "weight holds a value that is not finite",
+    ),
+    "dpm: weights not summing to 1": (
+        "dpm",
+        lambda t: _edit_posterior(t, "weight", lambda v: v * 0.5),
+        "weight does not sum to 1",
+    ),
     "dpm: pi above 1": ("dpm", lambda t: _edit_posterior(t, "pi", lambda v: v + 1), "pi holds a value outside"),
-    "histogram: n_bins_ disagrees": ("histogram", lambda t: _set_state(t, "n_bins_", {"kind": "json", "value": 7}),
-                                     "n_bins_ has size 7, inconsistent"),
-    "kde: zero bandwidth": ("kde", lambda t: _edit_root(t, "bandwidth_", lambda v: v * 0), "bandwidth_ holds 0.0, below"),
-    "enir: weights not summing to 1": ("enir", lambda t: _edit_root(t, "weights_", lambda v: v * 3),
-                                       "weights_ (holds .* above|does not sum)"),
-    "mbct: child before its parent": ("mbct", lambda t: _edit_root(t, "node_left_", lambda v: np.where(v > 0, 0, v)),
-                                      "child that is not after it"),
+    "histogram: n_bins_ disagrees": (
+        "histogram",
+        lambda t: _set_state(t, "n_bins_", {"kind": "json", "value": 7}),
+        "n_bins_ has size 7, inconsistent",
+    ),
+    "kde: zero bandwidth": (
+        "kde",
+        lambda t: _edit_root(t, "bandwidth_", lambda v: v * 0),
+        "bandwidth_ holds 0.0, below",
+    ),
+    "enir: weights not summing to 1": (
+        "enir",
+        lambda t: _edit_root(t, "weights_", lambda v: v * 3),
+        "weights_ (holds .* above|does not sum)",
+    ),
+    "mbct: child before its parent": (
+        "mbct",
+        lambda t: _edit_root(t, "node_left_", lambda v: np.where(v > 0, 0, v)),
+        "child that is not after it",
+    ),
 }
 
 
@@ -533,8 +606,12 @@ def _edge_data(case: str, kind: str):
     rng = np.random.default_rng(7)
     y = (rng.random(300) < 0.3).astype(int)
     s = np.where(y == 1, rng.beta(5, 2, 300), rng.beta(2, 5, 300))
-    s = {"smooth": s, "ties": np.round(s, 1), "exact ends": np.where(rng.random(300) < 0.2, y.astype(float), s),
-         "constant": np.full(300, 0.5)}[case]
+    s = {
+        "smooth": s,
+        "ties": np.round(s, 1),
+        "exact ends": np.where(rng.random(300) < 0.2, y.astype(float), s),
+        "constant": np.full(300, 0.5),
+    }[case]
     return (s if kind == "probability" else np.log((s + 1e-3) / (1 - s + 1e-3)) * 2), y
 
 
@@ -552,8 +629,13 @@ def _check_configurations(name: str, tmp_path: Path, cases: list[tuple[str, str]
             est.save(tmp_path / "m.nc", overwrite=True)
             loaded = bayescal.load(tmp_path / "m.nc")
             kq = {"X": kw["X"][:40]} if kw else {}
-            np.testing.assert_allclose(loaded.predict_proba(s[:40], **kq), est.predict_proba(s[:40], **kq),
-                                       rtol=0, atol=1e-12, err_msg=f"{name} {params} {kind} {case}")
+            np.testing.assert_allclose(
+                loaded.predict_proba(s[:40], **kq),
+                est.predict_proba(s[:40], **kq),
+                rtol=0,
+                atol=1e-12,
+                err_msg=f"{name} {params} {kind} {case}",
+            )
 
 
 _QUICK = [("probability", "ties"), ("probability", "exact ends"), ("probability", "constant"), ("decision", "ties")]

@@ -51,8 +51,9 @@ def test_reliability_display_draws_what_it_computes(fitted):
     from bayescal.metrics import reliability_curve
 
     d, cals = fitted
-    disp = P.ReliabilityDisplay.from_calibrators({"raw": None, **cals}, d.scores, d.y, n_bins=8, grid=101,
-                                                 n_consistency=50)
+    disp = P.ReliabilityDisplay.from_calibrators(
+        {"raw": None, **cals}, d.scores, d.y, n_bins=8, grid=101, n_consistency=50
+    )
     ax = disp.ax_
     assert set(disp.curves) == {"raw", "dpm", "platt"}
     assert set(disp.bands) == {"dpm"}  # the one-draw Platt map has no band
@@ -63,8 +64,9 @@ def test_reliability_display_draws_what_it_computes(fitted):
         np.testing.assert_allclose(line.get_ydata(), expected.values)
     band = cals["dpm"].credible_band(101, ci_prob=0.95)
     (coll,) = _by_gid(ax, "band:dpm")
-    _band_vertices_match(coll, band["score"].values, band.sel(ci_bound="lower").values,
-                         band.sel(ci_bound="upper").values)
+    _band_vertices_match(
+        coll, band["score"].values, band.sel(ci_bound="lower").values, band.sel(ci_bound="upper").values
+    )
     for label in disp.curves:
         p = d.scores if label == "raw" else cals[label].predict_proba(d.scores)[:, 1]
         curve = reliability_curve(d.y, p, n_bins=8)
@@ -168,15 +170,18 @@ def test_plot_ppc_pava_uses_arviz(fitted):
     d, cals = fitted
     pc = P.plot_ppc_pava(cals["dpm"], d.scores, d.y, ci_prob=0.9, random_state=0)
     assert isinstance(pc, arviz_plots.PlotCollection)
-    ref = isotonic_fit(posterior_predictive_tree(cals["dpm"], d.scores, d.y, random_state=0), ["y"],
-                       "posterior_predictive", 0.9)["y"]
+    ref = isotonic_fit(
+        posterior_predictive_tree(cals["dpm"], d.scores, d.y, random_state=0), ["y"], "posterior_predictive", 0.9
+    )["y"]
     lines = [ln for ax in pc.viz["figure"].item().axes for ln in ax.get_lines()]
     drawn = [ln for ln in lines if len(ln.get_xdata()) == ref.sizes["x_values"]]
     assert any(np.allclose(ln.get_ydata(), ref.sel(plot_axis="y").values) for ln in drawn)
 
 
 def test_import_bayescal_loads_neither_matplotlib_nor_pymc():
-    code = ("import sys, bayescal, bayescal.plotting, bayescal.diagnostics; "
-            "print(any(m.split('.')[0] in ('matplotlib', 'pymc') for m in sys.modules))")
+    code = (
+        "import sys, bayescal, bayescal.plotting, bayescal.diagnostics; "
+        "print(any(m.split('.')[0] in ('matplotlib', 'pymc') for m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -90,8 +90,12 @@ def test_point_prior_is_bayes_odds_adjustment_and_leaves_the_original_alone():
     g = np.linspace(0.05, 0.95, 91)
     assert np.abs(shifted.predict_proba(g)[:, 1] - true_map(g, 0.1)).max() < 0.03
     # shifting to the training prevalence changes nothing; shifts do not compound
-    np.testing.assert_allclose(cal.with_class_prior(cal.class_prior_).predict_proba(g), cal.predict_proba(g), atol=1e-12)
-    np.testing.assert_allclose(shifted.with_class_prior(0.3).predict_proba(g), cal.with_class_prior(0.3).predict_proba(g))
+    np.testing.assert_allclose(
+        cal.with_class_prior(cal.class_prior_).predict_proba(g), cal.predict_proba(g), atol=1e-12
+    )
+    np.testing.assert_allclose(
+        shifted.with_class_prior(0.3).predict_proba(g), cal.with_class_prior(0.3).predict_proba(g)
+    )
     # decisions follow the shifted map: rarer positives push the threshold up
     t_old = decision.decision_regions(cal).thresholds
     t_new = decision.decision_regions(shifted).thresholds
@@ -158,8 +162,11 @@ def _study(name, seeds, n_cal=20_000, n_new=5000, targets=(0.1, 0.02, 0.6), boot
             s, y = sample(n_cal, 0.4, rng)
             cal = bayescal.make_calibrator(name).fit(s, y)
             s_new, _ = sample(n_new, target, rng)
-            out = (cal.estimate_class_prior(s_new, calibration=(s, y), n_bootstrap=bootstrap, random_state=seed)
-                   if bootstrap else cal.estimate_class_prior(s_new))
+            out = (
+                cal.estimate_class_prior(s_new, calibration=(s, y), n_bootstrap=bootstrap, random_state=seed)
+                if bootstrap
+                else cal.estimate_class_prior(s_new)
+            )
             lo, hi = out["class_prior_ci"].values
             hits.append(lo <= target <= hi)
             errors.append(abs(float(out["class_prior_estimate"]) - target))

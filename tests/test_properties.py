@@ -59,10 +59,17 @@ from hypothesis import strategies as st
 import bayescal
 from bayescal._registry import get_calibrator_class
 
-settings.register_profile("ci", max_examples=8, deadline=None, derandomize=True, print_blob=True,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-settings.register_profile("dev", max_examples=200, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile(
+    "ci",
+    max_examples=8,
+    deadline=None,
+    derandomize=True,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "dev", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 PROFILE = settings.get_profile(os.environ.get("BAYESCAL_HYPOTHESIS_PROFILE", "ci"))
 # the Bayesian calibrator costs ~0.3 s a fit: a third of the examples
 SLOW_PROFILE = settings(PROFILE, max_examples=max(2, PROFILE.max_examples // 3))
@@ -98,7 +105,6 @@ def proba(est, s, X=None):
     return est.predict_proba(s, **({"X": X} if est.feature_aware else {}))
 
 
-
 # Query points: the ends of the probability scale, values next to them, and a grid.
 QUERY = np.r_[0.0, 5e-324, 1e-300, 1e-12, np.linspace(0.0, 1.0, 41), 1 - 1e-12, np.nextafter(1.0, 0.0), 1.0]
 
@@ -130,7 +136,7 @@ def legal_data(draw, name: str, max_n: int = 60, score_kind: str = "probability"
         s = (s - 0.5) * 10.0 ** draw(st.integers(-3, 8))
     idx = rng.permutation(n)
     y[idx[:per_class]] = 0
-    y[idx[per_class:2 * per_class]] = 1
+    y[idx[per_class : 2 * per_class]] = 1
     return s, y, features(n, seed)
 
 
@@ -255,8 +261,10 @@ def _assert_same_fit(name, make_a, make_b, s_query, X=None, *, make_ref=None):
     """
     if _stochastic(name) and not _bayesian(name):
         if make_ref is not None:
-            mean = {k: np.mean([proba(make(seed), s_query, X)[:, 1] for seed in range(8)], axis=0)
-                    for k, make in (("a", make_a), ("b", make_b), ("ref", make_ref))}
+            mean = {
+                k: np.mean([proba(make(seed), s_query, X)[:, 1] for seed in range(8)], axis=0)
+                for k, make in (("a", make_a), ("b", make_b), ("ref", make_ref))
+            }
             gap, ref_gap = np.mean(np.abs(mean["a"] - mean["b"])), np.mean(np.abs(mean["ref"] - mean["b"]))
             assert gap < ref_gap, f"gap {gap:.3g}, gap of the reference fit {ref_gap:.3g}"
             return
@@ -284,8 +292,13 @@ def test_row_order_does_not_change_the_fit(name):
     def check(seed):
         s, y, X = simulated(200, seed % 1000)
         perm = np.random.default_rng(seed).permutation(s.size)
-        _assert_same_fit(name, lambda sd: fit(build(name, sd), s, y, X=X),
-                         lambda sd: fit(build(name, sd), s[perm], y[perm], X=X[perm]), s, X)
+        _assert_same_fit(
+            name,
+            lambda sd: fit(build(name, sd), s, y, X=X),
+            lambda sd: fit(build(name, sd), s[perm], y[perm], X=X[perm]),
+            s,
+            X,
+        )
 
     check()
 
@@ -300,9 +313,14 @@ def test_integer_weights_equal_repeated_rows(name):
         # 0 drops the row; positives weigh more, so that weights change the fit markedly
         w = np.random.default_rng(seed).integers(0, 3, s.size) + 2 * y
         rep = np.repeat(np.arange(s.size), w)
-        _assert_same_fit(name, lambda sd: fit(build(name, sd), s, y, w.astype(float), X=X),
-                         lambda sd: fit(build(name, sd), s[rep], y[rep], X=X[rep]), s, X,
-                         make_ref=lambda sd: fit(build(name, sd), s, y, X=X))
+        _assert_same_fit(
+            name,
+            lambda sd: fit(build(name, sd), s, y, w.astype(float), X=X),
+            lambda sd: fit(build(name, sd), s[rep], y[rep], X=X[rep]),
+            s,
+            X,
+            make_ref=lambda sd: fit(build(name, sd), s, y, X=X),
+        )
 
     check()
 
@@ -436,10 +454,10 @@ def test_degenerate_legal_data_gives_a_sensible_fit_or_a_clear_error(name, case)
     Xq = np.r_[features(QUERY.size, 1), X] if est.feature_aware else None
     p = assert_valid_output(est, np.r_[QUERY, s], Xq)[:, 1]
     for score, freq in pinned.items():  # mean over the rows at that score (features may vary)
-        got = p[QUERY.size:][s == score].mean()
+        got = p[QUERY.size :][s == score].mean()
         assert abs(got - freq) <= tol, f"P(y=1 | {score}) = {got:.3f}, class frequency there {freq:.3f}"
     if case == "rare_class" and not est.fixed_midpoint:  # temperature scaling cannot move the base rate
-        assert p[QUERY.size:].mean() < 0.02
+        assert p[QUERY.size :].mean() < 0.02
 
 
 # ---- 8. failure handling in inference (the Bayesian calibrator) -----------------------------
@@ -531,8 +549,9 @@ def test_well_mixed_chains_give_no_convergence_warning(monkeypatch):
         post = fit.posterior.transpose("chain", "draw", ...)
         n = post.sizes["chain"] * post.sizes["draw"]
         order = np.random.default_rng(0).permutation(n)
-        fit.posterior = post.copy(data={name: v.values.reshape(n, *v.shape[2:])[order].reshape(v.shape)
-                                        for name, v in post.data_vars.items()})
+        fit.posterior = post.copy(
+            data={name: v.values.reshape(n, *v.shape[2:])[order].reshape(v.shape) for name, v in post.data_vars.items()}
+        )
         return fit
 
     _wrapped_gibbs(monkeypatch, "gibbs", shuffle_draws)
@@ -543,12 +562,16 @@ def test_well_mixed_chains_give_no_convergence_warning(monkeypatch):
     assert est.idata_["posterior"]["mu"].dims[:2] == ("chain", "draw")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bayescal/bayesian/gibbs.py mixes slowly on the calibration map: with draws=500, tune=500 (the default tune), "
-    "2 chains, on 400 simulated scores (seed 1) the map's R-hat reaches 1.35 and its bulk ESS falls to 5 "
-    "of 1000 draws at the 1 % quantile of the scores, where the chains' means are 0.000 and 0.004 (at the "
-    "median R-hat 1.01, ESS 315; random_seed=5 gives R-hat <= 1.05, ESS >= 37); in the tails the band rests "
-    "on a few effective draws. Needs longer runs, thinning or better moves (e.g. label-invariant updates)"))
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "bayescal/bayesian/gibbs.py mixes slowly on the calibration map: with draws=500, tune=500 (the default tune), "
+        "2 chains, on 400 simulated scores (seed 1) the map's R-hat reaches 1.35 and its bulk ESS falls to 5 "
+        "of 1000 draws at the 1 % quantile of the scores, where the chains' means are 0.000 and 0.004 (at the "
+        "median R-hat 1.01, ESS 315; random_seed=5 gives R-hat <= 1.05, ESS >= 37); in the tails the band rests "
+        "on a few effective draws. Needs longer runs, thinning or better moves (e.g. label-invariant updates)"
+    ),
+)
 def test_default_gibbs_fit_mixes_on_the_map():
     from arviz_stats.base.array import array_stats
 

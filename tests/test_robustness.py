@@ -44,11 +44,14 @@ def data():
 # ---------------------------------------------------------------- summaries with other label codings
 
 
-@pytest.mark.parametrize("other", [
-    {"y": lambda y: y + 1},
-    {"y": lambda y: np.where(y == 1, "b", "a")},
-    {"y": lambda y: y, "pos_label": 0},
-])
+@pytest.mark.parametrize(
+    "other",
+    [
+        {"y": lambda y: y + 1},
+        {"y": lambda y: np.where(y == 1, "b", "a")},
+        {"y": lambda y: y, "pos_label": 0},
+    ],
+)
 def test_summaries_with_different_label_codings_do_not_add(data, other):
     s, y = data
     a = ScoreSummary.from_arrays(s, y, n_bins=64, lo=-8, hi=8)
@@ -56,8 +59,9 @@ def test_summaries_with_different_label_codings_do_not_add(data, other):
     with pytest.raises(ValueError, match=r"code their labels differently.*\[0, 1\] vs"):
         a + b
     same = ScoreSummary.from_arrays(s[:200], y[:200], n_bins=64, lo=-8, hi=8)
-    np.testing.assert_allclose((same + ScoreSummary.from_arrays(s[200:], y[200:], n_bins=64, lo=-8, hi=8)).counts,
-                               a.counts)
+    np.testing.assert_allclose(
+        (same + ScoreSummary.from_arrays(s[200:], y[200:], n_bins=64, lo=-8, hi=8)).counts, a.counts
+    )
 
 
 # ---------------------------------------------------------------- decision labels
@@ -94,8 +98,11 @@ def test_expected_profit_reads_labels_in_the_calibrators_coding(data):
 def test_in_memory_xarray_input_fits_and_predicts_like_numpy(data, name):
     s, y = data
     ref = build(name).fit(s, y).predict_proba(s)
-    got = build(name).fit(xr.DataArray(s, dims="obs"), xr.DataArray(y, dims="obs")).predict_proba(
-        xr.DataArray(s, dims="obs"))
+    got = (
+        build(name)
+        .fit(xr.DataArray(s, dims="obs"), xr.DataArray(y, dims="obs"))
+        .predict_proba(xr.DataArray(s, dims="obs"))
+    )
     np.testing.assert_allclose(got, ref, atol=1e-12)
 
 
@@ -224,8 +231,9 @@ def test_masked_entries_are_refused_and_an_empty_mask_is_read(data, argument):
     with pytest.raises(ValueError, match=f"{argument} is a masked array with 1 masked value.*index 7"):
         build("isotonic").fit(masked["scores"], masked["y"], masked["sample_weight"])
     unmasked = dict(args, **{argument: np.ma.masked_array(args[argument], mask=np.zeros(s.size, dtype=bool))})
-    np.testing.assert_array_equal(build("isotonic").fit(**unmasked).predict_proba(s),
-                                  build("isotonic").fit(**args).predict_proba(s))
+    np.testing.assert_array_equal(
+        build("isotonic").fit(**unmasked).predict_proba(s), build("isotonic").fit(**args).predict_proba(s)
+    )
     with pytest.raises(ValueError, match="masked"):
         metrics.ece(masked["y"], masked["scores"], sample_weight=masked["sample_weight"])
 
@@ -261,16 +269,19 @@ def test_beta_with_a_single_positive_in_1e5_rows_is_fast_and_sane(where):
 # ---------------------------------------------------------------- ScoreSummary parameters
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"hi": np.inf, "lo": -1.0}, "hi=inf must be finite"),
-    ({"lo": np.nan}, "lo=nan must be finite"),
-    ({"n_bins": 2.7}, "n_bins=2.7 must be an integer"),
-    ({"n_bins": 1}, "n_bins=1 must be an integer of at least 2"),
-    ({"n_bins": 10**9}, "n_bins=1000000000 exceeds"),
-    ({"lo": 1.0, "hi": 1.0}, "lo=1.0 must be below hi=1.0"),
-    ({"lo": -0.1, "hi": 0.1}, r"lo=-0.1, hi=0.1 do not enclose the data.*run from"),
-    ({"lo": "a"}, "lo='a' must be a real number"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"hi": np.inf, "lo": -1.0}, "hi=inf must be finite"),
+        ({"lo": np.nan}, "lo=nan must be finite"),
+        ({"n_bins": 2.7}, "n_bins=2.7 must be an integer"),
+        ({"n_bins": 1}, "n_bins=1 must be an integer of at least 2"),
+        ({"n_bins": 10**9}, "n_bins=1000000000 exceeds"),
+        ({"lo": 1.0, "hi": 1.0}, "lo=1.0 must be below hi=1.0"),
+        ({"lo": -0.1, "hi": 0.1}, r"lo=-0.1, hi=0.1 do not enclose the data.*run from"),
+        ({"lo": "a"}, "lo='a' must be a real number"),
+    ],
+)
 def test_summary_parameters_are_checked(data, kwargs, message):
     s, y = data
     with pytest.raises(ValueError, match=message):
@@ -280,9 +291,15 @@ def test_summary_parameters_are_checked(data, kwargs, message):
 # ---------------------------------------------------------------- messages
 
 
-@pytest.mark.parametrize("grid, message", [(0, "grid=0 must be an integer"), (-5, "grid=-5 must be"),
-                                           (10**12, "grid=1000000000000 points is more than"),
-                                           (2.5, "grid=2.5 must be an integer")])
+@pytest.mark.parametrize(
+    "grid, message",
+    [
+        (0, "grid=0 must be an integer"),
+        (-5, "grid=-5 must be"),
+        (10**12, "grid=1000000000000 points is more than"),
+        (2.5, "grid=2.5 must be an integer"),
+    ],
+)
 def test_calibration_map_grid_size_is_checked(data, grid, message):
     s, y = data
     with pytest.raises(ValueError, match=message):

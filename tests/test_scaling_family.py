@@ -43,8 +43,9 @@ def test_quadratic_equals_unpenalised_logistic_regression_on_logit_and_square():
     np.testing.assert_allclose(cal.intercept_, ref.intercept_[0], rtol=1e-5, atol=1e-6)
     grid = np.linspace(s.min(), s.max(), 50)
     tg = logit(grid)
-    np.testing.assert_allclose(cal.predict_proba(grid)[:, 1],
-                               ref.predict_proba(np.column_stack([tg, tg * tg]))[:, 1], atol=1e-7)
+    np.testing.assert_allclose(
+        cal.predict_proba(grid)[:, 1], ref.predict_proba(np.column_stack([tg, tg * tg]))[:, 1], atol=1e-7
+    )
 
 
 def test_quadratic_recovers_a_quadratic_truth_and_clamps_outside_the_data():
@@ -148,8 +149,10 @@ def test_spline_fit_is_the_logistic_regression_on_its_basis_and_tracks_a_bent_tr
     grid = np.linspace(-4, 4, 81)
     err = np.abs(cal.predict_proba(grid)[:, 1] - expit(1.5 * np.tanh(grid))).max()
     from bayescal.baselines.platt import PlattScaling
-    platt = np.abs(PlattScaling(score_kind="decision").fit(t, y).predict_proba(grid)[:, 1]
-                   - expit(1.5 * np.tanh(grid))).max()
+
+    platt = np.abs(
+        PlattScaling(score_kind="decision").fit(t, y).predict_proba(grid)[:, 1] - expit(1.5 * np.tanh(grid))
+    ).max()
     assert err < 0.05 < platt
     # the refit is scikit-learn's LogisticRegression(C_) on the standardised basis
     mu, sd = cal.z_centre_scale_
@@ -182,8 +185,9 @@ def _slow_tables(t, y):
     out = np.empty((2, values.size + 1))
     for i in range(values.size + 1):
         for label in (0, 1):
-            yy = np.concatenate([g.mean(keepdims=True) for g in groups[:i]] + [[label]]
-                                + [g.mean(keepdims=True) for g in groups[i:]])
+            yy = np.concatenate(
+                [g.mean(keepdims=True) for g in groups[:i]] + [[label]] + [g.mean(keepdims=True) for g in groups[i:]]
+            )
             ww = np.array([g.size for g in groups[:i]] + [1] + [g.size for g in groups[i:]], dtype=float)
             out[label, i] = isotonic_regression(yy, sample_weight=ww)[i]
     return values, out[0], out[1]
@@ -203,7 +207,9 @@ def test_venn_abers_tables_equal_the_definition():
 
 
 def test_venn_abers_equals_the_venn_abers_package():
-    va_pkg = pytest.importorskip("venn_abers.venn_abers", reason="the venn-abers package (bench extra) is not installed")
+    va_pkg = pytest.importorskip(
+        "venn_abers.venn_abers", reason="the venn-abers package (bench extra) is not installed"
+    )
     for seed, digits in [(0, None), (1, 2)]:
         s, y = beta_scores(1500, seed)
         if digits is not None:
@@ -220,7 +226,9 @@ def test_venn_abers_equals_the_venn_abers_package():
 
 
 def test_cross_venn_abers_merges_fold_predictors_by_geometric_means():
-    va_pkg = pytest.importorskip("venn_abers.venn_abers", reason="the venn-abers package (bench extra) is not installed")
+    va_pkg = pytest.importorskip(
+        "venn_abers.venn_abers", reason="the venn-abers package (bench extra) is not installed"
+    )
     from sklearn.model_selection import StratifiedKFold
 
     s, y = beta_scores(1200, 7)
@@ -244,8 +252,8 @@ def test_cross_venn_abers_merges_fold_predictors_by_geometric_means():
 
 def test_venn_abers_is_calibrated_on_fresh_data():
     s, y = beta_scores(3000, 11)
-    cal = VennAbers().fit(s ** 3, y)  # a miscalibrated but monotone classifier
+    cal = VennAbers().fit(s**3, y)  # a miscalibrated but monotone classifier
     s2, y2 = beta_scores(20_000, 12)
-    p = cal.predict_proba(s2 ** 3)[:, 1]
+    p = cal.predict_proba(s2**3)[:, 1]
     assert metrics.ece(y2, p, n_bins=10, strategy="quantile") < 0.02
-    assert metrics.ece(y2, s2 ** 3, n_bins=10, strategy="quantile") > 0.1
+    assert metrics.ece(y2, s2**3, n_bins=10, strategy="quantile") > 0.1

@@ -28,8 +28,13 @@ def test_accepted_score_forms_give_the_same_fit(scores):
 
 @pytest.mark.parametrize(
     "labels, pos_label",
-    [(Y.astype(bool), None), (np.where(Y == 1, 1, -1), None), (np.where(Y == 1, "pos", "neg"), "pos"),
-     (np.where(Y == 1, 7, 3), 7), (pd.Series(Y), None)],
+    [
+        (Y.astype(bool), None),
+        (np.where(Y == 1, 1, -1), None),
+        (np.where(Y == 1, "pos", "neg"), "pos"),
+        (np.where(Y == 1, 7, 3), 7),
+        (pd.Series(Y), None),
+    ],
     ids=["bool", "minus-one", "strings", "ints-pos-label", "series"],
 )
 def test_accepted_label_forms(labels, pos_label):
@@ -129,8 +134,9 @@ def test_score_summary_matches_the_raw_data_and_merges():
     y = (rng.random(5000) < scores).astype(int)
     scores[:10] = 0.0
     whole = ScoreSummary.from_arrays(scores, y, n_bins=64, lo=-10, hi=10)
-    halves = (ScoreSummary.from_arrays(scores[:2500], y[:2500], n_bins=64, lo=-10, hi=10)
-              + ScoreSummary.from_arrays(scores[2500:], y[2500:], n_bins=64, lo=-10, hi=10))
+    halves = ScoreSummary.from_arrays(scores[:2500], y[:2500], n_bins=64, lo=-10, hi=10) + ScoreSummary.from_arrays(
+        scores[2500:], y[2500:], n_bins=64, lo=-10, hi=10
+    )
     np.testing.assert_allclose(whole.counts, halves.counts)
     np.testing.assert_allclose(whole.total, [np.sum(y == 0), np.sum(y == 1)])
     assert whole.atom_counts.sum() == 10

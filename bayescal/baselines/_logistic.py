@@ -76,8 +76,9 @@ def logistic_fit(design: np.ndarray, y: np.ndarray, w: np.ndarray, *, intercept:
     return _newton(design, y, wn, wy, ridge, intercept) / scale
 
 
-def _newton(design: np.ndarray, y: np.ndarray, wn: np.ndarray, wy: np.ndarray, ridge: np.ndarray,
-            intercept: bool) -> np.ndarray:
+def _newton(
+    design: np.ndarray, y: np.ndarray, wn: np.ndarray, wy: np.ndarray, ridge: np.ndarray, intercept: bool
+) -> np.ndarray:
     """:func:`logistic_fit` on a scaled design with normalised weights ``wn`` (``wy = wn * y``)."""
     k, n = design.shape
     beta = np.zeros(k)
@@ -86,8 +87,7 @@ def _newton(design: np.ndarray, y: np.ndarray, wn: np.ndarray, wy: np.ndarray, r
         beta[-1] = np.log(ybar) - np.log1p(-ybar)
 
     def grad_hess(beta, p):
-        return (design @ (wn * p - wy) + ridge * beta,
-                (design * (wn * p * (1.0 - p))) @ design.T + np.diag(ridge))
+        return (design @ (wn * p - wy) + ridge * beta, (design * (wn * p * (1.0 - p))) @ design.T + np.diag(ridge))
 
     def loss(beta, eta):
         softplus = np.log1p(np.exp(-np.abs(eta)))  # log(1 + e^eta), stably (faster than np.logaddexp)
@@ -128,6 +128,12 @@ def _newton(design: np.ndarray, y: np.ndarray, wn: np.ndarray, wy: np.ndarray, r
             cache.update(beta=beta.copy(), fun=loss(beta, eta), jac=g, hess=H)
         return cache
 
-    res = minimize(lambda b: terms(b)["fun"], beta, jac=lambda b: terms(b)["jac"],
-                   hess=lambda b: terms(b)["hess"], method="trust-exact", options={"gtol": 1e-10})
+    res = minimize(
+        lambda b: terms(b)["fun"],
+        beta,
+        jac=lambda b: terms(b)["jac"],
+        hess=lambda b: terms(b)["hess"],
+        method="trust-exact",
+        options={"gtol": 1e-10},
+    )
     return res.x

@@ -282,9 +282,14 @@ class BBQ(Calibrator):
         hi = np.where(last_bin, 1.0, np.roll(lo, -1))
         mid = 0.5 * (lo + hi)
         prior = np.clip(mid, _PRIOR_CLIP, 1.0 - _PRIOR_CLIP)
-        terms = (gammaln(2.0) - gammaln(nb + 2.0)
-                 + gammaln(mb + 2.0 * prior) - gammaln(2.0 * prior)
-                 + gammaln(nb - mb + 2.0 * (1.0 - prior)) - gammaln(2.0 * (1.0 - prior)))
+        terms = (
+            gammaln(2.0)
+            - gammaln(nb + 2.0)
+            + gammaln(mb + 2.0 * prior)
+            - gammaln(2.0 * prior)
+            + gammaln(nb - mb + 2.0 * (1.0 - prior))
+            - gammaln(2.0 * (1.0 - prior))
+        )
         log_ml = np.bincount(model, weights=terms, minlength=n_bins.shape[0])
         p0 = (sum_sy + mid) / (mb + 1.0)
         proba = (mb + p0) / (nb + 1.0)
@@ -334,8 +339,11 @@ class BBQ(Calibrator):
         # edge inside) and takes its own value on each edge, so it is tabulated once on the
         # union of the edges: prediction is then one binary search instead of one per model.
         edges = np.unique(np.concatenate([e[1:-1] for e in self.bin_edges_]))
-        inside = (np.concatenate([[edges[0] - 1.0], 0.5 * (edges[1:] + edges[:-1]), [edges[-1] + 1.0]])
-                  if edges.size else np.array([0.5]))
+        inside = (
+            np.concatenate([[edges[0] - 1.0], 0.5 * (edges[1:] + edges[:-1]), [edges[-1] + 1.0]])
+            if edges.size
+            else np.array([0.5])
+        )
         self._union_edges = edges
         self._on_edge = self._average(edges)
         self._between = self._average(inside)

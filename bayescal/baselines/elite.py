@@ -155,14 +155,24 @@ class ELiTE(Calibrator):
         "lambdas_": schema.array("f", ("m",), low=0.0, max_size=schema.int_param("n_lambdas")),
         "dof_": schema.array("i", ("m",), low=0, max_size=schema.int_param("n_lambdas")),
         "aicc_": schema.array("f", ("m",), finite=False, max_size=schema.int_param("n_lambdas")),
-        "model_weights_": schema.array("f", ("m",), low=0.0, high=1.0, sums_to_one=True,
-                                       max_size=schema.int_param("n_lambdas")),
+        "model_weights_": schema.array(
+            "f", ("m",), low=0.0, high=1.0, sums_to_one=True, max_size=schema.int_param("n_lambdas")
+        ),
         "n_iter_": schema.array("i", ("m",), low=0, max_size=schema.int_param("n_lambdas")),
     }
 
-    def __init__(self, *, score_kind: str = "probability", n_lambdas: int = 50, lambda_min_ratio: float = 1e-4,
-                 clip_eps: float = 1e-3, average: bool = True, max_points: int | None = 2000,
-                 tol: float = 1e-4, max_iter: int = 2000):
+    def __init__(
+        self,
+        *,
+        score_kind: str = "probability",
+        n_lambdas: int = 50,
+        lambda_min_ratio: float = 1e-4,
+        clip_eps: float = 1e-3,
+        average: bool = True,
+        max_points: int | None = 2000,
+        tol: float = 1e-4,
+        max_iter: int = 2000,
+    ):
         self.score_kind = score_kind
         self.n_lambdas = n_lambdas
         self.lambda_min_ratio = lambda_min_ratio
@@ -176,11 +186,17 @@ class ELiTE(Calibrator):
         if not (isinstance(self.n_lambdas, (int, np.integer)) and self.n_lambdas >= 1):
             raise ValueError(f"n_lambdas={self.n_lambdas!r} must be a positive integer (50 in the paper).")
         if not 0.0 < float(self.lambda_min_ratio) < 1.0:
-            raise ValueError(f"lambda_min_ratio={self.lambda_min_ratio!r} must lie strictly between 0 and 1 (1e-4 by default).")
+            raise ValueError(
+                f"lambda_min_ratio={self.lambda_min_ratio!r} must lie strictly between 0 and 1 (1e-4 by default)."
+            )
         if not 0.0 < float(self.clip_eps) < 0.5:
             raise ValueError(f"clip_eps={self.clip_eps!r} must lie strictly between 0 and 0.5 (1e-3 by default).")
-        if self.max_points is not None and not (isinstance(self.max_points, (int, np.integer)) and self.max_points >= 3):
-            raise ValueError(f"max_points={self.max_points!r} must be an integer >= 3, or None to use every distinct score.")
+        if self.max_points is not None and not (
+            isinstance(self.max_points, (int, np.integer)) and self.max_points >= 3
+        ):
+            raise ValueError(
+                f"max_points={self.max_points!r} must be an integer >= 3, or None to use every distinct score."
+            )
         if not float(self.tol) > 0.0:
             raise ValueError(f"tol={self.tol!r} must be positive (1e-4 by default).")
         if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 1):
@@ -213,8 +229,9 @@ class ELiTE(Calibrator):
             # one distinct score: the mean; two, or labels exactly on a line: the least-squares line
             beta = _line_fit(pos, y_n, w_n)
             k = min(n, 2)
-            self._store(t_n, beta, np.array([0.0]), np.array([k]), np.array([aicc(beta, k)]), np.array([1.0]),
-                        np.array([0]))
+            self._store(
+                t_n, beta, np.array([0.0]), np.array([k]), np.array([aicc(beta, k)]), np.array([1.0]), np.array([0])
+            )
             return
         lambdas = lam_max * np.logspace(0.0, np.log10(float(self.lambda_min_ratio)), int(self.n_lambdas))
         dof, scores, iters = [], [], []

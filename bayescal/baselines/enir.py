@@ -92,8 +92,9 @@ class ENIR(Calibrator):
         "lambdas_": schema.array("f", ("m",), low=0.0, max_size=schema.int_param("max_models")),
         "bic_": schema.array("f", ("m",), max_size=schema.int_param("max_models")),
         "df_": schema.array("i", ("m",), low=1, max_size=schema.int_param("max_models")),
-        "weights_": schema.array("f", ("m",), low=0.0, high=1.0, sums_to_one=True,
-                                 max_size=schema.int_param("max_models")),
+        "weights_": schema.array(
+            "f", ("m",), low=0.0, high=1.0, sums_to_one=True, max_size=schema.int_param("max_models")
+        ),
     }
 
     def __init__(self, *, score_kind: str = "probability", max_models: int = 100, selection: str = "average"):

@@ -129,7 +129,9 @@ class HistogramBinning(Calibrator):
 
     def _check_params(self) -> None:
         if self.strategy not in ("quantile", "uniform"):
-            raise ValueError(f"strategy={self.strategy!r} must be 'quantile' (equal frequency) or 'uniform' (equal width).")
+            raise ValueError(
+                f"strategy={self.strategy!r} must be 'quantile' (equal frequency) or 'uniform' (equal width)."
+            )
         self._n_bins(1.0)
 
     def _fit(self, data: ScoreData, X=None) -> None:

@@ -81,8 +81,10 @@ def _check_bandwidth(bandwidth: Any, allowed: tuple[str, ...]) -> float | str:
         raise ValueError(f"bandwidth={bandwidth!r} is neither a rule {allowed} nor a number: pass a positive number.")
     h = float(bandwidth)
     if not (np.isfinite(h) and h >= 1e-300):
-        raise ValueError(f"bandwidth={bandwidth!r} must be a finite positive number (at least 1e-300, "
-                         "below which the densities overflow).")
+        raise ValueError(
+            f"bandwidth={bandwidth!r} must be a finite positive number (at least 1e-300, "
+            "below which the densities overflow)."
+        )
     return h
 
 
@@ -172,8 +174,9 @@ def _window_density(win: _Window, points: np.ndarray) -> np.ndarray:
     return np.maximum(total.astype(np.float64), 0.0) / (h * win.w_sum)
 
 
-def class_density(t: Any, w: Any = None, *, grid: Any, kernel: str = "gaussian",
-                  bandwidth: float | str = "silverman") -> np.ndarray:
+def class_density(
+    t: Any, w: Any = None, *, grid: Any, kernel: str = "gaussian", bandwidth: float | str = "silverman"
+) -> np.ndarray:
     r"""Weighted kernel density estimate of one class's scores, evaluated at ``grid``.
 
     .. math:: \hat f(x) = \frac{1}{\sum_i w_i} \sum_i w_i\, \frac{1}{h} K\!\left(\frac{x - t_i}{h}\right)
@@ -350,8 +353,14 @@ class KDECalibrator(ClassConditional, Calibrator):
         "support_weight_": schema.array_list("f", ("m",), length=2, low=0.0, optional=True),
     }
 
-    def __init__(self, *, kernel: str = "gaussian", bandwidth: float | str = "silverman",
-                 scale: str = "probability", score_kind: str = "probability"):
+    def __init__(
+        self,
+        *,
+        kernel: str = "gaussian",
+        bandwidth: float | str = "silverman",
+        scale: str = "probability",
+        score_kind: str = "probability",
+    ):
         self.kernel = kernel
         self.bandwidth = bandwidth
         self.scale = scale
@@ -414,8 +423,10 @@ class KDECalibrator(ClassConditional, Calibrator):
 
     def _restore(self) -> None:
         if self.kernel != "gaussian":
-            self._windows = [_window(self.support_[c], self.support_weight_[c], float(self.bandwidth_[c]), self.kernel)
-                             for c in (0, 1)]
+            self._windows = [
+                _window(self.support_[c], self.support_weight_[c], float(self.bandwidth_[c]), self.kernel)
+                for c in (0, 1)
+            ]
 
     def _class_densities(self, x: np.ndarray) -> np.ndarray:
         """Unfloored class densities at KDE-scale points ``x`` (clamped to ``kde_range_``), shape (2, n).
@@ -471,8 +482,11 @@ class KDECalibrator(ClassConditional, Calibrator):
         if self.kernel == "gaussian":
             n = self.density_.shape[1]
             inside = (x >= self.grid_start_) & (x <= self.grid_start_ + (n - 1) * self.grid_step_)
-            dens = np.where(inside, interp_regular(np.where(inside, x, self.grid_start_), self.grid_start_,
-                                                    self.grid_step_, self.density_), 0.0)
+            dens = np.where(
+                inside,
+                interp_regular(np.where(inside, x, self.grid_start_), self.grid_start_, self.grid_step_, self.density_),
+                0.0,
+            )
         else:
             order = np.argsort(x)
             dens = np.empty((2, x.size))
@@ -482,8 +496,15 @@ class KDECalibrator(ClassConditional, Calibrator):
             gi = np.where(edge, 0.5, g)
             dens = np.where(edge, 0.0, dens / (gi * (1.0 - gi)))
         lo, hi = self.score_range_
-        return xr.DataArray(dens[None, None], dims=("chain", "draw", "class", "score"),
-                            coords={"chain": [0], "draw": [0], "class": [0, 1], "score": g}, name="density",
-                            attrs={"score_scale": self.score_kind, "calibrator": self._name,
-                                   "observed_range": [float(lo), float(hi)],
-                                   "extrapolated": int(bool(np.any((g < lo) | (g > hi))))})
+        return xr.DataArray(
+            dens[None, None],
+            dims=("chain", "draw", "class", "score"),
+            coords={"chain": [0], "draw": [0], "class": [0, 1], "score": g},
+            name="density",
+            attrs={
+                "score_scale": self.score_kind,
+                "calibrator": self._name,
+                "observed_range": [float(lo), float(hi)],
+                "extrapolated": int(bool(np.any((g < lo) | (g > hi)))),
+            },
+        )

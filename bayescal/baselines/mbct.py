@@ -227,8 +227,7 @@ class MBCT(Calibrator):
         "n_codes_": schema.array("i", ("d+1",), low=1),
         "n_combinations_": schema.scalar("i", low=0),
         "n_features_x_": schema.scalar("i", low=1, dim="d"),
-        "tree_roots_": schema.array("i", ("T",), low=0, order="increasing",
-                                    max_size=schema.int_param("n_estimators")),
+        "tree_roots_": schema.array("i", ("T",), low=0, order="increasing", max_size=schema.int_param("n_estimators")),
         "node_feature_": schema.array("i", ("N",), low=_LEAF),
         "node_left_": schema.array("i", ("N",), low=_LEAF),
         "node_right_": schema.array("i", ("N",), low=_LEAF),
@@ -266,8 +265,13 @@ class MBCT(Calibrator):
 
     # ---- parameters -------------------------------------------------------------------
     def _check_params(self) -> None:
-        for name, low in (("n_estimators", 1), ("max_depth", 0), ("n_score_bins", 1), ("n_feature_bins", 2),
-                          ("mvce_shuffles", 1)):
+        for name, low in (
+            ("n_estimators", 1),
+            ("max_depth", 0),
+            ("n_score_bins", 1),
+            ("n_feature_bins", 2),
+            ("mvce_shuffles", 1),
+        ):
             check_integer(getattr(self, name), name, low)
         if self.mvce_bins is not None:
             check_integer(self.mvce_bins, "mvce_bins")
@@ -303,8 +307,10 @@ class MBCT(Calibrator):
     def _set_encoding(self, kinds: list, edges: list, levels: list, lo: float, hi: float) -> None:
         """Store the encoding: per column its kind, inner edges and levels; the score bins span [lo, hi]."""
         self.score_edges_ = np.unique(np.linspace(lo, hi, self.n_score_bins + 1)[1:-1]) if hi > lo else np.empty(0)
-        n_codes = [e.size + 1 if kind == "continuous" else lev.size + 1  # + the "unseen" level
-                   for kind, e, lev in zip(kinds, edges, levels)]
+        n_codes = [
+            e.size + 1 if kind == "continuous" else lev.size + 1  # + the "unseen" level
+            for kind, e, lev in zip(kinds, edges, levels)
+        ]
         n_codes.append(self.score_edges_.size + 1)
         self.feature_kinds_, self.feature_edges_, self.feature_levels_ = kinds, edges, levels
         self.n_codes_ = np.array(n_codes, dtype=np.int64)
@@ -318,8 +324,10 @@ class MBCT(Calibrator):
                 try:
                     col = col.astype(np.float64)
                 except (TypeError, ValueError):
-                    raise ValueError(f"X column {j} was numeric in fit but has non-numeric values now: "
-                                     "pass the same kind of features as in fit.") from None
+                    raise ValueError(
+                        f"X column {j} was numeric in fit but has non-numeric values now: "
+                        "pass the same kind of features as in fit."
+                    ) from None
             if kind == "continuous":
                 codes[:, j] = np.searchsorted(self.feature_edges_[j], col, side="right")
             else:
@@ -350,8 +358,9 @@ class MBCT(Calibrator):
         combos, sums = self._aggregate(codes, data.y, expit(data.t), data.w, val)
         self._fit_sums(combos, sums, rng)
 
-    def _aggregate(self, codes: np.ndarray, y: np.ndarray, f0: np.ndarray, w: np.ndarray,
-                   val: np.ndarray) -> tuple[np.ndarray, dict]:
+    def _aggregate(
+        self, codes: np.ndarray, y: np.ndarray, f0: np.ndarray, w: np.ndarray, val: np.ndarray
+    ) -> tuple[np.ndarray, dict]:
         """Distinct level combinations of ``codes`` and their sums (step 2).
 
         ``sums`` maps ``"y"``, ``"f"``, ``"w"``, ``"w2"`` (sums of w y, w f0, w, w^2) followed
@@ -394,8 +403,9 @@ class MBCT(Calibrator):
         self._refit(terminals, [n[5] for n in nodes], sums["yt"] + sums["yv"], sums["ft"] + sums["fv"])
 
     # ---- fitting on Dask collections ---------------------------------------------------
-    def _fit_dask(self, scores: Any, y: Any, sample_weight: Any = None, *, X: Any = None,
-                  pos_label: Any = None) -> "MBCT":
+    def _fit_dask(
+        self, scores: Any, y: Any, sample_weight: Any = None, *, X: Any = None, pos_label: Any = None
+    ) -> "MBCT":
         """Fit on Dask collections in two passes over the partitions; only reductions travel.
 
         Pass 1 validates every partition and returns its label values and counts, score
@@ -413,8 +423,9 @@ class MBCT(Calibrator):
             check_features(None, 0)  # raises: the features are required
         blocks = dask_partitions(scores, y, sample_weight, X)
         cap = self.n_feature_bins
-        stats = dask.compute(*[dask.delayed(_partition_stats)(s, yb, w, xb, self.score_kind, pos_label, cap)
-                               for s, yb, w, xb in blocks])
+        stats = dask.compute(
+            *[dask.delayed(_partition_stats)(s, yb, w, xb, self.score_kind, pos_label, cap) for s, yb, w, xb in blocks]
+        )
         stats = [st for st in stats if st is not None]  # empty partitions
         if not stats:
             raise ValueError("scores is empty: pass at least one value.")
@@ -432,19 +443,34 @@ class MBCT(Calibrator):
                 "their largest value first."
             )
         label_weights = np.concatenate([st["label_weights"] for st in stats])
-        check_class_weights(np.array([0, 1]), np.array([label_weights[values != classes[1]].sum(),
-                                                         label_weights[values == classes[1]].sum()]), classes)
+        check_class_weights(
+            np.array([0, 1]),
+            np.array([label_weights[values != classes[1]].sum(), label_weights[values == classes[1]].sum()]),
+            classes,
+        )
         n_features = len(stats[0]["columns"])
-        self._start_fit(classes, min(st["min"] for st in stats), max(st["max"] for st in stats),
-                        int(counts.sum()) - n1, n1, n_features)
+        self._start_fit(
+            classes,
+            min(st["min"] for st in stats),
+            max(st["max"] for st in stats),
+            int(counts.sum()) - n1,
+            n1,
+            n_features,
+        )
         self._learn_encoding_from_stats(stats, n_features)
 
         rng = np.random.default_rng(self.random_state)
         base = int(rng.integers(2**63))
-        meta = pd.DataFrame({**{f"c{j}": pd.Series(dtype=np.int32) for j in range(n_features + 1)},
-                             **{k: pd.Series(dtype=np.float64) for k in _SUMS}})
-        tables = [dask.delayed(self._partition_sums)(s, yb, w, xb, classes, base, number)
-                  for number, (s, yb, w, xb) in enumerate(blocks)]
+        meta = pd.DataFrame(
+            {
+                **{f"c{j}": pd.Series(dtype=np.int32) for j in range(n_features + 1)},
+                **{k: pd.Series(dtype=np.float64) for k in _SUMS},
+            }
+        )
+        tables = [
+            dask.delayed(self._partition_sums)(s, yb, w, xb, classes, base, number)
+            for number, (s, yb, w, xb) in enumerate(blocks)
+        ]
         levels = [f"c{j}" for j in range(n_features + 1)]
         reduced = dd.from_delayed(tables, meta=meta, verify_meta=False).groupby(levels, sort=False).sum()
         table = reduced.compute().reset_index().sort_values(levels, kind="stable")
@@ -466,18 +492,20 @@ class MBCT(Calibrator):
                     continue
             else:  # strings somewhere: every value is a level, numbers included (as in fit on arrays)
                 if any(c["numeric"] and c["many"] for c in cols):
-                    raise ValueError(f"X column {j} has strings in some partitions and more than "
-                                     f"{self.n_feature_bins} distinct numbers in others: give the column one type.")
-                distinct = np.unique(np.concatenate([c["distinct"] if not c["numeric"] else c["raw"].astype(str)
-                                                     for c in cols]))
+                    raise ValueError(
+                        f"X column {j} has strings in some partitions and more than "
+                        f"{self.n_feature_bins} distinct numbers in others: give the column one type."
+                    )
+                distinct = np.unique(
+                    np.concatenate([c["distinct"] if not c["numeric"] else c["raw"].astype(str) for c in cols])
+                )
             kinds.append("categorical")
             edges.append(np.empty(0))
             levels.append(distinct)
         lo, hi = sketch_quantile([st["sketch"] for st in stats], np.array([_SCORE_TAIL, 1.0 - _SCORE_TAIL]))
         self._set_encoding(kinds, edges, levels, lo, hi)
 
-    def _partition_sums(self, s: Any, y: Any, w: Any, X: Any, classes: np.ndarray, base: int,
-                        number: int) -> Any:
+    def _partition_sums(self, s: Any, y: Any, w: Any, X: Any, classes: np.ndarray, base: int, number: int) -> Any:
         """Pass 2 on one partition: its level combinations and their sums, as a pandas DataFrame."""
         import pandas as pd
 
@@ -492,8 +520,9 @@ class MBCT(Calibrator):
             codes, sums = self._aggregate(self._encode(X, t), y01, expit(t), w, val)
         return pd.DataFrame({**{f"c{j}": codes[:, j] for j in range(codes.shape[1])}, **sums})
 
-    def _grow(self, nodes: list, cols: np.ndarray, sums: dict, factor: np.ndarray,
-              rng: np.random.Generator) -> np.ndarray:
+    def _grow(
+        self, nodes: list, cols: np.ndarray, sums: dict, factor: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
         """Grow one tree on the training part, appending to ``nodes``; return each combination's terminal node.
 
         ``cols`` holds the combinations' levels, one row per feature. A combination stops
@@ -553,8 +582,9 @@ class MBCT(Calibrator):
             pv_tiled = np.tile(pv, n_shuffles)
             wbin = np.bincount(bins, np.tile(wv, n_shuffles), minlength=size)
             scale = 1.0 / (np.where(wbin > 0, wbin, 1.0) * total * n_shuffles)  # 1 / (n_b N R)
-            gap = (k * np.bincount(bins, pv_tiled, minlength=size)
-                   - np.bincount(bins, np.tile(yv, n_shuffles), minlength=size))
+            gap = k * np.bincount(bins, pv_tiled, minlength=size) - np.bincount(
+                bins, np.tile(yv, n_shuffles), minlength=size
+            )
             var = np.bincount(bins, np.tile(var_v, n_shuffles), minlength=size)
 
         best_gain, best = 0.0, None
@@ -595,8 +625,9 @@ class MBCT(Calibrator):
                 rank = np.full(nc, -1, dtype=np.int64)
                 rank[order] = np.arange(m)
                 slot = rank[c[sel]] + 1  # 0: the level is absent from training
-                mass = np.bincount(bins * (m + 1) + np.tile(slot, n_shuffles), pv_tiled,
-                                   minlength=size * (m + 1)).reshape(size, m + 1)[:, 1:]
+                mass = np.bincount(
+                    bins * (m + 1) + np.tile(slot, n_shuffles), pv_tiled, minlength=size * (m + 1)
+                ).reshape(size, m + 1)[:, 1:]
                 left = np.cumsum(mass, axis=1)[:, :-1]
                 delta = d_left * left + d_right * (mass.sum(axis=1)[:, None] - left)
                 g = -((2.0 * gap[:, None] + delta) * delta * scale[:, None]).sum(axis=0)
@@ -606,7 +637,7 @@ class MBCT(Calibrator):
             if g[cut] > best_gain:
                 route = np.zeros(int(self.n_codes_.max()), dtype=np.int8)
                 route[order[: cut + 1]] = _LEFT
-                route[order[cut + 1:]] = _RIGHT
+                route[order[cut + 1 :]] = _RIGHT
                 best_gain, best = float(g[cut]), (j, route)
         return best
 
@@ -617,8 +648,9 @@ class MBCT(Calibrator):
         while active.size:
             at = node[active]
             direction = self.node_route_[at, combos[active, self.node_feature_[at]]]
-            nxt = np.where(direction == _LEFT, self.node_left_[at],
-                           np.where(direction == _RIGHT, self.node_right_[at], at))
+            nxt = np.where(
+                direction == _LEFT, self.node_left_[at], np.where(direction == _RIGHT, self.node_right_[at], at)
+            )
             node[active] = nxt
             active = active[(direction != _STAY) & (self.node_feature_[nxt] != _LEAF)]
         return node
@@ -645,16 +677,25 @@ class MBCT(Calibrator):
         parent, features and levels in range, one route per level."""
         super()._check_fitted()
         d = self.n_features_x_
-        if not (isinstance(self.feature_kinds_, list) and len(self.feature_kinds_) == d
-                and all(k in ("continuous", "categorical") for k in self.feature_kinds_)):
+        if not (
+            isinstance(self.feature_kinds_, list)
+            and len(self.feature_kinds_) == d
+            and all(k in ("continuous", "categorical") for k in self.feature_kinds_)
+        ):
             raise ValueError(f"feature_kinds_ must list 'continuous' or 'categorical' for each of the {d} features.")
-        codes = [e.size + 1 if k == "continuous" else lev.size + 1
-                 for k, e, lev in zip(self.feature_kinds_, self.feature_edges_, self.feature_levels_)]
+        codes = [
+            e.size + 1 if k == "continuous" else lev.size + 1
+            for k, e, lev in zip(self.feature_kinds_, self.feature_edges_, self.feature_levels_)
+        ]
         if self.n_codes_.tolist() != [*codes, self.score_edges_.size + 1]:
             raise ValueError("n_codes_ does not match the feature and score bins.")
         n = self.node_feature_.size
-        if self.node_route_.shape[1] < int(self.n_codes_.max()) or self.tree_roots_.size == 0 \
-                or self.tree_roots_[0] != 0 or self.tree_roots_[-1] >= n:
+        if (
+            self.node_route_.shape[1] < int(self.n_codes_.max())
+            or self.tree_roots_.size == 0
+            or self.tree_roots_[0] != 0
+            or self.tree_roots_[-1] >= n
+        ):
             raise ValueError("the trees' roots or routes do not match the nodes.")
         index = np.arange(n)
         inner = self.node_feature_ != _LEAF
@@ -679,8 +720,9 @@ class MBCT(Calibrator):
 
 
 # ---- helpers of the Dask route (module level, so the tasks pickle small) -----------------
-def _partition_arrays(s: Any, y: Any, w: Any, X: Any, score_kind: str,
-                      pos_label: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+def _partition_arrays(
+    s: Any, y: Any, w: Any, X: Any, score_kind: str, pos_label: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """One partition validated as :meth:`Calibrator.fit` validates arrays: scores, 0/1 labels, weights, X.
 
     ``None`` for an empty partition. A partition may hold one class only or zero weights
@@ -693,8 +735,11 @@ def _partition_arrays(s: Any, y: Any, w: Any, X: Any, score_kind: str,
     s = check_scores(s, score_kind=score_kind)
     y01, _ = check_labels(y, pos_label=pos_label, require_both=False)
     raw_w = None if w is None or np.isscalar(w) else np.asarray(w.to_numpy() if hasattr(w, "to_numpy") else w)
-    w = (np.zeros(n) if raw_w is not None and raw_w.dtype.kind in "iuf" and not raw_w.any()
-         else check_sample_weight(w, n, rescale=False))  # the scale is checked over all partitions
+    w = (
+        np.zeros(n)
+        if raw_w is not None and raw_w.dtype.kind in "iuf" and not raw_w.any()
+        else check_sample_weight(w, n, rescale=False)
+    )  # the scale is checked over all partitions
     return s, y01, w, check_features(X, n)
 
 
@@ -717,9 +762,25 @@ def _partition_stats(s: Any, y: Any, w: Any, X: Any, score_kind: str, pos_label:
             continue
         distinct, first = np.unique(values, return_index=True)
         many = distinct.size > cap
-        columns.append({"numeric": True, "many": many, "distinct": distinct[:0] if many else distinct,
-                        "raw": col[first[:0] if many else first], "sketch": quantile_sketch(values, w, _SKETCH_SIZE)})
+        columns.append(
+            {
+                "numeric": True,
+                "many": many,
+                "distinct": distinct[:0] if many else distinct,
+                "raw": col[first[:0] if many else first],
+                "sketch": quantile_sketch(values, w, _SKETCH_SIZE),
+            }
+        )
     top = float(w.max())
-    return {"labels": labels, "counts": counts, "label_weights": label_weights, "weight": float(w.sum()),
-            "top": top, "relative": float((w / top).sum()) if top > 0 else 0.0, "min": float(s.min()), "max": float(s.max()),
-            "sketch": quantile_sketch(to_working(s, score_kind), w, _SKETCH_SIZE), "columns": columns}
+    return {
+        "labels": labels,
+        "counts": counts,
+        "label_weights": label_weights,
+        "weight": float(w.sum()),
+        "top": top,
+        "relative": float((w / top).sum()) if top > 0 else 0.0,
+        "min": float(s.min()),
+        "max": float(s.max()),
+        "sketch": quantile_sketch(to_working(s, score_kind), w, _SKETCH_SIZE),
+        "columns": columns,
+    }

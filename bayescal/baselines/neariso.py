@@ -140,8 +140,14 @@ def neariso_path(z: Any, w: Any = None) -> NearIsotonicPath:
     ends = np.append(starts[1:], n)  # exclusive
     down = (z[ends[:-1] - 1] > z[starts[1:]]).astype(np.float64)  # a violation on boundary g | g+1
     lambdas_arr = _event_loop()(
-        np.add.reduceat(w, starts), np.add.reduceat(w * z, starts), np.concatenate([[0.0], down]),
-        np.concatenate([down, [0.0]]), starts.astype(np.int64), merge_lambda, _SAME_BREAKPOINT)
+        np.add.reduceat(w, starts),
+        np.add.reduceat(w * z, starts),
+        np.concatenate([[0.0], down]),
+        np.concatenate([down, [0.0]]),
+        starts.astype(np.int64),
+        merge_lambda,
+        _SAME_BREAKPOINT,
+    )
     df = n - np.arange(lambdas_arr.shape[0], dtype=np.float64)
     return NearIsotonicPath(z=z, w=w, lambdas=lambdas_arr, merge_lambda=merge_lambda, df=df)
 

@@ -84,16 +84,23 @@ class ScalingBinning(Calibrator):
     _fitted_schema = {
         "platt_coef_": schema.scalar("f"),
         "platt_intercept_": schema.scalar("f"),
-        "edges_": schema.array("f", ("k-1",), low=0.0, high=1.0, order="nondecreasing",
-                               max_size=schema.int_param("n_bins")),
+        "edges_": schema.array(
+            "f", ("k-1",), low=0.0, high=1.0, order="nondecreasing", max_size=schema.int_param("n_bins")
+        ),
         "bin_values_": schema.array("f", ("k",), low=0.0, high=1.0, max_size=schema.int_param("n_bins")),
         "n_bins_": schema.scalar("i", low=1, dim="k"),
     }
     _min_samples = 4
     _min_per_class = 2
 
-    def __init__(self, *, n_bins: int = 10, split: float = 0.5, random_state: int | np.random.Generator | None = None,
-                 score_kind: str = "probability"):
+    def __init__(
+        self,
+        *,
+        n_bins: int = 10,
+        split: float = 0.5,
+        random_state: int | np.random.Generator | None = None,
+        score_kind: str = "probability",
+    ):
         self.n_bins = n_bins
         self.split = split
         self.random_state = random_state
@@ -123,11 +130,12 @@ class ScalingBinning(Calibrator):
             w_scaling, w_binning = split * data.w, (1.0 - split) * data.w
         for name, part_w in (("scaling", w_scaling), ("binning", w_binning)):
             if part_w.sum() <= 0:
-                raise ValueError(f"The {name} part of the split has zero total weight: give more samples positive weight.")
+                raise ValueError(
+                    f"The {name} part of the split has zero total weight: give more samples positive weight."
+                )
         fit_rows = w_scaling > 0
         design = np.vstack([data.t[fit_rows], np.ones(int(fit_rows.sum()))])
-        coef, intercept = logistic_fit(design, data.y[fit_rows].astype(np.float64), w_scaling[fit_rows],
-                                       intercept=True)
+        coef, intercept = logistic_fit(design, data.y[fit_rows].astype(np.float64), w_scaling[fit_rows], intercept=True)
         part = w_binning > 0  # zero-weight rows carry no information
         g = expit(coef * data.t[part] + intercept)
         w = w_binning[part]

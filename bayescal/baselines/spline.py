@@ -43,8 +43,9 @@ def natural_cubic_basis(t: np.ndarray, knots: np.ndarray) -> np.ndarray:
     return np.column_stack([t] + [d(k) - d_last for k in range(knots.size - 2)])
 
 
-def penalised_logistic(D: np.ndarray, y: np.ndarray, w: np.ndarray, C: float,
-                       start: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+def penalised_logistic(
+    D: np.ndarray, y: np.ndarray, w: np.ndarray, C: float, start: np.ndarray | None = None
+) -> tuple[np.ndarray, float]:
     r"""Ridge logistic regression with an unpenalised intercept, scikit-learn's objective.
 
     Minimises :math:`C \sum_i w_i \ell(y_i, \eta_i) + \tfrac12 \lVert\beta\rVert^2`,
@@ -166,8 +167,15 @@ class SplineCalibration(Calibrator):
         "cv_scores_": schema.array("f", ("i", "j"), allow_nan=True),
     }
 
-    def __init__(self, *, n_knots: Any = (3, 4, 5, 7), Cs: Any = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0),
-                 cv: int = 5, score_kind: str = "probability", random_state: Any = None):
+    def __init__(
+        self,
+        *,
+        n_knots: Any = (3, 4, 5, 7),
+        Cs: Any = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0),
+        cv: int = 5,
+        score_kind: str = "probability",
+        random_state: Any = None,
+    ):
         self.n_knots = n_knots
         self.Cs = Cs
         self.cv = cv
@@ -200,7 +208,6 @@ class SplineCalibration(Calibrator):
             scale[scale == 0] = 1.0
         return (basis - centre) / scale, centre, scale
 
-
     def _fit(self, data: ScoreData, X=None) -> None:
         n_knots, Cs, cv = self._check_params()
         keep = data.w > 0
@@ -212,12 +219,14 @@ class SplineCalibration(Calibrator):
         scores = np.full((len(n_knots), len(Cs)), np.nan)
         if n_splits >= 2 and np.unique(z).size >= 3:
             rng = np.random.default_rng(self.random_state)
-            sub = (np.sort(rng.choice(z.size, _MAX_CV_ROWS, replace=False)) if z.size > _MAX_CV_ROWS
-                   else np.arange(z.size))
+            sub = (
+                np.sort(rng.choice(z.size, _MAX_CV_ROWS, replace=False)) if z.size > _MAX_CV_ROWS else np.arange(z.size)
+            )
             zs, ys, ws = z[sub], y[sub], w[sub]
             n_splits = min(n_splits, int(np.bincount(ys, minlength=2).min()))
-            folds = list(StratifiedKFold(max(n_splits, 2), shuffle=True,
-                                         random_state=int(rng.integers(2**31 - 1))).split(zs, ys))
+            folds = list(
+                StratifiedKFold(max(n_splits, 2), shuffle=True, random_state=int(rng.integers(2**31 - 1))).split(zs, ys)
+            )
             order = np.argsort(Cs)  # strongest penalty first, each fit warm-started from the previous one
             for i, k in enumerate(n_knots):
                 knots = self._knots(z, k)

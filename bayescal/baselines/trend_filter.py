@@ -267,8 +267,16 @@ def fused_lasso_dp(y: np.ndarray, lam: float) -> np.ndarray:
     out = np.empty_like(y)
     n = y.size
     if n:
-        _dp_kernel(y, float(lam), out, np.empty(2 * n), np.empty(2 * n), np.empty(2 * n),
-                      np.empty(max(n - 1, 1)), np.empty(max(n - 1, 1)))
+        _dp_kernel(
+            y,
+            float(lam),
+            out,
+            np.empty(2 * n),
+            np.empty(2 * n),
+            np.empty(2 * n),
+            np.empty(max(n - 1, 1)),
+            np.empty(max(n - 1, 1)),
+        )
     return out
 
 
@@ -296,7 +304,7 @@ def lambda_max(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
     a, b = weighted_line(x, y, w)
     r = w * (y - (a + b * x))
     nu = _dual_from_residual(np.diff(x), r)  # D1^T nu = r, nu = slope-level multiplier
-    z = -np.cumsum(nu)[:-1]                  # D^(1)T z = nu
+    z = -np.cumsum(nu)[:-1]  # D^(1)T z = nu
     return float(np.abs(z).max())
 
 
@@ -329,8 +337,9 @@ class TrendFit:
     converged: bool
 
 
-def trend_filter_path(x: np.ndarray, y: np.ndarray, w: np.ndarray, lambdas: np.ndarray, *,
-                      tol: float = 1e-6, max_iter: int = 2000) -> Iterator[TrendFit]:
+def trend_filter_path(
+    x: np.ndarray, y: np.ndarray, w: np.ndarray, lambdas: np.ndarray, *, tol: float = 1e-6, max_iter: int = 2000
+) -> Iterator[TrendFit]:
     """Solve linear trend filtering for each penalty in ``lambdas`` (decreasing), warm-started.
 
     Parameters
@@ -384,12 +393,15 @@ def trend_filter_path(x: np.ndarray, y: np.ndarray, w: np.ndarray, lambdas: np.n
         rho = lam_s
         u *= rho_prev / rho
         rho_prev = rho
-        n_iter, converged = _admm_kernel(ws, wy, inv_dx, beta, alpha, u, lam_s, rho, OVER_RELAXATION, float(tol), int(max_iter))
+        n_iter, converged = _admm_kernel(
+            ws, wy, inv_dx, beta, alpha, u, lam_s, rho, OVER_RELAXATION, float(tol), int(max_iter)
+        )
         n_knots = count_knots(alpha)
         yield TrendFit(lam=float(lam), beta=beta.copy(), n_knots=n_knots, n_iter=int(n_iter), converged=bool(converged))
 
 
-def trend_filter(x: np.ndarray, y: np.ndarray, w: np.ndarray, lam: float, *, tol: float = 1e-6,
-                 max_iter: int = 2000) -> TrendFit:
+def trend_filter(
+    x: np.ndarray, y: np.ndarray, w: np.ndarray, lam: float, *, tol: float = 1e-6, max_iter: int = 2000
+) -> TrendFit:
     """Solve linear trend filtering at one penalty (see :func:`trend_filter_path`)."""
     return next(trend_filter_path(x, y, w, np.array([float(lam)]), tol=tol, max_iter=max_iter))

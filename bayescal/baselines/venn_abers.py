@@ -17,8 +17,9 @@ from bayescal.data import ScoreData
 __all__ = ["VennAbers", "venn_abers_tables"]
 
 
-def _pava_stacks(sums: np.ndarray, weights: np.ndarray, reverse: bool) -> tuple[list[int], list[float], list[float],
-                                                                                  list[int]]:
+def _pava_stacks(
+    sums: np.ndarray, weights: np.ndarray, reverse: bool
+) -> tuple[list[int], list[float], list[float], list[int]]:
     """Persistent pool-adjacent-violators stacks of every prefix (or, ``reverse``, every suffix).
 
     Returns ``(tops, S, W, link)``: node ``n`` is a pooled block with label sum ``S[n]`` and
@@ -47,8 +48,9 @@ def _pava_stacks(sums: np.ndarray, weights: np.ndarray, reverse: bool) -> tuple[
     return tops, S, W, link
 
 
-def venn_abers_tables(t: np.ndarray, y: np.ndarray, w: np.ndarray | None = None
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def venn_abers_tables(
+    t: np.ndarray, y: np.ndarray, w: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""The isotonic-regression tables of an inductive Venn-Abers predictor.
 
     For the distinct calibration scores :math:`c_0 < \dots < c_{k-1}` (tied rows pooled,
@@ -163,8 +165,10 @@ class VennAbers(Calibrator):
         else:
             n_splits = check_integer(self.n_splits, "n_splits", 2)
             if np.bincount(y, minlength=2).min() < n_splits:
-                raise ValueError(f"n_splits={n_splits} needs at least {n_splits} calibration scores of each class: "
-                                 "lower n_splits or use n_splits=None (inductive Venn-Abers).")
+                raise ValueError(
+                    f"n_splits={n_splits} needs at least {n_splits} calibration scores of each class: "
+                    "lower n_splits or use n_splits=None (inductive Venn-Abers)."
+                )
             seed = self.random_state
             if isinstance(seed, np.random.Generator):
                 seed = int(seed.integers(2**31 - 1))
@@ -220,6 +224,10 @@ class VennAbers(Calibrator):
         t = self._working(scores)
         self._check_X(X, t.shape[0], fitting=False)
         p0, p1 = self._pairs(t)
-        return xr.DataArray(np.column_stack([p0, p1]), dims=("obs_id", "ci_bound"),
-                            coords={"obs_id": np.arange(t.size), "ci_bound": ["lower", "upper"]},
-                            name="p_interval", attrs={"ci_kind": "venn_abers", "degenerate": 0})
+        return xr.DataArray(
+            np.column_stack([p0, p1]),
+            dims=("obs_id", "ci_bound"),
+            coords={"obs_id": np.arange(t.size), "ci_bound": ["lower", "upper"]},
+            name="p_interval",
+            attrs={"ci_kind": "venn_abers", "degenerate": 0},
+        )

@@ -41,8 +41,9 @@ ATOM_PRIOR_ROWS = 1.0
 _TINY = 1e-300
 
 
-def _atom_masses(prep: PreparedData, pi: np.ndarray, post: xr.Dataset, rng: np.random.Generator,
-                 family: str) -> np.ndarray:
+def _atom_masses(
+    prep: PreparedData, pi: np.ndarray, post: xr.Dataset, rng: np.random.Generator, family: str
+) -> np.ndarray:
     """Atom masses (chain, draw, class, atom) from their Dirichlet posteriors (module docstring)."""
     n_chain, n_draw = pi.shape
     A = prep.atoms_t.size
@@ -64,15 +65,17 @@ def _atom_masses(prep: PreparedData, pi: np.ndarray, post: xr.Dataset, rng: np.r
     out = np.empty((n_chain * n_draw, 2, A))
     for c in (0, 1):
         share = m_bar if c == 1 else 1.0 - m_bar
-        conc = np.concatenate([ATOM_PRIOR_ROWS * share + prep.atom_counts[c],
-                               np.full((share.shape[0], 1), 1.0 + n_cont[c])], axis=1)
+        conc = np.concatenate(
+            [ATOM_PRIOR_ROWS * share + prep.atom_counts[c], np.full((share.shape[0], 1), 1.0 + n_cont[c])], axis=1
+        )
         g = rng.gamma(np.maximum(conc, _TINY))
         out[:, c] = np.maximum(g[:, :A] / g.sum(axis=1, keepdims=True), _TINY)
     return out.reshape(n_chain, n_draw, 2, A)
 
 
-def assemble_posterior(fits: list[ClassFit], prep: PreparedData, rng: np.random.Generator,
-                       attrs: dict, family: str = "gaussian") -> xr.DataTree:
+def assemble_posterior(
+    fits: list[ClassFit], prep: PreparedData, rng: np.random.Generator, attrs: dict, family: str = "gaussian"
+) -> xr.DataTree:
     """The fitted posterior as an ``xarray.DataTree``.
 
     Parameters
@@ -97,8 +100,13 @@ def assemble_posterior(fits: list[ClassFit], prep: PreparedData, rng: np.random.
         ``observed_data``; and ``sample_stats`` (the routes' statistics when every route gave
         them, with a ``class`` dimension).
     """
-    post = xr.concat([f.posterior[["weight", *mixture.PARAMS[family], "alpha"]] for f in fits], dim="class",
-                     coords="minimal", compat="override", join="exact")
+    post = xr.concat(
+        [f.posterior[["weight", *mixture.PARAMS[family], "alpha"]] for f in fits],
+        dim="class",
+        coords="minimal",
+        compat="override",
+        join="exact",
+    )
     post = post.assign_coords({"class": [0, 1]}).transpose("chain", "draw", "class", ...)
     shape = (post.sizes["chain"], post.sizes["draw"])
     pi = rng.beta(1.0 + prep.totals[1], 1.0 + prep.totals[0], size=shape)
@@ -108,8 +116,9 @@ def assemble_posterior(fits: list[ClassFit], prep: PreparedData, rng: np.random.
         post = post.assign_coords(atom=prep.atoms)
     groups = {"posterior": post, "observed_data": prep.observed}
     if all(f.sample_stats is not None for f in fits):
-        stats = xr.concat([f.sample_stats for f in fits], dim="class", coords="minimal", compat="override",
-                          join="outer")
+        stats = xr.concat(
+            [f.sample_stats for f in fits], dim="class", coords="minimal", compat="override", join="outer"
+        )
         groups["sample_stats"] = stats.assign_coords({"class": [0, 1]})
     else:
         groups["sample_stats"] = xr.Dataset(coords={"chain": post["chain"].values, "draw": post["draw"].values})

@@ -29,8 +29,9 @@ of 1-3 % of the draws at the worst point), which :attr:`DPMCalibrator.diagnostic
 The warning marks fits whose chains clearly disagree rather than every default fit."""
 
 
-def map_convergence(grid_draws: np.ndarray, shape: tuple[int, int], grid: np.ndarray, region: np.ndarray,
-                    to_input) -> dict[str, float]:
+def map_convergence(
+    grid_draws: np.ndarray, shape: tuple[int, int], grid: np.ndarray, region: np.ndarray, to_input
+) -> dict[str, float]:
     """R-hat and bulk / tail ESS of the map draws at up to 64 grid points of the data region.
 
     Parameters
@@ -61,10 +62,15 @@ def map_convergence(grid_draws: np.ndarray, shape: tuple[int, int], grid: np.nda
     draws = np.moveaxis(grid_draws[:, pick].reshape(*shape, pick.size), -1, 0)
     ess = array_stats.ess(draws, chain_axis=1, draw_axis=2, method="bulk")
     ess_tail = array_stats.ess(draws, chain_axis=1, draw_axis=2, method="tail", prob=(0.05, 0.95))
-    out = {"ess_bulk_min": float(np.nanmin(ess)), "ess_bulk_median": float(np.nanmedian(ess)),
-           "ess_tail_min": float(np.nanmin(ess_tail)),
-           "rhat_max": float("nan"), "rhat_max_score": float("nan"),
-           "chain_gap_at_rhat_max": float("nan"), "band_width_at_rhat_max": float("nan")}
+    out = {
+        "ess_bulk_min": float(np.nanmin(ess)),
+        "ess_bulk_median": float(np.nanmedian(ess)),
+        "ess_tail_min": float(np.nanmin(ess_tail)),
+        "rhat_max": float("nan"),
+        "rhat_max_score": float("nan"),
+        "chain_gap_at_rhat_max": float("nan"),
+        "band_width_at_rhat_max": float("nan"),
+    }
     if shape[0] > 1:
         rhat = array_stats.rhat(draws, chain_axis=1, draw_axis=2)
         worst = int(np.nanargmax(rhat))
@@ -87,10 +93,14 @@ def warn_convergence(diagnostics: dict, inference: str, stacklevel: int = 5) -> 
             f"against a 95% band {conv['band_width_at_rhat_max']:.3g} wide (bulk ESS down to "
             f"{conv['ess_bulk_min']:.0f}); the credible band is not reliable there. Raise draws and tune "
             "(or chains), or set another random_state to compare.",
-            UserWarning, stacklevel=stacklevel)
+            UserWarning,
+            stacklevel=stacklevel,
+        )
     if n_div > 0:
         per_class = ", ".join(f"class {c}: {diagnostics[f'class_{c}'].get('divergences', 0)}" for c in (0, 1))
         warnings.warn(
             f"{n_div} divergent transitions in the {inference} sampler ({per_class}) after tuning: the "
             "posterior may be biased; raise target_accept through route_options, or use inference='gibbs'.",
-            UserWarning, stacklevel=stacklevel)
+            UserWarning,
+            stacklevel=stacklevel,
+        )

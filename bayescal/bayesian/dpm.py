@@ -195,13 +195,28 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         "diagnostics_": schema.mapping(),
     }
 
-    def __init__(self, *, n_components: int = 20, inference: str = "gibbs", components: str = "gaussian",
-                 priors: Any = None,
-                 draws: int = 1000, chains: int = 2, tune: int = 500, random_state: Any = None,
-                 score_kind: str = "probability", compress_above: int = 5000, n_bins: int = 1024,
-                 atom_threshold: float = 0.01, atom_min_count: int = 5, grid_size: int = 1024,
-                 n_jobs: int = 1, route_options: dict | None = None, null_stacking: bool = True,
-                 random_seed: int | None = None):
+    def __init__(
+        self,
+        *,
+        n_components: int = 20,
+        inference: str = "gibbs",
+        components: str = "gaussian",
+        priors: Any = None,
+        draws: int = 1000,
+        chains: int = 2,
+        tune: int = 500,
+        random_state: Any = None,
+        score_kind: str = "probability",
+        compress_above: int = 5000,
+        n_bins: int = 1024,
+        atom_threshold: float = 0.01,
+        atom_min_count: int = 5,
+        grid_size: int = 1024,
+        n_jobs: int = 1,
+        route_options: dict | None = None,
+        null_stacking: bool = True,
+        random_seed: int | None = None,
+    ):
         self.n_components = n_components
         self.inference = inference
         self.components = components
@@ -225,8 +240,17 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     def _check_params(self) -> None:
         from bayescal.bayesian.routes import ROUTES
 
-        for name, low in (("n_components", 2), ("draws", 1), ("chains", 1), ("tune", 0), ("compress_above", 2),
-                          ("n_bins", 2), ("atom_min_count", 1), ("grid_size", 16), ("n_jobs", 1)):
+        for name, low in (
+            ("n_components", 2),
+            ("draws", 1),
+            ("chains", 1),
+            ("tune", 0),
+            ("compress_above", 2),
+            ("n_bins", 2),
+            ("atom_min_count", 1),
+            ("grid_size", 16),
+            ("n_jobs", 1),
+        ):
             check_integer(getattr(self, name), name, low)
         if self.inference not in ROUTES:
             raise ValueError(f"inference={self.inference!r} is not one of {tuple(ROUTES)}.")
@@ -242,16 +266,21 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     def _family(self) -> str:
         """The component family this fit uses (see ``components``)."""
         if self.components == "beta" and not (self.score_kind == "probability" and self.inference == "gibbs"):
-            raise ValueError(f"components='beta' needs score_kind='probability' and inference='gibbs' (got "
-                             f"{self.score_kind!r}, {self.inference!r}): use components='gaussian'.")
+            raise ValueError(
+                f"components='beta' needs score_kind='probability' and inference='gibbs' (got "
+                f"{self.score_kind!r}, {self.inference!r}): use components='gaussian'."
+            )
         return self.components
 
     def _seed(self) -> Any:
         """``random_state``, or the deprecated ``random_seed`` when only that is set."""
         if self.random_seed is None:
             return self.random_state
-        warnings.warn("random_seed is deprecated and will be removed in the next release: use random_state.",
-                      DeprecationWarning, stacklevel=5)
+        warnings.warn(
+            "random_seed is deprecated and will be removed in the next release: use random_state.",
+            DeprecationWarning,
+            stacklevel=5,
+        )
         if self.random_state is not None and self.random_state != self.random_seed:
             raise ValueError("random_seed and random_state disagree: pass random_state only.")
         return self.random_seed
@@ -261,29 +290,51 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         from bayescal.bayesian.priors import resolve_priors
 
         self._check_params()
-        prep = prepare(data, atom_threshold=float(self.atom_threshold), atom_min_count=int(self.atom_min_count),
-                       compress_above=int(self.compress_above), n_bins=int(self.n_bins))
+        prep = prepare(
+            data,
+            atom_threshold=float(self.atom_threshold),
+            atom_min_count=int(self.atom_min_count),
+            compress_above=int(self.compress_above),
+            n_bins=int(self.n_bins),
+        )
         family = self._family()
         priors = resolve_priors(self.priors, prep.xs, prep.cs, int(self.n_components), family)
         seed = self._seed()
         seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(_entropy(seed)).spawn(4)]
         fits = self._run_route(prep, priors, seeds[:2], family)
-        self.diagnostics_ = {f"class_{c}": {k: v for k, v in fits[c].diagnostics.items()
-                                             if isinstance(v, (bool, int, float, str))} for c in (0, 1)}
-        self.idata_ = assemble_posterior(fits, prep, np.random.default_rng(seeds[2]), {
-            "created_by": f"bayescal {__version__}", "calibrator": "DPMCalibrator", "inference": self.inference,
-            "components": family,
-            "n_components": int(self.n_components), "score_kind": data.score_kind,
-            "compressed": int(prep.compressed), "n_bins": prep.n_bins,
-            "random_state": "None" if not isinstance(seed, (int, np.integer)) else int(seed),
-            "priors": [{k: np.asarray(v).tolist() for k, v in p.items()} for p in priors]}, family)
+        self.diagnostics_ = {
+            f"class_{c}": {k: v for k, v in fits[c].diagnostics.items() if isinstance(v, (bool, int, float, str))}
+            for c in (0, 1)
+        }
+        self.idata_ = assemble_posterior(
+            fits,
+            prep,
+            np.random.default_rng(seeds[2]),
+            {
+                "created_by": f"bayescal {__version__}",
+                "calibrator": "DPMCalibrator",
+                "inference": self.inference,
+                "components": family,
+                "n_components": int(self.n_components),
+                "score_kind": data.score_kind,
+                "compressed": int(prep.compressed),
+                "n_bins": prep.n_bins,
+                "random_state": "None" if not isinstance(seed, (int, np.integer)) else int(seed),
+                "priors": [{k: np.asarray(v).tolist() for k, v in p.items()} for p in priors],
+            },
+            family,
+        )
         self.atoms_ = prep.atoms
         self.grid_ = self._prediction_grid(prep)
         self._restore()
         pooled_x, pooled_c = np.concatenate(prep.xs), np.concatenate(prep.cs)
         self.diagnostics_["map"] = map_convergence(
-            self._grid_draws, self._shape, self.grid_, weighted_quantile(pooled_x, [0.025, 0.975], pooled_c),
-            lambda t: from_working(t, self.score_kind))
+            self._grid_draws,
+            self._shape,
+            self.grid_,
+            weighted_quantile(pooled_x, [0.025, 0.975], pooled_c),
+            lambda t: from_working(t, self.score_kind),
+        )
         self.diagnostics_["divergences"] = int(sum(int(f.diagnostics.get("divergences", 0)) for f in fits))
         if self.null_stacking:
             self._average_null(prep, np.random.default_rng(seeds[3]))
@@ -303,13 +354,22 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
 
         def run(c: int):
             try:
-                return route(prep.xs[c], prep.cs[c], priors[c], n_components=int(self.n_components),
-                             draws=int(self.draws), random_seed=seeds[c], **options)
+                return route(
+                    prep.xs[c],
+                    prep.cs[c],
+                    priors[c],
+                    n_components=int(self.n_components),
+                    draws=int(self.draws),
+                    random_seed=seeds[c],
+                    **options,
+                )
             except TypeError as exc:
                 if "unexpected keyword" not in str(exc):
                     raise
-                raise ValueError(f"route_options {sorted(options)} do not fit inference={self.inference!r} "
-                                 f"({exc}): see the route's docstring in bayescal.bayesian for its options.") from None
+                raise ValueError(
+                    f"route_options {sorted(options)} do not fit inference={self.inference!r} "
+                    f"({exc}): see the route's docstring in bayescal.bayesian for its options."
+                ) from None
 
         if int(self.n_jobs) > 1:
             with ThreadPoolExecutor(max_workers=2) as pool:
@@ -345,7 +405,9 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             warnings.warn(
                 f"null_stacking needs at least {NULL_WEIGHT_MIN_DRAWS} posterior draws (chains x draws), got "
                 f"{n_chain * n_draw}: the map is the mixtures' alone. Raise draws, or set null_stacking=False.",
-                UserWarning, stacklevel=4)
+                UserWarning,
+                stacklevel=4,
+            )
             return
         if t.size <= NULL_WEIGHT_POINTS and np.all(w == 1.0):
             rows = np.arange(t.size)
@@ -361,8 +423,9 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         S = n_chain * n_draw
         informative = np.ones(S, dtype=np.int8)
         informative[rng.choice(S, size=round((1.0 - result["weight"]) * S), replace=False)] = 0
-        self.idata_["sample_stats"]["informative"] = xr.DataArray(informative.reshape(self._shape),
-                                                                   dims=("chain", "draw"))
+        self.idata_["sample_stats"]["informative"] = xr.DataArray(
+            informative.reshape(self._shape), dims=("chain", "draw")
+        )
         self._set_informative(informative.astype(bool))
 
     # ---- evaluation -----------------------------------------------------------------
@@ -404,7 +467,9 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             v = post[name].values
             return v.reshape(v.shape[0] * v.shape[1], *v.shape[2:])
 
-        atom_prob = flat("atom_prob") if "atom_prob" in post else np.empty((post.sizes["chain"] * post.sizes["draw"], 2, 0))
+        atom_prob = (
+            flat("atom_prob") if "atom_prob" in post else np.empty((post.sizes["chain"] * post.sizes["draw"], 2, 0))
+        )
         return flat("pi"), flat("weight"), flat(p1), flat(p2), atom_prob
 
     def _with_constant_draws(self, draws: np.ndarray) -> np.ndarray:
@@ -492,13 +557,16 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         dens = np.exp(logf).reshape(*self._shape, 2, g.size)
         lo, hi = self.score_range_
         return xr.DataArray(
-            dens, dims=("chain", "draw", "class", "score"),
-            coords={"chain": np.arange(self._shape[0]), "draw": np.arange(self._shape[1]), "class": [0, 1],
-                    "score": g},
+            dens,
+            dims=("chain", "draw", "class", "score"),
+            coords={"chain": np.arange(self._shape[0]), "draw": np.arange(self._shape[1]), "class": [0, 1], "score": g},
             name="density",
-            attrs={"score_scale": self.score_kind, "calibrator": self._name,
-                   "observed_range": [float(lo), float(hi)],
-                   "extrapolated": int(bool(np.any((g < lo) | (g > hi))))},
+            attrs={
+                "score_scale": self.score_kind,
+                "calibrator": self._name,
+                "observed_range": [float(lo), float(hi)],
+                "extrapolated": int(bool(np.any((g < lo) | (g > hi)))),
+            },
         )
 
 

@@ -172,9 +172,20 @@ class _Beta:
 _FAMILIES = {"gaussian": _Gaussian, "beta": _Beta}
 
 
-def fit_gibbs(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: int, draws: int,
-              random_seed: int | None, tune: int = 500, thin: int = 1, chains: int = 2,
-              n_mh: int = 2, family: str = "gaussian") -> ClassFit:
+def fit_gibbs(
+    x: np.ndarray,
+    counts: np.ndarray,
+    prior: dict,
+    *,
+    n_components: int,
+    draws: int,
+    random_seed: int | None,
+    tune: int = 500,
+    thin: int = 1,
+    chains: int = 2,
+    n_mh: int = 2,
+    family: str = "gaussian",
+) -> ClassFit:
     """Sample one class's mixture posterior with the blocked Gibbs sampler (module docstring).
 
     Parameters
@@ -213,8 +224,14 @@ def fit_gibbs(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: i
         ``n_occupied`` (components holding any weight) per draw; ``diagnostics`` with
         ``runtime_s``, ``n_iterations``, ``mh_acceptance``.
     """
-    for name, val, low in (("n_components", n_components, 2), ("draws", draws, 1), ("tune", tune, 0),
-                           ("thin", thin, 1), ("chains", chains, 1), ("n_mh", n_mh, 1)):
+    for name, val, low in (
+        ("n_components", n_components, 2),
+        ("draws", draws, 1),
+        ("tune", tune, 0),
+        ("thin", thin, 1),
+        ("chains", chains, 1),
+        ("n_mh", n_mh, 1),
+    ):
         if int(val) != val or val < low:
             raise ValueError(f"{name}={val} must be an integer >= {low}.")
     if family not in _FAMILIES:
@@ -290,10 +307,11 @@ def fit_gibbs(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: i
 
     dims3, dims2 = ("chain", "draw", "component"), ("chain", "draw")
     coords = {"chain": np.arange(C), "draw": np.arange(n_keep), "component": np.arange(K)}
-    posterior = xr.Dataset({k: (dims3, val) for k, val in out.items()} | {"alpha": (dims2, out_alpha)},
-                           coords=coords)
-    stats = xr.Dataset({"class_log_likelihood": (dims2, out_ll), "n_occupied": (dims2, out_occ)},
-                       coords={"chain": coords["chain"], "draw": coords["draw"]})
+    posterior = xr.Dataset({k: (dims3, val) for k, val in out.items()} | {"alpha": (dims2, out_alpha)}, coords=coords)
+    stats = xr.Dataset(
+        {"class_log_likelihood": (dims2, out_ll), "n_occupied": (dims2, out_occ)},
+        coords={"chain": coords["chain"], "draw": coords["draw"]},
+    )
     diagnostics = {
         "route": "gibbs",
         "family": family,

@@ -60,6 +60,7 @@ def _component_terms(t: np.ndarray, p1: np.ndarray, p2: np.ndarray, family: str)
             z *= z
             z *= -0.5
             return z
+
         return const, terms
     if family == "beta":
         const = -betaln(p1, p2)
@@ -73,12 +74,14 @@ def _component_terms(t: np.ndarray, p1: np.ndarray, p2: np.ndarray, family: str)
             out = p1[sl, :, None] * l1[None, None, :]
             out += p2[sl, :, None] * l2[None, None, :]
             return out
+
         return const, terms
     raise ValueError(f"family={family!r} is not one of {FAMILIES}.")
 
 
-def log_density(t: np.ndarray, weight: np.ndarray, p1: np.ndarray, p2: np.ndarray,
-                family: str = "gaussian") -> np.ndarray:
+def log_density(
+    t: np.ndarray, weight: np.ndarray, p1: np.ndarray, p2: np.ndarray, family: str = "gaussian"
+) -> np.ndarray:
     r"""Log density of mixtures at points ``t``, one mixture per leading index.
 
     Parameters
@@ -120,7 +123,7 @@ def log_density(t: np.ndarray, weight: np.ndarray, p1: np.ndarray, p2: np.ndarra
     rows, cols = np.nonzero(small)
     chunk = max(1, _CHUNK_ELEMENTS // K)
     for start in range(0, rows.size, chunk):
-        r, c = rows[start:start + chunk], cols[start:start + chunk]
+        r, c = rows[start : start + chunk], cols[start : start + chunk]
         if family == "gaussian":
             comp = -0.5 * ((t[c, None] - a2[r]) / b2[r]) ** 2
         else:
@@ -131,8 +134,16 @@ def log_density(t: np.ndarray, weight: np.ndarray, p1: np.ndarray, p2: np.ndarra
     return out.reshape(*lead, t.size)
 
 
-def log_joint(t: np.ndarray, atoms_t: np.ndarray, pi: np.ndarray, weight: np.ndarray, p1: np.ndarray,
-              p2: np.ndarray, atom_prob: np.ndarray, family: str = "gaussian") -> np.ndarray:
+def log_joint(
+    t: np.ndarray,
+    atoms_t: np.ndarray,
+    pi: np.ndarray,
+    weight: np.ndarray,
+    p1: np.ndarray,
+    p2: np.ndarray,
+    atom_prob: np.ndarray,
+    family: str = "gaussian",
+) -> np.ndarray:
     r"""Log joint probability of each point with each class, per draw, atoms included.
 
     At a point :math:`t` off the atoms, :math:`\log p(t, y=c) = \log \pi_c + \log(1 - Q_c) + \log f_c(t)`
@@ -173,8 +184,16 @@ def log_joint(t: np.ndarray, atoms_t: np.ndarray, pi: np.ndarray, weight: np.nda
     return out + log_prior
 
 
-def map_draws(t: np.ndarray, atoms_t: np.ndarray, pi: np.ndarray, weight: np.ndarray, p1: np.ndarray,
-              p2: np.ndarray, atom_prob: np.ndarray, family: str = "gaussian") -> np.ndarray:
+def map_draws(
+    t: np.ndarray,
+    atoms_t: np.ndarray,
+    pi: np.ndarray,
+    weight: np.ndarray,
+    p1: np.ndarray,
+    p2: np.ndarray,
+    atom_prob: np.ndarray,
+    family: str = "gaussian",
+) -> np.ndarray:
     """Calibration-map draws P(y=1 | t), shape ``(S, n)``, atoms included: the logistic
     function of the difference of the two classes' :func:`log_joint`."""
     lj = log_joint(t, atoms_t, pi, weight, p1, p2, atom_prob, family)

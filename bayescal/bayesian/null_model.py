@@ -65,10 +65,18 @@ def _null_elpd(y: np.ndarray, n_samples: int, good_k: float):
     count = np.where(y == 1, n1, n - n1)
     elpd_i = np.log(count / (n + 1.0))
     lppd_i = np.log((count + 1.0) / (n + 2.0))
-    return ELPDDataLOO(elpd=float(elpd_i.sum()), se=float(np.sqrt(n * np.var(elpd_i))),
-                       p=float((lppd_i - elpd_i).sum()), n_samples=n_samples, n_data_points=n, scale="log",
-                       warning=False, good_k=good_k, elpd_i=xr.DataArray(elpd_i, dims="obs_id"),
-                       pareto_k=xr.DataArray(np.zeros(n), dims="obs_id"))
+    return ELPDDataLOO(
+        elpd=float(elpd_i.sum()),
+        se=float(np.sqrt(n * np.var(elpd_i))),
+        p=float((lppd_i - elpd_i).sum()),
+        n_samples=n_samples,
+        n_data_points=n,
+        scale="log",
+        warning=False,
+        good_k=good_k,
+        elpd_i=xr.DataArray(elpd_i, dims="obs_id"),
+        pareto_k=xr.DataArray(np.zeros(n), dims="obs_id"),
+    )
 
 
 def null_model_weight(log_joint: np.ndarray, y: np.ndarray, shape: tuple[int, int], reff: float) -> dict[str, float]:
@@ -104,8 +112,13 @@ def null_model_weight(log_joint: np.ndarray, y: np.ndarray, shape: tuple[int, in
         warnings.simplefilter("ignore")
         log_weights, pareto_k = joint.azstats.psislw(r_eff=reff, dim=["chain", "draw"])
         ds = xr.Dataset({"y": (("chain", "draw", "obs_id"), ll_label.reshape(*shape, -1))})
-        elpd_dpm = arviz_stats.loo(xr.DataTree.from_dict({"log_likelihood": ds}), pointwise=True, reff=reff,
-                                   log_weights=log_weights, pareto_k=pareto_k)
+        elpd_dpm = arviz_stats.loo(
+            xr.DataTree.from_dict({"log_likelihood": ds}),
+            pointwise=True,
+            reff=reff,
+            log_weights=log_weights,
+            pareto_k=pareto_k,
+        )
         elpd_null = _null_elpd(y, ll_label.shape[0], elpd_dpm.good_k)
         table = arviz_stats.compare({"dpm": elpd_dpm, "constant": elpd_null}, method="BB-pseudo-BMA", round_to="none")
     return {

@@ -108,7 +108,8 @@ def find_atoms(data: ScoreData, atom_threshold: float, atom_min_count: int) -> n
     cell = np.minimum(((data.t - lo) * scale).astype(np.int64), 1023) + 1024 * data.y.astype(np.int64)
     totals = np.array([data.w[data.y == c].sum() for c in (0, 1)])
     heavy = (np.bincount(cell, minlength=2048) >= atom_min_count) & (
-        np.bincount(cell, weights=data.w, minlength=2048) >= atom_threshold * np.repeat(totals, 1024))
+        np.bincount(cell, weights=data.w, minlength=2048) >= atom_threshold * np.repeat(totals, 1024)
+    )
     cand = np.flatnonzero(heavy[cell])
     heavy_values = []
     for c in (0, 1):
@@ -167,6 +168,7 @@ def _input_atoms(atoms_t: np.ndarray, score_kind: str) -> np.ndarray:
 
 def _fill_shapeless(xs: list, cs: list) -> tuple[list, list, tuple]:
     """Give a class with fewer than two distinct continuous points the pooled points (module docstring)."""
+
     def shapeless(x):
         return x.size == 0 or x.min() == x.max()
 
@@ -194,8 +196,9 @@ def _spread_on_input_scale(sub: ScoreData) -> np.ndarray:
     return to_working(spread_ties(p, sub.y, sub.w), "probability")
 
 
-def prepare(data: ScoreData, *, atom_threshold: float, atom_min_count: int, compress_above: int,
-            n_bins: int) -> PreparedData:
+def prepare(
+    data: ScoreData, *, atom_threshold: float, atom_min_count: int, compress_above: int, n_bins: int
+) -> PreparedData:
     """Split ``data`` into atoms and per-class continuous points (module docstring).
 
     Parameters
@@ -220,28 +223,49 @@ def prepare(data: ScoreData, *, atom_threshold: float, atom_min_count: int, comp
     atom_counts = atom_counts.reshape(2, atoms.size)
     totals = np.array([float(data.w[data.y == c].sum()) for c in (0, 1)])
     cont = ~is_atom
-    sub = ScoreData(scores=data.scores[cont], t=data.t[cont], y=data.y[cont], w=data.w[cont],
-                    score_kind=data.score_kind, classes=data.classes)
+    sub = ScoreData(
+        scores=data.scores[cont],
+        t=data.t[cont],
+        y=data.y[cont],
+        w=data.w[cont],
+        score_kind=data.score_kind,
+        classes=data.classes,
+    )
     if (data.bin_edges is not None or sub.n > int(compress_above)) and sub.n > 0:
         edges = data.bin_edges  # a ScoreSummary's rows keep its bins
-        bins = {"n_bins": int(n_bins)} if edges is None else {"n_bins": edges.size - 1, "lo": edges[0],
-                                                              "hi": edges[-1]}
+        bins = {"n_bins": int(n_bins)} if edges is None else {"n_bins": edges.size - 1, "lo": edges[0], "hi": edges[-1]}
         summary = ScoreSummary.from_data(sub, **bins)
         spread = spread_counts(summary.counts)
         xs = [summary.centers[spread[c] > 0] for c in (0, 1)]
         cs = [spread[c][spread[c] > 0] for c in (0, 1)]
-        observed = xr.Dataset({"counts": (("class", "bin"), summary.counts),
-                               "atom_counts": (("class", "atom"), atom_counts)},
-                              coords={"class": [0, 1], "bin": summary.centers, "atom": atoms})
+        observed = xr.Dataset(
+            {"counts": (("class", "bin"), summary.counts), "atom_counts": (("class", "atom"), atom_counts)},
+            coords={"class": [0, 1], "bin": summary.centers, "atom": atoms},
+        )
         used_bins = summary.n_bins
     else:
         t_spread = _spread_on_input_scale(sub) if sub.n else sub.t
         xs = [t_spread[sub.y == c] for c in (0, 1)]
         cs = [sub.w[sub.y == c] for c in (0, 1)]
-        observed = xr.Dataset({"scores": ("obs_id", data.scores), "t": ("obs_id", data.t),
-                               "y": ("obs_id", data.y), "weight": ("obs_id", data.w)},
-                              coords={"obs_id": np.arange(data.n)})
+        observed = xr.Dataset(
+            {
+                "scores": ("obs_id", data.scores),
+                "t": ("obs_id", data.t),
+                "y": ("obs_id", data.y),
+                "weight": ("obs_id", data.w),
+            },
+            coords={"obs_id": np.arange(data.n)},
+        )
         used_bins = 0
     xs, cs, borrowed = _fill_shapeless(xs, cs)
-    return PreparedData(xs=xs, cs=cs, atoms_t=atoms_t, atoms=atoms, atom_counts=atom_counts, totals=totals,
-                        observed=observed, n_bins=used_bins, borrowed=borrowed)
+    return PreparedData(
+        xs=xs,
+        cs=cs,
+        atoms_t=atoms_t,
+        atoms=atoms,
+        atom_counts=atom_counts,
+        totals=totals,
+        observed=observed,
+        n_bins=used_bins,
+        borrowed=borrowed,
+    )

@@ -68,10 +68,14 @@ from bayescal._stats import silverman_bandwidth, weighted_mean_std, weighted_qua
 
 __all__ = ["DEFAULT_PRIOR", "PRIOR_KEYS", "kde_prior", "prior_keys", "resolve_priors"]
 
-_SCALAR = {"gaussian": ("alpha_shape", "alpha_rate", "mu_scale", "sigma_logmean", "sigma_logsd"),
-           "beta": ("alpha_shape", "alpha_rate", "ab_logsd")}
-_VECTOR = {"gaussian": ("mu_loc", "init_mu", "init_sigma", "init_weight"),
-           "beta": ("a_logloc", "b_logloc", "init_a", "init_b", "init_weight")}
+_SCALAR = {
+    "gaussian": ("alpha_shape", "alpha_rate", "mu_scale", "sigma_logmean", "sigma_logsd"),
+    "beta": ("alpha_shape", "alpha_rate", "ab_logsd"),
+}
+_VECTOR = {
+    "gaussian": ("mu_loc", "init_mu", "init_sigma", "init_weight"),
+    "beta": ("a_logloc", "b_logloc", "init_a", "init_b", "init_weight"),
+}
 SCALAR_KEYS = _SCALAR["gaussian"]
 VECTOR_KEYS = _VECTOR["gaussian"]
 PRIOR_KEYS = SCALAR_KEYS + VECTOR_KEYS
@@ -120,8 +124,13 @@ def kde_prior(x: np.ndarray, counts: np.ndarray, n_components: int, family: str 
     if family == "beta":
         a_log = np.log1p(np.exp(np.clip(loc, -700, 700))) - 2.0 * np.log(h)
         b_log = np.log1p(np.exp(np.clip(-loc, -700, 700))) - 2.0 * np.log(h)
-        return {"a_logloc": a_log, "b_logloc": b_log, "init_a": np.exp(a_log), "init_b": np.exp(b_log),
-                "init_weight": np.full(K, 1.0 / K)}
+        return {
+            "a_logloc": a_log,
+            "b_logloc": b_log,
+            "init_a": np.exp(a_log),
+            "init_b": np.exp(b_log),
+            "init_weight": np.full(K, 1.0 / K),
+        }
     return {
         "mu_loc": loc,
         "mu_scale": float(sd),
@@ -135,12 +144,14 @@ def kde_prior(x: np.ndarray, counts: np.ndarray, n_components: int, family: str 
 def _check_user_class(user: Any, n_components: int, where: str, family: str = "gaussian") -> dict[str, Any]:
     if not isinstance(user, Mapping):  # the package's contract: every bad input is a ValueError
         raise ValueError(  # noqa: TRY004
-            f"{where} is a {type(user).__name__}: pass a dict of hyperparameters, e.g. {{'alpha_shape': 2.0}}.")
+            f"{where} is a {type(user).__name__}: pass a dict of hyperparameters, e.g. {{'alpha_shape': 2.0}}."
+        )
     keys = prior_keys(family)
     unknown = sorted(set(map(str, user)) - set(keys))
     if unknown:
-        raise ValueError(f"{where} has unknown key(s) {unknown}: the hyperparameters of {family} components "
-                         f"are {list(keys)}.")
+        raise ValueError(
+            f"{where} has unknown key(s) {unknown}: the hyperparameters of {family} components are {list(keys)}."
+        )
     out: dict[str, Any] = {}
     for key, value in user.items():
         arr = np.asarray(value, dtype=np.float64)
@@ -152,8 +163,10 @@ def _check_user_class(user: Any, n_components: int, where: str, family: str = "g
             if arr.ndim == 0:
                 arr = np.full(n_components, float(arr))
             if arr.shape != (n_components,):
-                raise ValueError(f"{where}[{key!r}] has shape {arr.shape}: pass a number or an array of "
-                                 f"n_components={n_components} values.")
+                raise ValueError(
+                    f"{where}[{key!r}] has shape {arr.shape}: pass a number or an array of "
+                    f"n_components={n_components} values."
+                )
             val = arr.copy()
         if not np.all(np.isfinite(val)):
             raise ValueError(f"{where}[{key!r}] is not finite: pass finite numbers.")
@@ -167,8 +180,9 @@ def _check_user_class(user: Any, n_components: int, where: str, family: str = "g
     return out
 
 
-def resolve_priors(priors: Any, xs: Sequence[np.ndarray], counts: Sequence[np.ndarray],
-                   n_components: int, family: str = "gaussian") -> list[dict[str, Any]]:
+def resolve_priors(
+    priors: Any, xs: Sequence[np.ndarray], counts: Sequence[np.ndarray], n_components: int, family: str = "gaussian"
+) -> list[dict[str, Any]]:
     """Hyperparameters of both classes with precedence user > KDE-informed > default.
 
     Parameters
@@ -204,11 +218,15 @@ def resolve_priors(priors: Any, xs: Sequence[np.ndarray], counts: Sequence[np.nd
         per_class = list(priors)
     elif isinstance(priors, Mapping):
         unknown = sorted(str(k) for k in priors if str(k) not in prior_keys(family))
-        raise ValueError(f"priors has unknown key(s) {unknown}: use hyperparameter names {list(prior_keys(family))}, "
-                         "or class labels 0 and 1 mapping to such dicts.")
+        raise ValueError(
+            f"priors has unknown key(s) {unknown}: use hyperparameter names {list(prior_keys(family))}, "
+            "or class labels 0 and 1 mapping to such dicts."
+        )
     else:
-        raise ValueError(f"priors is a {type(priors).__name__}: pass None, a dict of hyperparameters, "
-                         "or one dict per class ({0: {...}, 1: {...}} or [{...}, {...}]).")
+        raise ValueError(
+            f"priors is a {type(priors).__name__}: pass None, a dict of hyperparameters, "
+            "or one dict per class ({0: {...}, 1: {...}} or [{...}, {...}])."
+        )
     out = []
     for c in (0, 1):
         prior: dict[str, Any] = {k: v for k, v in DEFAULT_PRIOR.items() if k in _SCALAR[family]}

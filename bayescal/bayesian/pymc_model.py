@@ -61,8 +61,17 @@ from bayescal.bayesian.class_fit import ClassFit
 
 __all__ = ["build_model", "fit_advi", "fit_nuts"]
 
-_PRIOR_KEYS = ("alpha_shape", "alpha_rate", "mu_loc", "mu_scale", "sigma_logmean", "sigma_logsd",
-               "init_mu", "init_sigma", "init_weight")
+_PRIOR_KEYS = (
+    "alpha_shape",
+    "alpha_rate",
+    "mu_loc",
+    "mu_scale",
+    "sigma_logmean",
+    "sigma_logsd",
+    "init_mu",
+    "init_sigma",
+    "init_weight",
+)
 
 
 def build_model(n_components: int):
@@ -104,11 +113,15 @@ def _check_inputs(x, counts, prior, n_components, draws):
     x = np.asarray(x, dtype=np.float64)
     counts = np.asarray(counts, dtype=np.float64)
     if x.ndim != 1 or x.shape != counts.shape or x.size == 0:
-        raise ValueError(f"x and counts must be non-empty 1-D arrays of equal length; got shapes {x.shape} and "
-                         f"{counts.shape}. Pass one class's points and their weights.")
+        raise ValueError(
+            f"x and counts must be non-empty 1-D arrays of equal length; got shapes {x.shape} and "
+            f"{counts.shape}. Pass one class's points and their weights."
+        )
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(counts)) and np.all(counts >= 0) and counts.sum() > 0):
-        raise ValueError("x must be finite and counts finite, non-negative with a positive total; "
-                         "drop infinite scores or map them to the working scale first.")
+        raise ValueError(
+            "x must be finite and counts finite, non-negative with a positive total; "
+            "drop infinite scores or map them to the working scale first."
+        )
     if int(n_components) != n_components or n_components < 2:
         raise ValueError(f"n_components must be an integer >= 2; got {n_components!r}.")
     if int(draws) != draws or draws < 1:
@@ -119,7 +132,9 @@ def _check_inputs(x, counts, prior, n_components, draws):
     K = int(n_components)
     for key in ("mu_loc", "init_mu", "init_sigma", "init_weight"):
         if np.shape(prior[key]) != (K,):
-            raise ValueError(f"prior[{key!r}] must have shape ({K},) to match n_components; got {np.shape(prior[key])}.")
+            raise ValueError(
+                f"prior[{key!r}] must have shape ({K},) to match n_components; got {np.shape(prior[key])}."
+            )
     for key in ("alpha_shape", "alpha_rate", "mu_scale", "sigma_logsd"):
         if not float(prior[key]) > 0:
             raise ValueError(f"prior[{key!r}] must be a positive number; got {prior[key]!r}.")
@@ -129,11 +144,19 @@ def _check_inputs(x, counts, prior, n_components, draws):
 def _set_data(model, x, counts, prior):
     import pymc as pm
 
-    pm.set_data({"x": x, "counts": counts,
-                 "alpha_shape": float(prior["alpha_shape"]), "alpha_rate": float(prior["alpha_rate"]),
-                 "mu_loc": np.asarray(prior["mu_loc"], dtype=np.float64), "mu_scale": float(prior["mu_scale"]),
-                 "sigma_logmean": float(prior["sigma_logmean"]), "sigma_logsd": float(prior["sigma_logsd"])},
-                model=model)
+    pm.set_data(
+        {
+            "x": x,
+            "counts": counts,
+            "alpha_shape": float(prior["alpha_shape"]),
+            "alpha_rate": float(prior["alpha_rate"]),
+            "mu_loc": np.asarray(prior["mu_loc"], dtype=np.float64),
+            "mu_scale": float(prior["mu_scale"]),
+            "sigma_logmean": float(prior["sigma_logmean"]),
+            "sigma_logsd": float(prior["sigma_logsd"]),
+        },
+        model=model,
+    )
 
 
 def _initial_values(prior) -> dict[str, np.ndarray]:
@@ -142,15 +165,22 @@ def _initial_values(prior) -> dict[str, np.ndarray]:
     w = w / w.sum()
     remaining = 1.0 - np.concatenate([[0.0], np.cumsum(w)[:-1]])
     v = np.clip(w[:-1] / np.clip(remaining[:-1], 1e-12, None), 1e-6, 1 - 1e-6)
-    return {"alpha": np.float64(prior["alpha_shape"] / prior["alpha_rate"]), "v": v,
-            "mu": np.asarray(prior["init_mu"], dtype=np.float64),
-            "sigma": np.asarray(prior["init_sigma"], dtype=np.float64)}
+    return {
+        "alpha": np.float64(prior["alpha_shape"] / prior["alpha_rate"]),
+        "v": v,
+        "mu": np.asarray(prior["init_mu"], dtype=np.float64),
+        "sigma": np.asarray(prior["init_sigma"], dtype=np.float64),
+    }
 
 
 def _unconstrained(init: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The same point on PyMC's transformed scale (log for alpha, sigma; log-odds for v)."""
-    return {"alpha_log__": np.log(init["alpha"]), "v_logodds__": logit(init["v"]),
-            "mu": init["mu"], "sigma_log__": np.log(init["sigma"])}
+    return {
+        "alpha_log__": np.log(init["alpha"]),
+        "v_logodds__": logit(init["v"]),
+        "mu": init["mu"],
+        "sigma_log__": np.log(init["sigma"]),
+    }
 
 
 @dataclass
@@ -220,8 +250,10 @@ def _advi_parts(slot: _Slot) -> _Advi:
     advi = pm.ADVI(model=model, random_seed=0)
     group = advi.approx.groups[0]
     if [name for name in group.ordering] != [v.name for v in model.value_vars]:
-        raise RuntimeError(f"ADVI orders the parameters as {list(group.ordering)}, not as model.value_vars; "
-                           "the flat start vector would be misplaced.")
+        raise RuntimeError(
+            f"ADVI orders the parameters as {list(group.ordering)}, not as model.value_vars; "
+            "the flat start vector would be misplaced."
+        )
     mean, rho = group.params_dict["mu"], group.params_dict["rho"]
     lr = pytensor.shared(np.float64(0.01), name="learning_rate")
     step = advi.objective.step_function(obj_optimizer=pm.adam(learning_rate=lr), score=True)
@@ -233,7 +265,8 @@ def _advi_parts(slot: _Slot) -> _Advi:
     values = {v.name: v for v in model.value_vars}
     replace = {values[name]: flat[info[1]].reshape(info[2]) for name, info in group.ordering.items()}
     outs = model.replace_rvs_by_values(
-        [model.logp(jacobian=True), model["weight"], model["mu"], model["sigma"], model["alpha"]])
+        [model.logp(jacobian=True), model["weight"], model["mu"], model["sigma"], model["alpha"]]
+    )
     point_fn = pm.pytensorf.compile([flat], graph_replace(outs, replace, strict=False))
     slot.advi = _Advi(step, lr, opt_state, rngs, mean, rho, point_fn)
     with _POOL_LOCK:
@@ -276,7 +309,7 @@ def _run_advi(engine, flat_start, seed, learning_rate, max_iterations, window, t
         if not np.isfinite(losses[i]):
             return losses[: i + 1], False, True
         if (i + 1) % window == 0:
-            current = losses[i + 1 - window: i + 1].mean()
+            current = losses[i + 1 - window : i + 1].mean()
             if previous is not None and abs(current - previous) <= tol * abs(current):
                 return losses[: i + 1], True, False
             previous = current
@@ -284,15 +317,17 @@ def _run_advi(engine, flat_start, seed, learning_rate, max_iterations, window, t
 
 
 def _warn_not_converged(losses: np.ndarray, window: int, tol: float, which: str) -> None:
-    elbo = -losses[-min(window, len(losses)):].mean()
+    elbo = -losses[-min(window, len(losses)) :].mean()
     if len(losses) >= 2 * window:
-        moved = f"moved from {-losses[-2 * window: -window].mean():.6g} to {elbo:.6g}"
+        moved = f"moved from {-losses[-2 * window : -window].mean():.6g} to {elbo:.6g}"
     else:
         moved = f"is {elbo:.6g} after fewer than two windows of {window}"
     warnings.warn(
         f"ADVI{which} did not converge in {len(losses)} iterations: the windowed ELBO mean {moved} (relative "
         f"change above tol={tol:g}); raise max_iterations or tol, or use inference='gibbs'.",
-        UserWarning, stacklevel=4)
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def _to_posterior(weight, mu, sigma, alpha, n_chains, n_draws) -> xr.Dataset:
@@ -300,17 +335,32 @@ def _to_posterior(weight, mu, sigma, alpha, n_chains, n_draws) -> xr.Dataset:
     coords = {"chain": np.arange(n_chains), "draw": np.arange(n_draws), "component": np.arange(K)}
     shape3 = (n_chains, n_draws, K)
     return xr.Dataset(
-        {"weight": (("chain", "draw", "component"), np.reshape(weight, shape3)),
-         "mu": (("chain", "draw", "component"), np.reshape(mu, shape3)),
-         "sigma": (("chain", "draw", "component"), np.reshape(sigma, shape3)),
-         "alpha": (("chain", "draw"), np.reshape(alpha, (n_chains, n_draws)))},
-        coords=coords)
+        {
+            "weight": (("chain", "draw", "component"), np.reshape(weight, shape3)),
+            "mu": (("chain", "draw", "component"), np.reshape(mu, shape3)),
+            "sigma": (("chain", "draw", "component"), np.reshape(sigma, shape3)),
+            "alpha": (("chain", "draw"), np.reshape(alpha, (n_chains, n_draws))),
+        },
+        coords=coords,
+    )
 
 
-def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: int, draws: int,
-             random_seed: int | None, learning_rate: float = 0.01, max_iterations: int = 10_000,
-             window: int = 500, tol: float = 2e-4, init_std: float = 0.1, psis: bool = False,
-             restarts: int = 1) -> ClassFit:
+def fit_advi(
+    x: np.ndarray,
+    counts: np.ndarray,
+    prior: dict,
+    *,
+    n_components: int,
+    draws: int,
+    random_seed: int | None,
+    learning_rate: float = 0.01,
+    max_iterations: int = 10_000,
+    window: int = 500,
+    tol: float = 2e-4,
+    init_std: float = 0.1,
+    psis: bool = False,
+    restarts: int = 1,
+) -> ClassFit:
     r"""Mean-field ADVI of one class's mixture, optionally corrected by Pareto-smoothed importance sampling.
 
     Adam (``learning_rate``) maximises the ELBO of a Gaussian mean-field approximation
@@ -384,22 +434,32 @@ def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
         flat_start = _flat_start(slot.model, prior)
         for r in range(R):
             lr = learning_rate
-            losses, converged, nan = _run_advi(engine, flat_start, int(run_seeds[r]), lr, max_iterations,
-                                               window, tol, init_std)
+            losses, converged, nan = _run_advi(
+                engine, flat_start, int(run_seeds[r]), lr, max_iterations, window, tol, init_std
+            )
             retried = nan
             if nan:
                 lr = learning_rate / 10
-                losses, converged, nan = _run_advi(engine, flat_start, int(retry_seeds[r]), lr, max_iterations,
-                                                   window, tol, init_std)
+                losses, converged, nan = _run_advi(
+                    engine, flat_start, int(retry_seeds[r]), lr, max_iterations, window, tol, init_std
+                )
             if nan:
                 raise RuntimeError(
                     f"ADVI produced a NaN (or infinite) ELBO at iteration {len(losses)} even after a retry with "
                     f"another seed and learning rate {lr:g}; the prior hyperparameters or data are probably "
                     f"degenerate (check prior['mu_scale'], prior['sigma_logmean'], the score spread) or use "
-                    f"inference='gibbs'.")
-            runs.append({"losses": losses, "converged": converged, "retried": retried, "learning_rate": lr,
-                         "mean": engine.mean.get_value().copy(),
-                         "std": np.log1p(np.exp(engine.rho.get_value()))})
+                    f"inference='gibbs'."
+                )
+            runs.append(
+                {
+                    "losses": losses,
+                    "converged": converged,
+                    "retried": retried,
+                    "learning_rate": lr,
+                    "mean": engine.mean.get_value().copy(),
+                    "std": np.log1p(np.exp(engine.rho.get_value())),
+                }
+            )
         # draws: an equal share from each run's Gaussian, i.e. from their equal mixture
         sizes = np.full(R, draws // R)
         sizes[: draws % R] += 1
@@ -413,11 +473,12 @@ def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
     for r, run in enumerate(runs):
         if not run["converged"]:
             _warn_not_converged(run["losses"], window, tol, f" (restart {r + 1} of {R})" if R > 1 else "")
-    elbos = [-run["losses"][-min(window, len(run["losses"])):].mean() for run in runs]
+    elbos = [-run["losses"][-min(window, len(run["losses"])) :].mean() for run in runs]
 
     z = (theta[None, :, :] - means[:, None, :]) / stds[:, None, :]
-    log_q_each = (-0.5 * np.sum(z**2, axis=2) - np.sum(np.log(stds), axis=1)[:, None]
-                  - 0.5 * means.shape[1] * np.log(2 * np.pi))
+    log_q_each = (
+        -0.5 * np.sum(z**2, axis=2) - np.sum(np.log(stds), axis=1)[:, None] - 0.5 * means.shape[1] * np.log(2 * np.pi)
+    )
     log_q = logsumexp(log_q_each + np.log(sizes / draws)[:, None], axis=0)
     log_p = np.array([r[0] for r in results])
     weight, mu, sigma, alpha = (np.array([r[j] for r in results]) for j in range(1, 5))
@@ -433,23 +494,41 @@ def fit_advi(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
                 warnings.warn(
                     f"PSIS k-hat is {pareto_k:.2f} > 0.7 (importance ESS {ess:.1f} of {draws}): the reweighted "
                     f"ADVI draws are unreliable and their band too narrow; use psis=False or inference='gibbs'.",
-                    UserWarning, stacklevel=3)
+                    UserWarning,
+                    stacklevel=3,
+                )
             positions = (rng.uniform() + np.arange(draws)) / draws
             idx = np.minimum(np.searchsorted(np.cumsum(w), positions), draws - 1)
             weight, mu, sigma, alpha = weight[idx], mu[idx], sigma[idx], alpha[idx]
-    diagnostics = {"route": "advi", "converged": all(run["converged"] for run in runs),
-                   "n_iterations": int(sum(len(run["losses"]) for run in runs)), "restarts": R,
-                   "elbo_final": float(max(elbos)), "elbo_spread": float(max(elbos) - min(elbos)),
-                   "pareto_k": float(pareto_k), "ess_importance": ess,
-                   "psis_resampled": bool(psis and np.isfinite(pareto_k)),
-                   "learning_rate": float(min(run["learning_rate"] for run in runs)),
-                   "retried": any(run["retried"] for run in runs), "runtime_s": time.perf_counter() - start_time}
+    diagnostics = {
+        "route": "advi",
+        "converged": all(run["converged"] for run in runs),
+        "n_iterations": int(sum(len(run["losses"]) for run in runs)),
+        "restarts": R,
+        "elbo_final": float(max(elbos)),
+        "elbo_spread": float(max(elbos) - min(elbos)),
+        "pareto_k": float(pareto_k),
+        "ess_importance": ess,
+        "psis_resampled": bool(psis and np.isfinite(pareto_k)),
+        "learning_rate": float(min(run["learning_rate"] for run in runs)),
+        "retried": any(run["retried"] for run in runs),
+        "runtime_s": time.perf_counter() - start_time,
+    }
     return ClassFit(_to_posterior(weight, mu, sigma, alpha, 1, draws), diagnostics)
 
 
-def fit_nuts(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: int, draws: int,
-             random_seed: int | None, chains: int = 2, tune: int = 1000,
-             target_accept: float = 0.9) -> ClassFit:
+def fit_nuts(
+    x: np.ndarray,
+    counts: np.ndarray,
+    prior: dict,
+    *,
+    n_components: int,
+    draws: int,
+    random_seed: int | None,
+    chains: int = 2,
+    tune: int = 1000,
+    target_accept: float = 0.9,
+) -> ClassFit:
     """PyMC's NUTS on the same model, started at the KDE-informed values.
 
     ``chains`` chains, run one after the other in this process, of ``tune`` adaptation
@@ -483,8 +562,9 @@ def fit_nuts(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
     x, counts = _check_inputs(x, counts, prior, n_components, draws)
     for name, value in (("chains", chains), ("tune", tune)):
         if int(value) != value or value < (0 if name == "tune" else 1):
-            raise ValueError(f"{name} must be a {'non-negative' if name == 'tune' else 'positive'} integer; "
-                             f"got {value!r}.")
+            raise ValueError(
+                f"{name} must be a {'non-negative' if name == 'tune' else 'positive'} integer; got {value!r}."
+            )
     if not 0 < target_accept < 1:
         raise ValueError(f"target_accept must lie in (0, 1); got {target_accept!r}.")
     with _borrow(n_components) as slot:
@@ -492,19 +572,36 @@ def fit_nuts(x: np.ndarray, counts: np.ndarray, prior: dict, *, n_components: in
         step = _nuts_step(slot, target_accept)
         flat_start = _flat_start(slot.model, prior)
         step.potential = QuadPotentialDiagAdapt(flat_start.size, flat_start, np.ones(flat_start.size), 10)
-        idata = pm.sample(draws=int(draws), tune=int(tune), chains=int(chains), cores=1, step=step,
-                          initvals=_initial_values(prior), random_seed=random_seed, model=slot.model,
-                          progressbar=False, compute_convergence_checks=False)
+        idata = pm.sample(
+            draws=int(draws),
+            tune=int(tune),
+            chains=int(chains),
+            cores=1,
+            step=step,
+            initvals=_initial_values(prior),
+            random_seed=random_seed,
+            model=slot.model,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
     post = idata.posterior
     weight, mu, sigma = (post[name].values for name in ("weight", "mu", "sigma"))
     posterior = _to_posterior(weight, mu, sigma, post["alpha"].values, int(chains), int(draws))
     stats = idata.sample_stats.to_dataset()
-    keep = [name for name in ("diverging", "energy", "lp", "tree_depth", "step_size", "acceptance_rate")
-            if name in stats]
-    sample_stats = xr.Dataset({name: (("chain", "draw"), stats[name].values) for name in keep},
-                              coords={"chain": posterior.chain, "draw": posterior.draw})
-    diagnostics = {"route": "nuts", "divergences": int(stats["diverging"].values.sum()),
-                   "chains": int(chains), "tune": int(tune), "target_accept": float(target_accept),
-                   "mean_tree_depth": float(stats["tree_depth"].values.mean()),
-                   "runtime_s": time.perf_counter() - start_time}
+    keep = [
+        name for name in ("diverging", "energy", "lp", "tree_depth", "step_size", "acceptance_rate") if name in stats
+    ]
+    sample_stats = xr.Dataset(
+        {name: (("chain", "draw"), stats[name].values) for name in keep},
+        coords={"chain": posterior.chain, "draw": posterior.draw},
+    )
+    diagnostics = {
+        "route": "nuts",
+        "divergences": int(stats["diverging"].values.sum()),
+        "chains": int(chains),
+        "tune": int(tune),
+        "target_accept": float(target_accept),
+        "mean_tree_depth": float(stats["tree_depth"].values.mean()),
+        "runtime_s": time.perf_counter() - start_time,
+    }
     return ClassFit(posterior, diagnostics, sample_stats)
