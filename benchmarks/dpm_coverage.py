@@ -295,7 +295,11 @@ def main() -> None:
                 for truth in args.truths:
                     for n in args.n:
                         for seed in range(args.first_seed, args.first_seed + args.seeds):
-                            row = run_one(truth, n, seed, route, options, others)
+                            try:
+                                row = run_one(truth, n, seed, route, options, others)
+                            except ValueError as exc:  # e.g. Beta components on decision values
+                                print(f"{truth} N={n} seed={seed}: not run ({exc})", flush=True)
+                                break
                             writer.writerow(row)
                             fh.flush()
                             print(
