@@ -436,19 +436,24 @@ class Calibrator(ClassifierMixin, BaseEstimator):
             raise ValueError(f"{self._name} depends on features as well as scores: it has no 1-D calibration map.")
         g = self._grid(grid)
         draws = np.clip(self._map_draws(to_working(g, self.score_kind)), 0.0, 1.0)
-        lo, hi = self.score_range_
         return xr.DataArray(
             draws,
             dims=("chain", "draw", "score"),
             coords={"chain": np.arange(draws.shape[0]), "draw": np.arange(draws.shape[1]), "score": g},
             name="calibration_map",
-            attrs={
-                "score_scale": self.score_kind,
-                "calibrator": self._name,
-                "observed_range": [float(lo), float(hi)],
-                "extrapolated": int(bool(np.any((g < lo) | (g > hi)))),
-            },
+            attrs=self._grid_attrs(g),
         )
+
+    def _grid_attrs(self, g: np.ndarray) -> dict[str, Any]:
+        """Attrs of a DataArray over the input-scale grid ``g``: its scale, the calibrator, the
+        range of the fitted scores and whether any point of ``g`` lies outside it."""
+        lo, hi = self.score_range_
+        return {
+            "score_scale": self.score_kind,
+            "calibrator": self._name,
+            "observed_range": [float(lo), float(hi)],
+            "extrapolated": int(bool(np.any((g < lo) | (g > hi)))),
+        }
 
     def credible_band(
         self, grid: ArrayLike | None = None, ci_prob: float | None = None, ci_kind: str | None = None

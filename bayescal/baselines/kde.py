@@ -495,16 +495,10 @@ class KDECalibrator(ClassConditional, Calibrator):
             edge = (g <= 0.0) | (g >= 1.0)
             gi = np.where(edge, 0.5, g)
             dens = np.where(edge, 0.0, dens / (gi * (1.0 - gi)))
-        lo, hi = self.score_range_
         return xr.DataArray(
             dens[None, None],
             dims=("chain", "draw", "class", "score"),
             coords={"chain": [0], "draw": [0], "class": [0, 1], "score": g},
             name="density",
-            attrs={
-                "score_scale": self.score_kind,
-                "calibrator": self._name,
-                "observed_range": [float(lo), float(hi)],
-                "extrapolated": int(bool(np.any((g < lo) | (g > hi)))),
-            },
+            attrs=self._grid_attrs(g),
         )

@@ -555,18 +555,12 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             gi = np.where(edge, 0.5, g)
             logf = np.where(edge, -np.inf, logf - np.log(gi) - np.log1p(-gi))
         dens = np.exp(logf).reshape(*self._shape, 2, g.size)
-        lo, hi = self.score_range_
         return xr.DataArray(
             dens,
             dims=("chain", "draw", "class", "score"),
             coords={"chain": np.arange(self._shape[0]), "draw": np.arange(self._shape[1]), "class": [0, 1], "score": g},
             name="density",
-            attrs={
-                "score_scale": self.score_kind,
-                "calibrator": self._name,
-                "observed_range": [float(lo), float(hi)],
-                "extrapolated": int(bool(np.any((g < lo) | (g > hi)))),
-            },
+            attrs=self._grid_attrs(g),
         )
 
 
