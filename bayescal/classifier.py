@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import copy
 import warnings
+from collections.abc import Iterable
 from inspect import signature
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import xarray as xr
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import LeaveOneOut, check_cv, cross_val_predict
+from sklearn.model_selection import BaseCrossValidator, BaseShuffleSplit, LeaveOneOut, check_cv, cross_val_predict
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import Bunch, _safe_indexing
 from sklearn.utils._response import _get_response_values
@@ -32,8 +33,12 @@ from sklearn.utils.validation import (
     indexable,
 )
 
+from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import check_ci_prob
 from bayescal.base import BayesianCalibrator, Calibrator
+
+if TYPE_CHECKING:
+    from scipy.sparse import sparray, spmatrix
 
 __all__ = ["CalibratedClassifier"]
 
@@ -119,11 +124,11 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
-        estimator: Any = None,
+        estimator: BaseEstimator | None = None,
         *,
-        method: Any = "dpm",
-        cv: Any = 5,
-        ensemble: Any = "auto",
+        method: str | Calibrator = "dpm",
+        cv: int | BaseCrossValidator | BaseShuffleSplit | Iterable[tuple[ArrayLike, ArrayLike]] | None = 5,
+        ensemble: bool | Literal["auto"] = "auto",
         n_jobs: int | None = None,
     ):
         self.estimator = estimator
@@ -171,7 +176,13 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         raise ValueError(f"ensemble={self.ensemble!r} must be True, False or 'auto'.")
 
     # ---- fitting --------------------------------------------------------------------------
-    def fit(self, X: Any, y: Any, sample_weight: Any = None, **fit_params: Any) -> "CalibratedClassifier":
+    def fit(
+        self,
+        X: ArrayLike | spmatrix | sparray,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        **fit_params: Any,
+    ) -> "CalibratedClassifier":
         """Cross-fit the estimator and fit the calibrator(s) on its out-of-fold scores.
 
         Parameters
@@ -268,7 +279,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
     def _scores(self, pair: Bunch, X: Any) -> np.ndarray:
         return _response(pair.estimator, X)[0]
 
-    def predict_proba(self, X: Any) -> np.ndarray:
+    def predict_proba(self, X: ArrayLike | spmatrix | sparray) -> np.ndarray:
         r"""Calibrated probabilities, shape ``(n, 2)``: the mean over the calibrated classifiers.
 
         :math:`p(x) = \frac1K \sum_k q_k(s_k(x))`, with :math:`s_k` the scores of the
@@ -293,7 +304,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         )
         return np.column_stack([1.0 - p, p])
 
-    def predict(self, X: Any) -> np.ndarray:
+    def predict(self, X: ArrayLike | spmatrix | sparray) -> np.ndarray:
         """The class with the larger calibrated probability (the negative class on a tie).
 
         Parameters
@@ -310,7 +321,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         return self.classes_[(self.predict_proba(X)[:, 1] > 0.5).astype(int)]
 
-    def predict_posterior(self, X: Any) -> xr.DataArray:
+    def predict_posterior(self, X: ArrayLike | spmatrix | sparray) -> xr.DataArray:
         """Posterior draws of P(y = 1 | x) per row, dims ``(chain, draw, obs_id)``.
 
         With ``ensemble=True`` draw ``d`` is the mean over the calibrated classifiers of
@@ -332,7 +343,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         out.name = "p"
         return out
 
-    def predict_interval(self, X: Any, ci_prob: float | None = 0.95) -> xr.DataArray:
+    def predict_interval(self, X: ArrayLike | spmatrix | sparray, ci_prob: float | None = 0.95) -> xr.DataArray:
         """Pointwise interval of P(y = 1 | x) per row, dims ``(obs_id, ci_bound)``.
 
         With posterior draws (Bayesian calibrators, or a Beta prior of :meth:`with_class_prior`):
@@ -373,7 +384,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         return parts[0].copy(data=np.mean([p.values for p in parts], axis=0))
 
     def with_class_prior(
-        self, prior: Any, *, n_prior_draws: int = 1000, random_state: Any = None
+        self, prior: float | tuple[float, float], *, n_prior_draws: int = 1000, random_state: RandomStateLike = None
     ) -> "CalibratedClassifier":
         r"""This fitted classifier with every calibrator shifted to the deployment prevalence ``prior``.
 

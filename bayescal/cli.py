@@ -35,7 +35,11 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import dask.dataframe as dd
+    import pandas as pd
 
 __all__ = ["main", "run_demo"]
 
@@ -206,7 +210,9 @@ def _expand(patterns: list[str]) -> list[Path | str]:
     return paths
 
 
-def read_table(patterns: list[str], columns: list[str] | None, *, dask_above: float = float("inf")) -> Any:
+def read_table(
+    patterns: list[str], columns: list[str] | None, *, dask_above: float = float("inf")
+) -> pd.DataFrame | dd.DataFrame:
     """Read ``columns`` (every column when ``None``) from CSV / Parquet files or stdin
     (pandas, or a Dask dataframe when the files are large)."""
     import pandas as pd

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit, logit
 
+from bayescal._typing import ArrayLike
 from bayescal._validation import (
     _WEIGHT_MAX_TINY,
     _WEIGHT_TOTAL_MAX,
@@ -216,9 +217,9 @@ class ScoreData:
 
 
 def prepare_data(
-    scores: Any,
-    y: Any,
-    sample_weight: Any = None,
+    scores: ArrayLike,
+    y: ArrayLike | None,
+    sample_weight: ArrayLike | None = None,
     *,
     score_kind: str = "probability",
     pos_label: Any = None,
@@ -290,9 +291,9 @@ class ScoreSummary:
     @classmethod
     def from_arrays(
         cls,
-        scores: Any,
-        y: Any,
-        sample_weight: Any = None,
+        scores: ArrayLike,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
         *,
         score_kind: str = "probability",
         pos_label: Any = None,
@@ -382,9 +383,9 @@ class ScoreSummary:
     @classmethod
     def from_dask(
         cls,
-        scores: Any,
-        y: Any,
-        sample_weight: Any = None,
+        scores: ArrayLike,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
         *,
         score_kind: str = "probability",
         pos_label: Any = None,
@@ -630,7 +631,9 @@ def _bin_counts(
     return counts, atom_counts
 
 
-def dask_partitions(scores: Any, y: Any, sample_weight: Any = None, X: Any = None) -> list[tuple]:
+def dask_partitions(
+    scores: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None, X: ArrayLike | None = None
+) -> list[tuple]:
     """``(scores, y, sample_weight, X)`` of every partition, as Delayed objects.
 
     Dask dataframe columns give their partitions; Dask arrays are rechunked to the row

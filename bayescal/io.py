@@ -55,12 +55,15 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
 
 from bayescal._version import __version__
+
+if TYPE_CHECKING:
+    from bayescal.base import Calibrator
 
 __all__ = ["FORMAT_VERSION", "atomic_write", "load", "save"]
 
@@ -304,7 +307,7 @@ def _check_fitted_state(est: Any, what: str) -> None:
         raise ValueError(f"{what}: {exc}") from None
 
 
-def save(est: Any, path: str | Path, *, overwrite: bool = False) -> None:
+def save(est: Calibrator, path: str | Path, *, overwrite: bool = False) -> None:
     """Write a fitted calibrator to ``path`` (netCDF via h5netcdf).
 
     Parameters
@@ -575,7 +578,7 @@ def _probe_scores(est: Any) -> np.ndarray:
     return np.unique(np.r_[np.linspace(lo, hi, 65), lo - span, hi + span, -1e6, 1e6])
 
 
-def load(path: str | Path, *, expected: type | None = None) -> Any:
+def load(path: str | Path, *, expected: type[Calibrator] | None = None) -> Calibrator:
     """Read a calibrator written by :func:`save`, validating the file before building anything.
 
     See the module docstring for the checks, in order, and for what the content hash does
