@@ -24,7 +24,7 @@ new a priori probabilities: a simple procedure. Neural Computation 14(1), 21-41.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
@@ -33,7 +33,11 @@ from scipy.stats import beta as beta_dist
 from scipy.stats import chi2
 from sklearn.base import clone
 
+from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import check_integer
+
+if TYPE_CHECKING:
+    from bayescal.base import Calibrator
 
 __all__ = ["bootstrap_interval", "prior_mle", "prior_posterior", "saerens_em"]
 
@@ -119,14 +123,14 @@ def prior_mle(q: np.ndarray, base: float, *, ci_prob: float = 0.95, weights: np.
 
 
 def bootstrap_interval(
-    calibrator: Any,
+    calibrator: Calibrator,
     estimate: xr.Dataset,
     t: np.ndarray,
-    calibration: Any,
+    calibration: tuple[ArrayLike, ArrayLike] | tuple[ArrayLike, ArrayLike, ArrayLike | None],
     *,
     n_bootstrap: int = 200,
     ci_prob: float = 0.95,
-    random_state: Any = None,
+    random_state: RandomStateLike = None,
 ) -> xr.Dataset:
     r"""Percentile bootstrap interval of the maximum-likelihood prevalence.
 
@@ -208,14 +212,14 @@ def _cdf(dens: np.ndarray, grid: np.ndarray) -> np.ndarray:
 
 
 def prior_posterior(
-    calibrator: Any,
+    calibrator: Calibrator,
     t: np.ndarray,
     base: np.ndarray,
     *,
     ci_prob: float = 0.95,
     prior: tuple[float, float] = (1.0, 1.0),
     max_draws: int = 200,
-    random_state: Any = None,
+    random_state: RandomStateLike = None,
 ) -> xr.Dataset:
     r"""Posterior of the prevalence of new scores, mixed over a calibrator's posterior draws.
 

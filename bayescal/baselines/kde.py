@@ -45,6 +45,7 @@ from sklearn.utils.validation import check_is_fitted
 from bayescal import _schema as schema
 from bayescal._interp import interp_regular
 from bayescal._stats import silverman_bandwidth
+from bayescal._typing import ArrayLike
 from bayescal._validation import check_sample_weight, check_scores
 from bayescal.base import Calibrator, ClassConditional
 from bayescal.data import ScoreData, to_working
@@ -175,7 +176,12 @@ def _window_density(win: _Window, points: np.ndarray) -> np.ndarray:
 
 
 def class_density(
-    t: Any, w: Any = None, *, grid: Any, kernel: str = "gaussian", bandwidth: float | str = "silverman"
+    t: ArrayLike,
+    w: ArrayLike | None = None,
+    *,
+    grid: ArrayLike,
+    kernel: str = "gaussian",
+    bandwidth: float | str = "silverman",
 ) -> np.ndarray:
     r"""Weighted kernel density estimate of one class's scores, evaluated at ``grid``.
 
@@ -455,7 +461,7 @@ class KDECalibrator(ClassConditional, Calibrator):
         check_is_fitted(self)
         return xr.DataArray([[self.prior_]], dims=("chain", "draw"), name="pi")
 
-    def density_map(self, grid: Any = None) -> xr.DataArray:
+    def density_map(self, grid: ArrayLike | None = None) -> xr.DataArray:
         r"""The two class KDEs on ``grid`` (input scale), dims ``(chain, draw, class, score)`` with one draw.
 
         Densities of the input-scale score: :math:`\hat f_c(x(s))\,|dx/ds|`, ``x`` being the

@@ -9,6 +9,7 @@ from scipy.special import expit
 
 from bayescal import _schema as schema
 from bayescal._stats import quantile_sketch, sketch_quantile, weighted_quantile
+from bayescal._typing import RandomStateLike
 from bayescal._validation import (
     _WEIGHT_MAX_TINY,
     _WEIGHT_TOTAL_MAX,
@@ -249,7 +250,7 @@ class MBCT(Calibrator):
         mvce_bins: int | None = None,
         mvce_shuffles: int = 8,
         min_gain_z: float = 1.0,
-        random_state: Any = None,
+        random_state: RandomStateLike = None,
     ):
         self.score_kind = score_kind
         self.n_estimators = n_estimators

@@ -44,9 +44,10 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 import numpy as np
+
+from bayescal._typing import ArrayLike
 
 __all__ = ["NearIsotonicPath", "neariso_path"]
 
@@ -107,7 +108,7 @@ class NearIsotonicPath:
         return np.column_stack([self.fitted(lam) for lam in self.lambdas])
 
 
-def neariso_path(z: Any, w: Any = None) -> NearIsotonicPath:
+def neariso_path(z: ArrayLike, w: ArrayLike | None = None) -> NearIsotonicPath:
     """Compute the exact nearly-isotonic regression path (see the module docstring).
 
     Parameters

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 from scipy.special import expit, log_expit
@@ -10,6 +10,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from bayescal import _schema as schema
 from bayescal._stats import weighted_mean_std
+from bayescal._typing import RandomStateLike
 from bayescal._validation import check_integer
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData
@@ -170,11 +171,11 @@ class SplineCalibration(Calibrator):
     def __init__(
         self,
         *,
-        n_knots: Any = (3, 4, 5, 7),
-        Cs: Any = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0),
+        n_knots: int | Sequence[int] = (3, 4, 5, 7),
+        Cs: float | Sequence[float] = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0),
         cv: int = 5,
         score_kind: str = "probability",
-        random_state: Any = None,
+        random_state: RandomStateLike = None,
     ):
         self.n_knots = n_knots
         self.Cs = Cs

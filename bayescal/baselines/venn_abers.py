@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import xarray as xr
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.validation import check_is_fitted
 
 from bayescal import _schema as schema
+from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import check_integer
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData
@@ -152,7 +151,9 @@ class VennAbers(Calibrator):
         "p1_": schema.array_list("f", ("p",), low=0.0, high=1.0, length="folds"),
     }
 
-    def __init__(self, *, n_splits: int | None = None, score_kind: str = "probability", random_state: Any = None):
+    def __init__(
+        self, *, n_splits: int | None = None, score_kind: str = "probability", random_state: RandomStateLike = None
+    ):
         self.n_splits = n_splits
         self.score_kind = score_kind
         self.random_state = random_state
@@ -194,7 +195,9 @@ class VennAbers(Calibrator):
         p0, p1 = self._pairs(t)
         return p1 / (1.0 - p0 + p1)
 
-    def predict_interval(self, scores: Any, ci_prob: float | None = None, *, X: Any = None) -> xr.DataArray:
+    def predict_interval(
+        self, scores: ArrayLike, ci_prob: float | None = None, *, X: ArrayLike | None = None
+    ) -> xr.DataArray:
         """The Venn-Abers multiprobability pair ``[p0, p1]`` per score, dims ``(obs_id, ci_bound)``.
 
         ``p0`` (``p1``) is the isotonic calibration at the score with the score added to the
