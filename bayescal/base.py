@@ -494,7 +494,9 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         band.name = "credible_band"
         return band
 
-    def predict_interval(self, scores: Any, ci_prob: float | None = None, *, X: Any = None) -> xr.DataArray:
+    def predict_interval(
+        self, scores: ArrayLike, ci_prob: float | None = None, *, X: ArrayLike | None = None
+    ) -> xr.DataArray:
         r"""Pointwise equal-tailed interval of the calibrated P(y=1) at each score, dims ``(obs_id, ci_bound)``.
 
         For score :math:`s_i` the bounds are the empirical quantiles of the
@@ -557,7 +559,9 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         shape = self._map_draws(np.zeros(1)).shape[:2] if isinstance(self, BayesianCalibrator) else (1, 1)
         return np.full(shape, prior)
 
-    def with_class_prior(self, prior: Any, *, n_prior_draws: int = 1000, random_state: Any = None) -> "Calibrator":
+    def with_class_prior(
+        self, prior: float | tuple[float, float], *, n_prior_draws: int = 1000, random_state: RandomStateLike = None
+    ) -> "Calibrator":
         r"""This fitted calibrator's maps under another class prior (label shift), as a new calibrator.
 
         Under label shift the class score densities stay and only the prevalence changes, so
@@ -608,15 +612,15 @@ class Calibrator(ClassifierMixin, BaseEstimator):
 
     def estimate_class_prior(
         self,
-        scores: Any,
+        scores: ArrayLike,
         *,
         ci_prob: float = 0.95,
-        calibration: Any = None,
+        calibration: tuple[ArrayLike, ArrayLike] | tuple[ArrayLike, ArrayLike, ArrayLike | None] | None = None,
         n_bootstrap: int = 200,
         prior: tuple[float, float] = (1.0, 1.0),
         max_draws: int = 200,
-        random_state: Any = None,
-        X: Any = None,
+        random_state: RandomStateLike = None,
+        X: ArrayLike | None = None,
     ) -> xr.Dataset:
         r"""The prevalence among new, unlabelled scores under label shift.
 
@@ -869,7 +873,7 @@ class ClassConditional(ABC):
         """
 
     @abstractmethod
-    def density_map(self, grid: Any = None) -> xr.DataArray:
+    def density_map(self, grid: ArrayLike | None = None) -> xr.DataArray:
         r"""Draws of the continuous part of the class score densities on ``grid`` (input scale).
 
         Per draw and class :math:`c \in \{0, 1\}`, the density :math:`f_c(s)` of the scores
@@ -1136,7 +1140,9 @@ class PriorShiftedCalibrator(Calibrator):
             "with_class_prior(...) on it after loading."
         )
 
-    def with_class_prior(self, prior: Any, *, n_prior_draws: int = 1000, random_state: Any = None) -> Calibrator:
+    def with_class_prior(
+        self, prior: float | tuple[float, float], *, n_prior_draws: int = 1000, random_state: RandomStateLike = None
+    ) -> Calibrator:
         """The original calibrator's maps under ``prior`` (shifts do not compound).
 
         The shift is applied to ``calibrator_``, the unshifted calibrator, so the result
@@ -1161,7 +1167,7 @@ class PriorShiftedCalibrator(Calibrator):
         check_is_fitted(self)
         return self.calibrator_.with_class_prior(prior, n_prior_draws=n_prior_draws, random_state=random_state)
 
-    def estimate_class_prior(self, scores: Any, **kwargs: Any) -> xr.Dataset:
+    def estimate_class_prior(self, scores: ArrayLike, **kwargs: Any) -> xr.Dataset:
         """The prevalence among new, unlabelled scores: that of the original calibrator.
 
         Calls ``calibrator_.estimate_class_prior`` (:meth:`Calibrator.estimate_class_prior`):
@@ -1229,7 +1235,7 @@ class PriorShiftedClassConditional(ClassConditional, PriorShiftedCalibrator):
             np.repeat(da.values, self._k, axis=1), dims=da.dims, coords=coords, name=da.name, attrs=da.attrs
         )
 
-    def density_map(self, grid: Any = None) -> xr.DataArray:
+    def density_map(self, grid: ArrayLike | None = None) -> xr.DataArray:
         """The original calibrator's class score densities on ``grid``, draws aligned with the shifted map.
 
         Parameters

@@ -25,6 +25,7 @@ import xarray as xr
 from bayescal import _schema as schema
 from bayescal._interp import interp_regular
 from bayescal._stats import weighted_quantile
+from bayescal._typing import ArrayLike
 from bayescal._validation import check_integer
 from bayescal._version import __version__
 from bayescal.base import BayesianCalibrator, PosteriorClassConditional
@@ -537,7 +538,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             out[rest] = self._with_constant_draws(self._mixture_map(uniq, self._atoms_t)).mean(axis=0)[inv]
         return out
 
-    def density_map(self, grid: Any = None) -> xr.DataArray:
+    def density_map(self, grid: ArrayLike | None = None) -> xr.DataArray:
         r"""Posterior draws of the continuous class densities on ``grid``, dims ``(chain, draw, class, score)``.
 
         The density is of the input-scale score: :math:`(1 - Q_c) f_c(t(s))\,|dt/ds|`, with
