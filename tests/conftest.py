@@ -1,13 +1,24 @@
-"""Shared fixtures: seeded generators and the seed authors' reference data."""
+"""Shared fixtures: seeded generators and the seed authors' reference data.
+
+Test modules sit in folders mirroring the package (``tests/baselines/``, ``tests/bayesian/``,
+top-level modules' tests in ``tests/``). The shared helper modules (``_calibrators``,
+``_strategies``, ``_paths``) stay in ``tests/``; this folder is put on ``sys.path`` here so
+that every test module, at any depth, imports them by their plain names.
+"""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-REFERENCE_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "reference"
+_TESTS = str(Path(__file__).resolve().parent)
+if _TESTS not in sys.path:
+    sys.path.insert(0, _TESTS)
+
+from _paths import REFERENCE_DIR  # noqa: E402
 
 
 @pytest.fixture

@@ -27,11 +27,11 @@ import h5py
 import numpy as np
 import pytest
 import xarray as xr
+from _paths import MODELS
 
 import bayescal
 from bayescal import io
 
-MODELS = Path(__file__).resolve().parents[1] / "models"
 NAMES = bayescal.calibrators()
 PEAK_BYTES = 100 * 2**20
 

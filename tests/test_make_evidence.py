@@ -5,13 +5,13 @@ from __future__ import annotations
 import csv
 import json
 import importlib.util
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from _paths import BENCHMARKS
+
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("make_evidence", ROOT / "benchmarks" / "make_evidence.py")
+    spec = importlib.util.spec_from_file_location("make_evidence", BENCHMARKS / "make_evidence.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -7,13 +7,12 @@ kept without outputs in git, which the last test checks.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import nbclient
 import nbformat
 import pytest
+from _paths import NOTEBOOKS as NOTEBOOK_DIR
 
-NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 BUDGET_SECONDS = 120  # the bound per notebook on 2 cores
 TIMEOUT_SECONDS = 600  # per cell: a loaded machine can be slow, the budget assertion is the check

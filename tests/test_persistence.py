@@ -25,13 +25,13 @@ import numpy as np
 import pytest
 import xarray as xr
 from _calibrators import build as _build
+from _paths import MODELS
 
 import bayescal
 from bayescal import io
 from bayescal._registry import get_calibrator_class
 
 NAMES = bayescal.calibrators()
-MODELS = Path(__file__).resolve().parents[1] / "models"
 
 
 def build(name: str):

@@ -1,0 +1,17 @@
+"""Folders of the checkout that tests read, found from this file's place (``tests/``) once.
+
+Test modules sit in subfolders mirroring the package (``tests/baselines/``,
+``tests/bayesian/``), so each computing its own ``parents[k]`` would break when moved;
+they import these constants instead.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+MODELS = ROOT / "models"
+NOTEBOOKS = ROOT / "notebooks"
+BENCHMARKS = ROOT / "benchmarks"
+REFERENCE_DIR = ROOT.parent / "shared" / "reference"
