@@ -221,7 +221,7 @@ def class_density(
     the data span more than :math:`2^{13}` bandwidths the step is coarser than :math:`h/128`
     (the sampled kernel is normalised to unit mass, so the estimate still integrates to 1).
     In the calibrated probability the error is below :math:`10^{-4}` (measured against the
-    direct :math:`O(NM)` sum in ``tests/test_kde.py``).
+    direct :math:`O(NM)` sum in ``tests/baselines/test_kde.py``).
 
     References
     ----------
