@@ -144,8 +144,7 @@ def run_demo(
     for name in names:
         cls = get_calibrator_class(name)
         accepted = cls().get_params()
-        seed_name = next((k for k in ("random_state", "random_seed") if k in accepted), None)
-        params = {seed_name: random_state} if seed_name else {}
+        params = {"random_state": random_state} if "random_state" in accepted else {}
         t0 = time.perf_counter()
         with steps.step(f"fitting {name}"):
             est = cls(**params).fit(s_train, y_train)
@@ -316,9 +315,8 @@ def _calibrator_params(cls: type, args: argparse.Namespace) -> dict[str, Any]:
     elif args.score_kind != "probability":
         raise ValueError(f"method {args.method!r} has no score_kind: it takes probability scores only")
     if args.seed is not None:
-        seed_name = next((k for k in ("random_state", "random_seed") if k in accepted), None)
-        if seed_name is not None:
-            params[seed_name] = args.seed
+        if "random_state" in accepted:
+            params["random_state"] = args.seed
     given: dict[str, Any] = {}
     for item in args.param or []:
         name, sep, value = item.partition("=")
@@ -393,15 +391,11 @@ def run_fit(args: argparse.Namespace) -> None:
         est.fit(table[args.score], table[args.label], pos_label=pos_label)
     with steps.step(f"saving {args.out}"):
         est.save(args.out, overwrite=args.force)
-    seeded = {k: v for k, v in params.items() if k in ("random_state", "random_seed")}
+    seeded = {k: v for k, v in params.items() if k in ("random_state", "random_seed")}  # --param may use the old name
     seed_note = (
         f"seed {next(iter(seeded.values()))}"
         if seeded
-        else (
-            "no seed (pass --seed for a reproducible fit)"
-            if any(k in est.get_params() for k in ("random_state", "random_seed"))
-            else "deterministic"
-        )
+        else ("no seed (pass --seed for a reproducible fit)" if "random_state" in est.get_params() else "deterministic")
     )
     print(f"fitted {args.method} ({seed_note}); wrote {args.out}")
     print(_positive_line(est.classes_))
@@ -567,11 +561,7 @@ def run_report(args: argparse.Namespace) -> None:
         if cls.feature_aware:
             raise ValueError(f"method {name!r} needs features; the report compares score-only calibrators")
         accepted = cls().get_params()
-        params = {
-            k: v
-            for k, v in (("score_kind", args.score_kind), ("random_seed", args.seed), ("random_state", args.seed))
-            if k in accepted
-        }
+        params = {k: v for k, v in (("score_kind", args.score_kind), ("random_state", args.seed)) if k in accepted}
         with steps.step(f"fitting {name}"):
             fitted[name] = cls(**params).fit(s_cal, y_cal)
         rows[name] = _metric_row(y_test, fitted[name].predict_proba(s_test)[:, 1])

@@ -26,7 +26,7 @@ from bayescal import _schema as schema
 from bayescal._interp import interp_regular
 from bayescal._stats import weighted_quantile
 from bayescal._typing import ArrayLike
-from bayescal._validation import check_integer
+from bayescal._validation import check_integer, resolve_random_state
 from bayescal._version import __version__
 from bayescal.base import BayesianCalibrator, PosteriorClassConditional
 from bayescal.bayesian import mixture
@@ -273,19 +273,6 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             )
         return self.components
 
-    def _seed(self) -> Any:
-        """``random_state``, or the deprecated ``random_seed`` when only that is set."""
-        if self.random_seed is None:
-            return self.random_state
-        warnings.warn(
-            "random_seed is deprecated and will be removed in the next release: use random_state.",
-            DeprecationWarning,
-            stacklevel=5,
-        )
-        if self.random_state is not None and self.random_state != self.random_seed:
-            raise ValueError("random_seed and random_state disagree: pass random_state only.")
-        return self.random_seed
-
     def _fit(self, data: ScoreData, X=None) -> None:
         from bayescal.bayesian.assembly import assemble_posterior
         from bayescal.bayesian.priors import resolve_priors
@@ -300,7 +287,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         )
         family = self._family()
         priors = resolve_priors(self.priors, prep.xs, prep.cs, int(self.n_components), family)
-        seed = self._seed()
+        seed = resolve_random_state(self.random_state, self.random_seed, "DPMCalibrator", stacklevel=5)
         seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(_entropy(seed)).spawn(4)]
         fits = self._run_route(prep, priors, seeds[:2], family)
         self.diagnostics_ = {

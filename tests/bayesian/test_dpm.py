@@ -598,3 +598,13 @@ def test_posterior_is_arviz_clean(fitted):
     assert "log_likelihood" not in model.idata_["sample_stats"]
     with pytest.raises(Exception, match="(?i)log.?likelihood"):
         az.loo(model.idata_)
+
+
+def test_random_seed_is_a_deprecated_alias_of_random_state():
+    s, y = monotone_data(200, np.random.default_rng(6))
+    with pytest.warns(DeprecationWarning, match="random_seed"):
+        old = DPMCalibrator(random_seed=5, **TINY).fit(s, y)
+    new = DPMCalibrator(random_state=5, **TINY).fit(s, y)
+    np.testing.assert_array_equal(old.calibration_map(20).values, new.calibration_map(20).values)
+    with pytest.raises(ValueError, match="random_state only"):
+        DPMCalibrator(random_seed=5, random_state=5, **TINY).fit(s, y)
