@@ -159,7 +159,7 @@ def test_venn_abers_interval_per_row():
 
 def test_bayesian_method_gives_a_per_row_posterior():
     X, y = blobs(400, seed=9)
-    dpm = bayescal.make_calibrator("dpm", draws=60, tune=60, n_components=5, chains=2, random_seed=0)
+    dpm = bayescal.make_calibrator("dpm", draws=60, tune=60, n_components=5, chains=2, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # short chains warn about convergence
         model = CalibratedClassifier(LogisticRegression(), method=dpm, cv=3).fit(X, y)

@@ -382,7 +382,7 @@ OPTIONAL_FROM_POOL = {
     "benefit_tp",
     "y_pred",
 }
-SEEDED = {"random_state": 0, "random_seed": 0}
+SEEDED = {"random_state": 0}  # random_seed, the deprecated alias, keeps its default
 SMALL = {"n_shuffles": 3, "min_replicates": 20, "n_replicates": 20, "grid_size": 51}
 
 

@@ -9,7 +9,6 @@ import importlib.util
 from _paths import BENCHMARKS
 
 
-
 def _module():
     spec = importlib.util.spec_from_file_location("make_evidence", BENCHMARKS / "make_evidence.py")
     module = importlib.util.module_from_spec(spec)
@@ -21,17 +20,43 @@ def test_pages_are_written_from_the_outputs_and_absent_outputs_leave_pages_alone
     results, out = tmp_path / "results", tmp_path / "evidence"
     results.mkdir()
     out.mkdir()
-    fields = ["truth", "n", "seed", "route", "cov50", "cov80", "cov95", "cov95_data", "mae", "width", "rhat_max",
-              "ess_bulk_min", "ess_tail_min", "time_s", "others"]
+    fields = [
+        "truth",
+        "n",
+        "seed",
+        "route",
+        "cov50",
+        "cov80",
+        "cov95",
+        "cov95_data",
+        "mae",
+        "width",
+        "rhat_max",
+        "ess_bulk_min",
+        "ess_tail_min",
+        "time_s",
+        "others",
+    ]
     with open(results / "dpm_coverage.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=fields)
         w.writeheader()
         for seed, cov in enumerate((0.93, 0.97)):
             w.writerow(
                 {
-                    "truth": "monotone", "n": 300, "seed": seed, "route": "gibbs", "cov50": 0.5, "cov80": 0.8,
-                    "cov95": cov, "cov95_data": cov, "mae": 0.02, "width": 0.14, "rhat_max": 1.05,
-                    "ess_bulk_min": 100.0, "ess_tail_min": 200.0, "time_s": 3.0,
+                    "truth": "monotone",
+                    "n": 300,
+                    "seed": seed,
+                    "route": "gibbs",
+                    "cov50": 0.5,
+                    "cov80": 0.8,
+                    "cov95": cov,
+                    "cov95_data": cov,
+                    "mae": 0.02,
+                    "width": 0.14,
+                    "rhat_max": 1.05,
+                    "ess_bulk_min": 100.0,
+                    "ess_tail_min": 200.0,
+                    "time_s": 3.0,
                     "others": json.dumps({"kde": 0.025, "isotonic": 0.03}),
                 }
             )

@@ -35,7 +35,7 @@ def tiny_dpm():
     s, y = sample(800, 0.4, np.random.default_rng(0))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        return bayescal.make_calibrator("dpm", draws=100, tune=100, n_components=6, random_seed=0).fit(s, y), s, y
+        return bayescal.make_calibrator("dpm", draws=100, tune=100, n_components=6, random_state=0).fit(s, y), s, y
 
 
 def _nodes(dpm):
@@ -273,7 +273,7 @@ def test_dpm_prevalence_posterior_study():
             s, y = sample(2000, 0.4, rng)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
-                dpm = bayescal.make_calibrator("dpm", draws=200, n_components=8, random_seed=seed).fit(s, y)
+                dpm = bayescal.make_calibrator("dpm", draws=200, n_components=8, random_state=seed).fit(s, y)
             s_new, _ = sample(2000, target, rng)
             out = dpm.estimate_class_prior(s_new, random_state=seed)
             lo, hi = out["class_prior_ci"].values
