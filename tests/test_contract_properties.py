@@ -66,12 +66,11 @@ SHORT = settings.get_profile("contract")
 LONG = settings.get_profile("contract-long")
 
 TINY = {"dpm": {"draws": 50, "tune": 50, "n_components": 4}, "mbct": {"min_samples_leaf": 5}}
-SEEDS = ("random_state", "random_seed")
 
 
 def make(name: str, **params):
     cls = get_calibrator_class(name)
-    seeded = {k: 0 for k in SEEDS if k in cls().get_params()}
+    seeded = {"random_state": 0} if "random_state" in cls().get_params() else {}
     return cls(**{**seeded, **TINY.get(name, {}), **params})
 
 
