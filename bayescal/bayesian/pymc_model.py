@@ -14,7 +14,12 @@ Model (one class; ``x_i`` points on the working scale with counts ``c_i``; ``K``
 with the hyperparameters ``alpha_shape`` :math:`a_\alpha`, ``alpha_rate`` :math:`b_\alpha`,
 ``mu_loc`` :math:`m`, ``mu_scale`` :math:`s`, ``sigma_logmean`` :math:`\log h`,
 ``sigma_logsd`` :math:`\tau` of the ``prior`` dict (built by
-:mod:`bayescal.bayesian.priors`). The weighted likelihood is exact for raw data
+:mod:`bayescal.bayesian.priors`). With Beta components (``family="beta"``,
+:mod:`bayescal.bayesian.mixture`) the component density of a logit :math:`x` is
+:math:`a_k \log \operatorname{expit}(x) + b_k \log \operatorname{expit}(-x) - \log B(a_k, b_k)`
+with :math:`\log a_k \sim \mathcal N(\ell^a_k, \tau)`, :math:`\log b_k \sim \mathcal N(\ell^b_k, \tau)`
+(``a_logloc``, ``b_logloc``, ``ab_logsd``); the stick-breaking part is the same. These are
+the models the Gibbs route (:mod:`bayescal.bayesian.gibbs`) samples. The weighted likelihood is exact for raw data
 (``c_i = 1``) and is the binned approximation when ``x_i`` are bin centres.
 
 Compilation. The data (``x``, ``counts``) and every hyperparameter are ``pm.Data`` shared
@@ -61,50 +66,65 @@ from bayescal.bayesian.class_fit import ClassFit
 
 __all__ = ["build_model", "fit_advi", "fit_nuts"]
 
-_PRIOR_KEYS = (
-    "alpha_shape",
-    "alpha_rate",
-    "mu_loc",
-    "mu_scale",
-    "sigma_logmean",
-    "sigma_logsd",
-    "init_mu",
-    "init_sigma",
-    "init_weight",
-)
+#: hyperparameters that are model data (``pm.Data``), per component family; the ``init_*`` keys
+#: only start the routes
+_DATA_KEYS = {
+    "gaussian": ("alpha_shape", "alpha_rate", "mu_loc", "mu_scale", "sigma_logmean", "sigma_logsd"),
+    "beta": ("alpha_shape", "alpha_rate", "a_logloc", "b_logloc", "ab_logsd"),
+}
+#: the free component parameters and the prior keys that start them
+_START_KEYS = {"gaussian": {"mu": "init_mu", "sigma": "init_sigma"}, "beta": {"beta_a": "init_a", "beta_b": "init_b"}}
 
 
-def build_model(n_components: int):
-    """Build the PyMC model of one class's mixture for ``K = n_components``.
+def family_of(prior: dict) -> str:
+    """The component family whose hyperparameters ``prior`` holds (:func:`bayescal.bayesian.priors.prior_keys`)."""
+    return "beta" if "a_logloc" in prior else "gaussian"
+
+
+def build_model(n_components: int, family: str = "gaussian"):
+    """Build the PyMC model of one class's mixture for ``K = n_components`` components of ``family``.
 
     Data and hyperparameters are placeholders (``pm.Data``) set with :func:`pymc.set_data`;
-    the model exposes the deterministic ``weight`` (K,) next to ``alpha``, ``v``, ``mu`` and
-    ``sigma``, and the weighted log-likelihood as the potential ``loglik``.
+    the model exposes the deterministic ``weight`` (K,) next to ``alpha``, ``v`` and the
+    family's two component parameters (``mu`` and ``sigma``, or ``beta_a`` and ``beta_b``),
+    and the weighted log-likelihood as the potential ``loglik``.
     """
     import pymc as pm
     import pytensor.tensor as pt
 
+    if family not in _DATA_KEYS:
+        raise ValueError(f"family={family!r} is not one of {tuple(_DATA_KEYS)}.")
     K = int(n_components)
     with pm.Model() as model:
         x = pm.Data("x", np.zeros(2))
         counts = pm.Data("counts", np.ones(2))
         alpha_shape = pm.Data("alpha_shape", 1.0)
         alpha_rate = pm.Data("alpha_rate", 1.0)
-        mu_loc = pm.Data("mu_loc", np.zeros(K))
-        mu_scale = pm.Data("mu_scale", 1.0)
-        sigma_logmean = pm.Data("sigma_logmean", 0.0)
-        sigma_logsd = pm.Data("sigma_logsd", 1.0)
 
         alpha = pm.Gamma("alpha", alpha=alpha_shape, beta=alpha_rate)
         v = pm.Beta("v", alpha=1.0, beta=alpha, shape=K - 1)
         v_full = pt.concatenate([v, pt.ones(1)])
         remaining = pt.concatenate([pt.ones(1), pt.cumprod(1.0 - v)])
         weight = pm.Deterministic("weight", v_full * remaining)
-        mu = pm.Normal("mu", mu=mu_loc, sigma=mu_scale, shape=K)
-        sigma = pm.LogNormal("sigma", mu=sigma_logmean, sigma=sigma_logsd, shape=K)
-
-        z = (x[:, None] - mu[None, :]) / sigma[None, :]
-        log_comp = pt.log(weight)[None, :] - 0.5 * z**2 - pt.log(sigma)[None, :] - 0.5 * np.log(2 * np.pi)
+        if family == "gaussian":
+            mu_loc = pm.Data("mu_loc", np.zeros(K))
+            mu_scale = pm.Data("mu_scale", 1.0)
+            sigma_logmean = pm.Data("sigma_logmean", 0.0)
+            sigma_logsd = pm.Data("sigma_logsd", 1.0)
+            mu = pm.Normal("mu", mu=mu_loc, sigma=mu_scale, shape=K)
+            sigma = pm.LogNormal("sigma", mu=sigma_logmean, sigma=sigma_logsd, shape=K)
+            z = (x[:, None] - mu[None, :]) / sigma[None, :]
+            log_phi = -0.5 * z**2 - pt.log(sigma)[None, :] - 0.5 * np.log(2 * np.pi)
+        else:
+            a_logloc = pm.Data("a_logloc", np.zeros(K))
+            b_logloc = pm.Data("b_logloc", np.zeros(K))
+            ab_logsd = pm.Data("ab_logsd", 1.0)
+            a = pm.LogNormal("beta_a", mu=a_logloc, sigma=ab_logsd, shape=K)
+            b = pm.LogNormal("beta_b", mu=b_logloc, sigma=ab_logsd, shape=K)
+            log_beta_fn = pt.gammaln(a) + pt.gammaln(b) - pt.gammaln(a + b)
+            # log expit(x) = -softplus(-x), log expit(-x) = -softplus(x)
+            log_phi = -a[None, :] * pt.softplus(-x)[:, None] - b[None, :] * pt.softplus(x)[:, None] - log_beta_fn[None, :]
+        log_comp = pt.log(weight)[None, :] + log_phi
         pm.Potential("loglik", pt.sum(counts * pt.logsumexp(log_comp, axis=1)))
     return model
 
@@ -126,37 +146,39 @@ def _check_inputs(x, counts, prior, n_components, draws):
         raise ValueError(f"n_components must be an integer >= 2; got {n_components!r}.")
     if int(draws) != draws or draws < 1:
         raise ValueError(f"draws must be a positive integer; got {draws!r}.")
-    missing = [k for k in _PRIOR_KEYS if k not in prior]
+    from bayescal.bayesian.priors import prior_keys
+
+    family = family_of(prior)
+    missing = [k for k in prior_keys(family) if k not in prior]
     if missing:
         raise ValueError(f"prior is missing keys {missing}; build it with bayescal.bayesian.priors.")
     K = int(n_components)
-    for key in ("mu_loc", "init_mu", "init_sigma", "init_weight"):
+    vectors = [k for k in prior_keys(family) if k.endswith(("_loc", "_logloc")) or k.startswith("init_")]
+    for key in vectors:
         if np.shape(prior[key]) != (K,):
             raise ValueError(
                 f"prior[{key!r}] must have shape ({K},) to match n_components; got {np.shape(prior[key])}."
             )
-    for key in ("alpha_shape", "alpha_rate", "mu_scale", "sigma_logsd"):
+    positive = ("alpha_shape", "alpha_rate", "mu_scale", "sigma_logsd") if family == "gaussian" else ("alpha_shape", "alpha_rate", "ab_logsd")
+    for key in positive:
         if not float(prior[key]) > 0:
             raise ValueError(f"prior[{key!r}] must be a positive number; got {prior[key]!r}.")
     return x, counts
 
 
+def _check_family(prior: dict, family: str) -> None:
+    if family_of(prior) != family:
+        raise ValueError(
+            f"prior holds the hyperparameters of {family_of(prior)!r} components but family={family!r}: "
+            "build the prior with bayescal.bayesian.priors.resolve_priors(..., family)."
+        )
+
+
 def _set_data(model, x, counts, prior):
     import pymc as pm
 
-    pm.set_data(
-        {
-            "x": x,
-            "counts": counts,
-            "alpha_shape": float(prior["alpha_shape"]),
-            "alpha_rate": float(prior["alpha_rate"]),
-            "mu_loc": np.asarray(prior["mu_loc"], dtype=np.float64),
-            "mu_scale": float(prior["mu_scale"]),
-            "sigma_logmean": float(prior["sigma_logmean"]),
-            "sigma_logsd": float(prior["sigma_logsd"]),
-        },
-        model=model,
-    )
+    values = {k: np.asarray(prior[k], dtype=np.float64) for k in _DATA_KEYS[family_of(prior)]}
+    pm.set_data({"x": x, "counts": counts} | values, model=model)
 
 
 def _initial_values(prior) -> dict[str, np.ndarray]:
@@ -165,22 +187,20 @@ def _initial_values(prior) -> dict[str, np.ndarray]:
     w = w / w.sum()
     remaining = 1.0 - np.concatenate([[0.0], np.cumsum(w)[:-1]])
     v = np.clip(w[:-1] / np.clip(remaining[:-1], 1e-12, None), 1e-6, 1 - 1e-6)
-    return {
-        "alpha": np.float64(prior["alpha_shape"] / prior["alpha_rate"]),
-        "v": v,
-        "mu": np.asarray(prior["init_mu"], dtype=np.float64),
-        "sigma": np.asarray(prior["init_sigma"], dtype=np.float64),
-    }
+    start = {name: np.asarray(prior[key], dtype=np.float64) for name, key in _START_KEYS[family_of(prior)].items()}
+    return {"alpha": np.float64(prior["alpha_shape"] / prior["alpha_rate"]), "v": v} | start
 
 
 def _unconstrained(init: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The same point on PyMC's transformed scale (log for alpha, sigma; log-odds for v)."""
-    return {
-        "alpha_log__": np.log(init["alpha"]),
-        "v_logodds__": logit(init["v"]),
-        "mu": init["mu"],
-        "sigma_log__": np.log(init["sigma"]),
-    }
+    """The same point on PyMC's transformed scale (log for alpha, sigma and the Beta shapes;
+    log-odds for v)."""
+    out = {"alpha_log__": np.log(init["alpha"]), "v_logodds__": logit(init["v"])}
+    for name in ("sigma", "beta_a", "beta_b"):
+        if name in init:
+            out[f"{name}_log__"] = np.log(init[name])
+    if "mu" in init:
+        out["mu"] = init["mu"]
+    return out
 
 
 @dataclass
@@ -193,7 +213,7 @@ class _Advi:
     rngs: list  # random generators of the step function
     mean: object  # shared mean-field location (flat vector on the transformed scale)
     rho: object  # shared mean-field rho; std = log(1 + exp(rho))
-    point_fn: object  # flat vector -> [log p(theta, data) with Jacobian, weight, mu, sigma, alpha]
+    point_fn: object  # flat vector -> [log p(theta, data) with Jacobian, weight, the two parameters, alpha]
 
 
 @dataclass
@@ -205,8 +225,8 @@ class _Slot:
     nuts: dict = field(default_factory=dict)  # target_accept -> compiled NUTS step
 
 
-#: free slots per K; a fit borrows one (building it if none is free) and gives it back
-_POOL: dict[int, list[_Slot]] = {}
+#: free slots per (K, family); a fit borrows one (building it if none is free) and gives it back
+_POOL: dict[tuple[int, str], list[_Slot]] = {}
 _POOL_LOCK = threading.Lock()
 #: fewest draws for which the Pareto tail fit of PSIS is attempted
 _PSIS_MIN_DRAWS = 100
@@ -215,25 +235,25 @@ N_COMPILATIONS = {"advi": 0, "nuts": 0}
 
 
 @contextmanager
-def _borrow(n_components: int):
-    """A model for ``K`` components that no other fit is using (thread-safe).
+def _borrow(n_components: int, family: str = "gaussian"):
+    """A model for ``K`` components of ``family`` that no other fit is using (thread-safe).
 
     Fits of the two classes may run in parallel threads; each gets its own slot, so the
     shared data and optimiser state of one fit are never touched by another. Slots are
     kept for the life of the process, so later fits with the same K reuse their
     compiled functions.
     """
-    K = int(n_components)
+    key = (int(n_components), family)
     with _POOL_LOCK:
-        free = _POOL.setdefault(K, [])
+        free = _POOL.setdefault(key, [])
         slot = free.pop() if free else None
     if slot is None:
-        slot = _Slot(build_model(K))
+        slot = _Slot(build_model(*key))
     try:
         yield slot
     finally:
         with _POOL_LOCK:
-            _POOL[K].append(slot)
+            _POOL[key].append(slot)
 
 
 def _advi_parts(slot: _Slot) -> _Advi:
@@ -264,9 +284,8 @@ def _advi_parts(slot: _Slot) -> _Advi:
     flat = pt.vector("flat", dtype="float64")
     values = {v.name: v for v in model.value_vars}
     replace = {values[name]: flat[info[1]].reshape(info[2]) for name, info in group.ordering.items()}
-    outs = model.replace_rvs_by_values(
-        [model.logp(jacobian=True), model["weight"], model["mu"], model["sigma"], model["alpha"]]
-    )
+    p1, p2 = _params(model)
+    outs = model.replace_rvs_by_values([model.logp(jacobian=True), model["weight"], model[p1], model[p2], model["alpha"]])
     point_fn = pm.pytensorf.compile([flat], graph_replace(outs, replace, strict=False))
     slot.advi = _Advi(step, lr, opt_state, rngs, mean, rho, point_fn)
     with _POOL_LOCK:
@@ -330,15 +349,24 @@ def _warn_not_converged(losses: np.ndarray, window: int, tol: float, which: str)
     )
 
 
-def _to_posterior(weight, mu, sigma, alpha, n_chains, n_draws) -> xr.Dataset:
+def _params(model) -> tuple[str, str]:
+    """The names of the model's two component parameters."""
+    return ("beta_a", "beta_b") if "beta_a" in model.named_vars else ("mu", "sigma")
+
+
+def _to_posterior(weight, p1, p2, alpha, n_chains, n_draws, family: str = "gaussian") -> xr.Dataset:
+    """The route's posterior layout (:class:`~bayescal.bayesian.class_fit.ClassFit`)."""
+    from bayescal.bayesian.mixture import PARAMS
+
+    name1, name2 = PARAMS[family]
     K = weight.shape[-1]
     coords = {"chain": np.arange(n_chains), "draw": np.arange(n_draws), "component": np.arange(K)}
     shape3 = (n_chains, n_draws, K)
     return xr.Dataset(
         {
             "weight": (("chain", "draw", "component"), np.reshape(weight, shape3)),
-            "mu": (("chain", "draw", "component"), np.reshape(mu, shape3)),
-            "sigma": (("chain", "draw", "component"), np.reshape(sigma, shape3)),
+            name1: (("chain", "draw", "component"), np.reshape(p1, shape3)),
+            name2: (("chain", "draw", "component"), np.reshape(p2, shape3)),
             "alpha": (("chain", "draw"), np.reshape(alpha, (n_chains, n_draws))),
         },
         coords=coords,
@@ -360,6 +388,7 @@ def fit_advi(
     init_std: float = 0.1,
     psis: bool = False,
     restarts: int = 1,
+    family: str = "gaussian",
 ) -> ClassFit:
     r"""Mean-field ADVI of one class's mixture, optionally corrected by Pareto-smoothed importance sampling.
 
@@ -422,13 +451,14 @@ def fit_advi(
 
     start_time = time.perf_counter()
     x, counts = _check_inputs(x, counts, prior, n_components, draws)
+    _check_family(prior, family)
     if int(restarts) != restarts or not 1 <= restarts <= draws:
         raise ValueError(f"restarts must be an integer between 1 and draws={draws}; got {restarts!r}.")
     R = int(restarts)
     seeds = np.random.SeedSequence(random_seed).generate_state(3 + 2 * (R - 1))
     run_seeds, retry_seeds = [seeds[0], *seeds[3::2]], [seeds[1], *seeds[4::2]]
     runs = []
-    with _borrow(n_components) as slot:
+    with _borrow(n_components, family) as slot:
         engine = _advi_parts(slot)
         _set_data(slot.model, x, counts, prior)
         flat_start = _flat_start(slot.model, prior)
@@ -481,7 +511,7 @@ def fit_advi(
     )
     log_q = logsumexp(log_q_each + np.log(sizes / draws)[:, None], axis=0)
     log_p = np.array([r[0] for r in results])
-    weight, mu, sigma, alpha = (np.array([r[j] for r in results]) for j in range(1, 5))
+    weight, p1, p2, alpha = (np.array([r[j] for r in results]) for j in range(1, 5))
     log_ratio = log_p - log_q
     pareto_k, ess = float("nan"), float("nan")
     if draws >= _PSIS_MIN_DRAWS and np.all(np.isfinite(log_ratio)):
@@ -499,7 +529,7 @@ def fit_advi(
                 )
             positions = (rng.uniform() + np.arange(draws)) / draws
             idx = np.minimum(np.searchsorted(np.cumsum(w), positions), draws - 1)
-            weight, mu, sigma, alpha = weight[idx], mu[idx], sigma[idx], alpha[idx]
+            weight, p1, p2, alpha = weight[idx], p1[idx], p2[idx], alpha[idx]
     diagnostics = {
         "route": "advi",
         "converged": all(run["converged"] for run in runs),
@@ -514,7 +544,7 @@ def fit_advi(
         "retried": any(run["retried"] for run in runs),
         "runtime_s": time.perf_counter() - start_time,
     }
-    return ClassFit(_to_posterior(weight, mu, sigma, alpha, 1, draws), diagnostics)
+    return ClassFit(_to_posterior(weight, p1, p2, alpha, 1, draws, family), diagnostics)
 
 
 def fit_nuts(
@@ -528,6 +558,7 @@ def fit_nuts(
     chains: int = 2,
     tune: int = 1000,
     target_accept: float = 0.9,
+    family: str = "gaussian",
 ) -> ClassFit:
     """PyMC's NUTS on the same model, started at the KDE-informed values.
 
@@ -560,6 +591,7 @@ def fit_nuts(
 
     start_time = time.perf_counter()
     x, counts = _check_inputs(x, counts, prior, n_components, draws)
+    _check_family(prior, family)
     for name, value in (("chains", chains), ("tune", tune)):
         if int(value) != value or value < (0 if name == "tune" else 1):
             raise ValueError(
@@ -567,7 +599,7 @@ def fit_nuts(
             )
     if not 0 < target_accept < 1:
         raise ValueError(f"target_accept must lie in (0, 1); got {target_accept!r}.")
-    with _borrow(n_components) as slot:
+    with _borrow(n_components, family) as slot:
         _set_data(slot.model, x, counts, prior)
         step = _nuts_step(slot, target_accept)
         flat_start = _flat_start(slot.model, prior)
@@ -585,8 +617,8 @@ def fit_nuts(
             compute_convergence_checks=False,
         )
     post = idata.posterior
-    weight, mu, sigma = (post[name].values for name in ("weight", "mu", "sigma"))
-    posterior = _to_posterior(weight, mu, sigma, post["alpha"].values, int(chains), int(draws))
+    weight, p1, p2 = (post[name].values for name in ("weight", *_params(slot.model)))
+    posterior = _to_posterior(weight, p1, p2, post["alpha"].values, int(chains), int(draws), family)
     stats = idata.sample_stats.to_dataset()
     keep = [
         name for name in ("diverging", "energy", "lp", "tree_depth", "step_size", "acceptance_rate") if name in stats

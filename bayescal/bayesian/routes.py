@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import import_module
 
-__all__ = ["ROUTES", "SAMPLING_ROUTES", "get_route"]
+__all__ = ["BETA_ROUTES", "ROUTES", "SAMPLING_ROUTES", "get_route"]
 
 ROUTES: dict[str, str | Callable] = {
     "gibbs": "bayescal.bayesian.gibbs:fit_gibbs",
@@ -30,6 +30,8 @@ ROUTES: dict[str, str | Callable] = {
 }
 SAMPLING_ROUTES = ("gibbs", "nuts")
 """Routes with chains and a warm-up (``chains`` and ``tune`` are passed to them)."""
+BETA_ROUTES = ("gibbs", "advi", "nuts")
+"""Routes that fit Beta components too (they take ``family="beta"``); the others fit Gaussian ones."""
 
 
 def get_route(name: str) -> Callable:

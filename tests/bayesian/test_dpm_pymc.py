@@ -241,3 +241,56 @@ def test_nuts_layout_seed_and_no_recompile(rng):
     post = fit.posterior.stack(sample=("chain", "draw")).transpose("sample", "component")
     dens = np.exp(log_density(g, post["weight"].values, post["mu"].values, post["sigma"].values)).mean(0)
     assert np.trapezoid(np.abs(dens - _true_density(g)), g) < 0.4
+
+
+def _piled(rng, n):
+    """Logits of probability scores piled near 0: Beta(0.4, 4)."""
+    s = np.clip(rng.beta(0.4, 4.0, n), 1e-12, 1 - 1e-12)
+    return np.log(s) - np.log1p(-s)
+
+
+def test_beta_model_in_pymc_is_the_mixture_the_sampler_and_the_map_use(rng):
+    """The Beta-component model written in PyMC has, at any point, the weighted log-likelihood
+    that the numpy mixture evaluation (which the Gibbs route and the map use) gives."""
+    from bayescal.bayesian.priors import resolve_priors
+
+    x = _piled(rng, 60)
+    counts = rng.integers(1, 4, x.size).astype(float)
+    K = 3
+    prior = resolve_priors(None, [x, x], [counts, counts], K, "beta")[0]
+    model = pymc_model.build_model(K, "beta")
+    pymc_model._set_data(model, x, counts, prior)
+    start = pymc_model._initial_values(prior)
+    start["beta_a"] = start["beta_a"] * np.array([0.5, 1.0, 2.0])
+    point = pymc_model._unconstrained(start)
+    fn = model.compile_fn(model.replace_rvs_by_values([model["loglik"]])[0])
+    loglik = fn({k: v for k, v in point.items() if k != "alpha_log__"})  # alpha does not enter the likelihood
+    w = np.append(start["v"], 1.0) * np.concatenate([[1.0], np.cumprod(1.0 - start["v"])])
+    expected = counts @ log_density(x, w, start["beta_a"], start["beta_b"], "beta")
+    np.testing.assert_allclose(loglik, expected, rtol=1e-10)
+    with pytest.raises(ValueError, match="hyperparameters of 'beta' components but family='gaussian'"):
+        get_route("nuts")(x, counts, prior, n_components=K, draws=5, random_seed=0)
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_nuts_samples_beta_components_like_the_gibbs_sampler(rng):
+    """NUTS on the PyMC model and the blocked Gibbs sampler give the same posterior-mean
+    density of scores piled near 0 (Beta components, tiny settings)."""
+    from bayescal.bayesian.priors import resolve_priors
+
+    x = _piled(rng, 150)
+    ones = np.ones(x.size)
+    K = 3
+    prior = resolve_priors(None, [x, x], [ones, ones], K, "beta")[0]
+    kw = {"n_components": K, "draws": 150, "tune": 150, "chains": 2, "family": "beta"}
+    nuts = get_route("nuts")(x, ones, prior, random_seed=1, **kw)
+    gibbs = get_route("gibbs")(x, ones, prior, random_seed=1, **kw)
+    assert set(nuts.posterior.data_vars) == set(gibbs.posterior.data_vars)
+    g = np.linspace(np.quantile(x, 0.05), np.quantile(x, 0.95), 50)
+
+    def mean_density(fit):
+        post = fit.posterior.stack(sample=("chain", "draw")).transpose("sample", "component")
+        return np.exp(log_density(g, post["weight"].values, post["beta_a"].values, post["beta_b"].values, "beta")).mean(0)
+
+    d_nuts, d_gibbs = mean_density(nuts), mean_density(gibbs)
+    assert np.trapezoid(np.abs(d_nuts - d_gibbs), g) < 0.1
