@@ -123,7 +123,9 @@ def build_model(n_components: int, family: str = "gaussian"):
             b = pm.LogNormal("beta_b", mu=b_logloc, sigma=ab_logsd, shape=K)
             log_beta_fn = pt.gammaln(a) + pt.gammaln(b) - pt.gammaln(a + b)
             # log expit(x) = -softplus(-x), log expit(-x) = -softplus(x)
-            log_phi = -a[None, :] * pt.softplus(-x)[:, None] - b[None, :] * pt.softplus(x)[:, None] - log_beta_fn[None, :]
+            log_phi = (
+                -a[None, :] * pt.softplus(-x)[:, None] - b[None, :] * pt.softplus(x)[:, None] - log_beta_fn[None, :]
+            )
         log_comp = pt.log(weight)[None, :] + log_phi
         pm.Potential("loglik", pt.sum(counts * pt.logsumexp(log_comp, axis=1)))
     return model
@@ -159,7 +161,11 @@ def _check_inputs(x, counts, prior, n_components, draws):
             raise ValueError(
                 f"prior[{key!r}] must have shape ({K},) to match n_components; got {np.shape(prior[key])}."
             )
-    positive = ("alpha_shape", "alpha_rate", "mu_scale", "sigma_logsd") if family == "gaussian" else ("alpha_shape", "alpha_rate", "ab_logsd")
+    positive = (
+        ("alpha_shape", "alpha_rate", "mu_scale", "sigma_logsd")
+        if family == "gaussian"
+        else ("alpha_shape", "alpha_rate", "ab_logsd")
+    )
     for key in positive:
         if not float(prior[key]) > 0:
             raise ValueError(f"prior[{key!r}] must be a positive number; got {prior[key]!r}.")
@@ -285,7 +291,9 @@ def _advi_parts(slot: _Slot) -> _Advi:
     values = {v.name: v for v in model.value_vars}
     replace = {values[name]: flat[info[1]].reshape(info[2]) for name, info in group.ordering.items()}
     p1, p2 = _params(model)
-    outs = model.replace_rvs_by_values([model.logp(jacobian=True), model["weight"], model[p1], model[p2], model["alpha"]])
+    outs = model.replace_rvs_by_values(
+        [model.logp(jacobian=True), model["weight"], model[p1], model[p2], model["alpha"]]
+    )
     point_fn = pm.pytensorf.compile([flat], graph_replace(outs, replace, strict=False))
     slot.advi = _Advi(step, lr, opt_state, rngs, mean, rho, point_fn)
     with _POOL_LOCK:

@@ -290,7 +290,9 @@ def test_nuts_samples_beta_components_like_the_gibbs_sampler(rng):
 
     def mean_density(fit):
         post = fit.posterior.stack(sample=("chain", "draw")).transpose("sample", "component")
-        return np.exp(log_density(g, post["weight"].values, post["beta_a"].values, post["beta_b"].values, "beta")).mean(0)
+        return np.exp(log_density(g, post["weight"].values, post["beta_a"].values, post["beta_b"].values, "beta")).mean(
+            0
+        )
 
     d_nuts, d_gibbs = mean_density(nuts), mean_density(gibbs)
     assert np.trapezoid(np.abs(d_nuts - d_gibbs), g) < 0.1
