@@ -67,7 +67,7 @@ def _null_elpd(y: np.ndarray, n_samples: int, good_k: float):
     lppd_i = np.log((count + 1.0) / (n + 2.0))
     return ELPDDataLOO(
         elpd=float(elpd_i.sum()),
-        se=float(np.sqrt(n * np.var(elpd_i))),
+        se=float(np.sqrt(n * np.var(elpd_i, ddof=1))),
         p=float((lppd_i - elpd_i).sum()),
         n_samples=n_samples,
         n_data_points=n,
@@ -76,6 +76,31 @@ def _null_elpd(y: np.ndarray, n_samples: int, good_k: float):
         good_k=good_k,
         elpd_i=xr.DataArray(elpd_i, dims="obs_id"),
         pareto_k=xr.DataArray(np.zeros(n), dims="obs_id"),
+    )
+
+
+def _weighted_elpd(ll_label: np.ndarray, log_weights: np.ndarray, pareto_k: np.ndarray):
+    """PSIS leave-one-out terms of the labels from smoothed, normalised log weights (S, n):
+    :math:`\\mathrm{elpd}_i = \\log \\sum_s w_{si}\\, p(y_i \\mid t_i, \\theta_s)`, the terms
+    :func:`arviz_stats.loo` computes point by point, here for all points at once."""
+    from arviz_stats import ELPDDataLOO
+    from scipy.special import logsumexp
+
+    S, n = ll_label.shape
+    elpd_i = logsumexp(log_weights + ll_label, axis=0)
+    lppd_i = logsumexp(ll_label, axis=0) - np.log(S)
+    good_k = min(1.0 - 1.0 / np.log10(S), 0.7)
+    return ELPDDataLOO(
+        elpd=float(elpd_i.sum()),
+        se=float(np.sqrt(n * np.var(elpd_i, ddof=1))),
+        p=float((lppd_i - elpd_i).sum()),
+        n_samples=S,
+        n_data_points=n,
+        scale="log",
+        warning=bool(np.any(pareto_k > good_k)),
+        good_k=good_k,
+        elpd_i=xr.DataArray(elpd_i, dims="obs_id"),
+        pareto_k=xr.DataArray(pareto_k, dims="obs_id"),
     )
 
 
@@ -111,22 +136,17 @@ def null_model_weight(log_joint: np.ndarray, y: np.ndarray, shape: tuple[int, in
     with warnings.catch_warnings():  # high Pareto k is reported in the result, not warned per fit
         warnings.simplefilter("ignore")
         log_weights, pareto_k = joint.azstats.psislw(r_eff=reff, dim=["chain", "draw"])
-        ds = xr.Dataset({"y": (("chain", "draw", "obs_id"), ll_label.reshape(*shape, -1))})
-        elpd_dpm = arviz_stats.loo(
-            xr.DataTree.from_dict({"log_likelihood": ds}),
-            pointwise=True,
-            reff=reff,
-            log_weights=log_weights,
-            pareto_k=pareto_k,
-        )
+        lw = log_weights.transpose("chain", "draw", "obs_id").values.reshape(ll_label.shape)
+        elpd_dpm = _weighted_elpd(ll_label, lw, pareto_k.transpose("obs_id").values)
         elpd_null = _null_elpd(y, ll_label.shape[0], elpd_dpm.good_k)
         table = arviz_stats.compare({"dpm": elpd_dpm, "constant": elpd_null}, method="BB-pseudo-BMA", round_to="none")
+    pareto_k = pareto_k.values
     return {
         "weight": float(np.clip(table.loc["dpm", "weight"], 0.0, 1.0)),
         "elpd_dpm": float(elpd_dpm.elpd),
         "elpd_constant": float(elpd_null.elpd),
         "elpd_diff_se": float(table["dse"].max()),
-        "pareto_k_max": float(np.max(pareto_k.values)),
-        "pareto_k_high": float(np.mean(pareto_k.values > elpd_dpm.good_k)),
+        "pareto_k_max": float(np.max(pareto_k)),
+        "pareto_k_high": float(np.mean(pareto_k > elpd_dpm.good_k)),
         "n_points": int(y.size),
     }
