@@ -48,7 +48,9 @@ JASA 96, 161-173.
 
 from __future__ import annotations
 
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import xarray as xr
@@ -172,6 +174,171 @@ class _Beta:
 _FAMILIES = {"gaussian": _Gaussian, "beta": _Beta}
 
 
+def _sample_numpy(x, counts, prior, K, C, tune, thin, n_keep, n_mh, family, random_seed):
+    """The sweeps in vectorised numpy (the reference implementation; ``backend="numpy"``)."""
+    rng = np.random.default_rng(random_seed)
+    comps = _FAMILIES[family](x, counts, prior, C, n_mh)
+
+    c_int = np.floor(counts)
+    c_frac = counts - c_int
+    has_frac = bool(np.any(c_frac > 0))
+    has_int = bool(np.any(c_int > 0))
+    c_int_i = c_int.astype(np.int64)
+    a, b = float(prior["alpha_shape"]), float(prior["alpha_rate"])
+
+    w0 = np.clip(np.asarray(prior["init_weight"], dtype=np.float64), 1e-10, None)
+    w0 = w0 / w0.sum()
+    rest = 1.0 - np.concatenate([[0.0], np.cumsum(w0)[:-1]])
+    v = np.tile(np.clip(w0[:-1] / np.maximum(rest[:-1], 1e-300), _V_EPS, 1 - _V_EPS), (C, 1))
+    alpha = np.full(C, a / b)
+
+    n_iter = tune + n_keep * thin
+    p1_name, p2_name = comps.names
+    out = {k: np.empty((C, n_keep, K)) for k in ("weight", p1_name, p2_name)}
+    out_alpha = np.empty((C, n_keep))
+    out_ll = np.empty((C, n_keep))
+    out_occ = np.empty((C, n_keep), dtype=np.int64)
+    acceptance = 0.0
+    arangeK = np.arange(K)
+    frac_feats = comps.feats * c_frac[:, None]
+    for it in range(n_iter):
+        # 1. allocations: responsibilities r[c, k, i] by a log-sum-exp over components (axis 1,
+        #    so the reductions run along contiguous rows of points), in place
+        resp = comps.log_terms(_log_weights(v))
+        top = resp.max(axis=1, keepdims=True)
+        resp -= top
+        np.exp(resp, out=resp)
+        tot = resp.sum(axis=1, keepdims=True)
+        resp /= tot
+        suff = np.zeros((C, K, 3))  # per component: n_k and the family's two sufficient sums
+        if has_int:
+            suff += rng.multinomial(c_int_i, resp.transpose(0, 2, 1)).transpose(0, 2, 1) @ comps.feats
+        if has_frac:
+            k_draw = np.minimum((np.cumsum(resp, axis=1) < rng.random((C, 1, x.size))).sum(axis=1), K - 1)
+            suff += (k_draw[:, None, :] == arangeK[None, :, None]) @ frac_feats
+        nk = suff[..., 0]
+        # 2. sticks
+        tail = nk.sum(axis=1, keepdims=True) - np.cumsum(nk, axis=1)
+        v = np.clip(rng.beta(1.0 + nk[:, :-1], alpha[:, None] + tail[:, :-1]), _V_EPS, 1 - _V_EPS)
+        # 3. concentration
+        alpha = rng.gamma(a + K - 1, 1.0 / (b - np.log1p(-v).sum(axis=1)))
+        # 4-5. component parameters
+        acceptance += comps.update(suff, rng)
+        if it >= tune and (it - tune) % thin == 0:
+            j = (it - tune) // thin
+            p1, p2 = comps.params()
+            out["weight"][:, j] = np.exp(_log_weights(v))
+            out[p1_name][:, j] = p1
+            out[p2_name][:, j] = p2
+            out_alpha[:, j] = alpha
+            out_ll[:, j] = (top[:, 0] + np.log(tot[:, 0]) + comps.point_constant) @ counts  # at the sweep's start
+            out_occ[:, j] = (nk > 0).sum(axis=1)
+    return out, out_alpha, out_ll, out_occ, {"mh_acceptance": float(acceptance / (n_iter * C * K))}
+
+
+def _chain_streams(random_seed, C: int) -> list[np.random.Generator]:
+    """One independent generator per chain, spawned from ``random_seed``."""
+    if isinstance(random_seed, np.random.Generator):
+        return list(random_seed.spawn(C))
+    return [np.random.Generator(np.random.PCG64(ss)) for ss in np.random.SeedSequence(random_seed).spawn(C)]
+
+
+def _family_arrays(x, counts, prior, K, family):
+    """The kernel's data and prior arrays, and the start of the component parameters."""
+    zeros = np.zeros(K)
+    if family == "gaussian":
+        shift = float(np.average(x, weights=counts))  # centred data: stable sufficient statistics
+        data = (x - shift, np.zeros_like(x))
+        hyper = (
+            np.asarray(prior["mu_loc"], dtype=np.float64) - shift,
+            float(prior["mu_scale"]) ** 2,
+            float(prior["sigma_logmean"]),
+            float(prior["sigma_logsd"]),
+            zeros,
+            zeros,
+        )
+        start = (
+            np.asarray(prior["init_mu"], dtype=np.float64) - shift,
+            np.log(np.asarray(prior["init_sigma"], dtype=np.float64)),
+        )
+        spread = (float(prior["mu_scale"]), float(prior["sigma_logsd"]))
+        return data, hyper, start, spread, shift
+    data = (log_expit(x), log_expit(-x))
+    tau = float(prior["ab_logsd"])
+    hyper = (
+        zeros,
+        1.0,
+        0.0,
+        tau,
+        np.asarray(prior["a_logloc"], dtype=np.float64),
+        np.asarray(prior["b_logloc"], dtype=np.float64),
+    )
+    start = (
+        np.log(np.asarray(prior["init_a"], dtype=np.float64)),
+        np.log(np.asarray(prior["init_b"], dtype=np.float64)),
+    )
+    return data, hyper, start, (tau, tau), 0.0
+
+
+def _sample_compiled(
+    x, counts, prior, K, C, tune, thin, n_keep, n_mh, n_marginal, label_swaps, family, random_seed, overdispersed, n_threads
+):
+    """The sweeps compiled (:mod:`bayescal.bayesian._gibbs_kernels`), one chain per task, in threads."""
+    from bayescal.bayesian import _gibbs_kernels as kern
+
+    (xa, xb), (m, s2, ell, tau, loc1, loc2), (th1_0, th2_0), spread, shift = _family_arrays(
+        x, counts, prior, K, family
+    )
+    c_int = np.floor(counts)
+    c_frac = counts - c_int
+    c_int = c_int.astype(np.int64)
+    a, b = float(prior["alpha_shape"]), float(prior["alpha_rate"])
+    w0 = np.clip(np.asarray(prior["init_weight"], dtype=np.float64), 1e-10, None)
+    w0 = w0 / w0.sum()
+    n_iter = tune + n_keep * thin
+    p1_name, p2_name = _FAMILIES[family].names
+    out = {k: np.empty((C, n_keep, K)) for k in ("weight", p1_name, p2_name)}
+    out_alpha = np.empty((C, n_keep))
+    out_ll = np.empty((C, n_keep))
+    out_occ = np.empty((C, n_keep), dtype=np.int64)
+    stats = np.zeros((C, 6))
+    gens = _chain_streams(random_seed, C)
+    family_code = kern.GAUSSIAN if family == "gaussian" else kern.BETA
+
+    def run(c: int) -> None:
+        gen = gens[c]
+        w, th1, th2, alpha = w0.copy(), th1_0.copy(), th2_0.copy(), a / b
+        if overdispersed and c > 0:  # over-dispersed starts: every chain but the first
+            w = gen.dirichlet(np.ones(K))
+            th1 = th1 + 0.5 * spread[0] * gen.standard_normal(K)
+            th2 = th2 + 0.5 * spread[1] * gen.standard_normal(K)
+            alpha = float(gen.gamma(a, 1.0 / b))
+        rest = 1.0 - np.concatenate([[0.0], np.cumsum(w)[:-1]])
+        v = np.clip(w[:-1] / np.maximum(rest[:-1], 1e-300), _V_EPS, 1 - _V_EPS)
+        kern.run_chain(
+            family_code, xa, xb, c_int, c_frac, counts, m, s2, ell, tau, loc1, loc2, a, b,
+            v, th1, th2, float(alpha), n_iter, tune, thin, n_mh, n_marginal, label_swaps, gen,
+            out["weight"][c], out[p1_name][c], out[p2_name][c], out_alpha[c], out_ll[c], out_occ[c], stats[c],
+        )  # fmt: skip
+
+    workers = min(C, n_threads if n_threads is not None else (os.cpu_count() or 1))
+    if workers > 1:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(run, range(C)))
+    else:
+        for c in range(C):
+            run(c)
+    if family == "gaussian":
+        out[p1_name] += shift
+        out_ll += _LOG_SQRT_2PI * -counts.sum()
+    extra = {"mh_acceptance": float(stats[:, 0].sum() / max(stats[:, 1].sum(), 1.0))}
+    if label_swaps:
+        extra["swap_acceptance"] = float(stats[:, 4].sum() / max(stats[:, 5].sum(), 1.0))
+    if n_marginal > 0:
+        extra["marginal_acceptance"] = float(stats[:, 2].sum() / max(stats[:, 3].sum(), 1.0))
+    return out, out_alpha, out_ll, out_occ, extra
+
+
 def fit_gibbs(
     x: np.ndarray,
     counts: np.ndarray,
@@ -185,6 +352,11 @@ def fit_gibbs(
     chains: int = 2,
     n_mh: int = 2,
     family: str = "gaussian",
+    n_marginal: int = 0,
+    label_swaps: bool = False,
+    overdispersed: bool = False,
+    backend: str = "numba",
+    n_threads: int | None = None,
 ) -> ClassFit:
     """Sample one class's mixture posterior with the blocked Gibbs sampler (module docstring).
 
@@ -231,9 +403,15 @@ def fit_gibbs(
         ("thin", thin, 1),
         ("chains", chains, 1),
         ("n_mh", n_mh, 1),
+        ("n_marginal", n_marginal, 0),
+        ("n_threads", 1 if n_threads is None else n_threads, 1),
     ):
         if int(val) != val or val < low:
             raise ValueError(f"{name}={val} must be an integer >= {low}.")
+    if backend not in ("numba", "numpy"):
+        raise ValueError(f"backend={backend!r} is not one of ('numba', 'numpy').")
+    if backend == "numpy" and (n_marginal or overdispersed or label_swaps):
+        raise ValueError("backend='numpy' runs the plain blocked sweeps: set n_marginal=0, label_swaps=False and overdispersed=False.")
     if family not in _FAMILIES:
         raise ValueError(f"family={family!r} is not one of {tuple(_FAMILIES)}.")
     x = np.asarray(x, dtype=np.float64)
@@ -245,66 +423,18 @@ def fit_gibbs(
     keep = counts > 0
     x, counts = x[keep], counts[keep]
     K, C = int(n_components), int(chains)
-    t0 = time.perf_counter()
-    rng = np.random.default_rng(random_seed)
-    comps = _FAMILIES[family](x, counts, prior, C, int(n_mh))
-
-    c_int = np.floor(counts)
-    c_frac = counts - c_int
-    has_frac = bool(np.any(c_frac > 0))
-    has_int = bool(np.any(c_int > 0))
-    c_int_i = c_int.astype(np.int64)
-    a, b = float(prior["alpha_shape"]), float(prior["alpha_rate"])
-
-    w0 = np.clip(np.asarray(prior["init_weight"], dtype=np.float64), 1e-10, None)
-    w0 = w0 / w0.sum()
-    rest = 1.0 - np.concatenate([[0.0], np.cumsum(w0)[:-1]])
-    v = np.tile(np.clip(w0[:-1] / np.maximum(rest[:-1], 1e-300), _V_EPS, 1 - _V_EPS), (C, 1))
-    alpha = np.full(C, a / b)
-
     n_keep = int(draws)
     n_iter = int(tune) + n_keep * int(thin)
-    p1_name, p2_name = comps.names
-    out = {k: np.empty((C, n_keep, K)) for k in ("weight", p1_name, p2_name)}
-    out_alpha = np.empty((C, n_keep))
-    out_ll = np.empty((C, n_keep))
-    out_occ = np.empty((C, n_keep), dtype=np.int64)
-    acceptance = 0.0
-    arangeK = np.arange(K)
-    frac_feats = comps.feats * c_frac[:, None]
-    for it in range(n_iter):
-        # 1. allocations: responsibilities r[c, k, i] by a log-sum-exp over components (axis 1,
-        #    so the reductions run along contiguous rows of points), in place
-        resp = comps.log_terms(_log_weights(v))
-        top = resp.max(axis=1, keepdims=True)
-        resp -= top
-        np.exp(resp, out=resp)
-        tot = resp.sum(axis=1, keepdims=True)
-        resp /= tot
-        suff = np.zeros((C, K, 3))  # per component: n_k and the family's two sufficient sums
-        if has_int:
-            suff += rng.multinomial(c_int_i, resp.transpose(0, 2, 1)).transpose(0, 2, 1) @ comps.feats
-        if has_frac:
-            k_draw = np.minimum((np.cumsum(resp, axis=1) < rng.random((C, 1, x.size))).sum(axis=1), K - 1)
-            suff += (k_draw[:, None, :] == arangeK[None, :, None]) @ frac_feats
-        nk = suff[..., 0]
-        # 2. sticks
-        tail = nk.sum(axis=1, keepdims=True) - np.cumsum(nk, axis=1)
-        v = np.clip(rng.beta(1.0 + nk[:, :-1], alpha[:, None] + tail[:, :-1]), _V_EPS, 1 - _V_EPS)
-        # 3. concentration
-        alpha = rng.gamma(a + K - 1, 1.0 / (b - np.log1p(-v).sum(axis=1)))
-        # 4-5. component parameters
-        acceptance += comps.update(suff, rng)
-        if it >= tune and (it - tune) % thin == 0:
-            j = (it - tune) // thin
-            p1, p2 = comps.params()
-            out["weight"][:, j] = np.exp(_log_weights(v))
-            out[p1_name][:, j] = p1
-            out[p2_name][:, j] = p2
-            out_alpha[:, j] = alpha
-            out_ll[:, j] = (top[:, 0] + np.log(tot[:, 0]) + comps.point_constant) @ counts  # at the sweep's start
-            out_occ[:, j] = (nk > 0).sum(axis=1)
-
+    t0 = time.perf_counter()
+    if backend == "numpy":
+        out, out_alpha, out_ll, out_occ, extra = _sample_numpy(
+            x, counts, prior, K, C, int(tune), int(thin), n_keep, int(n_mh), family, random_seed
+        )
+    else:
+        out, out_alpha, out_ll, out_occ, extra = _sample_compiled(
+            x, counts, prior, K, C, int(tune), int(thin), n_keep, int(n_mh), int(n_marginal), bool(label_swaps), family,
+            random_seed, bool(overdispersed), n_threads,
+        )
     dims3, dims2 = ("chain", "draw", "component"), ("chain", "draw")
     coords = {"chain": np.arange(C), "draw": np.arange(n_keep), "component": np.arange(K)}
     posterior = xr.Dataset({k: (dims3, val) for k, val in out.items()} | {"alpha": (dims2, out_alpha)}, coords=coords)
@@ -318,7 +448,7 @@ def fit_gibbs(
         "runtime_s": float(time.perf_counter() - t0),
         "n_iterations": int(n_iter),
         "chains": C,
-        "mh_acceptance": float(acceptance / (n_iter * C * K)),
         "mean_occupied": float(out_occ.mean()),
-    }
+        "backend": backend,
+    } | extra
     return ClassFit(posterior=posterior, diagnostics=diagnostics, sample_stats=stats)

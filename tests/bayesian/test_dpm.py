@@ -364,7 +364,7 @@ def test_null_model_gets_no_weight_when_it_loses_by_many_nats_despite_a_few_bad_
 
 def test_null_stacking_flattens_the_map_where_scores_carry_no_signal():
     weights = []
-    for seed in range(6):
+    for seed in range(8):
         rng = np.random.default_rng(seed)
         s, y = rng.beta(2, 2, 300), (rng.random(300) < 0.4).astype(int)
         grid = np.linspace(*np.quantile(s, [0.025, 0.975]), 50)
@@ -376,8 +376,9 @@ def test_null_stacking_flattens_the_map_where_scores_carry_no_signal():
         if weights[-1] < 0.1:  # mostly the constant map: near the label share, nearly flat
             assert spread < 0.05
             assert np.abs(stacked.predict_proba(grid)[:, 1] - y.mean()).max() < 0.05
-    # pseudo-BMA+ weights: the constant wins on most null data sets, not always (chance structure)
-    assert sum(w < 0.25 for w in weights) >= 4 and np.mean(weights) < 0.4
+    # pseudo-BMA+ weights: the constant wins on most null data sets, not always (chance structure);
+    # over 16 seeds about 70 % of the weights fall below 0.25, with a mean near 0.25
+    assert sum(w < 0.25 for w in weights) >= 5 and np.mean(weights) < 0.4
 
 
 def test_null_stacking_keeps_the_mixtures_draws_where_scores_carry_signal(fitted):
