@@ -261,8 +261,7 @@ def _family_arrays(x, counts, prior, K, family):
             np.asarray(prior["init_mu"], dtype=np.float64) - shift,
             np.log(np.asarray(prior["init_sigma"], dtype=np.float64)),
         )
-        spread = (float(prior["mu_scale"]), float(prior["sigma_logsd"]))
-        return data, hyper, start, spread, shift
+        return data, hyper, start, shift
     data = (log_expit(x), log_expit(-x))
     tau = float(prior["ab_logsd"])
     hyper = (
@@ -277,16 +276,16 @@ def _family_arrays(x, counts, prior, K, family):
         np.log(np.asarray(prior["init_a"], dtype=np.float64)),
         np.log(np.asarray(prior["init_b"], dtype=np.float64)),
     )
-    return data, hyper, start, (tau, tau), 0.0
+    return data, hyper, start, 0.0
 
 
 def _sample_compiled(
-    x, counts, prior, K, C, tune, thin, n_keep, n_mh, n_marginal, label_swaps, family, random_seed, overdispersed, n_threads
+    x, counts, prior, K, C, tune, thin, n_keep, n_mh, n_marginal, label_swaps, family, random_seed, n_threads
 ):
     """The sweeps compiled (:mod:`bayescal.bayesian._gibbs_kernels`), one chain per task, in threads."""
     from bayescal.bayesian import _gibbs_kernels as kern
 
-    (xa, xb), (m, s2, ell, tau, loc1, loc2), (th1_0, th2_0), spread, shift = _family_arrays(
+    (xa, xb), (m, s2, ell, tau, loc1, loc2), (th1_0, th2_0), shift = _family_arrays(
         x, counts, prior, K, family
     )
     c_int = np.floor(counts)
@@ -307,12 +306,7 @@ def _sample_compiled(
 
     def run(c: int) -> None:
         gen = gens[c]
-        w, th1, th2, alpha = w0.copy(), th1_0.copy(), th2_0.copy(), a / b
-        if overdispersed and c > 0:  # over-dispersed starts: every chain but the first
-            w = gen.dirichlet(np.ones(K))
-            th1 = th1 + 0.5 * spread[0] * gen.standard_normal(K)
-            th2 = th2 + 0.5 * spread[1] * gen.standard_normal(K)
-            alpha = float(gen.gamma(a, 1.0 / b))
+        w, th1, th2, alpha = w0, th1_0.copy(), th2_0.copy(), a / b
         rest = 1.0 - np.concatenate([[0.0], np.cumsum(w)[:-1]])
         v = np.clip(w[:-1] / np.maximum(rest[:-1], 1e-300), _V_EPS, 1 - _V_EPS)
         kern.run_chain(
@@ -354,7 +348,6 @@ def fit_gibbs(
     family: str = "gaussian",
     n_marginal: int = 0,
     label_swaps: bool = False,
-    overdispersed: bool = False,
     backend: str = "numba",
     n_threads: int | None = None,
 ) -> ClassFit:
@@ -410,8 +403,8 @@ def fit_gibbs(
             raise ValueError(f"{name}={val} must be an integer >= {low}.")
     if backend not in ("numba", "numpy"):
         raise ValueError(f"backend={backend!r} is not one of ('numba', 'numpy').")
-    if backend == "numpy" and (n_marginal or overdispersed or label_swaps):
-        raise ValueError("backend='numpy' runs the plain blocked sweeps: set n_marginal=0, label_swaps=False and overdispersed=False.")
+    if backend == "numpy" and (n_marginal or label_swaps):
+        raise ValueError("backend='numpy' runs the plain blocked sweeps: set n_marginal=0 and label_swaps=False.")
     if family not in _FAMILIES:
         raise ValueError(f"family={family!r} is not one of {tuple(_FAMILIES)}.")
     x = np.asarray(x, dtype=np.float64)
@@ -433,7 +426,7 @@ def fit_gibbs(
     else:
         out, out_alpha, out_ll, out_occ, extra = _sample_compiled(
             x, counts, prior, K, C, int(tune), int(thin), n_keep, int(n_mh), int(n_marginal), bool(label_swaps), family,
-            random_seed, bool(overdispersed), n_threads,
+            random_seed, n_threads,
         )
     dims3, dims2 = ("chain", "draw", "component"), ("chain", "draw")
     coords = {"chain": np.arange(C), "draw": np.arange(n_keep), "component": np.arange(K)}
