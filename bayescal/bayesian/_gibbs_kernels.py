@@ -21,22 +21,27 @@ __all__ = ["BETA", "GAUSSIAN", "run_chain"]
 
 GAUSSIAN = 0
 BETA = 1
-_FEW = 16
+_FEW = 6
 """Counts up to this are allocated unit by unit; larger ones by conditional binomials."""
 _LIKELY = 0.02
 """Components at least this likely at a point take their binomial draws first (so that the
 count is used up before the unlikely ones)."""
 
 
+_FASTMATH = {"reassoc", "contract", "nsz"}
+"""Floating-point freedoms the compiler may take: reordering sums (so reductions vectorise), fused
+multiply-adds and ignoring the sign of zero; not assuming away NaN or infinity."""
+
+
 def _jit(fn):
     """``numba.njit(cache=True, nogil=True)``, without the disk cache when no location is writable."""
     try:
-        return numba.njit(cache=True, nogil=True)(fn)
+        return numba.njit(cache=True, nogil=True, fastmath=_FASTMATH)(fn)
     except RuntimeError:  # "cannot cache function ...: no locator available"
-        return numba.njit(cache=False, nogil=True)(fn)
+        return numba.njit(cache=False, nogil=True, fastmath=_FASTMATH)(fn)
 
 
-_inline = numba.njit(inline="always")
+_inline = numba.njit(inline="always", fastmath=_FASTMATH)
 
 
 _LOG2E = 1.4426950408889634
@@ -231,7 +236,9 @@ def run_chain(
     n = xa.shape[0]
     logw = np.empty(K)
     w = np.empty(K)
-    E = np.empty((n, K))
+    E = np.empty((K, n))
+    totv = np.empty(n)
+    prob = np.empty(K)
     ebits = np.empty(n * K, dtype=np.int64)
     topv = np.empty(n)
     order = np.empty(K, dtype=np.int64)
@@ -274,27 +281,35 @@ def run_chain(
             suff[k, 1] = 0.0
             suff[k, 2] = 0.0
         ll = 0.0
-        for i in range(n):  # log terms less each point's largest (E[i, k] <= 0), then exp in one pass
-            xi_a = xa[i]
-            xi_b = xb[i]
-            top = -np.inf
-            for k in range(K):
-                t = log_phi(family, xi_a, xi_b, consts[k, 0], consts[k, 1], consts[k, 2])
-                E[i, k] = t
-                top = max(top, t)
-            topv[i] = top
-            for k in range(K):
-                E[i, k] -= top
+        # log terms E[k, i] less each point's largest, exp, and their sums: loops over points, which vectorise
+        for i in range(n):
+            topv[i] = -np.inf
+            totv[i] = 0.0
+        for k in range(K):
+            c0 = consts[k, 0]
+            c1 = consts[k, 1]
+            c2 = consts[k, 2]
+            row = E[k]
+            for i in range(n):
+                t = log_phi(family, xa[i], xb[i], c0, c1, c2)
+                row[i] = t
+                topv[i] = max(topv[i], t)
+        for k in range(K):
+            row = E[k]
+            for i in range(n):
+                row[i] -= topv[i]
         exp_inplace(E.reshape(n * K), ebits)
+        for k in range(K):
+            row = E[k]
+            for i in range(n):
+                totv[i] += row[i]
         for i in range(n):
             xi_a = xa[i]
             xi_b = xb[i]
-            top = topv[i]
-            prob = E[i]
-            tot = 0.0
+            tot = totv[i]
             for k in range(K):
-                tot += prob[k]
-            ll += c_all[i] * (top + math.log(tot))
+                prob[k] = E[k, i]
+            ll += c_all[i] * (topv[i] + math.log(tot))
             f2 = xi_a * xi_a if family == GAUSSIAN else xi_b
             ci = c_int[i]
             if ci > 0:
