@@ -14,6 +14,7 @@ memory, once per process.
 from __future__ import annotations
 
 import math
+
 import numba
 import numpy as np
 
@@ -90,6 +91,7 @@ def log_phi(family, xa, xb, p1, p2, cst):  # pragma: no cover - compiled
         return cst - 0.5 * z * z
     return cst + p1 * xa + p2 * xb
 
+
 @_inline
 def comp_consts(family, th1, th2, k, out3):  # pragma: no cover - compiled
     """(p1, p2, cst) of component k from its sampled state (mu, u) or (log a, log b)."""
@@ -104,6 +106,7 @@ def comp_consts(family, th1, th2, k, out3):  # pragma: no cover - compiled
         out3[1] = b
         out3[2] = -(math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b))
 
+
 @_inline
 def log_weights(v, logw):  # pragma: no cover - compiled
     K = logw.shape[0]
@@ -112,6 +115,7 @@ def log_weights(v, logw):  # pragma: no cover - compiled
         logw[k] = math.log(v[k]) + rest
         rest += math.log1p(-v[k])
     logw[K - 1] = rest
+
 
 @_inline
 def categorical(gen, prob, tot, K):  # pragma: no cover - compiled
@@ -126,6 +130,7 @@ def categorical(gen, prob, tot, K):  # pragma: no cover - compiled
             if u < acc:
                 return k
     return last
+
 
 @_inline
 def add_suff(suff, k, c, x1, x2):  # pragma: no cover - compiled
@@ -146,15 +151,21 @@ def swap_logprior(family, th1, th2, k, m, s2, ell, tau, loc1, loc2):  # pragma: 
     if family == GAUSSIAN:
         a = th1[k]
         b = th1[k + 1]
-        return (-0.5 * ((b - m[k]) ** 2 + (a - m[k + 1]) ** 2 - (a - m[k]) ** 2 - (b - m[k + 1]) ** 2) / s2)
+        return -0.5 * ((b - m[k]) ** 2 + (a - m[k + 1]) ** 2 - (a - m[k]) ** 2 - (b - m[k + 1]) ** 2) / s2
     a1 = th1[k]
     b1 = th1[k + 1]
     a2 = th2[k]
     b2 = th2[k + 1]
     inv = 0.5 / (tau * tau)
     return -inv * (
-        (b1 - loc1[k]) ** 2 + (a1 - loc1[k + 1]) ** 2 - (a1 - loc1[k]) ** 2 - (b1 - loc1[k + 1]) ** 2
-        + (b2 - loc2[k]) ** 2 + (a2 - loc2[k + 1]) ** 2 - (a2 - loc2[k]) ** 2 - (b2 - loc2[k + 1]) ** 2
+        (b1 - loc1[k]) ** 2
+        + (a1 - loc1[k + 1]) ** 2
+        - (a1 - loc1[k]) ** 2
+        - (b1 - loc1[k + 1]) ** 2
+        + (b2 - loc2[k]) ** 2
+        + (a2 - loc2[k + 1]) ** 2
+        - (a2 - loc2[k]) ** 2
+        - (b2 - loc2[k + 1]) ** 2
     )
 
 
@@ -163,6 +174,7 @@ def comp_logprior(family, th1, th2, k, m, s2, ell, tau, loc1, loc2):  # pragma: 
     if family == GAUSSIAN:
         return -0.5 * (th1[k] - m[k]) ** 2 / s2 - 0.5 * ((th2[k] - ell) / tau) ** 2
     return -0.5 * ((th1[k] - loc1[k]) / tau) ** 2 - 0.5 * ((th2[k] - loc2[k]) / tau) ** 2
+
 
 @_inline
 def weights_logprior(w, alpha):  # pragma: no cover - compiled
@@ -176,6 +188,7 @@ def weights_logprior(w, alpha):  # pragma: no cover - compiled
             acc -= math.log(max(1.0 - used, 1e-300))
         used += w[k]
     return acc + (alpha - 1.0) * math.log(max(w[K - 1], 1e-300))
+
 
 @_inline
 def beta_logpost(la, lb, nk, s1, s2, l1, l2, tau):  # pragma: no cover - compiled
@@ -263,10 +276,6 @@ def run_chain(
     prop_s = 0.0
     sfx = np.empty(K)
     prop_m = 0.0
-    has_int = False
-    for i in range(n):
-        if c_int[i] > 0:
-            has_int = True
     a_post = a0 + K - 1
     for it in range(n_iter):
         # ---- 1. allocations

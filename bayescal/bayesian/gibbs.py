@@ -10,8 +10,9 @@ frequency weights :math:`c_i` (ones for raw scores, bin counts for compressed da
     \mu_k \sim \mathcal N(m_k, s^2), \quad \sigma_k \sim \mathrm{LogNormal}(\ell, \tau^2), \quad
     x_i \sim \textstyle\sum_k w_k \mathcal N(\mu_k, \sigma_k^2)\ \text{with weight } c_i.
 
-Each sweep of the blocked sampler of Ishwaran & James (2001, section 5.2) updates, with all
-chains vectorised in numpy (no compilation):
+Each sweep of the blocked sampler of Ishwaran & James (2001, section 5.2) updates, compiled
+with numba (:mod:`bayescal.bayesian._gibbs_kernels`; ``backend="numpy"`` runs the same sweeps
+vectorised in numpy, the reference implementation):
 
 1. allocations: the :math:`c_i` units of point i go to components by
    :math:`\mathrm{Multinomial}(c_i, r_{i\cdot})`, :math:`r_{ik} \propto w_k \mathcal N(x_i \mid \mu_k, \sigma_k)`,
@@ -34,6 +35,25 @@ sufficient statistics are :math:`n_k, \sum \log s, \sum \log(1 - s)`, and steps 
 :math:`\log a_k \sim \mathcal N(\ell^a_k, \tau^2)`, :math:`\log b_k \sim \mathcal N(\ell^b_k, \tau^2)`
 (:mod:`bayescal.bayesian.priors`), step :math:`1.7 / \sqrt{\tau^{-2} + n_k}`.
 
+Optionally (``label_swaps=True``), after step 1 the labels of adjacent components k, k + 1
+are exchanged, with their parameters and allocations, by Metropolis-Hastings with the sticks
+integrated out (Papaspiliopoulos & Roberts 2008): the acceptance ratio is that of the
+stick-breaking marginal of the counts,
+:math:`\prod_k B(1 + n_k, \alpha + \sum_{j>k} n_j) / B(1, \alpha)`, times that of the
+components' priors (whose centres differ by k); step 2 then draws the sticks given the
+exchanged counts, so the posterior is unchanged. ``n_marginal`` adds Metropolis moves on
+the component parameters and on pairs of weights under the allocation-free likelihood
+:math:`\prod_i (\sum_k w_k \phi_k(x_i))^{c_i}`, with proposal scales adapted during warm-up
+only. Neither is on by default: on the simulated truths they did not raise the map's
+effective sample size.
+
+**Chains and randomness.** Each chain has its own ``numpy.random.Generator`` spawned from
+``random_seed`` (:meth:`numpy.random.SeedSequence.spawn`), so a chain's draws depend on the
+seed alone, not on the thread that ran it; chains run in ``n_threads`` threads (the compiled
+sweeps release the GIL). The allocation of a count :math:`c_i` is exact multinomial:
+conditional binomials over the components (the likely ones first) while more than a few
+units are left, then unit-by-unit inversion.
+
 Non-integer weights (``sample_weight``): the integer part :math:`\lfloor c_i \rfloor` is
 allocated multinomially and the remainder :math:`c_i - \lfloor c_i \rfloor` goes whole to one
 component drawn from :math:`r_{i\cdot}`, contributing its fractional weight to the sufficient
@@ -44,6 +64,8 @@ References
 ----------
 Ishwaran, H. & James, L. F. (2001). Gibbs sampling methods for stick-breaking priors.
 JASA 96, 161-173.
+Papaspiliopoulos, O. & Roberts, G. O. (2008). Retrospective Markov chain Monte Carlo methods
+for Dirichlet process hierarchical models. Biometrika 95, 169-186.
 """
 
 from __future__ import annotations
@@ -285,9 +307,7 @@ def _sample_compiled(
     """The sweeps compiled (:mod:`bayescal.bayesian._gibbs_kernels`), one chain per task, in threads."""
     from bayescal.bayesian import _gibbs_kernels as kern
 
-    (xa, xb), (m, s2, ell, tau, loc1, loc2), (th1_0, th2_0), shift = _family_arrays(
-        x, counts, prior, K, family
-    )
+    (xa, xb), (m, s2, ell, tau, loc1, loc2), (th1_0, th2_0), shift = _family_arrays(x, counts, prior, K, family)
     c_int = np.floor(counts)
     c_frac = counts - c_int
     c_int = c_int.astype(np.int64)
@@ -366,18 +386,28 @@ def fit_gibbs(
         Truncation level K (>= 2).
     draws : int
         Kept draws per chain.
-    random_seed : int or None
-        Seed of the numpy generator; the same seed gives the same draws.
+    random_seed : int, numpy.random.Generator or None
+        Seed of the chains' generators (one spawned per chain); the same seed gives the same
+        draws, whatever ``n_threads``.
     tune : int, default 500
         Discarded warm-up sweeps per chain.
     thin : int, default 1
         Keep every ``thin``-th sweep after warm-up.
     chains : int, default 2
-        Independent chains, run vectorised.
+        Independent chains.
     n_mh : int, default 2
         Metropolis steps on each component's scale (or shapes) per sweep.
     family : {"gaussian", "beta"}, default "gaussian"
         Component family (:mod:`bayescal.bayesian.mixture`).
+    n_marginal : int, default 0
+        Passes of Metropolis moves on the allocation-free posterior per sweep (module docstring).
+    label_swaps : bool, default False
+        Exchange adjacent components' labels after each allocation step (module docstring).
+    backend : {"numba", "numpy"}, default "numba"
+        Compiled sweeps, or the numpy reference implementation (plain sweeps only; its own
+        random stream, so other draws from the same posterior).
+    n_threads : int or None, default None
+        Threads running the chains (None: one per chain, at most the machine's CPUs).
 
     Returns
     -------
@@ -387,7 +417,8 @@ def fit_gibbs(
         ``sample_stats`` with ``class_log_likelihood`` (the class's weighted data log-likelihood;
         not ArviZ's pointwise ``log_likelihood``, so ``arviz.loo`` does not mistake it) and
         ``n_occupied`` (components holding any weight) per draw; ``diagnostics`` with
-        ``runtime_s``, ``n_iterations``, ``mh_acceptance``.
+        ``runtime_s``, ``n_iterations``, ``mh_acceptance`` (and ``swap_acceptance``,
+        ``marginal_acceptance`` when those moves run), ``backend``.
     """
     for name, val, low in (
         ("n_components", n_components, 2),
@@ -425,8 +456,20 @@ def fit_gibbs(
         )
     else:
         out, out_alpha, out_ll, out_occ, extra = _sample_compiled(
-            x, counts, prior, K, C, int(tune), int(thin), n_keep, int(n_mh), int(n_marginal), bool(label_swaps), family,
-            random_seed, n_threads,
+            x,
+            counts,
+            prior,
+            K,
+            C,
+            int(tune),
+            int(thin),
+            n_keep,
+            int(n_mh),
+            int(n_marginal),
+            bool(label_swaps),
+            family,
+            random_seed,
+            n_threads,
         )
     dims3, dims2 = ("chain", "draw", "component"), ("chain", "draw")
     coords = {"chain": np.arange(C), "draw": np.arange(n_keep), "component": np.arange(K)}
