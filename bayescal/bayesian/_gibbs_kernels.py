@@ -170,27 +170,6 @@ def swap_logprior(family, th1, th2, k, m, s2, ell, tau, loc1, loc2):  # pragma: 
 
 
 @_inline
-def comp_logprior(family, th1, th2, k, m, s2, ell, tau, loc1, loc2):  # pragma: no cover - compiled
-    if family == GAUSSIAN:
-        return -0.5 * (th1[k] - m[k]) ** 2 / s2 - 0.5 * ((th2[k] - ell) / tau) ** 2
-    return -0.5 * ((th1[k] - loc1[k]) / tau) ** 2 - 0.5 * ((th2[k] - loc2[k]) / tau) ** 2
-
-
-@_inline
-def weights_logprior(w, alpha):  # pragma: no cover - compiled
-    r"""log p(w_1..w_{K-1}) of the stick-breaking prior given alpha, up to a constant:
-    (alpha - 1) log R_K - sum_{k=2}^{K-1} log R_k, R_k = 1 - sum_{j<k} w_j."""
-    K = w.shape[0]
-    acc = 0.0
-    used = 0.0
-    for k in range(K - 1):
-        if k > 0:
-            acc -= math.log(max(1.0 - used, 1e-300))
-        used += w[k]
-    return acc + (alpha - 1.0) * math.log(max(w[K - 1], 1e-300))
-
-
-@_inline
 def beta_logpost(la, lb, nk, s1, s2, l1, l2, tau):  # pragma: no cover - compiled
     """Log conditional of one Beta component's (log a, log b) given its sufficient statistics."""
     a = math.exp(la)
@@ -228,7 +207,6 @@ def run_chain(
     tune,
     thin,
     n_mh,
-    n_marginal,
     label_swaps,
     gen,
     out_w,
@@ -243,12 +221,11 @@ def run_chain(
 
     ``v`` (K-1,), ``th1``, ``th2`` (K,) and ``alpha`` are the start and are updated in
     place. ``stats`` receives the Metropolis acceptance counts and proposals of the
-    conditional (``stats[0:2]``) and marginal (``stats[2:4]``) steps.
+    component steps (``stats[0:2]``) and of the label swaps (``stats[2:4]``).
     """
     K = th1.shape[0]
     n = xa.shape[0]
     logw = np.empty(K)
-    w = np.empty(K)
     E = np.empty((K, n))
     totv = np.empty(n)
     prob = np.empty(K)
@@ -259,23 +236,11 @@ def run_chain(
     consts = np.empty((K, 3))
     c3 = np.empty(3)
     suff = np.empty((K, 3))
-    # marginal moves: per-point offsets and scaled component densities L[k, i]
-    L = np.empty((K, n)) if n_marginal > 0 else np.empty((1, 1))
-    off = np.empty(n)
-    dens = np.empty(n)
-    newL = np.empty(n)
-    newd = np.empty(n)
-    # proposal scales of the marginal moves, adapted during warm-up only
-    sc1 = np.full(K, 0.1)
-    sc2 = np.full(K, 0.1)
-    scw = 0.5
     acc_c = 0.0
     prop_c = 0.0
-    acc_m = 0.0
     acc_s = 0.0
     prop_s = 0.0
     sfx = np.empty(K)
-    prop_m = 0.0
     a_post = a0 + K - 1
     for it in range(n_iter):
         # ---- 1. allocations
@@ -327,12 +292,19 @@ def run_chain(
                 pos = 0
                 n_ord = K
                 src = ident
-                if ci > _FEW:  # conditional binomials, the likely components first, while many units are left
+                if ci > 2:  # the likely components first (shorter scans, fewer binomials)
                     n_ord = 0
                     for k in range(K):
                         if prob[k] >= _LIKELY * tot:
                             order[n_ord] = k
                             n_ord += 1
+                    for a in range(1, n_ord):  # likely ones by decreasing probability (insertion sort)
+                        k = order[a]
+                        b = a - 1
+                        while b >= 0 and prob[order[b]] < prob[k]:
+                            order[b + 1] = order[b]
+                            b -= 1
+                        order[b + 1] = k
                     for k in range(K):
                         if prob[k] < _LIKELY * tot and prob[k] > 0.0:
                             order[n_ord] = k
@@ -454,122 +426,6 @@ def run_chain(
                             acc_c += 1.0
                 th1[k] = la
                 th2[k] = lb
-        # ---- 6. Metropolis moves on the allocation-free (marginal) posterior
-        if n_marginal > 0:
-            log_weights(v, logw)
-            for k in range(K):
-                w[k] = math.exp(logw[k])
-            for k in range(K):
-                comp_consts(family, th1, th2, k, c3)
-                consts[k, 0] = c3[0]
-                consts[k, 1] = c3[1]
-                consts[k, 2] = c3[2]
-            for i in range(n):
-                top = -np.inf
-                for k in range(K):
-                    t = log_phi(family, xa[i], xb[i], consts[k, 0], consts[k, 1], consts[k, 2])
-                    L[k, i] = t
-                    if t + logw[k] > top:
-                        top = t + logw[k]
-                off[i] = top
-                d = 0.0
-                for k in range(K):
-                    e = math.exp(L[k, i] - top)
-                    L[k, i] = e
-                    d += w[k] * e
-                dens[i] = d
-            adapt = it < tune
-            for _ in range(n_marginal):
-                # component parameters, one component at a time
-                for k in range(K):
-                    o1 = th1[k]
-                    o2 = th2[k]
-                    lp_old = comp_logprior(family, th1, th2, k, m, s2, ell, tau, loc1, loc2)
-                    th1[k] = o1 + sc1[k] * gen.standard_normal()
-                    th2[k] = o2 + sc2[k] * gen.standard_normal()
-                    lp_new = comp_logprior(family, th1, th2, k, m, s2, ell, tau, loc1, loc2)
-                    comp_consts(family, th1, th2, k, c3)
-                    delta = lp_new - lp_old
-                    wk = w[k]
-                    ok = True
-                    for i in range(n):
-                        t = log_phi(family, xa[i], xb[i], c3[0], c3[1], c3[2]) - off[i]
-                        if t > 600.0:
-                            ok = False
-                            break
-                        e = math.exp(t)
-                        newL[i] = e
-                        d = max(dens[i] - wk * L[k, i], 0.0) + wk * e
-                        newd[i] = d
-                        if c_all[i] > 0.0:
-                            if d <= 0.0:
-                                ok = False
-                                break
-                            delta += c_all[i] * math.log(d / dens[i])
-                    prop_m += 1.0
-                    accepted = ok and math.log(gen.random()) < delta
-                    if accepted:
-                        acc_m += 1.0
-                        for i in range(n):
-                            L[k, i] = newL[i]
-                            dens[i] = newd[i]
-                    else:
-                        th1[k] = o1
-                        th2[k] = o2
-                    if adapt:  # Robbins-Monro towards acceptance 0.3 during warm-up
-                        f = math.exp(((1.0 if accepted else 0.0) - 0.3) / math.sqrt(1.0 + it))
-                        sc1[k] *= f
-                        sc2[k] *= f
-                # weights: move mass between two components along a logit random walk
-                for _k in range(K):
-                    j = int(gen.integers(0, K))
-                    k = int(gen.integers(0, K - 1))
-                    if k >= j:
-                        k += 1
-                    tot = w[j] + w[k]
-                    if tot <= 0.0:
-                        continue
-                    f0 = w[j] / tot
-                    if f0 <= 0.0 or f0 >= 1.0:
-                        continue
-                    z = math.log(f0) - math.log1p(-f0) + scw * gen.standard_normal()
-                    f1 = 1.0 / (1.0 + math.exp(-z))
-                    if f1 <= 0.0 or f1 >= 1.0:
-                        continue
-                    oj = w[j]
-                    ok_ = w[k]
-                    lp_old = weights_logprior(w, alpha)
-                    w[j] = f1 * tot
-                    w[k] = (1.0 - f1) * tot
-                    delta = weights_logprior(w, alpha) - lp_old
-                    delta += math.log(f1) + math.log1p(-f1) - math.log(f0) - math.log1p(-f0)
-                    dj = w[j] - oj
-                    dk = w[k] - ok_
-                    ok = True
-                    for i in range(n):
-                        d = max(dens[i] + dj * L[j, i] + dk * L[k, i], 0.0)
-                        newd[i] = d
-                        if c_all[i] > 0.0:
-                            if d <= 0.0:
-                                ok = False
-                                break
-                            delta += c_all[i] * math.log(d / dens[i])
-                    prop_m += 1.0
-                    accepted = ok and math.log(gen.random()) < delta
-                    if accepted:
-                        acc_m += 1.0
-                        for i in range(n):
-                            dens[i] = newd[i]
-                    else:
-                        w[j] = oj
-                        w[k] = ok_
-                    if adapt:
-                        scw *= math.exp(((1.0 if accepted else 0.0) - 0.3) / math.sqrt(1.0 + it))
-            # back to sticks: v_k = w_k / R_k
-            used = 0.0
-            for k in range(K - 1):
-                v[k] = min(max(w[k] / max(1.0 - used, 1e-300), 1e-12), 1.0 - 1e-12)
-                used += w[k]
         # ---- record
         if it >= tune and (it - tune) % thin == 0:
             j = (it - tune) // thin
@@ -590,7 +446,5 @@ def run_chain(
             out_occ[j] = occ
     stats[0] = acc_c
     stats[1] = prop_c
-    stats[2] = acc_m
-    stats[3] = prop_m
-    stats[4] = acc_s
-    stats[5] = prop_s
+    stats[2] = acc_s
+    stats[3] = prop_s

@@ -41,11 +41,8 @@ integrated out (Papaspiliopoulos & Roberts 2008): the acceptance ratio is that o
 stick-breaking marginal of the counts,
 :math:`\prod_k B(1 + n_k, \alpha + \sum_{j>k} n_j) / B(1, \alpha)`, times that of the
 components' priors (whose centres differ by k); step 2 then draws the sticks given the
-exchanged counts, so the posterior is unchanged. ``n_marginal`` adds Metropolis moves on
-the component parameters and on pairs of weights under the allocation-free likelihood
-:math:`\prod_i (\sum_k w_k \phi_k(x_i))^{c_i}`, with proposal scales adapted during warm-up
-only. Neither is on by default: on the simulated truths they did not raise the map's
-effective sample size.
+exchanged counts, so the posterior is unchanged. It is off by default: on the simulated
+truths it did not raise the map's effective sample size.
 
 **Chains and randomness.** Each chain has its own ``numpy.random.Generator`` spawned from
 ``random_seed`` (:meth:`numpy.random.SeedSequence.spawn`), so a chain's draws depend on the
@@ -301,9 +298,7 @@ def _family_arrays(x, counts, prior, K, family):
     return data, hyper, start, 0.0
 
 
-def _sample_compiled(
-    x, counts, prior, K, C, tune, thin, n_keep, n_mh, n_marginal, label_swaps, family, random_seed, n_threads
-):
+def _sample_compiled(x, counts, prior, K, C, tune, thin, n_keep, n_mh, label_swaps, family, random_seed, n_threads):
     """The sweeps compiled (:mod:`bayescal.bayesian._gibbs_kernels`), one chain per task, in threads."""
     from bayescal.bayesian import _gibbs_kernels as kern
 
@@ -320,7 +315,7 @@ def _sample_compiled(
     out_alpha = np.empty((C, n_keep))
     out_ll = np.empty((C, n_keep))
     out_occ = np.empty((C, n_keep), dtype=np.int64)
-    stats = np.zeros((C, 6))
+    stats = np.zeros((C, 4))
     gens = _chain_streams(random_seed, C)
     family_code = kern.GAUSSIAN if family == "gaussian" else kern.BETA
 
@@ -331,7 +326,7 @@ def _sample_compiled(
         v = np.clip(w[:-1] / np.maximum(rest[:-1], 1e-300), _V_EPS, 1 - _V_EPS)
         kern.run_chain(
             family_code, xa, xb, c_int, c_frac, counts, m, s2, ell, tau, loc1, loc2, a, b,
-            v, th1, th2, float(alpha), n_iter, tune, thin, n_mh, n_marginal, label_swaps, gen,
+            v, th1, th2, float(alpha), n_iter, tune, thin, n_mh, label_swaps, gen,
             out["weight"][c], out[p1_name][c], out[p2_name][c], out_alpha[c], out_ll[c], out_occ[c], stats[c],
         )  # fmt: skip
 
@@ -347,9 +342,7 @@ def _sample_compiled(
         out_ll += _LOG_SQRT_2PI * -counts.sum()
     extra = {"mh_acceptance": float(stats[:, 0].sum() / max(stats[:, 1].sum(), 1.0))}
     if label_swaps:
-        extra["swap_acceptance"] = float(stats[:, 4].sum() / max(stats[:, 5].sum(), 1.0))
-    if n_marginal > 0:
-        extra["marginal_acceptance"] = float(stats[:, 2].sum() / max(stats[:, 3].sum(), 1.0))
+        extra["swap_acceptance"] = float(stats[:, 2].sum() / max(stats[:, 3].sum(), 1.0))
     return out, out_alpha, out_ll, out_occ, extra
 
 
@@ -366,7 +359,6 @@ def fit_gibbs(
     chains: int = 2,
     n_mh: int = 2,
     family: str = "gaussian",
-    n_marginal: int = 0,
     label_swaps: bool = False,
     backend: str = "numba",
     n_threads: int | None = None,
@@ -399,8 +391,6 @@ def fit_gibbs(
         Metropolis steps on each component's scale (or shapes) per sweep.
     family : {"gaussian", "beta"}, default "gaussian"
         Component family (:mod:`bayescal.bayesian.mixture`).
-    n_marginal : int, default 0
-        Passes of Metropolis moves on the allocation-free posterior per sweep (module docstring).
     label_swaps : bool, default False
         Exchange adjacent components' labels after each allocation step (module docstring).
     backend : {"numba", "numpy"}, default "numba"
@@ -418,7 +408,7 @@ def fit_gibbs(
         not ArviZ's pointwise ``log_likelihood``, so ``arviz.loo`` does not mistake it) and
         ``n_occupied`` (components holding any weight) per draw; ``diagnostics`` with
         ``runtime_s``, ``n_iterations``, ``mh_acceptance`` (and ``swap_acceptance``,
-        ``marginal_acceptance`` when those moves run), ``backend``.
+        when the swaps run), ``backend``.
     """
     for name, val, low in (
         ("n_components", n_components, 2),
@@ -427,15 +417,14 @@ def fit_gibbs(
         ("thin", thin, 1),
         ("chains", chains, 1),
         ("n_mh", n_mh, 1),
-        ("n_marginal", n_marginal, 0),
         ("n_threads", 1 if n_threads is None else n_threads, 1),
     ):
         if int(val) != val or val < low:
             raise ValueError(f"{name}={val} must be an integer >= {low}.")
     if backend not in ("numba", "numpy"):
         raise ValueError(f"backend={backend!r} is not one of ('numba', 'numpy').")
-    if backend == "numpy" and (n_marginal or label_swaps):
-        raise ValueError("backend='numpy' runs the plain blocked sweeps: set n_marginal=0 and label_swaps=False.")
+    if backend == "numpy" and label_swaps:
+        raise ValueError("backend='numpy' runs the plain blocked sweeps: set label_swaps=False.")
     if family not in _FAMILIES:
         raise ValueError(f"family={family!r} is not one of {tuple(_FAMILIES)}.")
     x = np.asarray(x, dtype=np.float64)
@@ -465,7 +454,6 @@ def fit_gibbs(
             int(thin),
             n_keep,
             int(n_mh),
-            int(n_marginal),
             bool(label_swaps),
             family,
             random_seed,

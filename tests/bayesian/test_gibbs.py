@@ -112,7 +112,6 @@ def test_generator_seed_is_accepted_and_not_reused():
         ({"backend": "cuda"}, "backend="),
         ({"n_threads": 0}, "n_threads=0"),
         ({"backend": "numpy", "label_swaps": True}, "plain blocked sweeps"),
-        ({"n_marginal": -1}, "n_marginal=-1"),
     ],
 )
 def test_bad_options_raise(options, match):
