@@ -56,12 +56,11 @@ _THREADS = max(1, min(2, os.cpu_count() or 1))
 
 @cache
 def _lse_kernel():
-    """Compiled log-sum-exp over components, row by row (cached on disk; GIL released)."""
-    import numba
+    """Compiled log-sum-exp over components, row by row (cached on disk where a cache location is
+    writable; GIL released)."""
+    from bayescal.bayesian._gibbs_kernels import _jit, exp_inplace
 
-    from bayescal.bayesian._gibbs_kernels import exp_inplace
-
-    @numba.njit(cache=True, nogil=True)
+    @_jit
     def kernel(xa, xb, const, p1, p2, code, out, r0, r1):  # pragma: no cover - compiled
         K = const.shape[1]
         n = xa.shape[0]

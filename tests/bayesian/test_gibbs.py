@@ -159,7 +159,9 @@ def test_kernels_compile_without_a_writable_cache(tmp_path):
         "from bayescal.bayesian.priors import resolve_priors; import bayescal; print(bayescal.__file__); "
         "x = np.linspace(-2, 2, 50); c = np.ones(50); p = resolve_priors(None, [x, x], [c, c], 3)[0]; "
         "f = fit_gibbs(x, c, p, n_components=3, draws=5, tune=2, random_seed=4); "
-        "print(repr(float(f.posterior['mu'].values.sum())))"
+        "print(repr(float(f.posterior['mu'].values.sum())))\n"
+        "from bayescal.bayesian import mixture; "
+        "assert np.isfinite(mixture.log_density(x, np.full((2, 3), 1 / 3), np.zeros((2, 3)), np.ones((2, 3)))).all()"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, check=True
