@@ -3,7 +3,10 @@
 For N = 10^3 .. 10^7 scores (f0 = Beta(2, 5), f1 = Beta(5, 2), pi = 0.4) the script times,
 in this process after one warm-up fit:
 
-* a full default ``DPMCalibrator`` fit (both classes, posterior draws, map on the grid),
+* a full default ``DPMCalibrator`` fit (both classes, posterior draws, map on the grid,
+  null-model weight, convergence check), and within it the sampler's share (the two
+  classes' ``runtime_s``) and the map's convergence (worst split R-hat, lowest bulk and
+  tail ESS over the data region, ``diagnostics_["map"]``),
 * ``predict_proba`` on all N scores,
 * ``IsotonicCalibrator`` fit + predict on the same data,
 * scikit-learn's ``BayesianGaussianMixture`` (20 components, Dirichlet-process prior,
@@ -17,12 +20,14 @@ Usage::
 
     python benchmarks/dpm_speed.py [--n 1000 10000 ...] [--repeats 2] [--route gibbs]
 
-The machine is shared: each figure is the minimum over ``--repeats`` runs.
+The machine is shared: each figure is the minimum over ``--repeats`` runs, and the script
+prints the load average before and after.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import time
@@ -72,6 +77,7 @@ def main() -> None:
 
     from bayescal import make_calibrator
 
+    print(f"load average (1, 5, 15 min) before: {os.getloadavg()}; CPUs: {os.cpu_count()}")
     first = subprocess.run(
         [sys.executable, "-c", FIRST_FIT.format(route=args.route)], capture_output=True, text=True, check=True
     )
@@ -82,8 +88,11 @@ def main() -> None:
     s, y = simulate(1000, 1)
     make_calibrator("dpm", inference=args.route, random_state=0).fit(s, y)  # warm-up
 
-    print("| N | DPM fit s | DPM predict_proba(N) s | isotonic fit+predict s | BayesianGaussianMixture s |")
-    print("|---|---|---|---|---|")
+    print(
+        "| N | DPM fit s | of which sampler s | map R-hat / bulk ESS / tail ESS | DPM predict_proba(N) s "
+        "| isotonic fit+predict s | BayesianGaussianMixture s |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for n in args.n:
         s, y = simulate(n)
         holder = {}
@@ -106,7 +115,12 @@ def main() -> None:
             bgm = f"{best_of(fit_bgm, 1):.2f}"
         else:
             bgm = f"not run (N > {args.bgm_max})"
-        print(f"| {n:.0e} | {t_fit:.2f} | {t_pred:.2f} | {t_iso:.2f} | {bgm} |", flush=True)
+        diag = holder["m"].diagnostics_
+        sampler = sum(diag[f"class_{c}"].get("runtime_s", float("nan")) for c in (0, 1))
+        conv = diag["map"]
+        conv_s = f"{conv['rhat_max']:.3f} / {conv['ess_bulk_min']:.0f} / {conv['ess_tail_min']:.0f}"
+        print(f"| {n:.0e} | {t_fit:.2f} | {sampler:.2f} | {conv_s} | {t_pred:.2f} | {t_iso:.2f} | {bgm} |", flush=True)
+    print(f"load average (1, 5, 15 min) after: {os.getloadavg()}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,450 @@
+r"""Compiled sweeps of the blocked Gibbs sampler (:mod:`bayescal.bayesian.gibbs`).
+
+One call of the kernel runs one chain of one class from its start to its last sweep, with
+its own ``numpy.random.Generator`` (numba reads and advances the generator's state, so a
+chain is reproducible from the generator's seed and independent of the thread it runs on).
+The kernels release the GIL, so chains run in parallel threads.
+
+Numba compiles them on first use and caches the machine code on disk (next to this file,
+or in numba's user-wide cache when the package directory is read-only, or in
+``NUMBA_CACHE_DIR``); when no cache location is writable the kernels are compiled in
+memory, once per process.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+__all__ = ["BETA", "GAUSSIAN", "run_chain"]
+
+GAUSSIAN = 0
+BETA = 1
+_FEW = 6
+"""Counts up to this are allocated unit by unit; larger ones by conditional binomials."""
+_LIKELY = 0.02
+"""Components at least this likely at a point take their binomial draws first (so that the
+count is used up before the unlikely ones)."""
+
+
+_FASTMATH = {"reassoc", "contract", "nsz"}
+"""Floating-point freedoms the compiler may take: reordering sums (so reductions vectorise), fused
+multiply-adds and ignoring the sign of zero; not assuming away NaN or infinity."""
+
+
+def _jit(fn):
+    """``numba.njit(cache=True, nogil=True)``, without the disk cache when no location is writable."""
+    try:
+        return numba.njit(cache=True, nogil=True, fastmath=_FASTMATH)(fn)
+    except RuntimeError:  # "cannot cache function ...: no locator available"
+        return numba.njit(cache=False, nogil=True, fastmath=_FASTMATH)(fn)
+
+
+_inline = numba.njit(inline="always", fastmath=_FASTMATH)
+
+
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+
+
+@_inline
+def exp_inplace(z, bits):  # pragma: no cover - compiled
+    r"""``z[:] = exp(z)`` for ``z <= 0`` (below -700 taken as -700), to double precision
+    (relative error below 4e-16): :math:`e^z = 2^j e^r`, :math:`j = \operatorname{round}(z / \log 2)`,
+    :math:`|r| \le \log(2) / 2`, :math:`e^r` by its Taylor polynomial of degree 13, and
+    :math:`2^j` built in the exponent bits. Unlike ``math.exp`` the loop vectorises."""
+    n = z.shape[0]
+    for i in range(n):
+        x = max(z[i], -700.0)
+        j = math.floor(x * _LOG2E + 0.5)
+        r = x - j * _LN2_HI - j * _LN2_LO
+        p = 1.0 / 6227020800.0  # Horner: sum_{m <= 13} r^m / m!
+        p = p * r + 1.0 / 479001600.0
+        p = p * r + 1.0 / 39916800.0
+        p = p * r + 1.0 / 3628800.0
+        p = p * r + 1.0 / 362880.0
+        p = p * r + 1.0 / 40320.0
+        p = p * r + 1.0 / 5040.0
+        p = p * r + 1.0 / 720.0
+        p = p * r + 1.0 / 120.0
+        p = p * r + 1.0 / 24.0
+        p = p * r + 1.0 / 6.0
+        p = p * r + 0.5
+        p = p * r + 1.0
+        z[i] = p * r + 1.0
+        bits[i] = (np.int64(j) + 1023) << 52
+    scale = bits.view(np.float64)
+    for i in range(n):
+        z[i] *= scale[i]
+
+
+@_inline
+def log_phi(family, xa, xb, p1, p2, cst):  # pragma: no cover - compiled
+    """log phi_k at one point less the point-only constant: Gaussian (xa = centred x;
+    p1 = mu, p2 = exp(-u), cst = -u) or Beta (xa, xb = log expit(+-x); p1 = a, p2 = b,
+    cst = -log B(a, b))."""
+    if family == GAUSSIAN:
+        z = (xa - p1) * p2
+        return cst - 0.5 * z * z
+    return cst + p1 * xa + p2 * xb
+
+
+@_inline
+def comp_consts(family, th1, th2, k, out3):  # pragma: no cover - compiled
+    """(p1, p2, cst) of component k from its sampled state (mu, u) or (log a, log b)."""
+    if family == GAUSSIAN:
+        out3[0] = th1[k]
+        out3[1] = math.exp(-th2[k])
+        out3[2] = -th2[k]
+    else:
+        a = math.exp(th1[k])
+        b = math.exp(th2[k])
+        out3[0] = a
+        out3[1] = b
+        out3[2] = -(math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b))
+
+
+@_inline
+def log_weights(v, logw):  # pragma: no cover - compiled
+    K = logw.shape[0]
+    rest = 0.0
+    for k in range(K - 1):
+        logw[k] = math.log(v[k]) + rest
+        rest += math.log1p(-v[k])
+    logw[K - 1] = rest
+
+
+@_inline
+def categorical(gen, prob, tot, K):  # pragma: no cover - compiled
+    """One draw from ``prob / tot`` by inversion (the last component takes the rounding)."""
+    u = gen.random() * tot
+    acc = 0.0
+    last = 0
+    for k in range(K):
+        if prob[k] > 0.0:
+            acc += prob[k]
+            last = k
+            if u < acc:
+                return k
+    return last
+
+
+@_inline
+def add_suff(suff, k, c, x1, x2):  # pragma: no cover - compiled
+    suff[k, 0] += c
+    suff[k, 1] += c * x1
+    suff[k, 2] += c * x2
+
+
+@_inline
+def lbeta(a, b):  # pragma: no cover - compiled
+    return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+
+
+@_inline
+def swap_logprior(family, th1, th2, k, m, s2, ell, tau, loc1, loc2):  # pragma: no cover - compiled
+    """Change of the components' log prior when components k and k + 1 exchange parameters
+    (the prior centres are component-specific)."""
+    if family == GAUSSIAN:
+        a = th1[k]
+        b = th1[k + 1]
+        return -0.5 * ((b - m[k]) ** 2 + (a - m[k + 1]) ** 2 - (a - m[k]) ** 2 - (b - m[k + 1]) ** 2) / s2
+    a1 = th1[k]
+    b1 = th1[k + 1]
+    a2 = th2[k]
+    b2 = th2[k + 1]
+    inv = 0.5 / (tau * tau)
+    return -inv * (
+        (b1 - loc1[k]) ** 2
+        + (a1 - loc1[k + 1]) ** 2
+        - (a1 - loc1[k]) ** 2
+        - (b1 - loc1[k + 1]) ** 2
+        + (b2 - loc2[k]) ** 2
+        + (a2 - loc2[k + 1]) ** 2
+        - (a2 - loc2[k]) ** 2
+        - (b2 - loc2[k + 1]) ** 2
+    )
+
+
+@_inline
+def beta_logpost(la, lb, nk, s1, s2, l1, l2, tau):  # pragma: no cover - compiled
+    """Log conditional of one Beta component's (log a, log b) given its sufficient statistics."""
+    a = math.exp(la)
+    b = math.exp(lb)
+    return (
+        a * s1
+        + b * s2
+        - nk * (math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b))
+        - 0.5 * ((la - l1) / tau) ** 2
+        - 0.5 * ((lb - l2) / tau) ** 2
+    )
+
+
+@_jit
+def run_chain(
+    family,
+    xa,
+    xb,
+    c_int,
+    c_frac,
+    c_all,
+    m,
+    s2,
+    ell,
+    tau,
+    loc1,
+    loc2,
+    a0,
+    b0,
+    v,
+    th1,
+    th2,
+    alpha,
+    n_iter,
+    tune,
+    thin,
+    n_mh,
+    label_swaps,
+    gen,
+    out_w,
+    out_1,
+    out_2,
+    out_alpha,
+    out_ll,
+    out_occ,
+    stats,
+):  # pragma: no cover - compiled
+    """Run one chain (module docstring of :mod:`bayescal.bayesian.gibbs`), writing its draws.
+
+    ``v`` (K-1,), ``th1``, ``th2`` (K,) and ``alpha`` are the start and are updated in
+    place. ``stats`` receives the Metropolis acceptance counts and proposals of the
+    component steps (``stats[0:2]``) and of the label swaps (``stats[2:4]``).
+    """
+    K = th1.shape[0]
+    n = xa.shape[0]
+    logw = np.empty(K)
+    E = np.empty((K, n))
+    totv = np.empty(n)
+    prob = np.empty(K)
+    ebits = np.empty(n * K, dtype=np.int64)
+    topv = np.empty(n)
+    order = np.empty(K, dtype=np.int64)
+    ident = np.arange(K)
+    consts = np.empty((K, 3))
+    c3 = np.empty(3)
+    suff = np.empty((K, 3))
+    acc_c = 0.0
+    prop_c = 0.0
+    acc_s = 0.0
+    prop_s = 0.0
+    sfx = np.empty(K)
+    a_post = a0 + K - 1
+    for it in range(n_iter):
+        # ---- 1. allocations
+        log_weights(v, logw)
+        for k in range(K):
+            comp_consts(family, th1, th2, k, c3)
+            consts[k, 0] = c3[0]
+            consts[k, 1] = c3[1]
+            consts[k, 2] = c3[2] + logw[k]
+        for k in range(K):
+            suff[k, 0] = 0.0
+            suff[k, 1] = 0.0
+            suff[k, 2] = 0.0
+        ll = 0.0
+        # log terms E[k, i] less each point's largest, exp, and their sums: loops over points, which vectorise
+        for i in range(n):
+            topv[i] = -np.inf
+            totv[i] = 0.0
+        for k in range(K):
+            c0 = consts[k, 0]
+            c1 = consts[k, 1]
+            c2 = consts[k, 2]
+            row = E[k]
+            for i in range(n):
+                t = log_phi(family, xa[i], xb[i], c0, c1, c2)
+                row[i] = t
+                topv[i] = max(topv[i], t)
+        for k in range(K):
+            row = E[k]
+            for i in range(n):
+                row[i] -= topv[i]
+        exp_inplace(E.reshape(n * K), ebits)
+        for k in range(K):
+            row = E[k]
+            for i in range(n):
+                totv[i] += row[i]
+        for i in range(n):
+            xi_a = xa[i]
+            xi_b = xb[i]
+            tot = totv[i]
+            for k in range(K):
+                prob[k] = E[k, i]
+            ll += c_all[i] * (topv[i] + math.log(tot))
+            f2 = xi_a * xi_a if family == GAUSSIAN else xi_b
+            ci = c_int[i]
+            if ci > 0:
+                left = ci
+                rest = tot
+                pos = 0
+                n_ord = K
+                src = ident
+                if ci > 2:  # the likely components first (shorter scans, fewer binomials)
+                    n_ord = 0
+                    for k in range(K):
+                        if prob[k] >= _LIKELY * tot:
+                            order[n_ord] = k
+                            n_ord += 1
+                    for a in range(1, n_ord):  # likely ones by decreasing probability (insertion sort)
+                        k = order[a]
+                        b = a - 1
+                        while b >= 0 and prob[order[b]] < prob[k]:
+                            order[b + 1] = order[b]
+                            b -= 1
+                        order[b + 1] = k
+                    for k in range(K):
+                        if prob[k] < _LIKELY * tot and prob[k] > 0.0:
+                            order[n_ord] = k
+                            n_ord += 1
+                    src = order
+                    while pos < n_ord and left > _FEW:
+                        k = order[pos]
+                        p = prob[k]
+                        q = p / rest if rest > 0.0 else 1.0
+                        draw = left if q >= 1.0 else gen.binomial(left, q)
+                        if draw > 0:
+                            add_suff(suff, k, float(draw), xi_a, f2)
+                            left -= draw
+                        rest = max(rest - p, 0.0)
+                        pos += 1
+                # the last few units one by one among the components not yet drawn (inversion)
+                for _ in range(left):
+                    u = gen.random() * rest
+                    acc = 0.0
+                    chosen = -1
+                    for jj in range(pos, n_ord):
+                        k = src[jj]
+                        if prob[k] > 0.0:
+                            acc += prob[k]
+                            chosen = k
+                            if u < acc:
+                                break
+                    if chosen < 0:  # none left (rounding): the most likely component
+                        chosen = 0
+                        for k in range(K):
+                            if prob[k] > prob[chosen]:
+                                chosen = k
+                    add_suff(suff, chosen, 1.0, xi_a, f2)
+            if c_frac[i] > 0.0:
+                add_suff(suff, categorical(gen, prob, tot, K), c_frac[i], xi_a, f2)
+        # ---- 1b. label swaps of adjacent sticks (sticks integrated out; Papaspiliopoulos & Roberts 2008)
+        if label_swaps:
+            tail = 0.0
+            for k in range(K - 1, -1, -1):
+                sfx[k] = tail  # weight allocated beyond component k
+                tail += suff[k, 0]
+            for k in range(K - 1):
+                n1 = suff[k, 0]
+                n2 = suff[k + 1, 0]
+                if n1 == n2:
+                    continue
+                rest = sfx[k + 1]
+                delta = lbeta(1.0 + n2, alpha + n1 + rest) - lbeta(1.0 + n1, alpha + n2 + rest)
+                if k + 1 < K - 1:
+                    delta += lbeta(1.0 + n1, alpha + rest) - lbeta(1.0 + n2, alpha + rest)
+                delta += swap_logprior(family, th1, th2, k, m, s2, ell, tau, loc1, loc2)
+                prop_s += 1.0
+                if math.log(gen.random()) < delta:
+                    acc_s += 1.0
+                    for j in range(3):
+                        tmp = suff[k, j]
+                        suff[k, j] = suff[k + 1, j]
+                        suff[k + 1, j] = tmp
+                    tmp = th1[k]
+                    th1[k] = th1[k + 1]
+                    th1[k + 1] = tmp
+                    tmp = th2[k]
+                    th2[k] = th2[k + 1]
+                    th2[k + 1] = tmp
+                    sfx[k] = rest + n1  # component k now holds n2; beyond it n1 + rest
+        # ---- 2. sticks and 3. concentration
+        tail = 0.0
+        for k in range(K):
+            tail += suff[k, 0]
+        log_rest = 0.0
+        for k in range(K - 1):
+            tail -= suff[k, 0]
+            vk = gen.beta(1.0 + suff[k, 0], alpha + tail)
+            vk = min(max(vk, 1e-12), 1.0 - 1e-12)
+            v[k] = vk
+            log_rest += math.log1p(-vk)
+        alpha = gen.gamma(a_post, 1.0 / (b0 - log_rest))
+        # ---- 4-5. component parameters given the allocations
+        for k in range(K):
+            nk = suff[k, 0]
+            if family == GAUSSIAN:
+                u = th2[k]
+                e2 = math.exp(-2.0 * u)
+                prec = 1.0 / s2 + nk * e2
+                mean = (m[k] / s2 + suff[k, 1] * e2) / prec
+                mu = mean + gen.standard_normal() / math.sqrt(prec)
+                th1[k] = mu
+                ss = max(suff[k, 2] - 2.0 * mu * suff[k, 1] + nk * mu * mu, 0.0)
+                step = 2.4 / math.sqrt(1.0 / (tau * tau) + 2.0 * nk)
+                lp = -0.5 * ((u - ell) / tau) ** 2 - nk * u - 0.5 * ss * math.exp(-2.0 * u)
+                for _ in range(n_mh):
+                    pu = u + step * gen.standard_normal()
+                    lpp = -0.5 * ((pu - ell) / tau) ** 2 - nk * pu - 0.5 * ss * math.exp(-2.0 * pu)
+                    prop_c += 1.0
+                    if math.log(gen.random()) < lpp - lp:
+                        u = pu
+                        lp = lpp
+                        acc_c += 1.0
+                th2[k] = u
+            else:
+                la = th1[k]
+                lb = th2[k]
+                s1 = suff[k, 1]
+                sb = suff[k, 2]
+
+                lp = beta_logpost(la, lb, nk, s1, sb, loc1[k], loc2[k], tau)
+                step = 1.7 / math.sqrt(1.0 / (tau * tau) + nk)
+                for _ in range(n_mh):
+                    for sign in (1.0, -1.0):  # concentration, then location
+                        e = step * gen.standard_normal()
+                        pla = la + e
+                        plb = lb + sign * e
+                        lpp = beta_logpost(pla, plb, nk, s1, sb, loc1[k], loc2[k], tau)
+                        prop_c += 1.0
+                        if math.log(gen.random()) < lpp - lp:
+                            la = pla
+                            lb = plb
+                            lp = lpp
+                            acc_c += 1.0
+                th1[k] = la
+                th2[k] = lb
+        # ---- record
+        if it >= tune and (it - tune) % thin == 0:
+            j = (it - tune) // thin
+            log_weights(v, logw)
+            occ = 0
+            for k in range(K):
+                out_w[j, k] = math.exp(logw[k])
+                if family == GAUSSIAN:
+                    out_1[j, k] = th1[k]
+                    out_2[j, k] = math.exp(th2[k])
+                else:
+                    out_1[j, k] = math.exp(th1[k])
+                    out_2[j, k] = math.exp(th2[k])
+                if suff[k, 0] > 0.0:
+                    occ += 1
+            out_alpha[j] = alpha
+            out_ll[j] = ll
+            out_occ[j] = occ
+    stats[0] = acc_c
+    stats[1] = prop_c
+    stats[2] = acc_s
+    stats[3] = prop_s
