@@ -26,9 +26,9 @@ _MIN_QUERIES_PER_KNOT = 4
 
 @cache
 def _kernel():
-    import numba
+    from bayescal._numba import njit
 
-    @numba.njit(cache=True, nogil=True)
+    @njit
     def kernel(points, start, step, values, out):  # pragma: no cover - compiled
         last = values.shape[1] - 1
         for r in range(values.shape[0]):  # curve by curve: contiguous reads and writes
@@ -48,9 +48,9 @@ def _kernel():
 
 @cache
 def _bucket_kernels():
-    import numba
+    from bayescal._numba import njit
 
-    @numba.njit(cache=True, nogil=True, inline="always")
+    @njit(inline="always")
     def locate(x, knots, first, lo, inv_width, right):  # pragma: no cover - compiled
         """np.searchsorted(knots, x, side) via the bucket of x: binary search inside it."""
         n_buckets = first.shape[0] - 1
@@ -70,12 +70,12 @@ def _bucket_kernels():
                 z = m
         return a
 
-    @numba.njit(cache=True, nogil=True)
+    @njit
     def search(points, knots, first, lo, inv_width, right, out):  # pragma: no cover - compiled
         for i in range(points.shape[0]):
             out[i] = locate(points[i], knots, first, lo, inv_width, right)
 
-    @numba.njit(cache=True, nogil=True)
+    @njit
     def interp(points, knots, values, first, lo, inv_width, out):  # pragma: no cover - compiled
         last = knots.shape[0] - 1
         for i in range(points.shape[0]):
@@ -89,7 +89,7 @@ def _bucket_kernels():
                 slope = (values[j + 1] - values[j]) / (knots[j + 1] - knots[j])
                 out[i] = slope * (x - knots[j]) + values[j]
 
-    @numba.njit(cache=True, nogil=True)
+    @njit
     def step(points, knots, between, on_knot, first, lo, inv_width, out):  # pragma: no cover - compiled
         n = knots.shape[0]
         for i in range(points.shape[0]):

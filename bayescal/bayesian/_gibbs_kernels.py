@@ -18,6 +18,8 @@ import math
 import numba
 import numpy as np
 
+from bayescal._numba import njit
+
 __all__ = ["BETA", "GAUSSIAN", "run_chain"]
 
 GAUSSIAN = 0
@@ -35,11 +37,8 @@ multiply-adds and ignoring the sign of zero; not assuming away NaN or infinity."
 
 
 def _jit(fn):
-    """``numba.njit(cache=True, nogil=True)``, without the disk cache when no location is writable."""
-    try:
-        return numba.njit(cache=True, nogil=True, fastmath=_FASTMATH)(fn)
-    except RuntimeError:  # "cannot cache function ...: no locator available"
-        return numba.njit(cache=False, nogil=True, fastmath=_FASTMATH)(fn)
+    """Compiled with the disk cache where possible (:func:`bayescal._numba.njit`)."""
+    return njit(fn, fastmath=_FASTMATH)
 
 
 _inline = numba.njit(inline="always", fastmath=_FASTMATH)

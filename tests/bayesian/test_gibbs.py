@@ -141,12 +141,14 @@ def test_bad_options_raise(options, match):
 @pytest.mark.slow
 def test_kernels_compile_without_a_writable_cache(tmp_path):
     """Where neither the package directory nor any numba cache directory can be written, the
-    kernels compile in memory and give the same draws as the cached ones."""
+    kernels (the sampler's, the mixture's and the map interpolation's) compile in memory and
+    give the same draws as the cached ones."""
     pkg = tmp_path / "pkg"
     shutil.copytree(REPO / "bayescal", pkg / "bayescal", ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
     blocker = tmp_path / "blocker"
     blocker.write_text("a file where a directory would have to be")
-    (pkg / "bayescal" / "bayesian" / "__pycache__").write_text("not a directory")
+    for package in (pkg / "bayescal", pkg / "bayescal" / "bayesian"):
+        (package / "__pycache__").write_text("not a directory")
     env = os.environ | {
         "PYTHONPATH": str(pkg),
         "PYTHONDONTWRITEBYTECODE": "1",
@@ -161,7 +163,11 @@ def test_kernels_compile_without_a_writable_cache(tmp_path):
         "f = fit_gibbs(x, c, p, n_components=3, draws=5, tune=2, random_seed=4); "
         "print(repr(float(f.posterior['mu'].values.sum())))\n"
         "from bayescal.bayesian import mixture; "
-        "assert np.isfinite(mixture.log_density(x, np.full((2, 3), 1 / 3), np.zeros((2, 3)), np.ones((2, 3)))).all()"
+        "assert np.isfinite(mixture.log_density(x, np.full((2, 3), 1 / 3), np.zeros((2, 3)), np.ones((2, 3)))).all()\n"
+        "from bayescal._interp import interp_regular, interp_sorted; "
+        "assert np.allclose(interp_regular(x, -2.0, 0.5, np.arange(9.0)), 2 * x + 4); "
+        "k = np.linspace(0, 1, 9); q = np.linspace(0, 1, 200); "
+        "assert np.allclose(interp_sorted(q, k, k), q)"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, check=True
