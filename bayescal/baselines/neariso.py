@@ -156,9 +156,9 @@ def neariso_path(z: ArrayLike, w: ArrayLike | None = None) -> NearIsotonicPath:
 @cache
 def _event_loop():
     """Compile (on first use; cached on disk) the path's event loop with numba (a PyMC dependency)."""
-    import numba
+    from bayescal._numba import njit
 
-    @numba.njit(cache=True, nogil=True)
+    @njit
     def run(W, S, d_left, d_right, first, merge_lambda, same):  # pragma: no cover - compiled
         """Merge groups in the order they collide; fill ``merge_lambda``; return the breakpoints.
 

@@ -77,8 +77,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import numba
 import numpy as np
+
+from bayescal._numba import njit
 
 OVER_RELAXATION = 1.8
 """Relaxation factor of the ADMM (Boyd et al. 2011, sec. 3.4.3): 1.8 halves the iterations here."""
@@ -95,7 +96,7 @@ __all__ = [
 ]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit
 def _dp_kernel(y, lam, beta, x, a, b, tm, tp):  # pragma: no cover - compiled
     """Johnson (2013): exact 1-D fused lasso of ``y`` with penalty ``lam`` into ``beta``.
 
@@ -172,7 +173,7 @@ def _dp_kernel(y, lam, beta, x, a, b, tm, tp):  # pragma: no cover - compiled
             beta[k] = beta[k + 1]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit
 def _admm_kernel(ws, wy, inv_dx, beta, alpha, u, lam, rho, relax, tol, max_iter):  # pragma: no cover - compiled
     """ADMM iterations for one penalty, in place on ``beta, alpha, u``; returns (iterations, converged)."""
     n = ws.shape[0]
