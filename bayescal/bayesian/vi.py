@@ -194,7 +194,7 @@ def _dadvi_path(flat: _Flat, start, rng, n_fixed_draws, linear_response, max_ite
     path = {
         "mean": m,
         "cov": np.diag(sd**2),
-        "elbo": -float(result.fun),
+        "elbo": 0.5 * D * (1.0 + np.log(2 * np.pi)) - float(result.fun),  # the objective drops the entropy's constant
         "converged": bool(result.success) or grad_norm < 1e-3,
         "n_iterations": int(result.nit),
         "grad_max": grad_norm,
@@ -221,7 +221,9 @@ def _fullrank_path(parts: _FullRank, start, seed, learning_rate, max_iterations,
 
     D = start.size
     parts.mean.set_value(start.copy())
-    parts.l_tril.set_value(init_std * np.eye(D)[np.tril_indices(D)])
+    rows, cols = np.tril_indices(D)
+    diagonal = rows == cols  # PyMC stores the diagonal of L as rho, with L_ii = log(1 + exp(rho))
+    parts.l_tril.set_value(np.where(diagonal, np.log(np.expm1(init_std)), 0.0))
     for var in parts.opt_state:
         var.set_value(np.zeros_like(var.get_value()))
     parts.learning_rate.set_value(np.float64(learning_rate))
@@ -241,8 +243,9 @@ def _fullrank_path(parts: _FullRank, start, seed, learning_rate, max_iterations,
                 converged, n = True, i + 1
                 break
             previous = current
+    packed = parts.l_tril.get_value()
     L = np.zeros((D, D))
-    L[np.tril_indices(D)] = parts.l_tril.get_value()
+    L[rows, cols] = np.where(diagonal, np.logaddexp(0.0, packed), packed)
     return {
         "mean": parts.mean.get_value().copy(),
         "cov": L @ L.T,
@@ -282,21 +285,30 @@ def _pathfinder(slot, prior, draws, seed, num_paths, jitter, importance_sampling
     }
 
 
+def _cholesky(cov: np.ndarray) -> np.ndarray:
+    """Cholesky factor of a covariance, its eigenvalues floored at 1e-12 of the largest when it is not positive definite."""
+    try:
+        return np.linalg.cholesky(cov)
+    except np.linalg.LinAlgError:
+        eig, vec = np.linalg.eigh(0.5 * (cov + cov.T))
+        eig = np.maximum(eig, 1e-12 * max(eig.max(), 1e-300))
+        return np.linalg.cholesky((vec * eig) @ vec.T + 1e-300 * np.eye(cov.shape[0]))
+
+
 def _mixture_draws(paths, draws, rng):
     """Equal shares of ``draws`` from each path's Gaussian and the log density of their equal mixture."""
     R = len(paths)
     sizes = np.full(R, draws // R)
     sizes[: draws % R] += 1
-    chols, log_q = [], []
+    chols = [_cholesky(p["cov"]) for p in paths]
     theta = np.concatenate(
         [
-            p["mean"] + rng.standard_normal((n, p["mean"].size)) @ np.linalg.cholesky(p["cov"]).T
-            for p, n in zip(paths, sizes, strict=True)
+            p["mean"] + rng.standard_normal((n, p["mean"].size)) @ chol.T
+            for p, n, chol in zip(paths, sizes, chols, strict=True)
         ]
     )
-    for p in paths:
-        chol = np.linalg.cholesky(p["cov"])
-        chols.append(chol)
+    log_q = []
+    for p, chol in zip(paths, chols, strict=True):
         resid = np.linalg.solve(chol, (theta - p["mean"]).T)
         log_q.append(
             -0.5 * np.sum(resid**2, axis=0) - np.sum(np.log(np.diag(chol))) - 0.5 * theta.shape[1] * np.log(2 * np.pi)
