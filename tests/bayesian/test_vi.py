@@ -72,7 +72,7 @@ def test_vi_and_gibbs_agree_and_khat_warnings_match_diagnostics():
 def test_dadvi_layout_diagnostics_and_seed():
     x, c, prior = _class_data(np.random.default_rng(0))
     route = get_route("vi")
-    fit = route(x, c, prior, n_components=K, draws=150, random_seed=5, **FAST)
+    fit = route(x, c, prior, n_components=K, draws=150, random_seed=5, linear_response=True, **FAST)
     post = fit.posterior
     assert post["mu"].shape == (1, 150, K) and post["alpha"].shape == (1, 150)
     np.testing.assert_allclose(post["weight"].sum("component"), 1.0, atol=1e-10)
@@ -86,9 +86,9 @@ def test_dadvi_layout_diagnostics_and_seed():
     # the fitted mixture's mean is the data's mean
     mixture_mean = (post["weight"].values[0] * post["mu"].values[0]).sum(axis=1)
     assert abs(mixture_mean.mean() - x.mean()) < 0.25
-    again = route(x, c, prior, n_components=K, draws=150, random_seed=5, **FAST)
+    again = route(x, c, prior, n_components=K, draws=150, random_seed=5, linear_response=True, **FAST)
     np.testing.assert_array_equal(again.posterior["mu"].values, post["mu"].values)
-    other = route(x, c, prior, n_components=K, draws=150, random_seed=6, **FAST)
+    other = route(x, c, prior, n_components=K, draws=150, random_seed=6, linear_response=True, **FAST)
     assert not np.array_equal(other.posterior["mu"].values, post["mu"].values)
 
 
@@ -121,9 +121,7 @@ def test_khat_warning_on_a_crude_approximation():
     warning names the sampler route."""
     x, c, prior = _class_data(np.random.default_rng(2))
     with pytest.warns(UserWarning, match=r"Pareto k-hat .* > 0.7.*inference='gibbs'") as record:
-        fit = get_route("vi")(
-            x, c, prior, n_components=K, draws=200, random_seed=0, num_paths=1, n_fixed_draws=2, linear_response=False
-        )
+        fit = get_route("vi")(x, c, prior, n_components=K, draws=200, random_seed=0, num_paths=1, n_fixed_draws=2)
     assert fit.diagnostics["pareto_k"] > vi.KHAT_WARN
     assert f"{fit.diagnostics['pareto_k']:.2f}" in str(record[0].message)
 
