@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dpm_coverage import DESIGN, FIELDS, HELD_OUT, TRUTHS, run_one  # noqa: E402
+from dpm_coverage import DESIGN, FIELDS, HELD_OUT, TRUTHS, run_one
 
 CANDIDATES: dict[str, tuple[str, dict]] = {
     "gibbs": ("gibbs", {}),

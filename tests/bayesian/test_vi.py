@@ -164,8 +164,17 @@ def test_pathfinder_method_runs():
 def test_fullrank_method_runs():
     x, c, prior = _class_data(np.random.default_rng(4))
     fr = get_route("vi")(
-        x, c, prior, n_components=K, draws=100, random_seed=0, method="fullrank_advi", num_paths=1,
-        max_iterations=3000, window=250, tol=1e-3,
+        x,
+        c,
+        prior,
+        n_components=K,
+        draws=100,
+        random_seed=0,
+        method="fullrank_advi",
+        num_paths=1,
+        max_iterations=3000,
+        window=250,
+        tol=1e-3,
     )
     assert fr.diagnostics["method"] == "fullrank_advi" and 0 < fr.diagnostics["n_iterations"] <= 3000
     assert np.all(np.isfinite(fr.posterior["mu"].values))
