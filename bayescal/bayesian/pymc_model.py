@@ -229,6 +229,7 @@ class _Slot:
     model: object
     advi: _Advi | None = None
     nuts: dict = field(default_factory=dict)  # target_accept -> compiled NUTS step
+    extra: dict = field(default_factory=dict)  # other routes' compiled pieces (bayescal.bayesian.vi)
 
 
 #: free slots per (K, family); a fit borrows one (building it if none is free) and gives it back
@@ -237,7 +238,13 @@ _POOL_LOCK = threading.Lock()
 #: fewest draws for which the Pareto tail fit of PSIS is attempted
 _PSIS_MIN_DRAWS = 100
 #: number of compilations in this process, per route (read by the tests)
-N_COMPILATIONS = {"advi": 0, "nuts": 0}
+N_COMPILATIONS = {"advi": 0, "nuts": 0, "vi": 0}
+
+
+def count_compilation(route: str) -> None:
+    """Record one compilation of ``route``'s functions (thread-safe; read by the tests)."""
+    with _POOL_LOCK:
+        N_COMPILATIONS[route] = N_COMPILATIONS.get(route, 0) + 1
 
 
 @contextmanager

@@ -27,6 +27,7 @@ ROUTES: dict[str, str | Callable] = {
     "gibbs": "bayescal.bayesian.gibbs:fit_gibbs",
     "advi": "bayescal.bayesian.pymc_model:fit_advi",
     "nuts": "bayescal.bayesian.pymc_model:fit_nuts",
+    "vi": "bayescal.bayesian.vi:fit_vi",
 }
 SAMPLING_ROUTES = ("gibbs", "nuts")
 """Routes with chains and a warm-up (``chains`` and ``tune`` are passed to them)."""

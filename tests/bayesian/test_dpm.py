@@ -99,7 +99,7 @@ def test_bad_priors_raise(priors, match):
     "params, match",
     [
         ({"n_components": 1}, "n_components"),
-        ({"inference": "vi"}, "inference"),
+        ({"inference": "laplace"}, "inference"),
         ({"draws": 0}, "draws"),
         ({"atom_threshold": 0.0}, "atom_threshold"),
         ({"route_options": {"learning_rate": 0.1}}, "route_options"),

@@ -1,0 +1,181 @@
+"""The variational route ``inference="vi"`` (:mod:`bayescal.bayesian.vi`), on tiny settings.
+
+K = 3 throughout, so each compiled piece is built once in the test process; a few hundred
+points; short optimisations.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from bayescal import DPMCalibrator
+from bayescal.bayesian import pymc_model, vi
+from bayescal.bayesian.priors import DEFAULT_PRIOR, kde_prior
+from bayescal.bayesian.routes import get_route
+
+K = 3
+FAST = {"num_paths": 2, "n_fixed_draws": 10}
+
+
+def _scores(rng, n):
+    y = rng.random(n) < 0.4
+    return np.where(y, rng.beta(5, 2, n), rng.beta(2, 5, n)), y.astype(int)
+
+
+def _class_data(rng, n=200):
+    z = rng.uniform(size=n) < 0.4
+    x = np.where(z, rng.normal(-2.0, 0.7, n), rng.normal(1.5, 1.0, n))
+    return x, np.ones(n), {**DEFAULT_PRIOR, **kde_prior(x, np.ones(n), K)}
+
+
+def test_vi_module_import_stays_light():
+    code = (
+        "import sys, bayescal.bayesian.routes as r; r.get_route('vi'); "
+        "assert not any(m in sys.modules for m in ('pymc', 'pytensor', 'pymc_extras'))"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_vi_and_gibbs_agree_and_khat_warnings_match_diagnostics():
+    """The posterior-mean maps of the DADVI route and the sampler agree within the tolerance
+    the route documents (mean absolute difference <= 0.03, largest <= 0.08 over the central
+    90 % of the scores), and a k-hat warning is raised for exactly the classes whose k-hat
+    exceeds 0.7."""
+    s, y = _scores(np.random.default_rng(3), 400)
+    grid = np.quantile(s, np.linspace(0.05, 0.95, 60))
+    gibbs = DPMCalibrator(n_components=K, draws=300, tune=200, random_state=1).fit(s, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = DPMCalibrator(n_components=K, draws=300, inference="vi", route_options=FAST, random_state=1).fit(s, y)
+    diff = np.abs(fit.predict_proba(grid)[:, 1] - gibbs.predict_proba(grid)[:, 1])
+    assert diff.mean() <= 0.03 and diff.max() <= 0.08, (diff.mean(), diff.max())
+    ks = [fit.diagnostics_[f"class_{c}"]["pareto_k"] for c in (0, 1)]
+    assert all(np.isfinite(ks))
+    khat_warnings = [w for w in caught if "Pareto k-hat" in str(w.message)]
+    assert len(khat_warnings) == sum(k > vi.KHAT_WARN for k in ks)
+    for w in khat_warnings:
+        assert issubclass(w.category, UserWarning) and "inference='gibbs'" in str(w.message)
+    # a second fit with the same K compiles nothing
+    built = dict(pymc_model.N_COMPILATIONS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        DPMCalibrator(n_components=K, draws=200, inference="vi", route_options=FAST, random_state=2).fit(s, y)
+    assert pymc_model.N_COMPILATIONS == built
+
+
+@pytest.mark.filterwarnings("ignore:The variational fit")
+def test_dadvi_layout_diagnostics_and_seed():
+    x, c, prior = _class_data(np.random.default_rng(0))
+    route = get_route("vi")
+    fit = route(x, c, prior, n_components=K, draws=150, random_seed=5, linear_response=True, **FAST)
+    post = fit.posterior
+    assert post["mu"].shape == (1, 150, K) and post["alpha"].shape == (1, 150)
+    np.testing.assert_allclose(post["weight"].sum("component"), 1.0, atol=1e-10)
+    assert np.all(post["sigma"].values > 0)
+    d = fit.diagnostics
+    assert d["route"] == "vi" and d["method"] == "dadvi" and d["n_paths"] == 2
+    assert d["converged"] is True and d["linear_response"] is True and d["hessian_min_eig"] > 0
+    assert np.isfinite(d["pareto_k"]) and 1.0 <= d["ess_importance"] <= 150
+    assert d["elbo_spread"] >= 0 and np.isfinite(d["elbo_final"])
+    assert all(isinstance(v, (bool, int, float, str)) for v in d.values())
+    # the fitted mixture's mean is the data's mean
+    mixture_mean = (post["weight"].values[0] * post["mu"].values[0]).sum(axis=1)
+    assert abs(mixture_mean.mean() - x.mean()) < 0.25
+    again = route(x, c, prior, n_components=K, draws=150, random_seed=5, linear_response=True, **FAST)
+    np.testing.assert_array_equal(again.posterior["mu"].values, post["mu"].values)
+    other = route(x, c, prior, n_components=K, draws=150, random_seed=6, linear_response=True, **FAST)
+    assert not np.array_equal(other.posterior["mu"].values, post["mu"].values)
+
+
+def test_linear_response_recovers_a_correlated_gaussian():
+    """On a Gaussian target with correlation 0.9 the mean-field optimum understates the
+    marginal variances by the factor 1 - rho^2; the linear-response covariance of the same
+    optimum recovers the target's covariance (Giordano, Broderick & Jordan 2018)."""
+    cov = np.array([[1.0, 0.9], [0.9, 1.0]]) * 4.0
+    prec = np.linalg.inv(cov)
+
+    def fg(eta, z):  # DADVI objective of log p(theta) = -theta' prec theta / 2, and its gradient
+        m, log_s = eta[:2], eta[2:]
+        theta = m + np.exp(log_s) * z
+        lam = theta @ prec
+        f = 0.5 * np.mean(np.sum(theta * lam, axis=1)) - np.sum(log_s)
+        return f, np.concatenate([lam.mean(axis=0), np.mean(lam * np.exp(log_s) * z, axis=0) - 1.0])
+
+    gaussian = vi._Flat(size=2, point_fn=None, dadvi_fg=fg)
+    start = np.array([1.0, -1.0])
+    lr = vi._dadvi_path(gaussian, start, np.random.default_rng(0), 500, True, 500, 0.1)
+    mf = vi._dadvi_path(gaussian, start, np.random.default_rng(0), 500, False, 500, 0.1)
+    assert lr["converged"] and lr["lr_applied"] and not mf["lr_applied"]
+    np.testing.assert_allclose(lr["mean"], 0.0, atol=0.15)  # DADVI's fixed draws shift it by s * mean(z)
+    np.testing.assert_allclose(np.diag(mf["cov"]), 4.0 * (1 - 0.9**2), rtol=0.1)
+    np.testing.assert_allclose(lr["cov"], cov, rtol=0.1, atol=0.2)
+
+
+def test_khat_warning_on_a_crude_approximation():
+    """Two fixed draws and no correction give a poor approximation: k-hat is large and the
+    warning names the sampler route."""
+    x, c, prior = _class_data(np.random.default_rng(2))
+    with pytest.warns(UserWarning, match=r"Pareto k-hat .* > 0.7.*inference='gibbs'") as record:
+        fit = get_route("vi")(x, c, prior, n_components=K, draws=200, random_seed=0, num_paths=1, n_fixed_draws=2)
+    assert fit.diagnostics["pareto_k"] > vi.KHAT_WARN
+    assert f"{fit.diagnostics['pareto_k']:.2f}" in str(record[0].message)
+
+
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        ({"method": "laplace"}, r"route_options\['method'\]='laplace' is not one of"),
+        ({"num_paths": 0}, r"route_options\['num_paths'\]"),
+        ({"importance_sampling": "psis"}, r"route_options\['importance_sampling'\]"),
+        ({"n_fixed_draws": 1}, r"route_options\['n_fixed_draws'\]"),
+        ({"jitter": -1.0}, r"route_options\['jitter'\]"),
+        ({"no_such_option": 1}, r"route_options .* do not fit inference='vi'"),
+    ],
+)
+def test_bad_route_options_name_the_argument(options, match):
+    s, y = _scores(np.random.default_rng(0), 60)
+    with pytest.raises(ValueError, match=match):
+        DPMCalibrator(n_components=K, draws=100, inference="vi", route_options=options).fit(s, y)
+
+
+def _mixture_mean_inside_data(fit, x):
+    mean_mu = np.average(fit.posterior["mu"].values[0], axis=1, weights=fit.posterior["weight"].values[0])
+    return np.all((mean_mu > x.min()) & (mean_mu < x.max()))
+
+
+@pytest.mark.filterwarnings("ignore:The variational fit", "ignore::DeprecationWarning")
+def test_pathfinder_method_runs():
+    pytest.importorskip("pymc_extras", reason="Pathfinder needs pymc-extras (pip install bayescal[vi])")
+    x, c, prior = _class_data(np.random.default_rng(4))
+    pf = get_route("vi")(x, c, prior, n_components=K, draws=100, random_seed=0, method="pathfinder", num_paths=2)
+    d = pf.diagnostics
+    assert d["method"] == "pathfinder" and d["importance_resampled"] and d["n_successful_paths"] == 2
+    assert np.isfinite(d["pareto_k"]) and np.isfinite(d["elbo_spread"]) and pf.posterior["mu"].shape == (1, 100, K)
+    assert _mixture_mean_inside_data(pf, x)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:The variational fit")
+def test_fullrank_method_runs():
+    x, c, prior = _class_data(np.random.default_rng(4))
+    fr = get_route("vi")(
+        x,
+        c,
+        prior,
+        n_components=K,
+        draws=100,
+        random_seed=0,
+        method="fullrank_advi",
+        num_paths=1,
+        max_iterations=3000,
+        window=250,
+        tol=1e-3,
+    )
+    assert fr.diagnostics["method"] == "fullrank_advi" and 0 < fr.diagnostics["n_iterations"] <= 3000
+    assert np.all(np.isfinite(fr.posterior["mu"].values))
+    assert _mixture_mean_inside_data(fr, x)
