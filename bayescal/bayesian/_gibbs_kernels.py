@@ -81,6 +81,24 @@ def exp_inplace(z, bits):  # pragma: no cover - compiled
 
 
 @_inline
+def exp_shifted_sums(E, top, tot, bits):  # pragma: no cover - compiled
+    """Log terms ``E`` (K, n) to ``exp(E[k, i] - top[i])`` in place, with their column sums in ``tot``
+    (n): the exp-and-sum of a log-sum-exp over components, in loops over points that vectorise."""
+    K, n = E.shape
+    for k in range(K):
+        row = E[k]
+        for i in range(n):
+            row[i] -= top[i]
+    exp_inplace(E.reshape(K * n), bits)
+    for i in range(n):
+        tot[i] = 0.0
+    for k in range(K):
+        row = E[k]
+        for i in range(n):
+            tot[i] += row[i]
+
+
+@_inline
 def log_phi(family, xa, xb, p1, p2, cst):  # pragma: no cover - compiled
     """log phi_k at one point less the point-only constant: Gaussian (xa = centred x;
     p1 = mu, p2 = exp(-u), cst = -u) or Beta (xa, xb = log expit(+-x); p1 = a, p2 = b,
@@ -257,7 +275,6 @@ def run_chain(
         # log terms E[k, i] less each point's largest, exp, and their sums: loops over points, which vectorise
         for i in range(n):
             topv[i] = -np.inf
-            totv[i] = 0.0
         for k in range(K):
             c0 = consts[k, 0]
             c1 = consts[k, 1]
@@ -267,15 +284,7 @@ def run_chain(
                 t = log_phi(family, xa[i], xb[i], c0, c1, c2)
                 row[i] = t
                 topv[i] = max(topv[i], t)
-        for k in range(K):
-            row = E[k]
-            for i in range(n):
-                row[i] -= topv[i]
-        exp_inplace(E.reshape(n * K), ebits)
-        for k in range(K):
-            row = E[k]
-            for i in range(n):
-                totv[i] += row[i]
+        exp_shifted_sums(E, topv, totv, ebits)
         for i in range(n):
             xi_a = xa[i]
             xi_b = xb[i]

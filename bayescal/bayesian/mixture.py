@@ -58,7 +58,7 @@ _THREADS = max(1, min(2, os.cpu_count() or 1))
 def _lse_kernel():
     """Compiled log-sum-exp over components, row by row (cached on disk where a cache location is
     writable; GIL released)."""
-    from bayescal.bayesian._gibbs_kernels import _jit, exp_inplace
+    from bayescal.bayesian._gibbs_kernels import _jit, exp_shifted_sums
 
     @_jit
     def kernel(xa, xb, const, p1, p2, code, out, r0, r1):  # pragma: no cover - compiled
@@ -71,7 +71,6 @@ def _lse_kernel():
         for r in range(r0, r1):
             for i in range(n):
                 top[i] = -np.inf
-                tot[i] = 0.0
             for k in range(K):
                 c = const[r, k]
                 a = p1[r, k]
@@ -87,15 +86,7 @@ def _lse_kernel():
                         row[i] = c + a * xa[i] + b * xb[i]
                 for i in range(n):
                     top[i] = max(top[i], row[i])
-            for k in range(K):
-                row = E[k]
-                for i in range(n):
-                    row[i] -= top[i]
-            exp_inplace(E.reshape(K * n), bits)
-            for k in range(K):
-                row = E[k]
-                for i in range(n):
-                    tot[i] += row[i]
+            exp_shifted_sums(E, top, tot, bits)
             for i in range(n):
                 out[r, i] = top[i] + math.log(tot[i]) if top[i] > -np.inf else -np.inf
 
