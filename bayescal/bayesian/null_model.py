@@ -52,19 +52,13 @@ import xarray as xr
 __all__ = ["null_model_weight"]
 
 
-def _null_elpd(y: np.ndarray, n_samples: int, good_k: float):
-    """Exact leave-one-out terms of the null model: :math:`p(y_i \\mid y_{-i}) = n_{y_i} / (n + 1)`.
-
-    (Under :math:`\\pi \\sim \\mathrm{Beta}(1, 1)` the posterior predictive of a label is
-    :math:`(1 + n_y)/(2 + n)`; leaving the point out removes it from :math:`n_y` and
-    :math:`n`.) No importance sampling is needed, so every Pareto k is 0.
-    """
+def _elpd_data(elpd_i: np.ndarray, lppd_i: np.ndarray, pareto_k: np.ndarray, n_samples: int, good_k: float):
+    """ArviZ's leave-one-out result from pointwise terms: the sum, its standard error
+    :math:`\\sqrt{n \\operatorname{var}(\\mathrm{elpd}_i)}` and the effective number of parameters
+    :math:`\\sum_i (\\mathrm{lppd}_i - \\mathrm{elpd}_i)`, as :func:`arviz_stats.loo` reports them."""
     from arviz_stats import ELPDDataLOO
 
-    n, n1 = y.size, int(y.sum())
-    count = np.where(y == 1, n1, n - n1)
-    elpd_i = np.log(count / (n + 1.0))
-    lppd_i = np.log((count + 1.0) / (n + 2.0))
+    n = elpd_i.size
     return ELPDDataLOO(
         elpd=float(elpd_i.sum()),
         se=float(np.sqrt(n * np.var(elpd_i, ddof=1))),
@@ -72,36 +66,37 @@ def _null_elpd(y: np.ndarray, n_samples: int, good_k: float):
         n_samples=n_samples,
         n_data_points=n,
         scale="log",
-        warning=False,
+        warning=bool(np.any(pareto_k > good_k)),
         good_k=good_k,
         elpd_i=xr.DataArray(elpd_i, dims="obs_id"),
-        pareto_k=xr.DataArray(np.zeros(n), dims="obs_id"),
+        pareto_k=xr.DataArray(pareto_k, dims="obs_id"),
     )
+
+
+def _null_elpd(y: np.ndarray, n_samples: int, good_k: float):
+    """Exact leave-one-out terms of the null model: :math:`p(y_i \\mid y_{-i}) = n_{y_i} / (n + 1)`.
+
+    (Under :math:`\\pi \\sim \\mathrm{Beta}(1, 1)` the posterior predictive of a label is
+    :math:`(1 + n_y)/(2 + n)`; leaving the point out removes it from :math:`n_y` and
+    :math:`n`.) No importance sampling is needed, so every Pareto k is 0.
+    """
+    n, n1 = y.size, int(y.sum())
+    count = np.where(y == 1, n1, n - n1)
+    elpd_i = np.log(count / (n + 1.0))
+    lppd_i = np.log((count + 1.0) / (n + 2.0))
+    return _elpd_data(elpd_i, lppd_i, np.zeros(n), n_samples, good_k)
 
 
 def _weighted_elpd(ll_label: np.ndarray, log_weights: np.ndarray, pareto_k: np.ndarray):
     """PSIS leave-one-out terms of the labels from smoothed, normalised log weights (S, n):
     :math:`\\mathrm{elpd}_i = \\log \\sum_s w_{si}\\, p(y_i \\mid t_i, \\theta_s)`, the terms
     :func:`arviz_stats.loo` computes point by point, here for all points at once."""
-    from arviz_stats import ELPDDataLOO
     from scipy.special import logsumexp
 
-    S, n = ll_label.shape
+    S = ll_label.shape[0]
     elpd_i = logsumexp(log_weights + ll_label, axis=0)
     lppd_i = logsumexp(ll_label, axis=0) - np.log(S)
-    good_k = min(1.0 - 1.0 / np.log10(S), 0.7)
-    return ELPDDataLOO(
-        elpd=float(elpd_i.sum()),
-        se=float(np.sqrt(n * np.var(elpd_i, ddof=1))),
-        p=float((lppd_i - elpd_i).sum()),
-        n_samples=S,
-        n_data_points=n,
-        scale="log",
-        warning=bool(np.any(pareto_k > good_k)),
-        good_k=good_k,
-        elpd_i=xr.DataArray(elpd_i, dims="obs_id"),
-        pareto_k=xr.DataArray(pareto_k, dims="obs_id"),
-    )
+    return _elpd_data(elpd_i, lppd_i, pareto_k, S, min(1.0 - 1.0 / np.log10(S), 0.7))
 
 
 def null_model_weight(log_joint: np.ndarray, y: np.ndarray, shape: tuple[int, int], reff: float) -> dict[str, float]:
