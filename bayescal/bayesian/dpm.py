@@ -97,7 +97,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     **Inference** (``inference=``): ``"gibbs"``, the blocked Gibbs sampler of Ishwaran &
     James (2001) for this model (:mod:`bayescal.bayesian.gibbs`); ``"nuts"`` and ``"advi"``
     run the same model (either component family) written in PyMC (:mod:`bayescal.bayesian.pymc_model`);
-    ``"vi"`` fits variational approximations of the Gaussian-component model (mean-field DADVI
+    ``"vi"`` fits variational approximations of the same model (mean-field DADVI
     by default; Pathfinder, DADVI with a linear-response covariance or full-rank ADVI through
     ``route_options``; :mod:`bayescal.bayesian.vi`), reports their Pareto k-hat per class and
     is opt-in: its measured 95 % band covers 0.50-0.98 on the evidence page's truths

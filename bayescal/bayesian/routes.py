@@ -31,7 +31,7 @@ ROUTES: dict[str, str | Callable] = {
 }
 SAMPLING_ROUTES = ("gibbs", "nuts")
 """Routes with chains and a warm-up (``chains`` and ``tune`` are passed to them)."""
-BETA_ROUTES = ("gibbs", "advi", "nuts")
+BETA_ROUTES = ("gibbs", "advi", "nuts", "vi")
 """Routes that fit Beta components too (they take ``family="beta"``); the others fit Gaussian ones."""
 
 
