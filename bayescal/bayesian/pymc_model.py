@@ -269,39 +269,60 @@ def _borrow(n_components: int, family: str = "gaussian"):
             _POOL[key].append(slot)
 
 
+def flat_point_graph(model):
+    """``(flat, outs, size)``: a flat vector of the unconstrained parameters (in the order of
+    ``model.value_vars``, as PyMC's approximations order them), of length ``size``, and the graph
+    of [log p(theta, data) with the Jacobian, ``weight``, the two component parameters,
+    ``alpha``] at it."""
+    import pytensor.tensor as pt
+    from pytensor.graph.replace import graph_replace
+
+    point = model.initial_point()
+    flat = pt.vector("flat", dtype="float64")
+    replace, size = {}, 0
+    for var in model.value_vars:
+        shape = point[var.name].shape
+        n = int(np.prod(shape))
+        replace[var] = flat[size : size + n].reshape(shape)
+        size += n
+    names = ("weight", *_params(model), "alpha")
+    outs = model.replace_rvs_by_values([model.logp(jacobian=True), *(model[name] for name in names)])
+    return flat, graph_replace(outs, replace, strict=False), size
+
+
+def adam_step(approx, *params) -> tuple:
+    """``(step, learning_rate, opt_state, rngs)``: the adam step on the negative ELBO of a PyMC
+    approximation (``pm.ADVI`` or ``pm.FullRankADVI``) compiled once, with a shared learning rate,
+    and its shared updates split into the random generators and adam's state (the approximation's
+    own ``params`` excluded), so a later fit resets them instead of recompiling."""
+    import pymc as pm
+    import pytensor
+    from pytensor.tensor.random.type import RandomGeneratorType
+
+    if list(approx.approx.groups[0].ordering) != [v.name for v in approx.approx.model.value_vars]:
+        raise RuntimeError(
+            f"{type(approx).__name__} orders the parameters differently from model.value_vars; "
+            "the flat start vector would be misplaced."
+        )
+    lr = pytensor.shared(np.float64(0.01), name="learning_rate")
+    step = approx.objective.step_function(obj_optimizer=pm.adam(learning_rate=lr), score=True)
+    updated = [inp.variable for inp in step.maker.inputs if inp.update is not None]
+    rngs = [v for v in updated if isinstance(v.type, RandomGeneratorType)]
+    opt_state = [v for v in updated if v not in rngs and all(v is not p for p in params)]
+    return step, lr, opt_state, rngs
+
+
 def _advi_parts(slot: _Slot) -> _Advi:
     """Compile (once per slot) the ADVI step function and the log-density of a flat parameter vector."""
     if slot.advi is not None:
         return slot.advi
     import pymc as pm
-    import pytensor
-    import pytensor.tensor as pt
-    from pytensor.graph.replace import graph_replace
-    from pytensor.tensor.random.type import RandomGeneratorType
 
-    model = slot.model
-    advi = pm.ADVI(model=model, random_seed=0)
-    group = advi.approx.groups[0]
-    if [name for name in group.ordering] != [v.name for v in model.value_vars]:
-        raise RuntimeError(
-            f"ADVI orders the parameters as {list(group.ordering)}, not as model.value_vars; "
-            "the flat start vector would be misplaced."
-        )
-    mean, rho = group.params_dict["mu"], group.params_dict["rho"]
-    lr = pytensor.shared(np.float64(0.01), name="learning_rate")
-    step = advi.objective.step_function(obj_optimizer=pm.adam(learning_rate=lr), score=True)
-    updated = [inp.variable for inp in step.maker.inputs if inp.update is not None]
-    rngs = [v for v in updated if isinstance(v.type, RandomGeneratorType)]
-    opt_state = [v for v in updated if v not in rngs and v is not mean and v is not rho]
-
-    flat = pt.vector("flat", dtype="float64")
-    values = {v.name: v for v in model.value_vars}
-    replace = {values[name]: flat[info[1]].reshape(info[2]) for name, info in group.ordering.items()}
-    p1, p2 = _params(model)
-    outs = model.replace_rvs_by_values(
-        [model.logp(jacobian=True), model["weight"], model[p1], model[p2], model["alpha"]]
-    )
-    point_fn = pm.pytensorf.compile([flat], graph_replace(outs, replace, strict=False))
+    advi = pm.ADVI(model=slot.model, random_seed=0)
+    mean, rho = (advi.approx.groups[0].params_dict[k] for k in ("mu", "rho"))
+    step, lr, opt_state, rngs = adam_step(advi, mean, rho)
+    flat, outs, _ = flat_point_graph(slot.model)
+    point_fn = pm.pytensorf.compile([flat], outs)
     slot.advi = _Advi(step, lr, opt_state, rngs, mean, rho, point_fn)
     with _POOL_LOCK:
         N_COMPILATIONS["advi"] += 1

@@ -125,28 +125,18 @@ def _flat_parts(slot) -> _Flat:
         return slot.extra["flat"]
     import pytensor
     import pytensor.tensor as pt
-    from pytensor.graph.replace import graph_replace, vectorize_graph
+    from pytensor.graph.replace import vectorize_graph
 
-    model = slot.model
-    point = model.initial_point()
-    flat = pt.vector("flat", dtype="float64")
-    replace, start = {}, 0
-    for var in model.value_vars:
-        shape = point[var.name].shape
-        size = int(np.prod(shape))
-        replace[var] = flat[start : start + size].reshape(shape)
-        start += size
-    outs = model.replace_rvs_by_values([model.logp(jacobian=True), *(model[name] for name in _names(model))])
-    outs = graph_replace(outs, replace, strict=False)
+    flat, outs, size = pmm.flat_point_graph(slot.model)
     point_fn = pytensor.function([flat], outs, on_unused_input="ignore")
 
     eta = pt.vector("eta", dtype="float64")
     z = pt.matrix("z", dtype="float64")
-    mean, log_sd = eta[:start], eta[start:]
+    mean, log_sd = eta[:size], eta[size:]
     logp_draws = vectorize_graph(outs[0], replace={flat: mean[None, :] + pt.exp(log_sd)[None, :] * z})
     objective = -pt.mean(logp_draws) - pt.sum(log_sd)
     grad = pytensor.grad(objective, eta)
-    parts = _Flat(start, point_fn, pytensor.function([eta, z], [objective, grad]))
+    parts = _Flat(size, point_fn, pytensor.function([eta, z], [objective, grad]))
     slot.extra["flat"] = parts
     pmm.count_compilation("vi")
     return parts
@@ -166,20 +156,10 @@ def _fullrank_parts(slot) -> _FullRank:
     if "fullrank" in slot.extra:
         return slot.extra["fullrank"]
     import pymc as pm
-    import pytensor
-    from pytensor.tensor.random.type import RandomGeneratorType
 
-    model = slot.model
-    advi = pm.FullRankADVI(model=model, random_seed=0)
-    group = advi.approx.groups[0]
-    if list(group.ordering) != [v.name for v in model.value_vars]:
-        raise RuntimeError("FullRankADVI orders the parameters differently from model.value_vars.")
-    mean, l_tril = group.params_dict["mu"], group.params_dict["L_tril"]
-    lr = pytensor.shared(np.float64(0.01), name="learning_rate")
-    step = advi.objective.step_function(obj_optimizer=pm.adam(learning_rate=lr), score=True)
-    updated = [inp.variable for inp in step.maker.inputs if inp.update is not None]
-    rngs = [v for v in updated if isinstance(v.type, RandomGeneratorType)]
-    opt_state = [v for v in updated if v not in rngs and v is not mean and v is not l_tril]
+    advi = pm.FullRankADVI(model=slot.model, random_seed=0)
+    mean, l_tril = (advi.approx.groups[0].params_dict[k] for k in ("mu", "L_tril"))
+    step, lr, opt_state, rngs = pmm.adam_step(advi, mean, l_tril)
     parts = _FullRank(step, lr, opt_state, rngs, mean, l_tril)
     slot.extra["fullrank"] = parts
     pmm.count_compilation("vi")
