@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import csv
-import json
 import importlib.util
+import json
 
 from _paths import BENCHMARKS
 
 
-def _module():
-    spec = importlib.util.spec_from_file_location("make_evidence", BENCHMARKS / "make_evidence.py")
+def _module(name: str = "make_evidence"):
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -20,23 +20,7 @@ def test_pages_are_written_from_the_outputs_and_absent_outputs_leave_pages_alone
     results, out = tmp_path / "results", tmp_path / "evidence"
     results.mkdir()
     out.mkdir()
-    fields = [
-        "truth",
-        "n",
-        "seed",
-        "route",
-        "cov50",
-        "cov80",
-        "cov95",
-        "cov95_data",
-        "mae",
-        "width",
-        "rhat_max",
-        "ess_bulk_min",
-        "ess_tail_min",
-        "time_s",
-        "others",
-    ]
+    fields = _module("dpm_coverage").FIELDS  # the study's own output columns
     with open(results / "dpm_coverage.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=fields)
         w.writeheader()
