@@ -222,6 +222,27 @@ def _rows(path: Path) -> list[dict]:
         return list({(r["route"], r["truth"], r["n"], r["seed"]): r for r in csv.DictReader(fh)}.values())
 
 
+def cell_summary(sel: list[dict]) -> dict:
+    """One cell's rows (seeds) summarised: the mean of every numeric column, ``seeds``, the
+    standard error of the 95 % coverage over seeds (``cov95_se``) and the mean MAE of each
+    other calibrator (``others``)."""
+    out: dict = {"seeds": len(sel)}
+    for field in sel[0]:
+        try:
+            values = np.array([float(r[field]) for r in sel])
+        except ValueError:  # a text column
+            continue
+        out[field] = float(np.nanmean(values)) if np.isfinite(values).any() else float("nan")
+    cov = np.array([float(r["cov95"]) for r in sel])
+    out["cov95_se"] = cov.std(ddof=1) / np.sqrt(cov.size) if cov.size > 1 else float("nan")
+    others: dict[str, list[float]] = {}
+    for r in sel:
+        for k, v in json.loads(r["others"]).items():
+            others.setdefault(k, []).append(v)
+    out["others"] = {k: float(np.mean(v)) for k, v in others.items()}
+    return out
+
+
 def summarise(path: Path) -> str:
     """Means over seeds per (route, truth, N) as a markdown table, with the standard error of the 95 % coverage."""
     rows = _rows(path)
@@ -236,25 +257,14 @@ def summarise(path: Path) -> str:
     )
     lines = [head, "|---" * (head.count("|") - 1) + "|"]
     for key in keys:
-        sel = [r for r in rows if (r["route"], r["truth"], int(r["n"])) == key]
-
-        def m(f, sel=sel):
-            return float(np.nanmean([float(r[f]) for r in sel]))
-
-        cov = np.array([float(r["cov95"]) for r in sel])
-        se = cov.std(ddof=1) / np.sqrt(cov.size) if cov.size > 1 else float("nan")
-        others: dict[str, list[float]] = {}
-        for r in sel:
-            for k, v in json.loads(r["others"]).items():
-                others.setdefault(k, []).append(v)
-        mean_others = {k: float(np.mean(v)) for k, v in others.items()}
-        kde = mean_others.get("kde", float("nan"))
-        best = min(mean_others.items(), key=lambda kv: kv[1]) if mean_others else ("-", float("nan"))
+        c = cell_summary([r for r in rows if (r["route"], r["truth"], int(r["n"])) == key])
+        kde = c["others"].get("kde", float("nan"))
+        best = min(c["others"].items(), key=lambda kv: kv[1]) if c["others"] else ("-", float("nan"))
         lines.append(
-            f"| {key[0]} | {key[1]}{' (held out)' if key[1] in HELD_OUT else ''} | {key[2]} | {len(sel)} "
-            f"| {cov.mean():.3f} ({se:.3f}) | {m('cov80'):.3f} | {m('cov50'):.3f} | {m('cov95_data'):.3f} "
-            f"| {m('mae'):.4f} | {kde:.4f} | {best[0]} ({best[1]:.4f}) | {m('width'):.3f} | {m('rhat_max'):.2f} "
-            f"| {m('ess_bulk_min'):.0f} / {m('ess_tail_min'):.0f} | {m('time_s'):.1f} |"
+            f"| {key[0]} | {key[1]}{' (held out)' if key[1] in HELD_OUT else ''} | {key[2]} | {c['seeds']} "
+            f"| {c['cov95']:.3f} ({c['cov95_se']:.3f}) | {c['cov80']:.3f} | {c['cov50']:.3f} | {c['cov95_data']:.3f} "
+            f"| {c['mae']:.4f} | {kde:.4f} | {best[0]} ({best[1]:.4f}) | {c['width']:.3f} | {c['rhat_max']:.2f} "
+            f"| {c['ess_bulk_min']:.0f} / {c['ess_tail_min']:.0f} | {c['time_s']:.1f} |"
         )
     return "\n".join(lines)
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import sys
 import time
 from pathlib import Path
@@ -27,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dpm_coverage import DESIGN, FIELDS, HELD_OUT, TRUTHS, run_one
+from dpm_coverage import DESIGN, FIELDS, HELD_OUT, TRUTHS, _rows, cell_summary, run_one
 
 CANDIDATES: dict[str, tuple[str, dict]] = {
     "gibbs": ("gibbs", {}),
@@ -69,8 +68,7 @@ def run_candidate(name: str, truth: str, n: int, seed: int) -> dict:
 
 def summarise(path: Path) -> str:
     """Means over seeds per (candidate, truth, N) as a markdown table."""
-    with open(path) as fh:
-        rows = list({(r["route"], r["truth"], r["n"], r["seed"]): r for r in csv.DictReader(fh)}.values())
+    rows = _rows(path)
     order = DESIGN + HELD_OUT
     keys = sorted(
         {(r["route"], r["truth"], int(r["n"])) for r in rows},
@@ -83,18 +81,13 @@ def summarise(path: Path) -> str:
     lines = [head, "|---" * (head.count("|") - 1) + "|"]
     for key in keys:
         sel = [r for r in rows if (r["route"], r["truth"], int(r["n"])) == key]
-
-        def m(f, sel=sel):
-            return float(np.nanmean([float(r[f]) for r in sel]))
-
-        cov = np.array([float(r["cov95"]) for r in sel])
-        se = cov.std(ddof=1) / np.sqrt(cov.size) if cov.size > 1 else float("nan")
-        kde = float(np.mean([json.loads(r["others"]).get("kde", np.nan) for r in sel]))
+        c = cell_summary(sel)
         conv = sum(r["converged"] == "True" for r in sel)
         lines.append(
-            f"| {key[0]} | {key[1]} | {key[2]} | {len(sel)} | {cov.mean():.3f} ({se:.3f}) | {m('cov80'):.3f} "
-            f"| {m('cov50'):.3f} | {m('cov95_data'):.3f} | {m('mae'):.4f} | {kde:.4f} | {m('width'):.3f} "
-            f"| {m('pareto_k_max'):.2f} | {m('elbo_spread_max'):.1f} | {conv}/{len(sel)} | {m('time_s'):.1f} |"
+            f"| {key[0]} | {key[1]} | {key[2]} | {c['seeds']} | {c['cov95']:.3f} ({c['cov95_se']:.3f}) "
+            f"| {c['cov80']:.3f} | {c['cov50']:.3f} | {c['cov95_data']:.3f} | {c['mae']:.4f} "
+            f"| {c['others'].get('kde', float('nan')):.4f} | {c['width']:.3f} | {c['pareto_k_max']:.2f} "
+            f"| {c['elbo_spread_max']:.1f} | {conv}/{len(sel)} | {c['time_s']:.1f} |"
         )
     return "\n".join(lines)
 
