@@ -285,8 +285,7 @@ def flat_point_graph(model):
         n = int(np.prod(shape))
         replace[var] = flat[size : size + n].reshape(shape)
         size += n
-    names = ("weight", *_params(model), "alpha")
-    outs = model.replace_rvs_by_values([model.logp(jacobian=True), *(model[name] for name in names)])
+    outs = model.replace_rvs_by_values([model.logp(jacobian=True), *(model[name] for name in draw_names(model))])
     return flat, graph_replace(outs, replace, strict=False), size
 
 
@@ -388,6 +387,12 @@ def _warn_not_converged(losses: np.ndarray, window: int, tol: float, which: str)
 def _params(model) -> tuple[str, str]:
     """The names of the model's two component parameters."""
     return ("beta_a", "beta_b") if "beta_a" in model.named_vars else ("mu", "sigma")
+
+
+def draw_names(model) -> tuple[str, str, str, str]:
+    """The variables one posterior draw is read into: weights, the two component parameters,
+    concentration (the order of :func:`flat_point_graph`'s outputs after the log density)."""
+    return ("weight", *_params(model), "alpha")
 
 
 def _to_posterior(weight, p1, p2, alpha, n_chains, n_draws, family: str = "gaussian") -> xr.Dataset:

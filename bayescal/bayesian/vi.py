@@ -246,12 +246,6 @@ def _fullrank_path(parts: _FullRank, start, seed, learning_rate, max_iterations,
     }
 
 
-def _names(model) -> tuple[str, str, str, str]:
-    """The posterior variables a draw is read into: weights, the component family's two
-    parameters, concentration."""
-    return ("weight", *pmm._params(model), "alpha")
-
-
 def _pathfinder(slot, prior, draws, seed, num_paths, jitter, importance_sampling):
     pmx = _require_pymc_extras()
     with warnings.catch_warnings():
@@ -269,7 +263,7 @@ def _pathfinder(slot, prior, draws, seed, num_paths, jitter, importance_sampling
             parallel=False,
         )
     post, pf, lbfgs = idata["posterior"], idata["pathfinder"], idata["lbfgs"]
-    values = {name: post[name].values.reshape(-1, *post[name].shape[2:]) for name in _names(slot.model)}
+    values = {name: post[name].values.reshape(-1, *post[name].shape[2:]) for name in pmm.draw_names(slot.model)}
     elbos = pf["paths_logP_mean"].values - pf["paths_logQ_mean"].values
     statuses = dict(zip(lbfgs["status"].values.tolist(), lbfgs["status_counts"].values.tolist(), strict=True))
     k = pf["pareto_k"].values if "pareto_k" in pf else np.nan
@@ -472,7 +466,7 @@ def fit_vi(
             theta, log_q = _mixture_draws(paths, draws, rng)
             results = [flat.point_fn(t) for t in theta]
             log_p = np.array([r[0] for r in results])
-            values = {name: np.array([r[j] for r in results]) for j, name in enumerate(_names(slot.model), 1)}
+            values = {name: np.array([r[j] for r in results]) for j, name in enumerate(pmm.draw_names(slot.model), 1)}
             weights, pareto_k, ess = _psis(log_p - log_q)
             elbos = np.array([p["elbo"] for p in paths])
             diagnostics |= {
@@ -499,6 +493,6 @@ def fit_vi(
             UserWarning,
             stacklevel=3,
         )
-    weight, p1, p2, alpha = (values[name] for name in _names(slot.model))
+    weight, p1, p2, alpha = (values[name] for name in pmm.draw_names(slot.model))
     posterior = pmm._to_posterior(weight, p1, p2, alpha, 1, draws, family)
     return ClassFit(posterior, diagnostics)
