@@ -413,7 +413,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         draws = [a[keep] for a in self._draws]
         lj = mixture.log_joint(t[rows], self._atoms_t, *draws, family=self._family_fitted)
         reff = float(np.clip(self.diagnostics_["map"]["ess_bulk_median"] / (n_chain * n_draw), 0.01, 1.0))
-        result = null_model_weight(lj, y[rows], (n_chain, keep.size // n_chain), reff)
+        result = null_model_weight(lj, y[rows], reff)
         self.diagnostics_["null_stacking"] = result
         S = n_chain * n_draw
         informative = np.ones(S, dtype=np.int8)

@@ -333,11 +333,32 @@ def test_psis_leave_one_out_of_the_labels_is_exact_on_a_conjugate_model():
     pi = rng.beta(1 + n1, 1 + n0, size=4000)
     log_f = rng.normal(size=y.size)  # the same density value for both classes at each point
     log_joint = np.stack([np.log1p(-pi), np.log(pi)], axis=1)[..., None] + log_f
-    result = null_model_weight(log_joint, y, (4, 1000), reff=1.0)
+    result = null_model_weight(log_joint, y, reff=1.0)
     exact = np.sum(np.log(np.where(y == 1, n1, n0) / (y.size + 1.0)))
     assert result["elpd_constant"] == pytest.approx(exact, rel=1e-12)
     assert result["elpd_dpm"] == pytest.approx(exact, abs=0.05)
     assert result["pareto_k_max"] < 0.5
+
+
+@pytest.mark.parametrize("r_eff", [1.0, 0.3, 0.05])
+def test_psis_log_weights_equal_arviz_stats_psislw_column_by_column(r_eff):
+    """The vectorised smoothing gives ArviZ's weights and k-hat, on light and heavy tails."""
+    import xarray as xr
+
+    from bayescal.bayesian.null_model import psis_log_weights
+
+    rng = np.random.default_rng(1)
+    S = 1000
+    ll = np.column_stack(
+        [rng.normal(scale=s, size=S) for s in (0.01, 0.5, 2.0)]
+        + [-np.log(rng.pareto(a, size=S) + 1.0) for a in (0.5, 1.5, 3.0)]
+        + [rng.standard_t(2, size=S)]
+    )
+    lw, k = psis_log_weights(-ll, r_eff)
+    ref_lw, ref_k = xr.DataArray(ll, dims=("draw", "obs_id")).azstats.psislw(r_eff=r_eff, dim="draw")
+    np.testing.assert_allclose(k, ref_k.values, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(lw, ref_lw.transpose("draw", "obs_id").values, rtol=1e-10, atol=1e-10)
+    assert k[3] > 0.7 > k[0]  # the Pareto(0.5) ratios have an infinite-variance tail, the near-constant ones none
 
 
 def test_null_model_gets_no_weight_when_it_loses_by_many_nats_despite_a_few_bad_labels(monkeypatch):
@@ -355,14 +376,14 @@ def test_null_model_gets_no_weight_when_it_loses_by_many_nats_despite_a_few_bad_
     log_joint = np.empty((S, 2, n))
     log_joint[:, 1] = np.where(y == 1, np.log(p_true_label), np.log1p(-p_true_label)) + log_f
     log_joint[:, 0] = np.where(y == 0, np.log(p_true_label), np.log1p(-p_true_label)) + log_f
-    result = null_model.null_model_weight(log_joint, y, (2, S // 2), reff=1.0)
+    result = null_model.null_model_weight(log_joint, y, reff=1.0)
     assert result["elpd_dpm"] > result["elpd_constant"] + 50
     assert result["weight"] > 1 - 1e-9
     real_compare = arviz_stats.compare  # the same leave-one-out terms under stacking weights
     monkeypatch.setattr(
         arviz_stats, "compare", lambda models, **kw: real_compare(models, **(kw | {"method": "stacking"}))
     )
-    assert null_model.null_model_weight(log_joint, y, (2, S // 2), reff=1.0)["weight"] < 0.99
+    assert null_model.null_model_weight(log_joint, y, reff=1.0)["weight"] < 0.99
 
 
 def test_null_stacking_flattens_the_map_where_scores_carry_no_signal():
