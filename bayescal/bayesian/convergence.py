@@ -18,10 +18,9 @@ Analysis 16, 667-718.
 from __future__ import annotations
 
 import warnings
+from functools import cache
 
 import numpy as np
-
-from functools import cache
 
 __all__ = ["MAP_RHAT_WARN", "ess_bulk", "ess_tail", "map_convergence", "rhat_rank", "warn_convergence"]
 

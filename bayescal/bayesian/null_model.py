@@ -153,9 +153,9 @@ def psis_log_weights(log_ratios: np.ndarray, r_eff: float) -> tuple[np.ndarray, 
         smooth = fitted & np.isfinite(kappa) & (sigma > 0)
         p = ((np.arange(M) + 0.5) / M)[:, None]
         kap = np.where(kappa == 0, 1.0, kappa)
-        q = np.where(
-            kappa == 0, -sigma * np.log1p(-p), sigma * np.expm1(-kap * np.log1p(-p)) / kap
-        ) + np.exp(cutoff_log)
+        q = np.where(kappa == 0, -sigma * np.log1p(-p), sigma * np.expm1(-kap * np.log1p(-p)) / kap) + np.exp(
+            cutoff_log
+        )
         smoothed = np.minimum(np.log(q), tail_log[-1])
     out = lw.copy()
     out[order[1:], cols] = np.where(smooth, smoothed, tail_log)
