@@ -14,90 +14,12 @@ use, not with ``bayescal``.
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 
 __all__ = ["interp_regular", "interp_sorted", "search_sorted", "step_sorted"]
 
 _MIN_QUERIES_PER_KNOT = 4
 """Below this many queries per knot the bucket table costs more than it saves: use numpy."""
-
-
-@cache
-def _kernel():
-    from bayescal._numba import njit
-
-    @njit
-    def kernel(points, start, step, values, out):  # pragma: no cover - compiled
-        last = values.shape[1] - 1
-        for r in range(values.shape[0]):  # curve by curve: contiguous reads and writes
-            row = values[r]
-            for i in range(points.shape[0]):
-                pos = (points[i] - start) / step
-                if pos <= 0.0:
-                    out[r, i] = row[0]
-                elif pos >= last:
-                    out[r, i] = row[last]
-                else:
-                    j = int(pos)
-                    out[r, i] = row[j] + (row[j + 1] - row[j]) * (pos - j)
-
-    return kernel
-
-
-@cache
-def _bucket_kernels():
-    from bayescal._numba import njit
-
-    @njit(inline="always")
-    def locate(x, knots, first, lo, inv_width, right):  # pragma: no cover - compiled
-        """np.searchsorted(knots, x, side) via the bucket of x: binary search inside it."""
-        n_buckets = first.shape[0] - 1
-        pos = (x - lo) * inv_width
-        b = 0 if not pos > 0.0 else (n_buckets - 1 if pos >= n_buckets else int(pos))
-        a, z = first[b], first[b + 1]
-        # rounding can put x one bucket off: widen to the neighbours' knots then
-        if a > 0 and (knots[a - 1] >= x if not right else knots[a - 1] > x):
-            a = 0
-        if z < knots.shape[0] and (knots[z] < x if not right else knots[z] <= x):
-            z = knots.shape[0]
-        while a < z:  # first index in [a, z) whose knot is >= x (left) or > x (right)
-            m = (a + z) >> 1
-            if knots[m] < x or (right and knots[m] == x):
-                a = m + 1
-            else:
-                z = m
-        return a
-
-    @njit
-    def search(points, knots, first, lo, inv_width, right, out):  # pragma: no cover - compiled
-        for i in range(points.shape[0]):
-            out[i] = locate(points[i], knots, first, lo, inv_width, right)
-
-    @njit
-    def interp(points, knots, values, first, lo, inv_width, out):  # pragma: no cover - compiled
-        last = knots.shape[0] - 1
-        for i in range(points.shape[0]):
-            x = points[i]
-            j = locate(x, knots, first, lo, inv_width, True) - 1
-            if j < 0:
-                out[i] = values[0]
-            elif j >= last:
-                out[i] = values[last]
-            else:  # numpy.interp's formula
-                slope = (values[j + 1] - values[j]) / (knots[j + 1] - knots[j])
-                out[i] = slope * (x - knots[j]) + values[j]
-
-    @njit
-    def step(points, knots, between, on_knot, first, lo, inv_width, out):  # pragma: no cover - compiled
-        n = knots.shape[0]
-        for i in range(points.shape[0]):
-            x = points[i]
-            j = locate(x, knots, first, lo, inv_width, False)
-            out[i] = on_knot[j] if j < n and knots[j] == x else between[j]
-
-    return search, interp, step
 
 
 def _buckets(knots: np.ndarray) -> tuple[np.ndarray, float, float]:
@@ -128,7 +50,9 @@ def search_sorted(knots: np.ndarray, points: np.ndarray, side: str = "left") -> 
         return np.searchsorted(knots, points, side=side)
     first, lo, inv_width = _buckets(knots)
     out = np.empty(points.shape[0], dtype=np.int64)
-    _bucket_kernels()[0](points, knots, first, lo, inv_width, side == "right", out)
+    from bayescal._interp_kernels import search
+
+    search(points, knots, first, lo, inv_width, side == "right", out)
     return out
 
 
@@ -141,7 +65,9 @@ def interp_sorted(points: np.ndarray, knots: np.ndarray, values: np.ndarray) -> 
         return np.interp(points, knots, values)
     first, lo, inv_width = _buckets(knots)
     out = np.empty(points.shape[0])
-    _bucket_kernels()[1](points, knots, values, first, lo, inv_width, out)
+    from bayescal._interp_kernels import interp
+
+    interp(points, knots, values, first, lo, inv_width, out)
     return out
 
 
@@ -161,7 +87,9 @@ def step_sorted(points: np.ndarray, knots: np.ndarray, between: np.ndarray, on_k
         return np.where(knots[k] == points, on_knot[k], between[j])
     first, lo, inv_width = _buckets(knots)
     out = np.empty(points.shape[0])
-    _bucket_kernels()[2](points, knots, between, on_knot, first, lo, inv_width, out)
+    from bayescal._interp_kernels import step
+
+    step(points, knots, between, on_knot, first, lo, inv_width, out)
     return out
 
 
@@ -188,5 +116,7 @@ def interp_regular(points: np.ndarray, start: float, step: float, values: np.nda
     points = np.ascontiguousarray(points, dtype=np.float64)
     table = np.ascontiguousarray(np.atleast_2d(values), dtype=np.float64)
     out = np.empty((table.shape[0], points.shape[0]))
-    _kernel()(points, float(start), float(step), table, out)
+    from bayescal._interp_kernels import interp_regular_rows
+
+    interp_regular_rows(points, float(start), float(step), table, out)
     return out[0] if np.ndim(values) == 1 else out

@@ -20,7 +20,7 @@ import numpy as np
 
 from bayescal._numba import njit
 
-__all__ = ["BETA", "GAUSSIAN", "run_chain"]
+__all__ = ["BETA", "GAUSSIAN", "mixture_logsumexp", "run_chain"]
 
 GAUSSIAN = 0
 BETA = 1
@@ -96,6 +96,41 @@ def exp_shifted_sums(E, top, tot, bits):  # pragma: no cover - compiled
         row = E[k]
         for i in range(n):
             tot[i] += row[i]
+
+
+@_jit
+def mixture_logsumexp(xa, xb, const, p1, p2, code, out, r0, r1):  # pragma: no cover - compiled
+    """Rows ``r0:r1`` of the mixtures' log densities at n points (:func:`bayescal.bayesian.mixture.log_density`):
+    ``out[r, i] = log sum_k exp(log phi_rk(x_i) + const[r, k])`` with Gaussian (``code`` 0; p1 = mu,
+    p2 = sigma) or Beta (``code`` 1; p1 = a, p2 = b, on ``xa, xb = log expit(+-x)``) components.
+    A module-level function, so numba's disk cache finds it again in a new process."""
+    K = const.shape[1]
+    n = xa.shape[0]
+    E = np.empty((K, n))
+    top = np.empty(n)
+    tot = np.empty(n)
+    bits = np.empty(K * n, dtype=np.int64)
+    for r in range(r0, r1):
+        for i in range(n):
+            top[i] = -np.inf
+        for k in range(K):
+            c = const[r, k]
+            a = p1[r, k]
+            row = E[k]
+            if code == 0:
+                inv = 1.0 / p2[r, k]
+                for i in range(n):
+                    z = (xa[i] - a) * inv
+                    row[i] = c - 0.5 * z * z
+            else:
+                b = p2[r, k]
+                for i in range(n):
+                    row[i] = c + a * xa[i] + b * xb[i]
+            for i in range(n):
+                top[i] = max(top[i], row[i])
+        exp_shifted_sums(E, top, tot, bits)
+        for i in range(n):
+            out[r, i] = top[i] + math.log(tot[i]) if top[i] > -np.inf else -np.inf
 
 
 @_inline

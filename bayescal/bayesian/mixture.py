@@ -31,10 +31,8 @@ any density, so :math:`P(y=1 \mid a) = \pi q_{1a} / (\pi q_{1a} + (1-\pi) q_{0a}
 
 from __future__ import annotations
 
-import math
 import os
 from concurrent.futures import ThreadPoolExecutor
-from functools import cache
 
 import numpy as np
 from scipy.special import betaln, expit, log_expit
@@ -52,45 +50,6 @@ _T_FAR = 1e150  # |t| beyond this is clipped: its squared z-score would overflow
 
 _PARALLEL_ELEMENTS = 2**18  # draws x components x points above which rows are split over threads
 _THREADS = max(1, min(2, os.cpu_count() or 1))
-
-
-@cache
-def _lse_kernel():
-    """Compiled log-sum-exp over components, row by row (cached on disk where a cache location is
-    writable; GIL released)."""
-    from bayescal.bayesian._gibbs_kernels import _jit, exp_shifted_sums
-
-    @_jit
-    def kernel(xa, xb, const, p1, p2, code, out, r0, r1):  # pragma: no cover - compiled
-        K = const.shape[1]
-        n = xa.shape[0]
-        E = np.empty((K, n))
-        top = np.empty(n)
-        tot = np.empty(n)
-        bits = np.empty(K * n, dtype=np.int64)
-        for r in range(r0, r1):
-            for i in range(n):
-                top[i] = -np.inf
-            for k in range(K):
-                c = const[r, k]
-                a = p1[r, k]
-                row = E[k]
-                if code == 0:
-                    inv = 1.0 / p2[r, k]
-                    for i in range(n):
-                        z = (xa[i] - a) * inv
-                        row[i] = c - 0.5 * z * z
-                else:
-                    b = p2[r, k]
-                    for i in range(n):
-                        row[i] = c + a * xa[i] + b * xb[i]
-                for i in range(n):
-                    top[i] = max(top[i], row[i])
-            exp_shifted_sums(E, top, tot, bits)
-            for i in range(n):
-                out[r, i] = top[i] + math.log(tot[i]) if top[i] > -np.inf else -np.inf
-
-    return kernel
 
 
 def log_density(
@@ -130,7 +89,8 @@ def log_density(
             const = np.log(w2) - betaln(a2, b2)
             xa, xb = log_expit(t), log_expit(-t)
     out = np.empty((w2.shape[0], t.size))
-    kernel = _lse_kernel()
+    from bayescal.bayesian._gibbs_kernels import mixture_logsumexp as kernel
+
     code = 0 if family == "gaussian" else 1
     rows = w2.shape[0]
     args = (np.ascontiguousarray(xa), np.ascontiguousarray(xb), const, a2, b2, code, out)
