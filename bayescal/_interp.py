@@ -50,7 +50,7 @@ def search_sorted(knots: np.ndarray, points: np.ndarray, side: str = "left") -> 
         return np.searchsorted(knots, points, side=side)
     first, lo, inv_width = _buckets(knots)
     out = np.empty(points.shape[0], dtype=np.int64)
-    from bayescal._interp_kernels import search
+    from bayescal._kernels import search
 
     search(points, knots, first, lo, inv_width, side == "right", out)
     return out
@@ -65,7 +65,7 @@ def interp_sorted(points: np.ndarray, knots: np.ndarray, values: np.ndarray) -> 
         return np.interp(points, knots, values)
     first, lo, inv_width = _buckets(knots)
     out = np.empty(points.shape[0])
-    from bayescal._interp_kernels import interp
+    from bayescal._kernels import interp
 
     interp(points, knots, values, first, lo, inv_width, out)
     return out
@@ -87,7 +87,7 @@ def step_sorted(points: np.ndarray, knots: np.ndarray, between: np.ndarray, on_k
         return np.where(knots[k] == points, on_knot[k], between[j])
     first, lo, inv_width = _buckets(knots)
     out = np.empty(points.shape[0])
-    from bayescal._interp_kernels import step
+    from bayescal._kernels import step
 
     step(points, knots, between, on_knot, first, lo, inv_width, out)
     return out
@@ -116,7 +116,7 @@ def interp_regular(points: np.ndarray, start: float, step: float, values: np.nda
     points = np.ascontiguousarray(points, dtype=np.float64)
     table = np.ascontiguousarray(np.atleast_2d(values), dtype=np.float64)
     out = np.empty((table.shape[0], points.shape[0]))
-    from bayescal._interp_kernels import interp_regular_rows
+    from bayescal._kernels import interp_regular_rows
 
     interp_regular_rows(points, float(start), float(step), table, out)
     return out[0] if np.ndim(values) == 1 else out

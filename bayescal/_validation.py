@@ -393,8 +393,11 @@ def check_sample_weight(
 
 def check_class_weights(y01: np.ndarray, w: np.ndarray, classes: Any = None, *, name: str = "sample_weight") -> None:
     """Refuse weights that leave one class with zero total weight (a one-class fit is no calibration)."""
+    positive = w > 0
+    n1 = np.count_nonzero(positive & (y01 == 1))
+    weighted = (np.count_nonzero(positive) - n1, n1)  # rows with positive weight per class
     for label, word in ((0, "negative"), (1, "positive")):
-        if not np.any(w[y01 == label] > 0):
+        if not weighted[label] > 0:
             what = "" if classes is None or len(classes) < 2 else f" ({np.asarray(classes)[label].item()!r})"
             raise ValueError(
                 f"{name} gives the {word} class{what} zero total weight: calibration needs weight on both classes. "

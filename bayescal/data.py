@@ -358,7 +358,7 @@ class ScoreSummary:
         lo, hi = _check_bounds(lo, hi)
         atoms = _atoms(data.score_kind)
         is_atom = np.isin(data.scores, atoms)
-        t_cont = data.t[~is_atom]
+        t_cont = data.t[~is_atom] if is_atom.any() else data.t
         if lo is None or hi is None:
             lo_, hi_ = _range(t_cont)
             lo, hi = (lo_ if lo is None else lo), (hi_ if hi is None else hi)
@@ -613,21 +613,35 @@ def _range(t: np.ndarray) -> tuple[float, float]:
     return lo - pad, hi + pad
 
 
+def class_bin_counts(
+    data: ScoreData, lo: float, width: float, n_bins: int, skip: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rows and weights per (class, bin) of ``n_bins`` equal bins of ``width`` from ``lo`` on the
+    working scale (bin ``int((t - lo) / width)``, the outer bins taking anything beyond), leaving
+    out the rows marked in ``skip``; shapes (2, n_bins). One compiled pass over the rows."""
+    from bayescal._kernels import bin_rows
+
+    counts = np.zeros((2, n_bins), dtype=np.int64)
+    weights = np.zeros((2, n_bins))
+    mask = np.zeros(0, dtype=np.bool_) if skip is None else np.ascontiguousarray(skip, dtype=np.bool_)
+    bin_rows(data.t, data.y, data.w, mask, float(lo), float(width), int(n_bins), counts, weights)
+    return counts, weights
+
+
 def _bin_counts(
     data: ScoreData, edges: np.ndarray, atoms: np.ndarray, is_atom: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Weighted counts per (class, bin) on equal-width ``edges``, and per (class, atom)."""
     n_bins = edges.size - 1
-    cont = ~is_atom
-    width = (edges[-1] - edges[0]) / n_bins
-    idx = np.clip(((data.t[cont] - edges[0]) / width).astype(np.int64), 0, n_bins - 1)
-    counts = np.bincount(
-        data.y[cont].astype(np.int64) * n_bins + idx, weights=data.w[cont], minlength=2 * n_bins
-    ).reshape(2, n_bins)
+    any_atom = bool(is_atom.any())
+    _, counts = class_bin_counts(
+        data, edges[0], (edges[-1] - edges[0]) / n_bins, n_bins, skip=is_atom if any_atom else None
+    )
     atom_counts = np.zeros((2, atoms.size))
-    for j, a in enumerate(atoms):
-        m = data.scores == a
-        atom_counts[:, j] = np.bincount(data.y[m], weights=data.w[m], minlength=2)
+    if any_atom:
+        for j, a in enumerate(atoms):
+            m = data.scores == a
+            atom_counts[:, j] = np.bincount(data.y[m], weights=data.w[m], minlength=2)
     return counts, atom_counts
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from bayescal.data import spread_counts, spread_ties
 
@@ -40,3 +41,26 @@ def test_binned_counts_spread_over_empty_neighbours_and_keep_their_totals():
     np.testing.assert_allclose(out[0, 3:6], 4 / 3.5)  # bin 4's cell is bins 3-5 and half of 6
     dense = np.array([[1.0, 2, 3], [0, 1, 0]])
     np.testing.assert_array_equal(spread_counts(dense), dense)  # adjacent occupied bins stay
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_class_bin_counts_equal_numpy_bincount_of_the_same_bins(seed):
+    """The compiled binning of the compression and the atom search puts every row where numpy's
+    ``int((t - lo) / width)`` does (edges, the outer bins' overflow and skipped rows included)."""
+    from bayescal.data import ScoreData, class_bin_counts
+
+    rng = np.random.default_rng(seed)
+    n, n_bins = 5000, 37
+    lo, width = -2.0, 0.1
+    t = np.concatenate([rng.normal(size=n - 40), lo + width * np.arange(40)])  # 40 rows on bin edges
+    y = rng.integers(0, 2, t.size).astype(np.int8)
+    w = rng.exponential(size=t.size)
+    skip = rng.random(t.size) < 0.1
+    data = ScoreData(scores=t, t=t, y=y, w=w, score_kind="decision", classes=np.array([0, 1]))
+    rows, weights = class_bin_counts(data, lo, width, n_bins, skip=skip)
+    j = np.clip(((t - lo) / width).astype(np.int64), 0, n_bins - 1)
+    keep = ~skip
+    flat = y[keep].astype(np.int64) * n_bins + j[keep]
+    np.testing.assert_array_equal(rows.ravel(), np.bincount(flat, minlength=2 * n_bins))
+    np.testing.assert_allclose(weights.ravel(), np.bincount(flat, weights=w[keep], minlength=2 * n_bins), rtol=1e-12)
+    assert rows.sum() == keep.sum()

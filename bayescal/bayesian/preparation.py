@@ -41,7 +41,15 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from bayescal.data import ScoreData, ScoreSummary, from_working, spread_counts, spread_ties, to_working
+from bayescal.data import (
+    ScoreData,
+    ScoreSummary,
+    class_bin_counts,
+    from_working,
+    spread_counts,
+    spread_ties,
+    to_working,
+)
 
 __all__ = ["ATOM_P_VALUE", "PreparedData", "find_atoms", "prepare", "spikes"]
 
@@ -104,13 +112,14 @@ def find_atoms(data: ScoreData, atom_threshold: float, atom_min_count: int) -> n
     atoms = set(_end_atoms(data))
     # an atom's bin on a 1024-bin grid holds at least its rows: only such bins need np.unique
     lo, hi = float(data.t.min()), float(data.t.max())
-    scale = 1024 / (hi - lo) if hi > lo else 0.0
-    cell = np.minimum(((data.t - lo) * scale).astype(np.int64), 1023) + 1024 * data.y.astype(np.int64)
-    totals = np.array([data.w[data.y == c].sum() for c in (0, 1)])
-    heavy = (np.bincount(cell, minlength=2048) >= atom_min_count) & (
-        np.bincount(cell, weights=data.w, minlength=2048) >= atom_threshold * np.repeat(totals, 1024)
-    )
-    cand = np.flatnonzero(heavy[cell])
+    width = (hi - lo) / 1024 if hi > lo else np.inf
+    rows, weight = class_bin_counts(data, lo, width, 1024)
+    totals = weight.sum(axis=1)
+    heavy = (rows >= atom_min_count) & (weight >= atom_threshold * totals[:, None])
+    if not heavy.any():
+        return np.array(sorted(atoms), dtype=np.float64)
+    cell = np.minimum(((data.t - lo) / width).astype(np.int64), 1023)
+    cand = np.flatnonzero(heavy[data.y, cell])
     heavy_values = []
     for c in (0, 1):
         sub = cand[data.y[cand] == c]
@@ -218,19 +227,21 @@ def prepare(
     """
     atoms_t = find_atoms(data, atom_threshold, atom_min_count)
     atoms = _input_atoms(atoms_t, data.score_kind)
-    is_atom = np.isin(data.t, atoms_t)
-    atom_counts = np.array([[data.w[(data.t == a) & (data.y == c)].sum() for a in atoms_t] for c in (0, 1)])
-    atom_counts = atom_counts.reshape(2, atoms.size)
-    totals = np.array([float(data.w[data.y == c].sum()) for c in (0, 1)])
-    cont = ~is_atom
-    sub = ScoreData(
-        scores=data.scores[cont],
-        t=data.t[cont],
-        y=data.y[cont],
-        w=data.w[cont],
-        score_kind=data.score_kind,
-        classes=data.classes,
-    )
+    totals = np.bincount(data.y.astype(np.int64), weights=data.w, minlength=2)
+    if atoms_t.size:
+        is_atom = np.isin(data.t, atoms_t)
+        atom_counts = np.array([[data.w[(data.t == a) & (data.y == c)].sum() for a in atoms_t] for c in (0, 1)])
+        cont = ~is_atom
+        sub = ScoreData(
+            scores=data.scores[cont],
+            t=data.t[cont],
+            y=data.y[cont],
+            w=data.w[cont],
+            score_kind=data.score_kind,
+            classes=data.classes,
+        )
+    else:  # no atoms: every row is continuous (no copies)
+        atom_counts, sub = np.zeros((2, 0)), data
     if (data.bin_edges is not None or sub.n > int(compress_above)) and sub.n > 0:
         edges = data.bin_edges  # a ScoreSummary's rows keep its bins
         bins = {"n_bins": int(n_bins)} if edges is None else {"n_bins": edges.size - 1, "lo": edges[0], "hi": edges[-1]}

@@ -1,4 +1,5 @@
-"""Compiled kernels of :mod:`bayescal._interp` (imported on first use, so ``import bayescal`` stays light).
+"""Compiled kernels of the data path: interpolation (:mod:`bayescal._interp`) and binning
+(:func:`bayescal.data.class_bin_counts`); imported on first use, so ``import bayescal`` stays light.
 
 Module-level functions, so numba's disk cache finds them again in a new process (a kernel
 defined inside a function that calls another compiled function is compiled anew each time).
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from bayescal._numba import njit
 
-__all__ = ["interp", "interp_regular_rows", "search", "step"]
+__all__ = ["bin_rows", "interp", "interp_regular_rows", "search", "step"]
 
 
 @njit
@@ -77,3 +78,22 @@ def step(points, knots, between, on_knot, first, lo, inv_width, out):  # pragma:
         x = points[i]
         j = locate(x, knots, first, lo, inv_width, False)
         out[i] = on_knot[j] if j < n and knots[j] == x else between[j]
+
+
+@njit
+def bin_rows(t, y, w, skip, lo, width, n_bins, counts, weights):  # pragma: no cover - compiled
+    """Add each row not marked in ``skip`` (empty: none) to ``counts[y, j]`` and its weight to
+    ``weights[y, j]``, ``j = int((t - lo) / width)`` clipped to the bins: one pass, no temporaries."""
+    check = skip.shape[0] > 0
+    last = n_bins - 1
+    for i in range(t.shape[0]):
+        if check and skip[i]:
+            continue
+        j = int((t[i] - lo) / width)
+        if j < 0:
+            j = 0
+        elif j > last:
+            j = last
+        c = y[i]
+        counts[c, j] += 1
+        weights[c, j] += w[i]
