@@ -112,7 +112,7 @@ def main() -> None:
                         n_components=20, weight_concentration_prior_type="dirichlet_process", random_state=0
                     ).fit(t[y == c, None])
 
-            bgm = f"{best_of(fit_bgm, 1):.2f}"
+            bgm = f"{best_of(fit_bgm, args.repeats):.2f}"
         else:
             bgm = f"not run (N > {args.bgm_max})"
         diag = holder["m"].diagnostics_

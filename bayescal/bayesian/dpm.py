@@ -411,7 +411,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         step = -(-n_chain * n_draw // NULL_WEIGHT_DRAWS)
         keep = (np.arange(n_chain)[:, None] * n_draw + np.arange(0, n_draw, step)[None, :]).ravel()
         draws = [a[keep] for a in self._draws]
-        lj = mixture.log_joint(t[rows], self._atoms_t, *draws, family=self._family_fitted)
+        values, at = np.unique(t[rows], return_inverse=True)  # drawn bins repeat: evaluate each once
+        lj = mixture.log_joint(values, self._atoms_t, *draws, family=self._family_fitted)[:, :, at]
         reff = float(np.clip(self.diagnostics_["map"]["ess_bulk_median"] / (n_chain * n_draw), 0.01, 1.0))
         result = null_model_weight(lj, y[rows], reff)
         self.diagnostics_["null_stacking"] = result

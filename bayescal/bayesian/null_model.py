@@ -140,7 +140,7 @@ def psis_log_weights(log_ratios: np.ndarray, r_eff: float) -> tuple[np.ndarray, 
     xs = np.where(fitted, xstar, 1.0)
     b = (1.0 - np.sqrt(m_est / (np.arange(1, m_est + 1) - 0.5)))[:, None] / (3.0 * xs) + 1.0 / x[-1]  # (m, n)
     with np.errstate(invalid="ignore", divide="ignore"):
-        k = np.log1p(-b[:, None, :] * x[None, :, :]).mean(axis=1)  # (m, n)
+        k = np.stack([np.log1p(-bj * x).mean(axis=0) for bj in b])  # (m, n), row by row: no (m, M, n) temporary
         len_scale = M * (np.log(-b / k) - k - 1.0)
         w_theta = np.exp(len_scale - logsumexp(len_scale, axis=0))
         w_theta = np.where(w_theta >= 10 * np.finfo(float).eps, w_theta, 0.0)
