@@ -70,7 +70,7 @@ def coverage_page(source: Path) -> str:
         "of the posterior-mean map beside the KDE calibrator's and the best other registered "
         "calibrator's, the mean 95 % band width, the map's worst split R-hat and lowest bulk / tail "
         "ESS over the data region (Vehtari et al. 2021), and the fit time (seconds, on a shared "
-        "machine). The bar: 95 % coverage 0.92-0.98, 50 % and 80 % within 0.07 of their level, MAE no "
+        "machine, with the code that wrote the rows; `speed.md` has the current code's times). The bar: 95 % coverage 0.92-0.98, 50 % and 80 % within 0.07 of their level, MAE no "
         "larger than the KDE calibrator's, R-hat <= 1.01, ESS >= 400.\n\n"
         + stamp(source, "python benchmarks/dpm_coverage.py && python benchmarks/make_evidence.py")
         + "\n"
