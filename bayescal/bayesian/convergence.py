@@ -155,34 +155,15 @@ def _valid_ess(draws: np.ndarray, out: np.ndarray) -> np.ndarray:
 
 
 def ess_bulk(draws: np.ndarray) -> np.ndarray:
-    """Bulk effective sample size per point: the ESS of the rank-normalised split chains.
-
-    Parameters
-    ----------
-    draws : ndarray of shape (P, chains, draws)
-
-    Returns
-    -------
-    ndarray of shape (P,)
-        As ``arviz_stats`` ``array_stats.ess(..., method="bulk")`` per point.
-    """
+    """Bulk effective sample size, shape (P,), of ``draws`` (P, chains, draws) per point: the ESS of
+    the rank-normalised split chains, as ``arviz_stats`` ``array_stats.ess(..., method="bulk")``."""
     return _valid_ess(draws, _ess(_z_scale(_split_chains(draws))))
 
 
 def ess_tail(draws: np.ndarray, prob: tuple[float, float] = (0.05, 0.95)) -> np.ndarray:
-    """Tail effective sample size per point: the smaller ESS of the indicators of the draws
-    falling below their ``prob`` quantiles (split chains).
-
-    Parameters
-    ----------
-    draws : ndarray of shape (P, chains, draws)
-    prob : (float, float), default (0.05, 0.95)
-
-    Returns
-    -------
-    ndarray of shape (P,)
-        As ``arviz_stats`` ``array_stats.ess(..., method="tail", prob=prob)`` per point.
-    """
+    """Tail effective sample size, shape (P,), of ``draws`` (P, chains, draws) per point: the smaller
+    ESS of the indicators of the draws falling below their ``prob`` quantiles (split chains), as
+    ``arviz_stats`` ``array_stats.ess(..., method="tail", prob=prob)``."""
     P = draws.shape[0]
     q = np.quantile(draws.reshape(P, -1), prob, axis=1)  # (2, P)
     split = _split_chains(draws)
