@@ -56,23 +56,26 @@ Outputs: the per-(dataset, classifier) table of mean Brier and log loss, the ave
 the DPM's mean ranks per dataset and per classifier, failures and warnings, printed and
 saved as JSON in ``benchmarks/results/dpm_realdata.json`` (git-ignored).
 
-**Measured** (2026-11-22, DPM with the null model averaged in by pseudo-BMA+ weights, tie
-spreading and the neighbour rule for atoms; 3 splits, 105 cells, 5.0 min on the 2-core
-machine running a second study; no fit failed):
+**Measured** (2026-11-23, DPM defaults: the null model averaged in by pseudo-BMA+ weights,
+tie spreading, the neighbour rule for atoms, compression above 2,048 scores; 3 splits, 105
+cells, 93 s on the 2-core machine running a second study; no fit failed; command
+``python benchmarks/dpm_realdata.py --seeds 3 --calibrators dpm beta isotonic``):
 
 ============  ==========  =============  ======  ========  =====
 calibrator    rank Brier  rank log loss  Brier   log loss  ECE
 ============  ==========  =============  ======  ========  =====
-dpm           1.70        1.64           0.1061  0.3309    0.037
-beta          1.87        1.72           0.1062  0.3348    0.035
-isotonic      2.43        2.64           0.1078  0.4884    0.032
+dpm           1.67        1.63           0.1060  0.3311    0.037
+beta          1.86        1.75           0.1062  0.3348    0.035
+isotonic      2.48        2.62           0.1078  0.4884    0.032
 uncalibrated  -           -              0.1399  0.8702    0.102
 ============  ==========  =============  ======  ========  =====
 
 (ranks among the three checked calibrators, metrics averaged over the cells). So the DPM
-ranks ahead of both on both scores; paired over cells it beats beta calibration in 58
-(Brier) and 54 (log loss) of 105, a tie (Wilcoxon p = 0.58, 0.53), and isotonic regression
-in 78 and 89 (p = 8e-9, 1e-14). With stacking weights for the null model instead of
+ranks ahead of both on both scores; paired over cells it beats beta calibration in 57
+(Brier) and 57 (log loss) of 105, a tie (Wilcoxon p = 0.36, 0.17), and isotonic regression
+in 83 and 87 (p = 4e-10, 1e-14). With compression above 5,000 scores (the default before),
+which changes only the ``Default`` cells (2,500 calibration rows), the same command gave
+1.66 / 1.64 (beta 1.87 / 1.74). With stacking weights for the null model instead of
 pseudo-BMA+ it was 1.72 / 1.65 (beta 1.85 / 1.73). How it got there:
 
 * before null stacking the DPM ranked 1.88 / 1.77 (beta 1.81 / 1.65): on ``Weekly`` (no
