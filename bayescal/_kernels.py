@@ -7,6 +7,8 @@ defined inside a function that calls another compiled function is compiled anew 
 
 from __future__ import annotations
 
+import math
+
 from bayescal._numba import njit
 
 __all__ = ["bin_rows", "interp", "interp_regular_rows", "search", "step"]
@@ -81,15 +83,17 @@ def step(points, knots, between, on_knot, first, lo, inv_width, out):  # pragma:
 
 
 @njit
-def bin_rows(t, y, w, skip, lo, width, n_bins, counts, weights):  # pragma: no cover - compiled
+def bin_rows(t, y, w, skip, centre, inv_scale, lo, width, n_bins, counts, weights):  # pragma: no cover - compiled
     """Add each row not marked in ``skip`` (empty: none) to ``counts[y, j]`` and its weight to
-    ``weights[y, j]``, ``j = int((t - lo) / width)`` clipped to the bins: one pass, no temporaries."""
+    ``weights[y, j]``, ``j = int((u - lo) / width)`` clipped to the bins, with ``u = t`` when
+    ``inv_scale`` is 0 and ``u = asinh((t - centre) * inv_scale)`` otherwise: one pass, no temporaries."""
     check = skip.shape[0] > 0
     last = n_bins - 1
     for i in range(t.shape[0]):
         if check and skip[i]:
             continue
-        j = int((t[i] - lo) / width)
+        u = t[i] if inv_scale == 0.0 else math.asinh((t[i] - centre) * inv_scale)
+        j = int((u - lo) / width)
         if j < 0:
             j = 0
         elif j > last:

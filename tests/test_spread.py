@@ -64,3 +64,22 @@ def test_class_bin_counts_equal_numpy_bincount_of_the_same_bins(seed):
     np.testing.assert_array_equal(rows.ravel(), np.bincount(flat, minlength=2 * n_bins))
     np.testing.assert_allclose(weights.ravel(), np.bincount(flat, weights=w[keep], minlength=2 * n_bins), rtol=1e-12)
     assert rows.sum() == keep.sum()
+
+
+def test_asinh_bins_hold_every_row_and_keep_the_bulk_finely_binned():
+    """Equal-width bins on u = asinh((t - m) / s): every row's weight lands in its bin (numpy's
+    own binning of u), and an outlier 100 robust SDs out leaves most bins to the bulk."""
+    from bayescal.data import ScoreData, asinh_bins
+
+    rng = np.random.default_rng(0)
+    t = np.append(rng.standard_t(3, size=20_000), 400.0)
+    y = rng.integers(0, 2, t.size).astype(np.int8)
+    w = rng.exponential(size=t.size)
+    data = ScoreData(scores=t, t=t, y=y, w=w, score_kind="decision", classes=np.array([0, 1]))
+    counts, centres = asinh_bins(data, 256)
+    np.testing.assert_allclose(counts.sum(axis=1), [w[y == 0].sum(), w[y == 1].sum()], rtol=1e-12)
+    assert np.all(np.diff(centres) > 0)
+    edges = np.concatenate([[-np.inf], 0.5 * (centres[1:] + centres[:-1]), [np.inf]])
+    bulk = (t > np.quantile(t, 0.025)) & (t < np.quantile(t, 0.975))
+    occupied = np.unique(np.searchsorted(edges, t[bulk]))
+    assert occupied.size > 40  # equal-width bins over [min, 400] leave about 4

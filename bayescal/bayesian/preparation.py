@@ -21,9 +21,13 @@ value, the density's integral over its cell. Probability scores are rounded as
 probabilities (vote shares, rounded outputs), so their cells are cut on that scale.
 
 **Compression.** With more than ``compress_above`` continuous scores they become per-class
-counts on ``n_bins`` equal-width bins of the working scale
-(:class:`~bayescal.data.ScoreSummary`), so the cost of inference no longer grows with N;
-a fit on a ``ScoreSummary`` keeps its bins.
+counts on ``n_bins`` bins (:func:`~bayescal.data.asinh_bins`), so the cost of inference no
+longer grows with N. The bins are equal-width on an asinh scale centred at the scores' median:
+nearly equal-width on the working scale over the bulk of the data, logarithmically wider
+beyond, so that a few outlying decision values do not leave the bulk in a handful of bins (with
+equal-width bins, one Student-t score at 256 left 27 bins for the central 95 % of 10^4 scores
+and the map missed the truth by 0.3). A fit on a :class:`~bayescal.data.ScoreSummary` keeps its
+bins.
 
 **Classes without a continuous part.** A class whose continuous scores take fewer than two
 distinct values (every score an atom, say) carries no information on the shape of its
@@ -44,6 +48,7 @@ import xarray as xr
 from bayescal.data import (
     ScoreData,
     ScoreSummary,
+    asinh_bins,
     class_bin_counts,
     from_working,
     spread_counts,
@@ -243,17 +248,20 @@ def prepare(
     else:  # no atoms: every row is continuous (no copies)
         atom_counts, sub = np.zeros((2, 0)), data
     if (data.bin_edges is not None or sub.n > int(compress_above)) and sub.n > 0:
-        edges = data.bin_edges  # a ScoreSummary's rows keep its bins
-        bins = {"n_bins": int(n_bins)} if edges is None else {"n_bins": edges.size - 1, "lo": edges[0], "hi": edges[-1]}
-        summary = ScoreSummary.from_data(sub, **bins)
-        spread = spread_counts(summary.counts)
-        xs = [summary.centers[spread[c] > 0] for c in (0, 1)]
+        edges = data.bin_edges
+        if edges is None:
+            counts, centres = asinh_bins(sub, int(n_bins))
+        else:  # a ScoreSummary's rows keep its bins
+            summary = ScoreSummary.from_data(sub, n_bins=edges.size - 1, lo=edges[0], hi=edges[-1])
+            counts, centres = summary.counts, summary.centers
+        spread = spread_counts(counts)
+        xs = [centres[spread[c] > 0] for c in (0, 1)]
         cs = [spread[c][spread[c] > 0] for c in (0, 1)]
         observed = xr.Dataset(
-            {"counts": (("class", "bin"), summary.counts), "atom_counts": (("class", "atom"), atom_counts)},
-            coords={"class": [0, 1], "bin": summary.centers, "atom": atoms},
+            {"counts": (("class", "bin"), counts), "atom_counts": (("class", "atom"), atom_counts)},
+            coords={"class": [0, 1], "bin": centres, "atom": atoms},
         )
-        used_bins = summary.n_bins
+        used_bins = counts.shape[1]
     else:
         t_spread = _spread_on_input_scale(sub) if sub.n else sub.t
         xs = [t_spread[sub.y == c] for c in (0, 1)]
