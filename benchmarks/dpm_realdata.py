@@ -57,22 +57,22 @@ the DPM's mean ranks per dataset and per classifier, failures and warnings, prin
 saved as JSON in ``benchmarks/results/dpm_realdata.json`` (git-ignored).
 
 **Measured** (2026-11-23, DPM defaults: the null model averaged in by pseudo-BMA+ weights,
-tie spreading, the neighbour rule for atoms, compression above 2,048 scores; 3 splits, 105
-cells, 93 s on the 2-core machine running a second study; no fit failed; command
+tie spreading, the neighbour rule for atoms, compression above 2,048 scores on asinh-scale
+bins; 3 splits, 105 cells, 56 s on the 2-core machine running a second study; no fit failed; command
 ``python benchmarks/dpm_realdata.py --seeds 3 --calibrators dpm beta isotonic``):
 
 ============  ==========  =============  ======  ========  =====
 calibrator    rank Brier  rank log loss  Brier   log loss  ECE
 ============  ==========  =============  ======  ========  =====
-dpm           1.67        1.63           0.1060  0.3311    0.037
-beta          1.86        1.75           0.1062  0.3348    0.035
+dpm           1.66        1.62           0.1060  0.3311    0.037
+beta          1.87        1.76           0.1062  0.3348    0.035
 isotonic      2.48        2.62           0.1078  0.4884    0.032
 uncalibrated  -           -              0.1399  0.8702    0.102
 ============  ==========  =============  ======  ========  =====
 
 (ranks among the three checked calibrators, metrics averaged over the cells). So the DPM
-ranks ahead of both on both scores; paired over cells it beats beta calibration in 57
-(Brier) and 57 (log loss) of 105, a tie (Wilcoxon p = 0.36, 0.17), and isotonic regression
+ranks ahead of both on both scores; paired over cells it beats beta calibration in 58
+(Brier) and 58 (log loss) of 105, a tie (Wilcoxon p = 0.33, 0.15), and isotonic regression
 in 83 and 87 (p = 4e-10, 1e-14). With compression above 5,000 scores (the default before),
 which changes only the ``Default`` cells (2,500 calibration rows), the same command gave
 1.66 / 1.64 (beta 1.87 / 1.74). With stacking weights for the null model instead of
