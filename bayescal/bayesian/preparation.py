@@ -24,10 +24,8 @@ probabilities (vote shares, rounded outputs), so their cells are cut on that sca
 counts on ``n_bins`` bins (:func:`~bayescal.data.asinh_bins`), so the cost of inference no
 longer grows with N. The bins are equal-width on an asinh scale centred at the scores' median:
 nearly equal-width on the working scale over the bulk of the data, logarithmically wider
-beyond, so that a few outlying decision values do not leave the bulk in a handful of bins (with
-equal-width bins, one Student-t score at 256 left 27 bins for the central 95 % of 10^4 scores
-and the map missed the truth by 0.3). A fit on a :class:`~bayescal.data.ScoreSummary` keeps its
-bins.
+beyond, so that a few outlying decision values do not leave the bulk of the data in a handful
+of bins. A fit on a :class:`~bayescal.data.ScoreSummary` keeps its (equal-width) bins.
 
 **Classes without a continuous part.** A class whose continuous scores take fewer than two
 distinct values (every score an atom, say) carries no information on the shape of its
