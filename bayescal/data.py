@@ -421,6 +421,16 @@ class ScoreSummary:
         Returns
         -------
         ScoreSummary
+
+        Notes
+        -----
+        The bins are equal-width between the smallest and largest score, so a few far outlying
+        decision values (heavy tails) leave the bulk of the data in a few bins. (In-memory fits
+        bin on an asinh scale instead, :func:`asinh_bins`.) Such scores can be summarised after
+        a monotone transform, e.g. ``numpy.arcsinh`` of the decision values with
+        ``score_kind="decision"``: the calibrated probability of a score is the calibrator's
+        at its transformed value, since :math:`P(y = 1 \mid s) = P(y = 1 \mid g(s))` for
+        increasing :math:`g`.
         """
         import dask
 
