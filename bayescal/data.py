@@ -393,7 +393,7 @@ class ScoreSummary:
         lo: float | None = None,
         hi: float | None = None,
     ) -> "ScoreSummary":
-        """Summarise Dask arrays or Dask dataframe columns where the data lives.
+        r"""Summarise Dask arrays or Dask dataframe columns where the data lives.
 
         Each chunk is validated and summarised by its own task (on whatever scheduler is
         active: threads, processes, or a ``dask.distributed`` cluster), and the per-chunk
