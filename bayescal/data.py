@@ -48,6 +48,8 @@ __all__ = [
     "prepare_data",
     "ScoreSummary",
     "dask_partitions",
+    "class_bin_counts",
+    "asinh_bins",
 ]
 
 PROB_EPS = 1e-12
@@ -631,10 +633,34 @@ def class_bin_counts(
     skip: np.ndarray | None = None,
     asinh: tuple[float, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    r"""Rows and weights per (class, bin) of ``n_bins`` equal bins of ``width`` from ``lo``, on the
-    working scale ``t`` or, with ``asinh=(m, s)``, on :math:`u = \operatorname{asinh}((t - m) / s)`
-    (bin ``int((u - lo) / width)``, the outer bins taking anything beyond), leaving out the rows
-    marked in ``skip``; shapes (2, n_bins). One compiled pass over the rows."""
+    r"""Rows and weights per (class, bin) of equal-width bins, in one compiled pass over the rows.
+
+    Row i goes to bin :math:`\lfloor (u_i - \mathrm{lo}) / \mathrm{width} \rfloor`, clipped to
+    ``0 .. n_bins - 1`` (the outer bins take anything beyond), with :math:`u_i = t_i` the
+    working-scale score or, with ``asinh=(m, s)``, :math:`u_i = \operatorname{asinh}((t_i - m) / s)`.
+
+    Parameters
+    ----------
+    data : ScoreData
+        Validated rows.
+    lo : float
+        Left edge of the first bin (on the scale of :math:`u`).
+    width : float
+        Width of every bin.
+    n_bins : int
+        Number of bins.
+    skip : ndarray of bool of shape (n,), optional
+        Rows to leave out (atoms).
+    asinh : (float, float), optional
+        Centre :math:`m` and scale :math:`s` of the asinh scale; the working scale when None.
+
+    Returns
+    -------
+    rows : ndarray of int of shape (2, n_bins)
+        Number of rows of each class in each bin.
+    weights : ndarray of shape (2, n_bins)
+        Their summed weights.
+    """
     from bayescal._kernels import bin_rows
 
     counts = np.zeros((2, n_bins), dtype=np.int64)
