@@ -243,21 +243,26 @@ def cell_summary(sel: list[dict]) -> dict:
     return out
 
 
-def summarise(path: Path) -> str:
-    """Means over seeds per (route, truth, N) as a markdown table, with the standard error of the 95 % coverage."""
-    rows = _rows(path)
+def cells(rows: list[dict], route_rank=lambda route: route) -> list[tuple[tuple[str, str, int], list[dict]]]:
+    """The rows grouped by cell (route, truth, N), ordered by ``route_rank(route)``, then the
+    truths' order (design, then held out), then N."""
     order = DESIGN + HELD_OUT
     keys = sorted(
         {(r["route"], r["truth"], int(r["n"])) for r in rows},
-        key=lambda k: (k[0], order.index(k[1]) if k[1] in order else 99, k[2]),
+        key=lambda k: (route_rank(k[0]), order.index(k[1]) if k[1] in order else 99, k[2]),
     )
+    return [(key, [r for r in rows if (r["route"], r["truth"], int(r["n"])) == key]) for key in keys]
+
+
+def summarise(path: Path) -> str:
+    """Means over seeds per (route, truth, N) as a markdown table, with the standard error of the 95 % coverage."""
     head = (
         "| route | truth | N | seeds | 95 % cov (se) | 80 % | 50 % | 95 % data-weighted | MAE DPM | MAE KDE | "
         "best other (MAE) | width | R-hat max | ESS bulk / tail min | time s |"
     )
     lines = [head, "|---" * (head.count("|") - 1) + "|"]
-    for key in keys:
-        c = cell_summary([r for r in rows if (r["route"], r["truth"], int(r["n"])) == key])
+    for key, sel in cells(_rows(path)):
+        c = cell_summary(sel)
         kde = c["others"].get("kde", float("nan"))
         best = min(c["others"].items(), key=lambda kv: kv[1]) if c["others"] else ("-", float("nan"))
         lines.append(

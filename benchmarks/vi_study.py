@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dpm_coverage import DESIGN, FIELDS, HELD_OUT, TRUTHS, _rows, cell_summary, run_one
+from dpm_coverage import FIELDS, TRUTHS, _rows, cell_summary, cells, run_one
 
 CANDIDATES: dict[str, tuple[str, dict]] = {
     "gibbs": ("gibbs", {}),
@@ -68,19 +68,13 @@ def run_candidate(name: str, truth: str, n: int, seed: int) -> dict:
 
 def summarise(path: Path) -> str:
     """Means over seeds per (candidate, truth, N) as a markdown table."""
-    rows = _rows(path)
-    order = DESIGN + HELD_OUT
-    keys = sorted(
-        {(r["route"], r["truth"], int(r["n"])) for r in rows},
-        key=lambda k: (list(CANDIDATES).index(k[0]) if k[0] in CANDIDATES else 99, order.index(k[1]), k[2]),
-    )
     head = (
         "| candidate | truth | N | seeds | 95 % cov (se) | 80 % | 50 % | 95 % data-weighted | MAE | MAE KDE | width "
         "| k-hat max | ELBO spread | converged | time s |"
     )
     lines = [head, "|---" * (head.count("|") - 1) + "|"]
-    for key in keys:
-        sel = [r for r in rows if (r["route"], r["truth"], int(r["n"])) == key]
+    rank = {name: i for i, name in enumerate(CANDIDATES)}
+    for key, sel in cells(_rows(path), lambda route: rank.get(route, 99)):
         c = cell_summary(sel)
         conv = sum(r["converged"] == "True" for r in sel)
         lines.append(
