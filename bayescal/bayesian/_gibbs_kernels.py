@@ -3,7 +3,9 @@ r"""Compiled sweeps of the blocked Gibbs sampler (:mod:`bayescal.bayesian.gibbs`
 One call of the kernel runs one chain of one class from its start to its last sweep, with
 its own ``numpy.random.Generator`` (numba reads and advances the generator's state, so a
 chain is reproducible from the generator's seed and independent of the thread it runs on).
-The kernels release the GIL, so chains run in parallel threads.
+The kernels release the GIL, so chains run in parallel threads. The module also holds the
+mixtures' log-sum-exp over components (:func:`mixture_logsumexp`, for
+:func:`bayescal.bayesian.mixture.log_density`), which shares the sweeps' compiled exp.
 
 Numba compiles them on first use and caches the machine code on disk (next to this file,
 or in numba's user-wide cache when the package directory is read-only, or in
