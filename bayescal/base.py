@@ -767,12 +767,16 @@ class BayesianCalibrator(Calibrator):
     #: posterior variables whose every draw is a probability, and those that are scales
     _PROBABILITY_VARIABLES = ("weight", "atom_prob", "pi")
     _SCALE_VARIABLES = ("sigma", "beta_a", "beta_b")
+    #: posterior variables that are NaN at the draws of a model without them (the subclass
+    #: checks which draws those are); their other draws are checked as above
+    _PARTIAL_VARIABLES: tuple[str, ...] = ()
 
     def _check_posterior(self, tree: xr.DataTree) -> None:
         """Check a loaded posterior before the calibrator is rebuilt from it; raise ``ValueError``.
 
         Generic checks: finite numbers in ``observed_data``; a ``posterior`` group whose
-        variables all start with the dims ``(chain, draw)`` and whose draws are all finite; variables
+        variables all start with the dims ``(chain, draw)`` and whose draws are all finite (but
+        for NaN in those named in ``_PARTIAL_VARIABLES``); variables
         named in ``_SCALE_VARIABLES`` (``sigma``, ``beta_a``, ``beta_b``) positive; those in
         ``_PROBABILITY_VARIABLES`` (``weight``, ``atom_prob``, ``pi``) in [0, 1]; ``weight``
         summing to 1 over ``component`` and ``atom_prob`` to at most 1 over ``atom``.
@@ -798,6 +802,8 @@ class BayesianCalibrator(Calibrator):
             if values.dtype.kind not in "fiub":
                 raise ValueError(f"idata_.posterior.{name} has dtype {values.dtype}, not numbers.")
             values = values.astype(np.float64)
+            if name in self._PARTIAL_VARIABLES:  # NaN where the draw's model has no such parameter
+                values = values[~np.isnan(values)]
             if not np.isfinite(values).all():
                 raise ValueError(f"idata_.posterior.{name} holds a value that is not finite.")
             if name in self._SCALE_VARIABLES and not (values > 0).all():

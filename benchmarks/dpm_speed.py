@@ -116,7 +116,12 @@ def main() -> None:
         else:
             bgm = f"not run (N > {args.bgm_max})"
         diag = holder["m"].diagnostics_
-        sampler = sum(diag[f"class_{c}"].get("runtime_s", float("nan")) for c in (0, 1))
+        sampler = sum(
+            diag[f][f"class_{c}"].get("runtime_s", float("nan"))
+            for f in ("gaussian", "beta")
+            if f in diag
+            for c in (0, 1)
+        )
         conv = diag["map"]
         conv_s = f"{conv['rhat_max']:.3f} / {conv['ess_bulk_min']:.0f} / {conv['ess_tail_min']:.0f}"
         print(f"| {n:.0e} | {t_fit:.2f} | {sampler:.2f} | {conv_s} | {t_pred:.2f} | {t_iso:.2f} | {bgm} |", flush=True)

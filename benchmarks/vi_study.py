@@ -41,7 +41,7 @@ VI_FIELDS = ["pareto_k_max", "elbo_spread_max", "converged"]
 def run_candidate(name: str, truth: str, n: int, seed: int) -> dict:
     """One fit of candidate ``name`` on a replicate, scored as in ``dpm_coverage.run_one``."""
     route, route_options = CANDIDATES[name]
-    options = {"route_options": route_options} if route_options else {}
+    options = {"components": "gaussian"} | ({"route_options": route_options} if route_options else {})
     captured = {}
     from bayescal.bayesian.dpm import DPMCalibrator
 
@@ -59,7 +59,7 @@ def run_candidate(name: str, truth: str, n: int, seed: int) -> dict:
         DPMCalibrator._fit = original
     row["route"] = name
     diag = captured.get("diagnostics", {})
-    per_class = [diag.get(f"class_{c}", {}) for c in (0, 1)]
+    per_class = [diag.get("gaussian", {}).get(f"class_{c}", {}) for c in (0, 1)]
     row["pareto_k_max"] = max(float(d.get("pareto_k", np.nan)) for d in per_class)
     row["elbo_spread_max"] = max(float(d.get("elbo_spread", np.nan)) for d in per_class)
     row["converged"] = all(bool(d.get("converged", True)) for d in per_class)

@@ -397,7 +397,10 @@ def test_different_seeds_agree_within_the_band(name):
     grid = np.linspace(s.min(), s.max(), 41)
     pa, pb = a.predict_proba(grid)[:, 1], b.predict_proba(grid)[:, 1]
     assert not np.array_equal(pa, pb), "the seed has no effect"
-    half = _band_halfwidth(a, grid)
+    # within the band's half-width, or 1e-3 where the band is narrower: in the far tail the map's
+    # draws are so skewed (DPM at the lowest score: 95 % band up to 3e-5, mean 2e-4 from a few
+    # draws near 3e-4) that the mean leaves the equal-tailed band, and no decision turns on 1e-3
+    half = np.maximum(_band_halfwidth(a, grid), 1e-3)
     assert np.all(np.abs(pa - pb) <= half), f"max |diff| - half-width: {np.max(np.abs(pa - pb) - half):.3g}"
 
 
@@ -489,7 +492,8 @@ def test_diverging_variational_fit_is_retried_then_reported(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # 200 iterations do not converge: not under test
         est.fit(s, y)
-    assert est.diagnostics_["class_0"]["retried"] and not est.diagnostics_["class_1"]["retried"]
+    diag = est.diagnostics_["gaussian"]
+    assert diag["class_0"]["retried"] and not diag["class_1"]["retried"]
     assert np.all(np.isfinite(est.predict_proba(QUERY)))
     monkeypatch.setattr(pymc_model, "_run_advi", lambda *a, **k: (np.array([np.nan]), False, True))
     fresh = build("dpm", inference="advi", n_components=3, draws=50)
@@ -520,7 +524,7 @@ def test_chains_that_disagree_on_the_map_give_a_warning_with_rhat(monkeypatch):
     _wrapped_gibbs(monkeypatch, "gibbs", shift_second_chain)
     s, y = _dpm_data()
     with pytest.warns(UserWarning, match=r"(?i)r-?hat.*\d\.\d") as caught:
-        model = build("dpm").fit(s, y)
+        model = build("dpm", components="gaussian").fit(s, y)
     conv = model.diagnostics_["map"]
     assert 0 < conv["chain_gap_at_rhat_max"] <= 1 and conv["band_width_at_rhat_max"] >= conv["chain_gap_at_rhat_max"]
     assert f"differ by {conv['chain_gap_at_rhat_max']:.3g}" in str(caught[0].message)
@@ -537,7 +541,7 @@ def test_sampler_divergences_give_a_warning_with_their_count(monkeypatch):
     _wrapped_gibbs(monkeypatch, "nuts", diverge)
     s, y = _dpm_data()
     with pytest.warns(UserWarning, match=r"(?i)\b14\b.*divergen|divergen.*\b14\b"):
-        build("dpm", inference="nuts").fit(s, y)
+        build("dpm", inference="nuts", components="gaussian").fit(s, y)
 
 
 def test_well_mixed_chains_give_no_convergence_warning(monkeypatch):

@@ -21,6 +21,11 @@ this module stacks them along ``class`` and adds the parameters with closed-form
   confident score are not pulled towards :math:`\pi` (which a uniform prior,
   :math:`\kappa r_{ca} = 1`, did: about 1/4 at an atom with two negatives and no positive,
   whatever the classes' sizes).
+
+When more than one component family is fitted, :func:`combine_families` merges their
+posteriors into one: each (chain, draw) position holds the draw of one family, chosen by
+:func:`slot_models` in proportion to the models' averaging weights
+(:mod:`bayescal.bayesian.averaging`).
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from bayescal.bayesian import mixture
 from bayescal.bayesian.class_fit import ClassFit
 from bayescal.bayesian.preparation import PreparedData
 
-__all__ = ["ATOM_PRIOR_ROWS", "assemble_posterior"]
+__all__ = ["ATOM_PRIOR_ROWS", "assemble_posterior", "combine_families", "slot_models"]
 
 ATOM_PRIOR_ROWS = 1.0
 """Prior rows (kappa) at each atom, split between the classes by the continuous map."""
@@ -124,4 +129,78 @@ def assemble_posterior(
         groups["sample_stats"] = xr.Dataset(coords={"chain": post["chain"].values, "draw": post["draw"].values})
     tree = xr.DataTree.from_dict(groups)
     tree.attrs.update({k: (json.dumps(v) if isinstance(v, (dict, list)) else v) for k, v in attrs.items()})
+    return tree
+
+
+def slot_models(weights: dict[str, float], n_slots: int, rng: np.random.Generator) -> np.ndarray:
+    """Which model each of ``n_slots`` posterior positions takes: ``round(w_m * n_slots)`` positions
+    per model (largest remainders, so they sum to ``n_slots``), at random positions.
+
+    Parameters
+    ----------
+    weights : dict of str to float
+        Averaging weight per model (summing to one).
+    n_slots : int
+        Posterior positions (chains x draws).
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of shape (n_slots,)
+        Model names (object array).
+    """
+    names = list(weights)
+    exact = np.array([weights[m] for m in names]) * n_slots
+    counts = np.floor(exact).astype(int)
+    counts[np.argsort(counts - exact, kind="stable")[: n_slots - counts.sum()]] += 1
+    return rng.permutation(np.repeat(np.array(names, dtype=object), counts))
+
+
+def combine_families(trees: dict[str, xr.DataTree], slot_family: np.ndarray) -> xr.DataTree:
+    """One posterior from several families' posteriors of the same shape, position by position.
+
+    Parameters
+    ----------
+    trees : dict of str to xarray.DataTree
+        Per component family, its :func:`assemble_posterior` result (same chains and draws).
+    slot_family : ndarray of shape (chains * draws,)
+        The family whose draw each (chain, draw) position takes.
+
+    Returns
+    -------
+    xarray.DataTree
+        ``posterior`` with the shared variables (``pi``, ``weight``, ``alpha``, ``atom_prob``)
+        of each position's family, and every family's two component parameters, NaN at the
+        positions of the other families; ``sample_stats`` with the statistics every family has,
+        selected likewise, and ``family`` (chain, draw), the index in
+        :data:`bayescal.bayesian.mixture.FAMILIES` of each position's family; ``observed_data``
+        and the root attrs of the first family's tree.
+    """
+    first = next(iter(trees.values()))
+    shape = (first["posterior"].sizes["chain"], first["posterior"].sizes["draw"])
+    masks = {f: xr.DataArray((slot_family == f).reshape(shape), dims=("chain", "draw")) for f in trees}
+
+    def select(group: str, names: list[str]) -> xr.Dataset:
+        out = first[group].to_dataset()[names].copy()
+        for f, tree in trees.items():
+            ds = tree[group].to_dataset()
+            for name in names:
+                out[name] = xr.where(masks[f], ds[name], out[name], keep_attrs=True)
+        return out
+
+    shared = [v for v in first["posterior"].data_vars if all(v in t["posterior"].data_vars for t in trees.values())]
+    post = select("posterior", shared)
+    for f, tree in trees.items():
+        for name in mixture.PARAMS[f]:
+            post[name] = tree["posterior"][name].where(masks[f])
+    stat_names = [
+        v for v in first["sample_stats"].data_vars if all(v in t["sample_stats"].data_vars for t in trees.values())
+    ]
+    stats = select("sample_stats", stat_names)
+    codes = np.array([mixture.FAMILIES.index(f) for f in slot_family], dtype=np.int8)
+    stats["family"] = (("chain", "draw"), codes.reshape(shape))
+    tree = xr.DataTree.from_dict(
+        {"posterior": post, "observed_data": first["observed_data"].to_dataset(), "sample_stats": stats}
+    )
+    tree.attrs.update(first.attrs)
     return tree

@@ -238,7 +238,12 @@ def warn_convergence(diagnostics: dict, inference: str, stacklevel: int = 5) -> 
             stacklevel=stacklevel,
         )
     if n_div > 0:
-        per_class = ", ".join(f"class {c}: {diagnostics[f'class_{c}'].get('divergences', 0)}" for c in (0, 1))
+        per_class = ", ".join(
+            f"{family} class {c}: {fits[f'class_{c}'].get('divergences', 0)}"
+            for family, fits in diagnostics.items()
+            if isinstance(fits, dict) and "class_0" in fits
+            for c in (0, 1)
+        )
         warnings.warn(
             f"{n_div} divergent transitions in the {inference} sampler ({per_class}) after tuning: the "
             "posterior may be biased; raise target_accept through route_options, or use inference='gibbs'.",

@@ -8,8 +8,9 @@ The fit is a short pipeline, one module a step:
    one posterior layout (:class:`~bayescal.bayesian.class_fit.ClassFit`);
 4. :mod:`~bayescal.bayesian.assembly`: the class prior, the atom masses and the
    ``xarray.DataTree``;
-5. :mod:`~bayescal.bayesian.null_model`: averaging with the no-signal model's constant map;
-6. :mod:`~bayescal.bayesian.convergence`: R-hat and ESS of the map draws.
+5. :mod:`~bayescal.bayesian.convergence`: R-hat and ESS of each fit's map draws;
+6. :mod:`~bayescal.bayesian.averaging`: averaging the component families' maps and the
+   no-signal model's constant map (steps 2-5 run once per component family).
 """
 
 from __future__ import annotations
@@ -30,19 +31,24 @@ from bayescal._validation import check_integer, resolve_random_state
 from bayescal._version import __version__
 from bayescal.base import BayesianCalibrator, PosteriorClassConditional
 from bayescal.bayesian import mixture
+from bayescal.bayesian.assembly import slot_models
+from bayescal.bayesian.averaging import CONSTANT
 from bayescal.bayesian.convergence import map_convergence, warn_convergence
 from bayescal.bayesian.preparation import PreparedData, prepare
 from bayescal.data import ScoreData, from_working, to_working
 
 __all__ = ["DPMCalibrator"]
 
-NULL_WEIGHT_POINTS = 1000
-"""Most rows whose leave-one-out terms set the null-model weight (a weighted draw beyond)."""
-NULL_WEIGHT_DRAWS = 1000
-"""Most posterior draws (thinned within chains) used for the null-model weight."""
-NULL_WEIGHT_MIN_DRAWS = 100
-"""Fewest posterior draws (chains x draws) for which the null-model weight is computed:
+AVERAGING_POINTS = 1000
+"""Most rows whose leave-one-out terms set the averaging weights (a weighted draw beyond)."""
+AVERAGING_DRAWS = 1000
+"""Most posterior draws of each family (thinned within chains) used for the averaging weights."""
+AVERAGING_MIN_DRAWS = 100
+"""Fewest posterior draws (chains x draws) for which the averaging weights are computed:
 Pareto smoothing fits the largest fifth of the importance ratios, so fewer give no usable tail."""
+MAP_CHECK_MIN_WEIGHT = 0.05
+"""Smallest averaging weight of a component family whose map convergence enters ``diagnostics_["map"]``
+(a family holding fewer of the draws barely moves the band)."""
 
 
 class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
@@ -76,10 +82,10 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     (:math:`Q_c = \sum_a q_{ca}`; the Jacobian of the logit cancels), and at an atom
     :math:`a`, :math:`\pi q_{1a} / (\pi q_{1a} + (1 - \pi) q_{0a})`. With
     ``null_stacking=True`` the map is averaged with the no-signal model's constant map
-    :math:`\pi` by pseudo-BMA+ weights (:mod:`bayescal.bayesian.null_model`), so where the
+    :math:`\pi` by pseudo-BMA+ weights (:mod:`bayescal.bayesian.averaging`), so where the
     scores carry no signal the map goes flat.
 
-    **Components** (``components=``). Above, the components are Gaussian (the default). For
+    **Components** (``components=``). Above, the components are Gaussian. For
     probability scores ``components="beta"`` uses instead a Beta(:math:`a_{ck}, b_{ck}`)
     density of the probability itself, written on the logit scale,
     :math:`\log \phi_{ck}(t) = a_{ck} \log \operatorname{expit}(t) + b_{ck} \log
@@ -87,12 +93,16 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     centred where the component's logit mean and variance match the KDE quantities above
     (:mod:`bayescal.bayesian.priors`). Its tails are exponential on the logit scale, as the
     scores of boosted trees, naive Bayes and most classifiers are near 0 and 1, so the map
-    there follows the data instead of the tail of the widest Gaussian. On the simulated truths
-    of the coverage study it covers far better where scores pile near 0 and 1 or the map has a
-    plateau, but on the real datasets of ``benchmarks/dpm_realdata.py`` it ranks below beta
-    calibration where Gaussian components rank above it (scores of logistic models are close
-    to Gaussian on the logit scale), so Gaussian components stay the default. Beta components
-    need probability scores.
+    there follows the data instead of the tail of the widest Gaussian. Neither family fits
+    every classifier: Beta components cover where scores pile near 0 and 1 and where the map
+    has a plateau, Gaussian ones where scores are close to logit-normal (logistic models).
+    So the default, ``components="auto"``, fits the model with each family and averages the
+    two maps (and the constant map) by the pseudo-BMA+ weights of their leave-one-out log
+    scores of the labels (:mod:`bayescal.bayesian.averaging`): a posterior over the three
+    models, whose map draws are the families' draws in proportion to their weights. The
+    weights are in ``diagnostics_["model_averaging"]``. For decision values, or a route that
+    fits Gaussian components only, ``"auto"`` is the Gaussian model alone. The two fits cost
+    about twice one.
 
     **Inference** (``inference=``): ``"gibbs"``, the blocked Gibbs sampler of Ishwaran &
     James (2001) for this model (:mod:`bayescal.bayesian.gibbs`); ``"nuts"`` and ``"advi"``
@@ -117,12 +127,14 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         Truncation level K of each class's mixture.
     inference : {"gibbs", "advi", "nuts", "vi"}, default "gibbs"
         The inference route (:data:`bayescal.bayesian.routes.ROUTES`).
-    components : {"gaussian", "beta"}, default "gaussian"
-        Component family of the mixtures (see above); ``"beta"`` needs probability scores and
-        an inference route of :data:`bayescal.bayesian.routes.BETA_ROUTES`.
+    components : {"auto", "gaussian", "beta"}, default "auto"
+        Component family of the mixtures (see above): ``"auto"`` averages both families'
+        fits for probability scores; ``"beta"`` needs probability scores and an inference
+        route of :data:`bayescal.bayesian.routes.BETA_ROUTES`.
     priors : dict, list of two dicts, or None, default None
         Hyperparameter overrides (keys of :func:`bayescal.bayesian.priors.prior_keys` for the
-        component family), for both classes or per class (``{0: {...}, 1: {...}}``).
+        component family; with both families fitted, each takes the keys of its own), for
+        both classes or per class (``{0: {...}, 1: {...}}``).
     draws : int, default 1000
         Posterior draws per chain.
     chains : int, default 2
@@ -152,19 +164,22 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         Extra keyword arguments for the inference route (e.g. ``{"thin": 2}`` for Gibbs).
     null_stacking : bool, default True
         Average the map with the constant map of the no-signal model by pseudo-BMA+ weights;
-        needs at least :data:`NULL_WEIGHT_MIN_DRAWS` draws, otherwise it is skipped with a warning.
+        averaging needs at least :data:`AVERAGING_MIN_DRAWS` draws, otherwise it is skipped
+        with a warning (and both families, if fitted, take equal parts).
     random_seed : int or None, default None
         Deprecated alias of ``random_state``.
 
     Attributes
     ----------
     idata_ : xarray.DataTree
-        ``posterior`` (``pi`` (chain, draw); ``weight`` and the family's parameters, ``mu``,
-        ``sigma`` or ``beta_a``, ``beta_b`` (chain, draw, class, component); ``alpha`` (chain,
-        draw, class); ``atom_prob`` (chain, draw, class, atom), coordinate ``atom`` = atom
-        values on the input scale, when there are atoms), ``observed_data``, ``sample_stats``
-        (the route's statistics, and ``informative`` (chain, draw), 0 for the constant-map
-        draws of the null-model average), the configuration in the root attrs. There is no
+        ``posterior`` (``pi`` (chain, draw); ``weight`` and each fitted family's parameters,
+        ``mu``, ``sigma`` and/or ``beta_a``, ``beta_b`` (chain, draw, class, component; NaN at
+        the other family's draws); ``alpha`` (chain, draw, class); ``atom_prob`` (chain, draw,
+        class, atom), coordinate ``atom`` = atom values on the input scale, when there are
+        atoms), ``observed_data``, ``sample_stats`` (the route's statistics; ``family``
+        (chain, draw), the index in :data:`bayescal.bayesian.mixture.FAMILIES` of each
+        draw's family, when both were fitted; and ``informative`` (chain, draw), 0 for the
+        constant-map draws of the average), the configuration in the root attrs. There is no
         pointwise ``log_likelihood`` group, so ``arviz.loo`` refuses the posterior rather than
         treat the two classes as two observations.
     atoms_ : ndarray
@@ -172,9 +187,13 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     grid_ : ndarray of shape (grid_size,)
         Working-scale grid of the cached map draws.
     diagnostics_ : dict
-        Per-class diagnostics of the route; ``divergences``; ``map``, the map's convergence
-        (:func:`bayescal.bayesian.convergence.map_convergence`); ``null_stacking``, the
-        pseudo-BMA+ weight of the mixtures' map and what set it.
+        Per fitted component family (``"gaussian"``, ``"beta"``): the route's diagnostics per
+        class (``class_0``, ``class_1``) and ``map``, that fit's map convergence
+        (:func:`bayescal.bayesian.convergence.map_convergence`); ``map``, the least converged
+        of the families holding at least :data:`MAP_CHECK_MIN_WEIGHT` of the draws (what the
+        convergence warning reads); ``divergences``; ``model_averaging``, the pseudo-BMA+
+        weights of the families' maps and the constant map and what set them
+        (:func:`bayescal.bayesian.averaging.model_weights`).
 
     References
     ----------
@@ -197,6 +216,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
 
     _min_samples = 4
     _min_per_class = 2
+    _PARTIAL_VARIABLES = tuple(name for family in mixture.FAMILIES for name in mixture.PARAMS[family])
     _fitted_schema = {
         "atoms_": schema.array("f", ("a",), order="increasing"),
         "grid_": schema.array("f", ("g",), order="increasing", max_size=schema.int_param("grid_size")),
@@ -208,7 +228,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         *,
         n_components: int = 20,
         inference: str = "gibbs",
-        components: str = "gaussian",
+        components: str = "auto",
         priors: Any = None,
         draws: int = 1000,
         chains: int = 2,
@@ -262,8 +282,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             check_integer(getattr(self, name), name, low)
         if self.inference not in ROUTES:
             raise ValueError(f"inference={self.inference!r} is not one of {tuple(ROUTES)}.")
-        if self.components not in mixture.FAMILIES:
-            raise ValueError(f"components={self.components!r} is not one of {mixture.FAMILIES}.")
+        if self.components not in ("auto", *mixture.FAMILIES):
+            raise ValueError(f"components={self.components!r} is not one of {('auto', *mixture.FAMILIES)}.")
         if not 0.0 < float(self.atom_threshold) <= 1.0:
             raise ValueError(f"atom_threshold={self.atom_threshold} must lie in (0, 1].")
         if not isinstance(self.null_stacking, (bool, np.bool_)):
@@ -271,19 +291,22 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         if self.route_options is not None and not isinstance(self.route_options, dict):
             raise ValueError("route_options must be a dict of keyword arguments for the inference route, or None.")
 
-    def _family(self) -> str:
-        """The component family this fit uses (see ``components``)."""
+    def _families(self, score_kind: str) -> tuple[str, ...]:
+        """The component families this fit uses (see ``components``)."""
         from bayescal.bayesian.routes import BETA_ROUTES
 
-        if self.components == "beta" and not (self.score_kind == "probability" and self.inference in BETA_ROUTES):
+        beta_applies = score_kind == "probability" and self.inference in BETA_ROUTES
+        if self.components == "auto":
+            return ("gaussian", "beta") if beta_applies else ("gaussian",)
+        if self.components == "beta" and not beta_applies:
             raise ValueError(
                 f"components='beta' needs score_kind='probability' and inference in {BETA_ROUTES} (got "
-                f"{self.score_kind!r}, {self.inference!r}): use components='gaussian'."
+                f"{score_kind!r}, {self.inference!r}): use components='gaussian' or 'auto'."
             )
-        return self.components
+        return (self.components,)
 
     def _fit(self, data: ScoreData, X=None) -> None:
-        from bayescal.bayesian.assembly import assemble_posterior
+        from bayescal.bayesian.assembly import assemble_posterior, combine_families
         from bayescal.bayesian.priors import resolve_priors
 
         self._check_params()
@@ -294,47 +317,74 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             compress_above=int(self.compress_above),
             n_bins=int(self.n_bins),
         )
-        family = self._family()
-        priors = resolve_priors(self.priors, prep.xs, prep.cs, int(self.n_components), family)
+        families = self._families(data.score_kind)
         seed = resolve_random_state(self.random_state, self.random_seed, "DPMCalibrator", stacklevel=5)
-        seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(_entropy(seed)).spawn(4)]
-        fits = self._run_route(prep, priors, seeds[:2], family)
-        self.diagnostics_ = {
-            f"class_{c}": {k: v for k, v in fits[c].diagnostics.items() if isinstance(v, (bool, int, float, str))}
-            for c in (0, 1)
+        # streams: per family (by its place in mixture.FAMILIES) two classes and the assembly, and one
+        # for the averaging; a family's draws do not depend on whether the other is fitted too
+        seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(_entropy(seed)).spawn(7)]
+        family_seeds = [(seeds[:3], seeds[4:7])[mixture.FAMILIES.index(f)] for f in families]
+        attrs = {
+            "created_by": f"bayescal {__version__}",
+            "calibrator": "DPMCalibrator",
+            "inference": self.inference,
+            "components": self.components,
+            "n_components": int(self.n_components),
+            "score_kind": data.score_kind,
+            "compressed": int(prep.compressed),
+            "n_bins": prep.n_bins,
+            "random_state": "None" if not isinstance(seed, (int, np.integer)) else int(seed),
         }
-        self.idata_ = assemble_posterior(
-            fits,
-            prep,
-            np.random.default_rng(seeds[2]),
-            {
-                "created_by": f"bayescal {__version__}",
-                "calibrator": "DPMCalibrator",
-                "inference": self.inference,
-                "components": family,
-                "n_components": int(self.n_components),
-                "score_kind": data.score_kind,
-                "compressed": int(prep.compressed),
-                "n_bins": prep.n_bins,
-                "random_state": "None" if not isinstance(seed, (int, np.integer)) else int(seed),
-                "priors": [{k: np.asarray(v).tolist() for k, v in p.items()} for p in priors],
-            },
-            family,
-        )
         self.atoms_ = prep.atoms
         self.grid_ = self._prediction_grid(prep)
-        self._restore()
+        self._atoms_t = to_working(self.atoms_, self.score_kind) if self.atoms_.size else np.empty(0)
         pooled_x, pooled_c = np.concatenate(prep.xs), np.concatenate(prep.cs)
-        self.diagnostics_["map"] = map_convergence(
-            self._grid_draws,
-            self._shape,
-            self.grid_,
-            weighted_quantile(pooled_x, [0.025, 0.975], pooled_c),
-            lambda t: from_working(t, self.score_kind),
-        )
-        self.diagnostics_["divergences"] = int(sum(int(f.diagnostics.get("divergences", 0)) for f in fits))
-        if self.null_stacking:
-            self._average_null(prep, np.random.default_rng(seeds[3]))
+        region = weighted_quantile(pooled_x, [0.025, 0.975], pooled_c)
+        trees, grids, all_priors = {}, {}, {}
+        self.diagnostics_ = {"divergences": 0}
+        for family, (seed0, seed1, seed_asm) in zip(families, family_seeds):
+            priors = resolve_priors(
+                self.priors, prep.xs, prep.cs, int(self.n_components), family, strict=len(families) == 1
+            )
+            all_priors[family] = [{k: np.asarray(v).tolist() for k, v in p.items()} for p in priors]
+            fits = self._run_route(prep, priors, [seed0, seed1], family)
+            trees[family] = assemble_posterior(
+                fits, prep, np.random.default_rng(seed_asm), attrs | {"priors": all_priors[family]}, family
+            )
+            shape = (trees[family]["posterior"].sizes["chain"], trees[family]["posterior"].sizes["draw"])
+            grids[family] = mixture.map_draws(self.grid_, np.empty(0), *_flat_draws(trees[family], family), family)
+            self.diagnostics_[family] = {
+                f"class_{c}": {k: v for k, v in fits[c].diagnostics.items() if isinstance(v, (bool, int, float, str))}
+                for c in (0, 1)
+            } | {
+                "map": map_convergence(
+                    grids[family], shape, self.grid_, region, lambda t: from_working(t, self.score_kind)
+                )
+            }
+            self.diagnostics_["divergences"] += int(sum(int(f.diagnostics.get("divergences", 0)) for f in fits))
+        weights = dict.fromkeys(families, 1.0 / len(families))
+        S = shape[0] * shape[1]
+        rng = np.random.default_rng(seeds[3])
+        if len(families) > 1 or self.null_stacking:
+            weights = self._average(prep, trees, rng, weights)
+        slots = slot_models(weights, S, rng) if len(weights) > 1 else np.full(S, families[0], dtype=object)
+        informative = slots != CONSTANT
+        top = max(families, key=lambda f: weights[f])
+        slot_family = np.where(informative, slots, top)
+        if len(families) > 1:
+            self.idata_ = combine_families(trees, slot_family)
+            self.idata_.attrs["priors"] = json.dumps(all_priors)
+        else:
+            self.idata_ = trees[families[0]]
+        if CONSTANT in weights:
+            self.idata_["sample_stats"]["informative"] = xr.DataArray(
+                informative.astype(np.int8).reshape(shape), dims=("chain", "draw")
+            )
+        carrying = [f for f in families if weights[f] >= MAP_CHECK_MIN_WEIGHT] or [top]
+        self.diagnostics_["map"] = _worst(self.diagnostics_[f]["map"] for f in carrying)
+        grid_draws = grids[families[0]]
+        for family in families[1:]:
+            grid_draws = np.where((slot_family == family)[:, None], grids[family], grid_draws)
+        self._restore(grid_draws)
         self.idata_.attrs["diagnostics"] = json.dumps(self.diagnostics_)
         warn_convergence(self.diagnostics_, self.inference)
 
@@ -380,51 +430,53 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         pad = 0.1 * max(hi - lo, 1e-6)
         return np.linspace(lo - pad, hi + pad, int(self.grid_size))
 
-    def _average_null(self, prep: PreparedData, rng: np.random.Generator) -> None:
-        r"""Average the map with the constant map (:mod:`bayescal.bayesian.null_model`).
+    def _average(
+        self, prep: PreparedData, trees: dict[str, xr.DataTree], rng: np.random.Generator, equal: dict[str, float]
+    ) -> dict[str, float]:
+        r"""Averaging weights of the families' maps and (with ``null_stacking``) the constant map
+        (:mod:`bayescal.bayesian.averaging`).
 
         The fitted units are the continuous points (or bin centres) and atoms of each class
         with their weights. The leave-one-out terms use every unit when there are at most
-        :data:`NULL_WEIGHT_POINTS` of unit weight, otherwise that many drawn with probability
-        proportional to weight, and at most :data:`NULL_WEIGHT_DRAWS` draws (every j-th of
-        each chain). A share :math:`1 - \hat w` of all the draws (rounded, at random
-        positions) then becomes constant-map draws: ``informative`` = 0 in the posterior.
+        :data:`AVERAGING_POINTS` of unit weight, otherwise that many drawn with probability
+        proportional to weight, and at most :data:`AVERAGING_DRAWS` draws of each family
+        (every j-th of each chain). Returns ``equal`` (the families alone, in equal parts) when
+        there are too few draws, with a warning.
         """
-        from bayescal.bayesian.null_model import null_model_weight
+        from bayescal.bayesian.averaging import model_weights
 
         units = [(x, np.full(x.size, c), w) for c, (x, w) in enumerate(zip(prep.xs, prep.cs)) if not prep.borrowed[c]]
         units += [(prep.atoms_t, np.full(prep.atoms_t.size, c), prep.atom_counts[c]) for c in (0, 1)]
         t, y, w = (np.concatenate(a) for a in zip(*units))
         keep_units = w > 0
         t, y, w = t[keep_units], y[keep_units], w[keep_units]
-        n_chain, n_draw = self._shape
-        if n_chain * n_draw < NULL_WEIGHT_MIN_DRAWS:
+        post = next(iter(trees.values()))["posterior"]
+        n_chain, n_draw = post.sizes["chain"], post.sizes["draw"]
+        if n_chain * n_draw < AVERAGING_MIN_DRAWS:
             warnings.warn(
-                f"null_stacking needs at least {NULL_WEIGHT_MIN_DRAWS} posterior draws (chains x draws), got "
-                f"{n_chain * n_draw}: the map is the mixtures' alone. Raise draws, or set null_stacking=False.",
+                f"Averaging the maps (null_stacking, or both component families) needs at least {AVERAGING_MIN_DRAWS} "
+                f"posterior draws (chains x draws), got {n_chain * n_draw}: the map is the mixtures' alone, the "
+                "families in equal parts. Raise draws, or set null_stacking=False and components to one family.",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
-            return
-        if t.size <= NULL_WEIGHT_POINTS and np.all(w == 1.0):
+            return equal
+        if t.size <= AVERAGING_POINTS and np.all(w == 1.0):
             rows = np.arange(t.size)
         else:
-            rows = rng.choice(t.size, size=NULL_WEIGHT_POINTS, p=w / w.sum())
-        step = -(-n_chain * n_draw // NULL_WEIGHT_DRAWS)
+            rows = rng.choice(t.size, size=AVERAGING_POINTS, p=w / w.sum())
+        step = -(-n_chain * n_draw // AVERAGING_DRAWS)
         keep = (np.arange(n_chain)[:, None] * n_draw + np.arange(0, n_draw, step)[None, :]).ravel()
-        draws = [a[keep] for a in self._draws]
         values, at = np.unique(t[rows], return_inverse=True)  # drawn bins repeat: evaluate each once
-        lj = mixture.log_joint(values, self._atoms_t, *draws, family=self._family_fitted)[:, :, at]
-        reff = float(np.clip(self.diagnostics_["map"]["ess_bulk_median"] / (n_chain * n_draw), 0.01, 1.0))
-        result = null_model_weight(lj, y[rows], reff)
-        self.diagnostics_["null_stacking"] = result
-        S = n_chain * n_draw
-        informative = np.ones(S, dtype=np.int8)
-        informative[rng.choice(S, size=round((1.0 - result["weight"]) * S), replace=False)] = 0
-        self.idata_["sample_stats"]["informative"] = xr.DataArray(
-            informative.reshape(self._shape), dims=("chain", "draw")
-        )
-        self._set_informative(informative.astype(bool))
+        log_joints, reffs = {}, {}
+        for family, tree in trees.items():
+            draws = [a[keep] for a in _flat_draws(tree, family)]
+            log_joints[family] = mixture.log_joint(values, self._atoms_t, *draws, family=family)[:, :, at]
+            ess = self.diagnostics_[family]["map"]["ess_bulk_median"]
+            reffs[family] = float(np.clip(ess / (n_chain * n_draw), 0.01, 1.0))
+        result = model_weights(log_joints, y[rows], reffs, constant=bool(self.null_stacking))
+        self.diagnostics_["model_averaging"] = result
+        return {name[len("weight_") :]: w for name, w in result.items() if name.startswith("weight_")}
 
     # ---- evaluation -----------------------------------------------------------------
     def _check_fitted(self) -> None:
@@ -436,39 +488,55 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
 
     def _check_posterior(self, tree: xr.DataTree) -> None:
         """The generic checks, then the layout :meth:`_draw_arrays` reads: ``pi`` (chain, draw);
-        ``weight`` and the component family's two parameters (``mu``, ``sigma`` or ``beta_a``,
-        ``beta_b``; chain, draw, class, component); ``atom_prob`` (chain, draw, class, atom)
-        with one atom per value of ``atoms_``."""
+        ``weight`` and the two parameters of each fitted component family (``mu``, ``sigma`` and/or
+        ``beta_a``, ``beta_b``; chain, draw, class, component); ``atom_prob`` (chain, draw, class,
+        atom) with one atom per value of ``atoms_``; with two families, ``sample_stats.family``."""
         super()._check_posterior(tree)
-        family = str(tree.attrs.get("components", "gaussian"))
-        if family not in mixture.FAMILIES:
-            raise ValueError(f"idata_ names the component family {family!r}, not one of {mixture.FAMILIES}.")
         post = tree["posterior"]
+        families = _present_families(post)
+        if not families:
+            raise ValueError(
+                f"idata_.posterior holds no component parameters: it needs those of one of {mixture.FAMILIES} "
+                f"({mixture.PARAMS})."
+            )
         per_component = ("chain", "draw", "class", "component")
         want = {"pi": ("chain", "draw"), "weight": per_component}
         if self.atoms_.size or "atom_prob" in post:
             want["atom_prob"] = ("chain", "draw", "class", "atom")
-        want |= dict.fromkeys(mixture.PARAMS[family], per_component)
+        for family in families:
+            want |= dict.fromkeys(mixture.PARAMS[family], per_component)
         for name, dims in want.items():
             if name not in post or post[name].dims != dims or post[name].dtype.kind != "f":
                 raise ValueError(f"idata_.posterior.{name} is missing, or not floats with dims {dims}.")
         if post.sizes["class"] != 2 or post.sizes.get("atom", 0) != self.atoms_.size:
             raise ValueError("idata_.posterior has the wrong number of classes or atoms.")
+        if len(families) > 1:
+            stats = tree["sample_stats"] if "sample_stats" in tree.children else None
+            codes = [mixture.FAMILIES.index(f) for f in families]
+            if stats is None or "family" not in stats or not np.isin(stats["family"].values, codes).all():
+                raise ValueError(
+                    f"idata_.posterior holds the parameters of {families}, but sample_stats.family does not say "
+                    f"which family each draw is (codes {codes}, the indices in {mixture.FAMILIES})."
+                )
+        for family in families:  # each draw has its own family's parameters (NaN only at the other's)
+            own = (
+                np.isin(tree["sample_stats"]["family"].values, mixture.FAMILIES.index(family))
+                if len(families) > 1
+                else np.ones((post.sizes["chain"], post.sizes["draw"]), dtype=bool)
+            )
+            for name in mixture.PARAMS[family]:
+                if np.isnan(post[name].values[own]).any():
+                    raise ValueError(f"idata_.posterior.{name} is NaN at a draw of the {family} family.")
 
-    def _draw_arrays(self) -> tuple[np.ndarray, ...]:
-        """Posterior arrays flattened over (chain, draw): pi (S,), weight and the family's two
-        parameters (S, 2, K), atom_prob (S, 2, A)."""
+    def _draw_arrays(self) -> tuple[np.ndarray, np.ndarray, dict[str, tuple[np.ndarray, np.ndarray]], np.ndarray]:
+        """Posterior arrays flattened over (chain, draw): pi (S,), weight (S, 2, K), per fitted
+        family its two parameters (S, 2, K; NaN at the other family's draws), atom_prob (S, 2, A)."""
         post = self.idata_["posterior"]
-        p1, p2 = mixture.PARAMS[self._family_fitted]
-
-        def flat(name: str) -> np.ndarray:
-            v = post[name].values
-            return v.reshape(v.shape[0] * v.shape[1], *v.shape[2:])
-
-        atom_prob = (
-            flat("atom_prob") if "atom_prob" in post else np.empty((post.sizes["chain"] * post.sizes["draw"], 2, 0))
-        )
-        return flat("pi"), flat("weight"), flat(p1), flat(p2), atom_prob
+        pi, weight, _, _, atom_prob = _flat_draws(self.idata_, None)
+        params = {
+            f: (_flat(post, mixture.PARAMS[f][0]), _flat(post, mixture.PARAMS[f][1])) for f in _present_families(post)
+        }
+        return pi, weight, params, atom_prob
 
     def _with_constant_draws(self, draws: np.ndarray) -> np.ndarray:
         """Map draws (S, n) with the constant-map draws (``informative`` = 0) set to pi."""
@@ -476,32 +544,52 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             return draws
         return np.where(self._informative[:, None], draws, self._draws[0][:, None])
 
-    def _set_informative(self, informative: np.ndarray) -> None:
-        """Mark the mixtures' draws (True) and the constant-map draws; the cached grid draws,
-        which hold the mixtures' maps, take the constant where marked."""
-        self._informative = informative
-        self._grid_draws = self._with_constant_draws(self._grid_draws)
-        self._grid_mean = self._grid_draws.mean(axis=0)
-
-    def _restore(self) -> None:
-        """Cache the flattened draws and the map draws on ``grid_`` (rebuilt after loading)."""
-        self._family_fitted = str(self.idata_.attrs.get("components", "gaussian"))  # files before it: Gaussian
+    def _restore(self, grid_draws: np.ndarray | None = None) -> None:
+        """Cache the flattened draws, each draw's component family and the map draws on ``grid_``
+        (``grid_draws``, the mixtures' maps there, when the fit has them; rebuilt after loading)."""
         self._draws = self._draw_arrays()
         pi = self._draws[0]
         post = self.idata_["posterior"]
         self._shape = (post.sizes["chain"], post.sizes["draw"])
         self._atoms_t = to_working(self.atoms_, self.score_kind) if self.atoms_.size else np.empty(0)
+        stats = self.idata_["sample_stats"] if "sample_stats" in self.idata_.children else None
+        families = _present_families(post)
+        if len(families) > 1:
+            self._draw_family = stats["family"].values.reshape(-1).astype(np.int64)
+        else:
+            self._draw_family = np.full(pi.shape[0], mixture.FAMILIES.index(families[0]))
         informative = np.ones(pi.shape[0], dtype=bool)
         for group in ("sample_stats", "posterior"):  # files written before it moved keep it in the posterior
             if group in self.idata_.children and "informative" in self.idata_[group]:
                 informative = self.idata_[group]["informative"].values.reshape(-1).astype(bool)
                 break
-        self._grid_draws = self._mixture_map(self.grid_, np.empty(0))
-        self._set_informative(informative)
+        self._informative = informative
+        if grid_draws is None:
+            grid_draws = self._mixture_map(self.grid_, np.empty(0))
+        self._grid_draws = self._with_constant_draws(grid_draws)
+        self._grid_mean = self._grid_draws.mean(axis=0)
+
+    def _by_family(self, evaluate) -> np.ndarray:
+        """``evaluate(family, pi, weight, p1, p2, atom_prob)`` on the draws of each component
+        family, put back in draw order: an array whose first axis runs over the S draws."""
+        pi, weight, params, atom_prob = self._draws
+        out = None
+        for code, family in enumerate(mixture.FAMILIES):
+            rows = self._draw_family == code
+            if not rows.any():
+                continue
+            p1, p2 = params[family]
+            if rows.all():
+                return evaluate(family, pi, weight, p1, p2, atom_prob)
+            part = evaluate(family, pi[rows], weight[rows], p1[rows], p2[rows], atom_prob[rows])
+            if out is None:
+                out = np.empty((pi.shape[0], *part.shape[1:]))
+            out[rows] = part
+        return out
 
     def _mixture_map(self, t: np.ndarray, atoms_t: np.ndarray) -> np.ndarray:
         """The mixtures' map draws (S, n) at working-scale ``t`` (:func:`bayescal.bayesian.mixture.map_draws`)."""
-        return mixture.map_draws(t, atoms_t, *self._draws, family=self._family_fitted)
+        return self._by_family(lambda f, *draws: mixture.map_draws(t, atoms_t, *draws, family=f))
 
     def _split(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Masks of points at atoms, inside the cached grid, and elsewhere."""
@@ -545,9 +633,12 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         """
         g = self._grid(grid)
         t = to_working(g, self.score_kind)
-        _, weight, p1, p2, atom_prob = self._draws
-        logf = mixture.log_density(t, weight, p1, p2, self._family_fitted)  # (S, 2, n)
-        logf += np.log1p(-np.clip(atom_prob.sum(axis=-1), 0.0, 1.0 - 1e-300))[..., None]
+        logf = self._by_family(
+            lambda f, pi, weight, p1, p2, atom_prob: (
+                mixture.log_density(t, weight, p1, p2, f)
+                + np.log1p(-np.clip(atom_prob.sum(axis=-1), 0.0, 1.0 - 1e-300))[..., None]
+            )
+        )  # (S, 2, n)
         if self.score_kind == "probability":  # the density vanishes at exact 0 and 1
             edge = (g <= 0.0) | (g >= 1.0)
             gi = np.where(edge, 0.5, g)
@@ -567,3 +658,34 @@ def _entropy(seed: Any) -> Any:
     if isinstance(seed, np.random.Generator):
         return int(seed.integers(2**63))
     return seed
+
+
+def _flat(post: xr.Dataset, name: str) -> np.ndarray:
+    """Posterior variable ``name`` with (chain, draw) flattened into one leading axis."""
+    v = post[name].values
+    return v.reshape(v.shape[0] * v.shape[1], *v.shape[2:])
+
+
+def _present_families(post: xr.Dataset) -> list[str]:
+    """The component families whose parameters the posterior holds."""
+    return [f for f in mixture.FAMILIES if all(p in post for p in mixture.PARAMS[f])]
+
+
+def _flat_draws(tree: xr.DataTree, family: str | None) -> tuple[np.ndarray, ...]:
+    """pi (S,), weight, the two parameters of ``family`` (S, 2, K; None: not read) and atom_prob
+    (S, 2, A) of a posterior, flattened over (chain, draw)."""
+    post = tree["posterior"]
+    S = post.sizes["chain"] * post.sizes["draw"]
+    atom_prob = _flat(post, "atom_prob") if "atom_prob" in post else np.empty((S, 2, 0))
+    p1, p2 = (None, None) if family is None else (_flat(post, n) for n in mixture.PARAMS[family])
+    return _flat(post, "pi"), _flat(post, "weight"), p1, p2, atom_prob
+
+
+def _worst(convergences) -> dict[str, float]:
+    """The least converged of several maps' convergence summaries (largest R-hat, with its
+    score and gap; smallest ESS)."""
+    items = list(convergences)
+    out = dict(max(items, key=lambda c: -np.inf if np.isnan(c["rhat_max"]) else c["rhat_max"]))
+    for key in ("ess_bulk_min", "ess_bulk_median", "ess_tail_min"):
+        out[key] = float(min(c[key] for c in items))
+    return out

@@ -141,19 +141,27 @@ def kde_prior(x: np.ndarray, counts: np.ndarray, n_components: int, family: str 
     }
 
 
-def _check_user_class(user: Any, n_components: int, where: str, family: str = "gaussian") -> dict[str, Any]:
+def _all_keys() -> set[str]:
+    return {k for family in _SCALAR for k in prior_keys(family)}
+
+
+def _check_user_class(
+    user: Any, n_components: int, where: str, family: str = "gaussian", strict: bool = True
+) -> dict[str, Any]:
     if not isinstance(user, Mapping):  # the package's contract: every bad input is a ValueError
         raise ValueError(  # noqa: TRY004
             f"{where} is a {type(user).__name__}: pass a dict of hyperparameters, e.g. {{'alpha_shape': 2.0}}."
         )
     keys = prior_keys(family)
-    unknown = sorted(set(map(str, user)) - set(keys))
+    unknown = sorted(set(map(str, user)) - (set(keys) if strict else _all_keys()))
     if unknown:
-        raise ValueError(
-            f"{where} has unknown key(s) {unknown}: the hyperparameters of {family} components are {list(keys)}."
-        )
+        known = list(keys) if strict else sorted(_all_keys())
+        whose = f"{family} components" if strict else "the component families"
+        raise ValueError(f"{where} has unknown key(s) {unknown}: the hyperparameters of {whose} are {known}.")
     out: dict[str, Any] = {}
     for key, value in user.items():
+        if key not in keys:  # another family's hyperparameter (strict=False)
+            continue
         arr = np.asarray(value, dtype=np.float64)
         if key in _SCALAR[family]:
             if arr.ndim != 0:
@@ -181,7 +189,12 @@ def _check_user_class(user: Any, n_components: int, where: str, family: str = "g
 
 
 def resolve_priors(
-    priors: Any, xs: Sequence[np.ndarray], counts: Sequence[np.ndarray], n_components: int, family: str = "gaussian"
+    priors: Any,
+    xs: Sequence[np.ndarray],
+    counts: Sequence[np.ndarray],
+    n_components: int,
+    family: str = "gaussian",
+    strict: bool = True,
 ) -> list[dict[str, Any]]:
     """Hyperparameters of both classes with precedence user > KDE-informed > default.
 
@@ -197,6 +210,9 @@ def resolve_priors(
     n_components : int
     family : {"gaussian", "beta"}, default "gaussian"
         Component family: which hyperparameters exist (:func:`prior_keys`).
+    strict : bool, default True
+        Whether a hyperparameter of another family is an error; with False it is skipped (when
+        both families are fitted, each takes its own keys from one ``priors``).
 
     Returns
     -------
@@ -210,16 +226,17 @@ def resolve_priors(
     """
     if priors is None:
         per_class: list[Any] = [None, None]
-    elif isinstance(priors, Mapping) and all(str(k) in prior_keys(family) for k in priors):
+    elif isinstance(priors, Mapping) and all(str(k) in (prior_keys(family) if strict else _all_keys()) for k in priors):
         per_class = [priors, priors]
     elif isinstance(priors, Mapping) and set(priors) <= {0, 1, "0", "1"}:
         per_class = [priors.get(0, priors.get("0")), priors.get(1, priors.get("1"))]
     elif isinstance(priors, Sequence) and not isinstance(priors, (str, bytes)) and len(priors) == 2:
         per_class = list(priors)
     elif isinstance(priors, Mapping):
-        unknown = sorted(str(k) for k in priors if str(k) not in prior_keys(family))
+        unknown = sorted(str(k) for k in priors if str(k) not in (prior_keys(family) if strict else _all_keys()))
         raise ValueError(
-            f"priors has unknown key(s) {unknown}: use hyperparameter names {list(prior_keys(family))}, "
+            f"priors has unknown key(s) {unknown}: use hyperparameter names "
+            f"{list(prior_keys(family)) if strict else sorted(_all_keys())}, "
             "or class labels 0 and 1 mapping to such dicts."
         )
     else:
@@ -232,6 +249,6 @@ def resolve_priors(
         prior: dict[str, Any] = {k: v for k, v in DEFAULT_PRIOR.items() if k in _SCALAR[family]}
         prior.update(kde_prior(xs[c], counts[c], n_components, family))
         if per_class[c] is not None:
-            prior.update(_check_user_class(per_class[c], n_components, f"priors for class {c}", family))
+            prior.update(_check_user_class(per_class[c], n_components, f"priors for class {c}", family, strict))
         out.append(prior)
     return out

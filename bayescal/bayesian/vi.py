@@ -38,7 +38,7 @@ Gaussians; Pathfinder pools its paths by importance resampling instead. With
 Pareto-smoothed weights; with ``"none"`` (the default of the other two) they are the
 approximation's own draws and PSIS only diagnoses.
 
-Reliability (``ClassFit.diagnostics``, so ``DPMCalibrator.diagnostics_["class_c"]``):
+Reliability (``ClassFit.diagnostics``, so ``DPMCalibrator.diagnostics_[family]["class_c"]``):
 ``pareto_k`` (:math:`\hat k`; below 0.7 the importance-weighted draws are reliable, Yao et
 al. 2018), ``ess_importance``, ``converged`` (every path's optimiser met its stopping rule),
 ``elbo_final`` (the best path's ELBO estimate), ``elbo_spread`` (best minus worst path, in

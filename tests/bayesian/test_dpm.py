@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 from scipy import stats
-from scipy.special import logsumexp
+from scipy.special import expit, logsumexp
 
 from bayescal.bayesian import mixture
 from bayescal.bayesian.dpm import DPMCalibrator
@@ -159,10 +159,22 @@ def test_contract_shapes_and_posterior_layout(fitted):
     model, s, _ = fitted
     post = model.idata_["posterior"]
     assert post["pi"].dims == ("chain", "draw")
-    assert model.idata_.attrs["components"] == "gaussian"
-    for name in ("weight", "mu", "sigma"):
+    assert model.idata_.attrs["components"] == "auto"
+    for name in ("weight", "mu", "sigma", "beta_a", "beta_b"):
         assert post[name].dims == ("chain", "draw", "class", "component")
         assert post[name].shape == (2, 150, 2, 8)
+    # both families fitted: each draw is one family's, whose parameters are set and the other's NaN
+    family = model.idata_["sample_stats"]["family"].values
+    gauss = family == 0
+    assert set(np.unique(family)) <= {0, 1}
+    assert np.isfinite(post["mu"].values[gauss]).all() and np.isnan(post["mu"].values[~gauss]).all()
+    assert np.isfinite(post["beta_a"].values[~gauss]).all() and np.isnan(post["beta_a"].values[gauss]).all()
+    weights = model.diagnostics_["model_averaging"]
+    shares = {"gaussian": gauss.mean(), "beta": (~gauss).mean()}
+    informative = model.idata_["sample_stats"]["informative"].values.astype(bool)
+    for name, code in (("gaussian", 0), ("beta", 1)):
+        assert abs((informative & (family == code)).mean() - weights[f"weight_{name}"]) <= 1 / family.size
+    assert shares["gaussian"] + shares["beta"] == 1.0
     assert post["alpha"].dims == ("chain", "draw", "class")
     assert "atom_prob" not in post and "atom" not in post.dims  # no atoms: no empty dimension
     assert "observed_data" in model.idata_.children and "sample_stats" in model.idata_.children
@@ -193,7 +205,7 @@ def test_contract_shapes_and_posterior_layout(fitted):
 def test_interpolated_prediction_matches_direct_evaluation(fitted):
     model, s, _ = fitted
     t = np.log(s / (1 - s))
-    direct = model._with_constant_draws(mixture.map_draws(t, np.empty(0), *model._draws)).mean(axis=0)
+    direct = model._with_constant_draws(model._mixture_map(t, np.empty(0))).mean(axis=0)
     # linear interpolation on 1024 points: error well below the Monte Carlo error of the mean (~5e-3)
     np.testing.assert_allclose(model.predict_proba(s)[:, 1], direct, atol=2e-3)
 
@@ -281,7 +293,7 @@ def test_lattice_scores_are_a_rounded_continuous_score_not_atoms():
     step = 1 / 40
     s, y = monotone_data(1500, np.random.default_rng(1))
     s = np.round(s / step) * step
-    model = DPMCalibrator(random_state=1, n_components=8, draws=200, tune=200).fit(s, y)
+    model = DPMCalibrator(random_state=1, n_components=8, draws=200, tune=200, components="gaussian").fit(s, y)
     np.testing.assert_array_equal(model.atoms_, [0.0, 1.0])
     v = np.unique(s)
     v = v[(v >= np.quantile(s, 0.025)) & (v <= np.quantile(s, 0.975))]
@@ -348,7 +360,7 @@ def test_psis_leave_one_out_of_the_labels_is_exact_on_a_conjugate_model():
 
     The importance ratios come from the joint likelihood p(t, y | theta) while the predicted
     quantity is p(y | t, theta): the PSIS estimate must match n_y / (n + 1) per point."""
-    from bayescal.bayesian.null_model import null_model_weight
+    from bayescal.bayesian.averaging import model_weights
 
     rng = np.random.default_rng(0)
     y = (rng.random(60) < 0.3).astype(int)
@@ -356,10 +368,10 @@ def test_psis_leave_one_out_of_the_labels_is_exact_on_a_conjugate_model():
     pi = rng.beta(1 + n1, 1 + n0, size=4000)
     log_f = rng.normal(size=y.size)  # the same density value for both classes at each point
     log_joint = np.stack([np.log1p(-pi), np.log(pi)], axis=1)[..., None] + log_f
-    result = null_model_weight(log_joint, y, reff=1.0)
+    result = model_weights({"gaussian": log_joint}, y, {"gaussian": 1.0})
     exact = np.sum(np.log(np.where(y == 1, n1, n0) / (y.size + 1.0)))
     assert result["elpd_constant"] == pytest.approx(exact, rel=1e-12)
-    assert result["elpd_dpm"] == pytest.approx(exact, abs=0.05)
+    assert result["elpd_gaussian"] == pytest.approx(exact, abs=0.05)
     assert result["pareto_k_max"] < 0.5
 
 
@@ -368,7 +380,7 @@ def test_psis_log_weights_equal_arviz_stats_psislw_column_by_column(r_eff):
     """The vectorised smoothing gives ArviZ's weights and k-hat, on light and heavy tails."""
     import xarray as xr
 
-    from bayescal.bayesian.null_model import psis_log_weights
+    from bayescal.bayesian.averaging import psis_log_weights
 
     rng = np.random.default_rng(1)
     S = 1000
@@ -389,7 +401,7 @@ def test_null_model_gets_no_weight_when_it_loses_by_many_nats_despite_a_few_bad_
     those constant draws would stretch the band; the pseudo-BMA+ weight is 1 here."""
     import arviz_stats
 
-    from bayescal.bayesian import null_model
+    from bayescal.bayesian import averaging
 
     rng = np.random.default_rng(0)
     n, S = 200, 2000
@@ -399,14 +411,14 @@ def test_null_model_gets_no_weight_when_it_loses_by_many_nats_despite_a_few_bad_
     log_joint = np.empty((S, 2, n))
     log_joint[:, 1] = np.where(y == 1, np.log(p_true_label), np.log1p(-p_true_label)) + log_f
     log_joint[:, 0] = np.where(y == 0, np.log(p_true_label), np.log1p(-p_true_label)) + log_f
-    result = null_model.null_model_weight(log_joint, y, reff=1.0)
-    assert result["elpd_dpm"] > result["elpd_constant"] + 50
-    assert result["weight"] > 1 - 1e-9
+    result = averaging.model_weights({"gaussian": log_joint}, y, {"gaussian": 1.0})
+    assert result["elpd_gaussian"] > result["elpd_constant"] + 50
+    assert result["weight_gaussian"] > 1 - 1e-9
     real_compare = arviz_stats.compare  # the same leave-one-out terms under stacking weights
     monkeypatch.setattr(
         arviz_stats, "compare", lambda models, **kw: real_compare(models, **(kw | {"method": "stacking"}))
     )
-    assert null_model.null_model_weight(log_joint, y, reff=1.0)["weight"] < 0.99
+    assert averaging.model_weights({"gaussian": log_joint}, y, {"gaussian": 1.0})["weight_gaussian"] < 0.99
 
 
 def test_null_stacking_flattens_the_map_where_scores_carry_no_signal():
@@ -417,7 +429,7 @@ def test_null_stacking_flattens_the_map_where_scores_carry_no_signal():
         grid = np.linspace(*np.quantile(s, [0.025, 0.975]), 50)
         stacked = DPMCalibrator(random_state=seed, **TINY).fit(s, y)
         alone = DPMCalibrator(random_state=seed, null_stacking=False, **TINY).fit(s, y)
-        weights.append(stacked.diagnostics_["null_stacking"]["weight"])
+        weights.append(1.0 - stacked.diagnostics_["model_averaging"]["weight_constant"])
         spread = np.ptp(stacked.predict_proba(grid)[:, 1])
         assert spread <= np.ptp(alone.predict_proba(grid)[:, 1])
         if weights[-1] < 0.1:  # mostly the constant map: near the label share, nearly flat
@@ -429,15 +441,16 @@ def test_null_stacking_flattens_the_map_where_scores_carry_no_signal():
 
 
 def test_null_stacking_keeps_the_mixtures_draws_where_scores_carry_signal(fitted):
-    model, s, y = fitted
-    result = model.diagnostics_["null_stacking"]
-    assert result["elpd_dpm"] > result["elpd_constant"] + 100
+    _, s, y = fitted
+    model = DPMCalibrator(random_state=3, components="gaussian", **TINY).fit(s, y)
+    result = model.diagnostics_["model_averaging"]
+    assert result["elpd_gaussian"] > result["elpd_constant"] + 100
     # pseudo-BMA+ puts no weight on a model that loses by 100 nats: no constant draw stretches the band
-    assert result["weight"] > 1 - 1e-9 and model.idata_["sample_stats"]["informative"].values.all()
+    assert result["weight_constant"] < 1e-9 and model.idata_["sample_stats"]["informative"].values.all()
     assert result["n_points"] == s.size and 0.0 <= result["pareto_k_high"] <= 1.0
     informative = model.idata_["sample_stats"]["informative"].values.astype(bool)
-    assert (~informative).sum() == round((1 - result["weight"]) * informative.size)
-    alone = DPMCalibrator(random_state=3, null_stacking=False, **TINY).fit(s, y)
+    assert (~informative).sum() == round(result["weight_constant"] * informative.size)
+    alone = DPMCalibrator(random_state=3, null_stacking=False, components="gaussian", **TINY).fit(s, y)
     assert "informative" not in alone.idata_["sample_stats"]
     grid = np.linspace(0.05, 0.95, 30)
     stacked_draws, alone_draws = model.calibration_map(grid).values, alone.calibration_map(grid).values
@@ -449,9 +462,10 @@ def test_null_stacking_keeps_the_mixtures_draws_where_scores_carry_signal(fitted
 
 def test_null_stacking_with_too_few_draws_warns_and_is_skipped():
     s, y = monotone_data(200, np.random.default_rng(5))
-    with pytest.warns(UserWarning, match="null_stacking needs at least 100 posterior draws"):
+    with pytest.warns(UserWarning, match="needs at least 100 posterior draws"):
         model = DPMCalibrator(random_state=0, **(TINY | {"draws": 20})).fit(s, y)
-    assert "informative" not in model.idata_["sample_stats"] and "null_stacking" not in model.diagnostics_
+    assert "informative" not in model.idata_["sample_stats"] and "model_averaging" not in model.diagnostics_
+    assert (model.idata_["sample_stats"]["family"].values == 0).mean() == 0.5  # both families, equal parts
 
 
 # ---- persistence ---------------------------------------------------------------------
@@ -592,6 +606,17 @@ def _quickstart_calibration_scores():
 @pytest.mark.parametrize(
     "components",
     [
+        pytest.param(
+            "auto",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=(
+                    "measured: the averaged map is 0.030-0.039 at the lowest score (seeds 0-3; below 0.013 at the "
+                    "other nine), as the Gaussian fit keeps 0.28-0.36 of the weight (label log scores 1 nat apart, "
+                    "standard error 6): its tail spills as below"
+                ),
+            ),
+        ),
         "beta",
         pytest.param(
             "gaussian",
@@ -630,6 +655,29 @@ def test_beta_components_layout_and_piled_scores():
     assert np.abs(model.predict_proba(g)[:, 1] - truth).mean() < 0.05
     with pytest.raises(ValueError, match="components='beta' needs"):
         DPMCalibrator(components="beta", score_kind="decision", **TINY).fit(np.log(s / (1 - s)), y)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_auto_components_weigh_each_family_by_how_well_it_predicts_the_labels(seed):
+    """components="auto" fits both families and averages their maps: Beta components carry more
+    weight where scores pile near 0 and 1, Gaussian ones where scores are logit-normal; each
+    draw is the draw of its family's own fit, position for position."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(1000) < 0.3).astype(int)
+    piles = np.where(y == 1, rng.beta(4, 0.4, y.size), rng.beta(0.4, 4, y.size))
+    logit_normal = expit(np.where(y == 1, rng.normal(1, 1, y.size), rng.normal(-1, 1, y.size)))
+    on_piles = DPMCalibrator(random_state=seed, **TINY).fit(piles, y)
+    assert on_piles.diagnostics_["model_averaging"]["weight_beta"] > 0.5
+    on_normal = DPMCalibrator(random_state=seed, **TINY).fit(logit_normal, y)
+    assert on_normal.diagnostics_["model_averaging"]["weight_gaussian"] > 0.5
+    grid = np.linspace(0.05, 0.95, 20)
+    mixed = DPMCalibrator(random_state=seed, null_stacking=False, **TINY).fit(piles, y)
+    family = mixed.idata_["sample_stats"]["family"].values
+    for code, name in enumerate(("gaussian", "beta")):
+        alone = DPMCalibrator(random_state=seed, null_stacking=False, components=name, **TINY).fit(piles, y)
+        np.testing.assert_array_equal(
+            mixed.calibration_map(grid).values[family == code], alone.calibration_map(grid).values[family == code]
+        )
 
 
 def test_posterior_is_arviz_clean(fitted):

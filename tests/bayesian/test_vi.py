@@ -48,13 +48,15 @@ def test_vi_and_gibbs_agree_and_khat_warnings_match_diagnostics():
     exceeds 0.7."""
     s, y = _scores(np.random.default_rng(3), 400)
     grid = np.quantile(s, np.linspace(0.05, 0.95, 60))
-    gibbs = DPMCalibrator(n_components=K, draws=300, tune=200, random_state=1).fit(s, y)
+    gibbs = DPMCalibrator(n_components=K, draws=300, tune=200, random_state=1, components="gaussian").fit(s, y)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fit = DPMCalibrator(n_components=K, draws=300, inference="vi", route_options=FAST, random_state=1).fit(s, y)
+        fit = DPMCalibrator(
+            n_components=K, draws=300, inference="vi", route_options=FAST, random_state=1, components="gaussian"
+        ).fit(s, y)
     diff = np.abs(fit.predict_proba(grid)[:, 1] - gibbs.predict_proba(grid)[:, 1])
     assert diff.mean() <= 0.03 and diff.max() <= 0.08, (diff.mean(), diff.max())
-    ks = [fit.diagnostics_[f"class_{c}"]["pareto_k"] for c in (0, 1)]
+    ks = [fit.diagnostics_["gaussian"][f"class_{c}"]["pareto_k"] for c in (0, 1)]
     assert all(np.isfinite(ks))
     khat_warnings = [w for w in caught if "Pareto k-hat" in str(w.message)]
     assert len(khat_warnings) == sum(k > vi.KHAT_WARN for k in ks)
@@ -64,7 +66,9 @@ def test_vi_and_gibbs_agree_and_khat_warnings_match_diagnostics():
     built = dict(pymc_model.N_COMPILATIONS)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        DPMCalibrator(n_components=K, draws=200, inference="vi", route_options=FAST, random_state=2).fit(s, y)
+        DPMCalibrator(
+            n_components=K, draws=200, inference="vi", route_options=FAST, random_state=2, components="gaussian"
+        ).fit(s, y)
     assert pymc_model.N_COMPILATIONS == built
 
 

@@ -1,39 +1,48 @@
-r"""Averaging the DPM's calibration map with the constant map of the no-signal model.
+r"""Averaging calibration maps of several models by their leave-one-out log scores of the labels.
 
-Two models predict a label from its score: the DPM (:math:`p(y \mid t, \theta)` from the two
-fitted class densities and :math:`\pi`) and the null model in which the scores carry no
-information (:math:`f_1 = f_0`, so :math:`p(y = 1 \mid t) = \pi`, with the posterior
-:math:`\pi \sim \mathrm{Beta}(1 + n_1, 1 + n_0)` the DPM already draws). They are averaged
-with pseudo-BMA+ weights (Yao, Vehtari, Simpson & Gelman 2018): Akaike-type
+The candidate models predict a label from its score:
+
+* the DPM with each component family that was fitted (:mod:`bayescal.bayesian.mixture`;
+  Gaussian and Beta components for probability scores): :math:`p_m(y \mid t, \theta)` from
+  the two fitted class densities and :math:`\pi`;
+* the null model in which the scores carry no information (:math:`f_1 = f_0`, so
+  :math:`p(y = 1 \mid t) = \pi`, with the posterior :math:`\pi \sim \mathrm{Beta}(1 + n_1, 1 + n_0)`
+  the DPM already draws).
+
+They are averaged with pseudo-BMA+ weights (Yao, Vehtari, Simpson & Gelman 2018): Akaike-type
 weights of the leave-one-out log scores of the labels,
 :math:`\mathrm{elpd}_m = \sum_i \log p_m(y_i \mid t_i, D_{-i})`, stabilised by the Bayesian
 bootstrap over the points,
 
 .. math::
-    \hat w = \frac{1}{B} \sum_{b=1}^{B}
-        \frac{e^{n \sum_i \alpha_{bi} \mathrm{elpd}_{\mathrm{DPM}, i}}}
-             {e^{n \sum_i \alpha_{bi} \mathrm{elpd}_{\mathrm{DPM}, i}} + e^{n \sum_i \alpha_{bi} \mathrm{elpd}_{\mathrm{null}, i}}},
+    \hat w_m = \frac{1}{B} \sum_{b=1}^{B}
+        \frac{e^{n \sum_i \alpha_{bi} \mathrm{elpd}_{m, i}}}
+             {\sum_{m'} e^{n \sum_i \alpha_{bi} \mathrm{elpd}_{m', i}}},
     \qquad \alpha_b \sim \mathrm{Dirichlet}(1, \dots, 1),
 
-computed by :func:`arviz_stats.compare`. The DPM's leave-one-out predictive comes from
+computed by :func:`arviz_stats.compare`. A DPM's leave-one-out predictive comes from
 Pareto-smoothed importance sampling (:func:`psis_log_weights`, the smoothing of
-:func:`arviz_stats.psislw` run on all points at once): the
-DPM posterior is conditioned on the pair :math:`(t_i, y_i)`, so the importance ratios are
-:math:`1 / p(t_i, y_i \mid \theta)` (:func:`bayescal.bayesian.mixture.log_joint`), while
-the quantity predicted is the label, :math:`p(y_i \mid t_i, \theta)`. (On ISLP ``Weekly``
-with logistic-regression scores this PSIS estimate, -190.33, matched 10-fold
-cross-validation of the refitted DPM, -190.34.) The null model's leave-one-out terms are
-exact.
+:func:`arviz_stats.psislw` run on all points at once): the posterior is conditioned on the
+pair :math:`(t_i, y_i)`, so the importance ratios are :math:`1 / p(t_i, y_i \mid \theta)`
+(:func:`bayescal.bayesian.mixture.log_joint`), while the quantity predicted is the label,
+:math:`p(y_i \mid t_i, \theta)`. (On ISLP ``Weekly`` with logistic-regression scores this PSIS
+estimate, -190.33, matched 10-fold cross-validation of the refitted DPM, -190.34.) The null
+model's leave-one-out terms are exact.
 
-Where the scores carry signal the DPM wins by many standard errors and :math:`\hat w` is 1;
-where they carry none, the map a nonparametric model fits to chance differences between the
-classes loses to the constant, and :math:`\hat w` goes towards 0. The weight is that of a
-posterior over the two models, so the mixture of their map draws is a posterior of the map
-and its quantiles a credible band. Stacking weights (the same paper), which
-maximise the mixture's leave-one-out log score, were used before: they kept 2-4 % on the
-constant even where the DPM won by 200 nats (U-shaped truth, N = 10^4), to insure the few
-labels the DPM predicts badly, and those constant draws stretched the 95 % band towards
-:math:`\pi` wherever the map is far from it (band width 0.055 -> 0.089, coverage 0.983).
+The weights are those of a posterior over the models, so the mixture of their map draws
+(a share :math:`\hat w_m` of the draws from model m) is a posterior of the map and its
+quantiles a credible band. Where the scores carry signal a DPM wins over the constant by
+many standard errors and the constant's weight is 0; where they carry none, the map a
+nonparametric model fits to chance differences between the classes loses to the constant.
+Between the component families the weights follow which shape predicts the labels better:
+Gaussian components on the logit scale where scores are close to logit-normal, Beta
+components where they pile near 0 and 1 (exponential tails on the logit scale); where the
+two predict about equally well, both contribute, and the band spans what either shape
+allows. Stacking weights (the same paper), which maximise the mixture's leave-one-out log
+score, were used before for the constant: they kept 2-4 % on it even where the DPM won by
+200 nats (U-shaped truth, N = 10^4), to insure the few labels the DPM predicts badly, and
+those constant draws stretched the 95 % band towards :math:`\pi` wherever the map is far
+from it (band width 0.055 -> 0.089, coverage 0.983).
 
 References
 ----------
@@ -50,7 +59,10 @@ import warnings
 import numpy as np
 import xarray as xr
 
-__all__ = ["null_model_weight", "psis_log_weights"]
+__all__ = ["CONSTANT", "model_weights", "psis_log_weights"]
+
+CONSTANT = "constant"
+"""Name of the no-signal model among the averaged ones."""
 
 
 def _elpd_data(elpd_i: np.ndarray, lppd_i: np.ndarray, pareto_k: np.ndarray, n_samples: int, good_k: float):
@@ -175,44 +187,63 @@ def _weighted_elpd(ll_label: np.ndarray, log_weights: np.ndarray, pareto_k: np.n
     return _elpd_data(elpd_i, lppd_i, pareto_k, S, min(1.0 - 1.0 / np.log10(S), 0.7))
 
 
-def null_model_weight(log_joint: np.ndarray, y: np.ndarray, reff: float) -> dict[str, float]:
-    """Pseudo-BMA+ weight of the DPM's map against the constant map (module docstring).
+def model_weights(
+    log_joints: dict[str, np.ndarray], y: np.ndarray, reffs: dict[str, float], constant: bool = True
+) -> dict:
+    """Pseudo-BMA+ weights of the DPM fits' maps and, with ``constant``, the constant map (module docstring).
 
     Parameters
     ----------
-    log_joint : ndarray of shape (S, 2, n)
-        :math:`\\log p(t_i, y = c \\mid \\theta_s)` per draw, class and point.
+    log_joints : dict of str to ndarray of shape (S, 2, n)
+        Per DPM fit (named by its component family): :math:`\\log p(t_i, y = c \\mid \\theta_s)`
+        per draw, class and point (the same n points for every fit).
     y : ndarray of shape (n,)
         Labels (0 or 1) of the points.
-    reff : float
-        Relative efficiency of the draws (effective sample size / S) for the Pareto tails.
+    reffs : dict of str to float
+        Relative efficiency of each fit's draws (effective sample size / S) for the Pareto tails.
+    constant : bool, default True
+        Whether the no-signal model (:data:`CONSTANT`) is one of the averaged models.
 
     Returns
     -------
     dict
-        ``weight`` (of the DPM, in [0, 1]), ``elpd_dpm`` and ``elpd_constant`` (leave-one-out
-        log scores of the labels), ``elpd_diff_se``, ``pareto_k_max`` and ``pareto_k_high``
-        (share of points whose DPM importance weights have k above ArviZ's threshold:
+        ``weight_<name>`` per model (DPM fits and, with ``constant``, ``weight_constant``;
+        they sum to one), ``elpd_<name>`` (leave-one-out log scores of the labels),
+        ``elpd_diff_se`` (the largest standard error of a difference to the best model),
+        ``pareto_k_max`` and ``pareto_k_high`` over the DPM fits (the largest k, and the
+        largest share of points whose importance weights have k above ArviZ's threshold:
         their leave-one-out terms are less reliable), ``n_points``.
     """
     import arviz_stats
 
     y = np.asarray(y, dtype=np.int64)
     cols = np.arange(y.size)
-    ll_joint = log_joint[:, y, cols]  # (S, n)
-    ll_label = ll_joint - np.logaddexp(log_joint[:, 0], log_joint[:, 1])
-    lw, pareto_k = psis_log_weights(-ll_joint, reff)
+    elpds, k_max, k_high = {}, [], []
     with warnings.catch_warnings():  # high Pareto k is reported in the result, not warned per fit
         warnings.simplefilter("ignore")
-        elpd_dpm = _weighted_elpd(ll_label, lw, pareto_k)
-        elpd_null = _null_elpd(y, ll_label.shape[0], elpd_dpm.good_k)
-        table = arviz_stats.compare({"dpm": elpd_dpm, "constant": elpd_null}, method="BB-pseudo-BMA", round_to="none")
-    return {
-        "weight": float(np.clip(table.loc["dpm", "weight"], 0.0, 1.0)),
-        "elpd_dpm": float(elpd_dpm.elpd),
-        "elpd_constant": float(elpd_null.elpd),
-        "elpd_diff_se": float(table["dse"].max()),
-        "pareto_k_max": float(np.nanmax(pareto_k)) if np.any(np.isfinite(pareto_k)) else float("nan"),
-        "pareto_k_high": float(np.mean(pareto_k > elpd_dpm.good_k)),
+        for name, log_joint in log_joints.items():
+            ll_joint = log_joint[:, y, cols]  # (S, n)
+            ll_label = ll_joint - np.logaddexp(log_joint[:, 0], log_joint[:, 1])
+            lw, pareto_k = psis_log_weights(-ll_joint, reffs[name])
+            elpds[name] = _weighted_elpd(ll_label, lw, pareto_k)
+            k_max.append(float(np.nanmax(pareto_k)) if np.any(np.isfinite(pareto_k)) else float("nan"))
+            k_high.append(float(np.mean(pareto_k > elpds[name].good_k)))
+        first = next(iter(elpds.values()))
+        if constant:
+            elpds[CONSTANT] = _null_elpd(y, first.n_samples, first.good_k)
+        if len(elpds) > 1:
+            table = arviz_stats.compare(elpds, method="BB-pseudo-BMA", round_to="none")
+            raw = {name: max(float(table.loc[name, "weight"]), 0.0) for name in elpds}
+            diff_se = float(table["dse"].max())
+        else:
+            raw, diff_se = dict.fromkeys(elpds, 1.0), 0.0
+    total = sum(raw.values())
+    out: dict = {f"weight_{name}": w / total for name, w in raw.items()}
+    out |= {f"elpd_{name}": float(e.elpd) for name, e in elpds.items()}
+    out |= {
+        "elpd_diff_se": diff_se,
+        "pareto_k_max": float(np.nanmax(k_max)) if np.any(np.isfinite(k_max)) else float("nan"),
+        "pareto_k_high": float(max(k_high)),
         "n_points": int(y.size),
     }
+    return out
