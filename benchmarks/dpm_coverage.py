@@ -19,7 +19,10 @@ is known exactly. Truths named in the issue and used while choosing defaults (``
 Truths kept aside for the final check (``HELD_OUT``; never used to choose settings):
 
 * ``skewed``: decision values, f0 = Gamma(2, 1), f1 = 1.5 + Gamma(3, 1.2), pi = 0.35;
-* ``bimodal``: f0 = 0.6 Beta(2, 12) + 0.4 Beta(6, 4), f1 = Beta(7, 3), pi = 0.25.
+* ``bimodal``: f0 = 0.6 Beta(2, 12) + 0.4 Beta(6, 4), f1 = Beta(7, 3), pi = 0.25;
+* ``boosted``: most scores piled near 0 and 1, some in between, as a boosted classifier
+  gives: f0 = 0.7 Beta(0.6, 6) + 0.3 Beta(3, 3), f1 = 0.8 Beta(5, 0.8) + 0.2 Beta(2, 2),
+  pi = 0.2 (added after the default component families were chosen, and not used since).
 
 For each (truth, N, seed) the script fits the DPM calibrator and reports, on 200 grid points
 between the 2.5 % and 97.5 % quantiles of the scores (the data region): the share of points
@@ -56,7 +59,7 @@ from scipy import stats
 from scipy.special import expit, logit
 
 DESIGN = ["monotone", "ushape", "rare", "piles", "plateau", "heavy", "overconfident"]
-HELD_OUT = ["skewed", "bimodal"]
+HELD_OUT = ["skewed", "bimodal", "boosted"]
 LEVELS = (0.5, 0.8, 0.95)
 FIELDS = [
     "truth",
@@ -145,6 +148,9 @@ TRUTHS = {
         0.35, Mixture([(1, stats.gamma(2, 0.0, 1.0))]), Mixture([(1, stats.gamma(3, 1.5, 1.2))]), "decision"
     ),
     "bimodal": _class_conditional(0.25, Mixture([(0.6, B(2, 12)), (0.4, B(6, 4))]), Mixture([(1, B(7, 3))])),
+    "boosted": _class_conditional(
+        0.2, Mixture([(0.7, B(0.6, 6)), (0.3, B(3, 3))]), Mixture([(0.8, B(5, 0.8)), (0.2, B(2, 2))])
+    ),
 }
 
 

@@ -71,7 +71,10 @@ def coverage_page(source: Path) -> str:
         "calibrator's, the mean 95 % band width, the map's worst split R-hat and lowest bulk / tail "
         "ESS over the data region (Vehtari et al. 2021), and the fit time (seconds, on a shared "
         "machine, with the code that wrote the rows; `speed.md` has the current code's times). The bar: 95 % coverage 0.92-0.98, 50 % and 80 % within 0.07 of their level, MAE no "
-        "larger than the KDE calibrator's, R-hat <= 1.01, ESS >= 400.\n\n"
+        "larger than the KDE calibrator's, R-hat <= 1.01, ESS >= 400. Route `gibbs` is the default "
+        'calibrator (`components="auto"`: Gaussian and Beta components averaged by their label '
+        "scores for probability scores, Gaussian alone for decision values); `gibbs (gaussian)` and "
+        "`gibbs (beta)` fit one component family.\n\n"
         + stamp(source, "python benchmarks/dpm_coverage.py && python benchmarks/make_evidence.py")
         + "\n"
         + summarise(source)
