@@ -88,9 +88,10 @@ def speed_page(source: Path) -> str:
         raise ValueError(f"{source} holds no table: write it with `python benchmarks/dpm_speed.py | tee {source}`.")
     return (
         "# Speed\n\n"
-        "Wall time of a full default DPM fit (both classes, posterior draws, map on the grid), of "
-        "`predict_proba` on all N scores, of isotonic regression, and of scikit-learn's "
-        "`BayesianGaussianMixture` on the same data; each the minimum over repeats.\n\n"
+        "Wall time of a full default DPM fit (both classes; for these probability scores both "
+        "component families, averaged; posterior draws, maps on the grid), of the same fit with "
+        "Gaussian components only, of `predict_proba` on all N scores, of isotonic regression, and of "
+        "scikit-learn's `BayesianGaussianMixture` on the same data; each the minimum over repeats.\n\n"
         + stamp(
             source,
             "python benchmarks/dpm_speed.py | tee benchmarks/results/dpm_speed.md && "
