@@ -46,8 +46,8 @@ nats: how much the paths disagree), ``n_paths``, ``runtime_s``. A ``UserWarning`
 sampler route when :math:`\hat k > 0.7`.
 
 Measured on the coverage study (``benchmarks/vi_study.py``, ``docs/evidence/vi.md``; K = 20,
-Gaussian components (``components="gaussian"``; the calibrator's default ``"auto"`` fits both
-families, each by this route, at twice the cost), truths monotone, piles and plateau at N = 300 and 1000 and the held-out bimodal at 1000, 3
+Gaussian components (the default; ``components="auto"`` fits both families, each by this
+route, at twice the cost), truths monotone, piles and plateau at N = 300 and 1000 and the held-out bimodal at 1000, 3
 seeds a cell): the mean pointwise coverage of the 95 % band per cell was 0.50-0.98 for
 mean-field DADVI (the sampler 0.52-1.00 on the same replicates), 0.47-0.95 with the
 linear-response correction (one replicate with an MAE of 0.26), 0.20-0.91 for Pathfinder, and

@@ -159,22 +159,11 @@ def test_contract_shapes_and_posterior_layout(fitted):
     model, s, _ = fitted
     post = model.idata_["posterior"]
     assert post["pi"].dims == ("chain", "draw")
-    assert model.idata_.attrs["components"] == "auto"
-    for name in ("weight", "mu", "sigma", "beta_a", "beta_b"):
+    assert model.idata_.attrs["components"] == "gaussian"
+    assert "beta_a" not in post and "family" not in model.idata_["sample_stats"]
+    for name in ("weight", "mu", "sigma"):
         assert post[name].dims == ("chain", "draw", "class", "component")
         assert post[name].shape == (2, 150, 2, 8)
-    # both families fitted: each draw is one family's, whose parameters are set and the other's NaN
-    family = model.idata_["sample_stats"]["family"].values
-    gauss = family == 0
-    assert set(np.unique(family)) <= {0, 1}
-    assert np.isfinite(post["mu"].values[gauss]).all() and np.isnan(post["mu"].values[~gauss]).all()
-    assert np.isfinite(post["beta_a"].values[~gauss]).all() and np.isnan(post["beta_a"].values[gauss]).all()
-    weights = model.diagnostics_["model_averaging"]
-    shares = {"gaussian": gauss.mean(), "beta": (~gauss).mean()}
-    informative = model.idata_["sample_stats"]["informative"].values.astype(bool)
-    for name, code in (("gaussian", 0), ("beta", 1)):
-        assert abs((informative & (family == code)).mean() - weights[f"weight_{name}"]) <= 1 / family.size
-    assert shares["gaussian"] + shares["beta"] == 1.0
     assert post["alpha"].dims == ("chain", "draw", "class")
     assert "atom_prob" not in post and "atom" not in post.dims  # no atoms: no empty dimension
     assert "observed_data" in model.idata_.children and "sample_stats" in model.idata_.children
@@ -200,6 +189,35 @@ def test_contract_shapes_and_posterior_layout(fitted):
     np.testing.assert_allclose(np.trapezoid(dens.mean(("chain", "draw")).values, dens["score"].values), 1.0, atol=0.02)
     ppc = model.sample_posterior_predictive(s[:5], random_seed=0)
     assert ppc["posterior_predictive"]["y"].shape == (2, 150, 5)
+
+
+def test_auto_components_posterior_layout(fitted, tmp_path):
+    """components="auto": both families' parameters, each draw one family's (the other's NaN),
+    each family holding its averaging weight's share of the draws."""
+    _, s, y = fitted
+    model = DPMCalibrator(random_state=3, components="auto", **TINY).fit(s, y)
+    post = model.idata_["posterior"]
+    assert model.idata_.attrs["components"] == "auto"
+    for name in ("weight", "mu", "sigma", "beta_a", "beta_b"):
+        assert post[name].dims == ("chain", "draw", "class", "component")
+        assert post[name].shape == (2, 150, 2, 8)
+    # both families fitted: each draw is one family's, whose parameters are set and the other's NaN
+    family = model.idata_["sample_stats"]["family"].values
+    gauss = family == 0
+    assert set(np.unique(family)) <= {0, 1}
+    assert np.isfinite(post["mu"].values[gauss]).all() and np.isnan(post["mu"].values[~gauss]).all()
+    assert np.isfinite(post["beta_a"].values[~gauss]).all() and np.isnan(post["beta_a"].values[gauss]).all()
+    weights = model.diagnostics_["model_averaging"]
+    shares = {"gaussian": gauss.mean(), "beta": (~gauss).mean()}
+    informative = model.idata_["sample_stats"]["informative"].values.astype(bool)
+    for name, code in (("gaussian", 0), ("beta", 1)):
+        assert abs((informative & (family == code)).mean() - weights[f"weight_{name}"]) <= 1 / family.size
+    assert shares["gaussian"] + shares["beta"] == 1.0
+    path = tmp_path / "auto.nc"
+    model.save(path)
+    loaded = DPMCalibrator.load(path)
+    np.testing.assert_array_equal(loaded.calibration_map(20).values, model.calibration_map(20).values)
+    np.testing.assert_array_equal(loaded.density_map(20).values, model.density_map(20).values)
 
 
 def test_interpolated_prediction_matches_direct_evaluation(fitted):
@@ -463,7 +481,7 @@ def test_null_stacking_keeps_the_mixtures_draws_where_scores_carry_signal(fitted
 def test_null_stacking_with_too_few_draws_warns_and_is_skipped():
     s, y = monotone_data(200, np.random.default_rng(5))
     with pytest.warns(UserWarning, match="needs at least 100 posterior draws"):
-        model = DPMCalibrator(random_state=0, **(TINY | {"draws": 20})).fit(s, y)
+        model = DPMCalibrator(random_state=0, components="auto", **(TINY | {"draws": 20})).fit(s, y)
     assert "informative" not in model.idata_["sample_stats"] and "model_averaging" not in model.diagnostics_
     assert (model.idata_["sample_stats"]["family"].values == 0).mean() == 0.5  # both families, equal parts
 
@@ -505,7 +523,8 @@ def test_loading_both_families_without_the_family_of_each_draw_is_refused(fitted
     import bayescal
     from bayescal import io
 
-    model, _, _ = fitted
+    _, s, y = fitted
+    model = DPMCalibrator(random_state=3, components="auto", **TINY).fit(s, y)
     path = tmp_path / "dpm.nc"
     model.save(path)
     with xr.open_datatree(path, engine="h5netcdf") as opened:
@@ -715,12 +734,12 @@ def test_auto_components_weigh_each_family_by_how_well_it_predicts_the_labels(se
     y = (rng.random(1000) < 0.3).astype(int)
     piles = np.where(y == 1, rng.beta(4, 0.4, y.size), rng.beta(0.4, 4, y.size))
     logit_normal = expit(np.where(y == 1, rng.normal(1, 1, y.size), rng.normal(-1, 1, y.size)))
-    on_piles = DPMCalibrator(random_state=seed, **TINY).fit(piles, y)
+    on_piles = DPMCalibrator(random_state=seed, components="auto", **TINY).fit(piles, y)
     assert on_piles.diagnostics_["model_averaging"]["weight_beta"] > 0.5
-    on_normal = DPMCalibrator(random_state=seed, **TINY).fit(logit_normal, y)
+    on_normal = DPMCalibrator(random_state=seed, components="auto", **TINY).fit(logit_normal, y)
     assert on_normal.diagnostics_["model_averaging"]["weight_gaussian"] > 0.5
     grid = np.linspace(0.05, 0.95, 20)
-    mixed = DPMCalibrator(random_state=seed, null_stacking=False, **TINY).fit(piles, y)
+    mixed = DPMCalibrator(random_state=seed, null_stacking=False, components="auto", **TINY).fit(piles, y)
     family = mixed.idata_["sample_stats"]["family"].values
     for code, name in enumerate(("gaussian", "beta")):
         alone = DPMCalibrator(random_state=seed, null_stacking=False, components=name, **TINY).fit(piles, y)
