@@ -72,9 +72,9 @@ def coverage_page(source: Path) -> str:
         "ESS over the data region (Vehtari et al. 2021), and the fit time (seconds, on a shared "
         "machine, with the code that wrote the rows; `speed.md` has the current code's times). The bar: 95 % coverage 0.92-0.98, 50 % and 80 % within 0.07 of their level, MAE no "
         "larger than the KDE calibrator's, R-hat <= 1.01, ESS >= 400. Route `gibbs` is the default "
-        'calibrator (`components="auto"`: Gaussian and Beta components averaged by their label '
-        "scores for probability scores, Gaussian alone for decision values); `gibbs (gaussian)` and "
-        "`gibbs (beta)` fit one component family.\n\n"
+        "calibrator (Gaussian components); `gibbs (auto)` averages Gaussian and Beta components by "
+        'their label scores (`components="auto"`; for the decision-value truths heavy and skewed it '
+        "is the Gaussian model, row for row); `gibbs (beta)` fits Beta components alone.\n\n"
         + stamp(source, "python benchmarks/dpm_coverage.py && python benchmarks/make_evidence.py")
         + "\n"
         + summarise(source)
@@ -88,10 +88,10 @@ def speed_page(source: Path) -> str:
         raise ValueError(f"{source} holds no table: write it with `python benchmarks/dpm_speed.py | tee {source}`.")
     return (
         "# Speed\n\n"
-        "Wall time of a full default DPM fit (both classes; for these probability scores both "
-        "component families, averaged; posterior draws, maps on the grid), of the same fit with "
-        "Gaussian components only, of `predict_proba` on all N scores, of isotonic regression, and of "
-        "scikit-learn's `BayesianGaussianMixture` on the same data; each the minimum over repeats.\n\n"
+        "Wall time of a full default DPM fit (both classes, posterior draws, map on the grid), of the "
+        'same fit with `components="auto"` (both component families, averaged), of `predict_proba` on '
+        "all N scores, of isotonic regression, and of scikit-learn's `BayesianGaussianMixture` on the "
+        "same data; each the minimum over repeats.\n\n"
         + stamp(
             source,
             "python benchmarks/dpm_speed.py | tee benchmarks/results/dpm_speed.md && "
