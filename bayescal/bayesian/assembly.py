@@ -39,11 +39,17 @@ from bayescal.bayesian import mixture
 from bayescal.bayesian.class_fit import ClassFit
 from bayescal.bayesian.preparation import PreparedData
 
-__all__ = ["ATOM_PRIOR_ROWS", "assemble_posterior", "combine_families", "slot_models"]
+__all__ = ["ATOM_PRIOR_ROWS", "assemble_posterior", "combine_families", "flat_draws", "slot_models"]
 
 ATOM_PRIOR_ROWS = 1.0
 """Prior rows (kappa) at each atom, split between the classes by the continuous map."""
 _TINY = 1e-300
+
+
+def flat_draws(post: xr.Dataset, name: str) -> np.ndarray:
+    """Posterior variable ``name`` with (chain, draw) flattened into one leading axis of S draws."""
+    v = post[name].values
+    return v.reshape(v.shape[0] * v.shape[1], *v.shape[2:])
 
 
 def _atom_masses(
@@ -56,13 +62,8 @@ def _atom_masses(
         return np.empty((n_chain, n_draw, 2, 0))
     pooled = np.concatenate(prep.xs)
     where = np.clip(prep.atoms_t, pooled.min(), pooled.max())
-
-    def flat(name):
-        v = post[name].values
-        return v.reshape(n_chain * n_draw, *v.shape[2:])
-
-    p1, p2 = mixture.PARAMS[family]
-    logf = mixture.log_density(where, flat("weight"), flat(p1), flat(p2), family)  # (S, 2, A)
+    p1, p2 = (flat_draws(post, name) for name in mixture.PARAMS[family])
+    logf = mixture.log_density(where, flat_draws(post, "weight"), p1, p2, family)  # (S, 2, A)
     p = pi.reshape(-1)[:, None]
     log_odds = np.log(p) - np.log1p(-p) + logf[:, 1] - logf[:, 0]
     m_bar = 1.0 / (1.0 + np.exp(-np.clip(log_odds, -700, 700)))  # (S, A)
@@ -182,7 +183,7 @@ def combine_families(trees: dict[str, xr.DataTree], slot_family: np.ndarray) -> 
 
     def select(group: str, names: list[str]) -> xr.Dataset:
         out = first[group].to_dataset()[names].copy()
-        for f, tree in trees.items():
+        for f, tree in list(trees.items())[1:]:  # the first family's values are already there
             ds = tree[group].to_dataset()
             for name in names:
                 out[name] = xr.where(masks[f], ds[name], out[name], keep_attrs=True)

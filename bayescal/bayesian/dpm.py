@@ -31,7 +31,7 @@ from bayescal._validation import check_integer, resolve_random_state
 from bayescal._version import __version__
 from bayescal.base import BayesianCalibrator, PosteriorClassConditional
 from bayescal.bayesian import mixture
-from bayescal.bayesian.assembly import slot_models
+from bayescal.bayesian.assembly import flat_draws, slot_models
 from bayescal.bayesian.averaging import CONSTANT
 from bayescal.bayesian.convergence import map_convergence, warn_convergence
 from bayescal.bayesian.preparation import PreparedData, prepare
@@ -356,7 +356,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
                 fits, prep, np.random.default_rng(seed_asm), attrs | {"priors": all_priors[family]}, family
             )
             shape = (trees[family]["posterior"].sizes["chain"], trees[family]["posterior"].sizes["draw"])
-            grids[family] = mixture.map_draws(self.grid_, np.empty(0), *_flat_draws(trees[family], family), family)
+            pi, weight, params, atom_prob = _flat_draws(trees[family]["posterior"])
+            grids[family] = mixture.map_draws(self.grid_, np.empty(0), pi, weight, *params[family], atom_prob, family)
             self.diagnostics_[family] = {
                 f"class_{c}": {k: v for k, v in fits[c].diagnostics.items() if isinstance(v, (bool, int, float, str))}
                 for c in (0, 1)
@@ -475,7 +476,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         values, at = np.unique(t[rows], return_inverse=True)  # drawn bins repeat: evaluate each once
         log_joints, reffs = {}, {}
         for family, tree in trees.items():
-            draws = [a[keep] for a in _flat_draws(tree, family)]
+            pi, weight, params, atom_prob = _flat_draws(tree["posterior"])
+            draws = [a[keep] for a in (pi, weight, *params[family], atom_prob)]
             log_joints[family] = mixture.log_joint(values, self._atoms_t, *draws, family=family)[:, :, at]
             ess = self.diagnostics_[family]["map"]["ess_bulk_median"]
             reffs[family] = float(np.clip(ess / (n_chain * n_draw), 0.01, 1.0))
@@ -492,7 +494,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             raise ValueError(f"grid_ is not an equally spaced grid of grid_size={self.grid_size} points.")
 
     def _check_posterior(self, tree: xr.DataTree) -> None:
-        """The generic checks, then the layout :meth:`_draw_arrays` reads: ``pi`` (chain, draw);
+        """The generic checks, then the layout :func:`_flat_draws` reads: ``pi`` (chain, draw);
         ``weight`` and the two parameters of each fitted component family (``mu``, ``sigma`` and/or
         ``beta_a``, ``beta_b``; chain, draw, class, component); ``atom_prob`` (chain, draw, class,
         atom) with one atom per value of ``atoms_``; with two families, ``sample_stats.family``."""
@@ -533,16 +535,6 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
                 if np.isnan(post[name].values[own]).any():
                     raise ValueError(f"idata_.posterior.{name} is NaN at a draw of the {family} family.")
 
-    def _draw_arrays(self) -> tuple[np.ndarray, np.ndarray, dict[str, tuple[np.ndarray, np.ndarray]], np.ndarray]:
-        """Posterior arrays flattened over (chain, draw): pi (S,), weight (S, 2, K), per fitted
-        family its two parameters (S, 2, K; NaN at the other family's draws), atom_prob (S, 2, A)."""
-        post = self.idata_["posterior"]
-        pi, weight, _, _, atom_prob = _flat_draws(self.idata_, None)
-        params = {
-            f: (_flat(post, mixture.PARAMS[f][0]), _flat(post, mixture.PARAMS[f][1])) for f in _present_families(post)
-        }
-        return pi, weight, params, atom_prob
-
     def _with_constant_draws(self, draws: np.ndarray) -> np.ndarray:
         """Map draws (S, n) with the constant-map draws (``informative`` = 0) set to pi."""
         if self._informative.all():
@@ -552,7 +544,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     def _restore(self, grid_draws: np.ndarray | None = None) -> None:
         """Cache the flattened draws, each draw's component family and the map draws on ``grid_``
         (``grid_draws``, the mixtures' maps there, when the fit has them; rebuilt after loading)."""
-        self._draws = self._draw_arrays()
+        self._draws = _flat_draws(self.idata_["posterior"])
         pi = self._draws[0]
         post = self.idata_["posterior"]
         self._shape = (post.sizes["chain"], post.sizes["draw"])
@@ -665,25 +657,23 @@ def _entropy(seed: Any) -> Any:
     return seed
 
 
-def _flat(post: xr.Dataset, name: str) -> np.ndarray:
-    """Posterior variable ``name`` with (chain, draw) flattened into one leading axis."""
-    v = post[name].values
-    return v.reshape(v.shape[0] * v.shape[1], *v.shape[2:])
-
-
 def _present_families(post: xr.Dataset) -> list[str]:
     """The component families whose parameters the posterior holds."""
     return [f for f in mixture.FAMILIES if all(p in post for p in mixture.PARAMS[f])]
 
 
-def _flat_draws(tree: xr.DataTree, family: str | None) -> tuple[np.ndarray, ...]:
-    """pi (S,), weight, the two parameters of ``family`` (S, 2, K; None: not read) and atom_prob
-    (S, 2, A) of a posterior, flattened over (chain, draw)."""
-    post = tree["posterior"]
+def _flat_draws(
+    post: xr.Dataset,
+) -> tuple[np.ndarray, np.ndarray, dict[str, tuple[np.ndarray, np.ndarray]], np.ndarray]:
+    """A posterior's arrays flattened over (chain, draw): pi (S,), weight (S, 2, K), per component
+    family it holds the two parameters (S, 2, K), atom_prob (S, 2, A; A = 0 without atoms)."""
     S = post.sizes["chain"] * post.sizes["draw"]
-    atom_prob = _flat(post, "atom_prob") if "atom_prob" in post else np.empty((S, 2, 0))
-    p1, p2 = (None, None) if family is None else (_flat(post, n) for n in mixture.PARAMS[family])
-    return _flat(post, "pi"), _flat(post, "weight"), p1, p2, atom_prob
+    atom_prob = flat_draws(post, "atom_prob") if "atom_prob" in post else np.empty((S, 2, 0))
+    params = {
+        f: (flat_draws(post, mixture.PARAMS[f][0]), flat_draws(post, mixture.PARAMS[f][1]))
+        for f in _present_families(post)
+    }
+    return flat_draws(post, "pi"), flat_draws(post, "weight"), params, atom_prob
 
 
 def _worst(convergences) -> dict[str, float]:
