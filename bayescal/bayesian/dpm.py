@@ -140,8 +140,9 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         Hyperparameter overrides (keys of :func:`bayescal.bayesian.priors.prior_keys` for the
         component family; with both families fitted, each takes the keys of its own), for
         both classes or per class (``{0: {...}, 1: {...}}``).
-    draws : int, default 1000
-        Posterior draws per chain.
+    draws : int, default 500
+        Posterior draws kept per chain (the Gibbs route keeps one sweep in ``thin``,
+        :func:`bayescal.bayesian.gibbs.default_thin`: 10 at N <= 2,000 rows per class, 2 from 10^4).
     chains : int, default 2
         Chains of the sampling routes (ADVI gives one chain of draws).
     tune : int, default 500
@@ -235,7 +236,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         inference: str = "gibbs",
         components: str = "gaussian",
         priors: Any = None,
-        draws: int = 1000,
+        draws: int = 500,
         chains: int = 2,
         tune: int = 500,
         random_state: Any = None,

@@ -69,7 +69,7 @@ def test_compiled_and_numpy_sweeps_sample_the_same_posterior(case, moves):
     x, counts, family = CASES[case]
     K = 6
     prior = resolve_priors(None, [x, x], [counts, counts], K, family)[0]
-    kw = {"n_components": K, "draws": 1000, "tune": 300, "chains": 4, "family": family}
+    kw = {"n_components": K, "draws": 1000, "tune": 300, "thin": 1, "chains": 4, "family": family}
     ref = fit_gibbs(x, counts, prior, random_seed=1, backend="numpy", **kw)
     new = fit_gibbs(x, counts, prior, random_seed=2, backend="numba", **kw, **moves)
     grid = np.quantile(x, np.linspace(0.05, 0.95, 9))
