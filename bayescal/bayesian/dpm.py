@@ -140,9 +140,10 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         Hyperparameter overrides (keys of :func:`bayescal.bayesian.priors.prior_keys` for the
         component family; with both families fitted, each takes the keys of its own), for
         both classes or per class (``{0: {...}, 1: {...}}``).
-    draws : int, default 500
-        Posterior draws kept per chain (the Gibbs route keeps one sweep in ``thin``,
-        :func:`bayescal.bayesian.gibbs.default_thin`: 10 at N <= 2,000 rows per class, 2 from 10^4).
+    draws : int or None, default None
+        Posterior draws kept per chain; None takes the route's default: 500 for Gibbs, which
+        keeps one sweep in ``thin`` (:func:`bayescal.bayesian.gibbs.default_thin`: 10 up to
+        2,000 rows per class, 2 from 10^4), and 1000 for the other routes.
     chains : int, default 2
         Chains of the sampling routes (ADVI gives one chain of draws).
     tune : int, default 500
@@ -236,7 +237,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         inference: str = "gibbs",
         components: str = "gaussian",
         priors: Any = None,
-        draws: int = 500,
+        draws: int | None = None,
         chains: int = 2,
         tune: int = 500,
         random_state: Any = None,
@@ -274,9 +275,10 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     def _check_params(self) -> None:
         from bayescal.bayesian.routes import ROUTES
 
+        if self.draws is not None:
+            check_integer(self.draws, "draws", 1)
         for name, low in (
             ("n_components", 2),
-            ("draws", 1),
             ("chains", 1),
             ("tune", 0),
             ("compress_above", 2),
@@ -403,6 +405,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         options = dict(self.route_options or {})
         if self.inference in SAMPLING_ROUTES:
             options = {"tune": int(self.tune), "chains": int(self.chains)} | options
+        if self.draws is not None:
+            options["draws"] = int(self.draws)
         if family != "gaussian":
             options["family"] = family
 
@@ -413,7 +417,6 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
                     prep.cs[c],
                     priors[c],
                     n_components=int(self.n_components),
-                    draws=int(self.draws),
                     random_seed=seeds[c],
                     **options,
                 )

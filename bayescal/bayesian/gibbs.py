@@ -382,8 +382,8 @@ def fit_gibbs(
     prior: dict,
     *,
     n_components: int,
-    draws: int,
     random_seed: int | None,
+    draws: int = 500,
     tune: int = 500,
     thin: int | None = None,
     chains: int = 2,
@@ -406,8 +406,9 @@ def fit_gibbs(
         ``init_*`` start every chain.
     n_components : int
         Truncation level K (>= 2).
-    draws : int
-        Kept draws per chain.
+    draws : int, default 500
+        Kept draws per chain (after thinning: fewer, less correlated draws than the
+        other routes' 1000).
     random_seed : int, numpy.random.Generator or None
         Seed of the chains' generators (one spawned per chain); the same seed gives the same
         draws, whatever ``n_threads``.

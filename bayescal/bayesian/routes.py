@@ -2,10 +2,11 @@
 
 Every route fits the truncated stick-breaking mixture of ONE class and has the signature::
 
-    fit_<route>(x, counts, prior, *, n_components, draws, random_seed, **options) -> ClassFit
+    fit_<route>(x, counts, prior, *, n_components, random_seed, draws=<its default>, **options) -> ClassFit
 
 where ``x`` are the class's points on the working scale (raw scores or bin centres),
-``counts`` their weights (ones for raw data) and ``prior`` the hyperparameter dict
+``counts`` their weights (ones for raw data), ``draws`` the kept draws per chain (passed
+when the calibrator sets them; each route's default suits it) and ``prior`` the hyperparameter dict
 (:data:`bayescal.bayesian.priors.PRIOR_KEYS`). The returned
 :class:`~bayescal.bayesian.class_fit.ClassFit` is the one posterior layout the DPM
 assembles, whichever route made it.
