@@ -22,7 +22,22 @@ from functools import cache
 
 import numpy as np
 
-__all__ = ["MAP_RHAT_WARN", "ess_bulk", "ess_tail", "map_convergence", "rhat_rank", "warn_convergence"]
+__all__ = [
+    "ESS_TARGET",
+    "MAP_RHAT_WARN",
+    "RHAT_TARGET",
+    "ess_bulk",
+    "ess_tail",
+    "map_convergence",
+    "rhat_rank",
+    "thin_for_target",
+    "warn_convergence",
+]
+
+RHAT_TARGET = 1.01
+"""Largest R-hat of a converged posterior (Vehtari et al. 2021)."""
+ESS_TARGET = 400
+"""Fewest bulk and tail effective draws of a converged posterior (Vehtari et al. 2021)."""
 
 MAP_RHAT_WARN = 1.2
 """Largest R-hat of the map draws (at the worst of 64 points of the data region) that fits silently.
@@ -192,8 +207,9 @@ def map_convergence(
     -------
     dict
         ``ess_bulk_min``, ``ess_bulk_median``, ``ess_tail_min``, ``rhat_max``, ``rhat_max_score``,
-        ``chain_gap_at_rhat_max`` (spread of the chains' means there) and
-        ``band_width_at_rhat_max`` (the 95 % band's width there).
+        ``chain_gap_at_rhat_max`` (spread of the chains' means there),
+        ``band_width_at_rhat_max`` (the 95 % band's width there) and ``meets_target``
+        (R-hat <= :data:`RHAT_TARGET` and both ESS >= :data:`ESS_TARGET` at every point checked).
     """
     inside = np.flatnonzero((grid >= region[0]) & (grid <= region[1]))
     if inside.size == 0:
@@ -219,21 +235,52 @@ def map_convergence(
         out["chain_gap_at_rhat_max"] = float(chain_means.max() - chain_means.min())
         lo, hi = np.quantile(draws[worst], [0.025, 0.975])
         out["band_width_at_rhat_max"] = float(hi - lo)
+    out["meets_target"] = bool(
+        out["rhat_max"] <= RHAT_TARGET and min(out["ess_bulk_min"], out["ess_tail_min"]) >= ESS_TARGET
+    )
     return out
+
+
+def thin_for_target(diagnostics: dict) -> int | None:
+    """The Gibbs thinning that would give the map :data:`ESS_TARGET` effective draws, or None.
+
+    The map's effective sample size grows about in proportion to the sweeps run while they
+    are fewer than its autocorrelation time allows, so the suggestion scales the largest
+    ``thin`` the classes used by ``ESS_TARGET`` over the lowest bulk or tail ESS. None when
+    the fit did not thin (a route other than Gibbs).
+    """
+    thins = [
+        fits[f"class_{c}"]["thin"]
+        for fits in diagnostics.values()
+        if isinstance(fits, dict) and "class_0" in fits
+        for c in (0, 1)
+        if "thin" in fits[f"class_{c}"]
+    ]
+    conv = diagnostics["map"]
+    ess = min(conv["ess_bulk_min"], conv["ess_tail_min"])
+    if not thins or not ess > 0:
+        return None
+    return int(np.ceil(max(thins) * max(ESS_TARGET / ess, 1.0)))
 
 
 def warn_convergence(diagnostics: dict, inference: str, stacklevel: int = 5) -> None:
     """Warn when the map's chains disagree (:data:`MAP_RHAT_WARN`) or a sampler diverged."""
     conv, n_div = diagnostics["map"], diagnostics["divergences"]
     if conv["rhat_max"] > MAP_RHAT_WARN:
+        thin = thin_for_target(diagnostics)
+        longer = (
+            f"route_options={{'thin': {thin}}} runs the sweeps that would give {ESS_TARGET} effective draws"
+            if thin is not None
+            else "More draws, tune and chains raise the ESS"
+        )
         warnings.warn(
             f"The chains disagree on the calibration map: R-hat {conv['rhat_max']:.2f} at score "
             f"{conv['rhat_max_score']:.4g}, where their means differ by {conv['chain_gap_at_rhat_max']:.3g} "
             f"against a 95% band {conv['band_width_at_rhat_max']:.3g} wide (bulk ESS down to "
-            f"{conv['ess_bulk_min']:.0f}); the credible band is not reliable there. Longer runs (draws, tune, "
-            "chains, or route_options={'thin': k}) raise the ESS, but on the coverage study's truths they did not "
-            "bring R-hat to 1.01 at N >= 10^4 (docs/evidence/coverage.md); refit with another random_state and "
-            "compare the maps there before acting on the band.",
+            f"{conv['ess_bulk_min']:.0f}); the credible band is not reliable there. {longer}, but on the "
+            f"coverage study's truths that did not bring R-hat to {RHAT_TARGET} at N >= 10^4 "
+            "(docs/evidence/coverage.md); refit with another random_state and compare the maps there before "
+            "acting on the band.",
             UserWarning,
             stacklevel=stacklevel,
         )

@@ -196,7 +196,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     diagnostics_ : dict
         Per fitted component family (``"gaussian"``, ``"beta"``): the route's diagnostics per
         class (``class_0``, ``class_1``) and ``map``, that fit's map convergence
-        (:func:`bayescal.bayesian.convergence.map_convergence`); ``map``, the least converged
+        (:func:`bayescal.bayesian.convergence.map_convergence`, whose ``meets_target`` says
+        whether R-hat <= 1.01 and ESS >= 400 everywhere in the data region); ``map``, the least converged
         of the families holding at least :data:`MAP_CHECK_MIN_WEIGHT` of the draws (what the
         convergence warning reads); ``divergences``; ``model_averaging``, the pseudo-BMA+
         weights of the families' maps and the constant map and what set them
@@ -687,4 +688,5 @@ def _worst(convergences) -> dict[str, float]:
     out = dict(max(items, key=lambda c: -np.inf if np.isnan(c["rhat_max"]) else c["rhat_max"]))
     for key in ("ess_bulk_min", "ess_bulk_median", "ess_tail_min"):
         out[key] = float(min(c[key] for c in items))
+    out["meets_target"] = all(c["meets_target"] for c in items)
     return out

@@ -4,7 +4,15 @@ import numpy as np
 import pytest
 from arviz_stats.base import array_stats
 
-from bayescal.bayesian.convergence import ess_bulk, ess_tail, rhat_rank
+from bayescal.bayesian.convergence import (
+    RHAT_TARGET,
+    ess_bulk,
+    ess_tail,
+    map_convergence,
+    rhat_rank,
+    thin_for_target,
+    warn_convergence,
+)
 
 
 def _chains(rng, C, D):
@@ -49,3 +57,34 @@ def test_diagnostics_are_nan_where_draws_are_nan():
     for fn in (ess_bulk, ess_tail, rhat_rank):
         out = fn(draws)
         assert np.isnan(out[1]) and np.all(np.isfinite(np.delete(out, [1, 6, 7])))
+
+
+def _map_check(draws_cpd):
+    """map_convergence on (chains, draws, points) map draws, every grid point in the data region."""
+    C, D, P = draws_cpd.shape
+    grid = np.linspace(-1.0, 1.0, P)
+    return map_convergence(draws_cpd.reshape(C * D, P), (C, D), grid, np.array([-1.0, 1.0]), lambda t: t)
+
+
+def test_meets_target_only_when_every_point_has_small_rhat_and_enough_effective_draws():
+    rng = np.random.default_rng(4)
+    good = _map_check(rng.normal(size=(4, 1000, 8)))
+    assert good["meets_target"] and good["rhat_max"] <= RHAT_TARGET
+    apart = rng.normal(size=(4, 1000, 8))
+    apart[1, :, 3] += 0.5  # one chain off at one point
+    assert not _map_check(apart)["meets_target"]
+    few = rng.normal(size=(4, 60, 8))  # well mixed but 240 draws: too few for ESS 400
+    assert not _map_check(few)["meets_target"]
+
+
+def test_warning_names_the_thinning_that_would_reach_the_target_ess():
+    conv = {"rhat_max": 1.3, "rhat_max_score": 0.2, "chain_gap_at_rhat_max": 0.05, "band_width_at_rhat_max": 0.1}
+    conv |= {"ess_bulk_min": 8.0, "ess_bulk_median": 30.0, "ess_tail_min": 20.0, "meets_target": False}
+    gibbs = {"gaussian": {"class_0": {"thin": 2}, "class_1": {"thin": 5}, "map": conv}, "map": conv, "divergences": 0}
+    assert thin_for_target(gibbs) == 5 * 400 // 8
+    with pytest.warns(UserWarning, match=r"route_options=\{'thin': 250\}"):
+        warn_convergence(gibbs, "gibbs")
+    nuts = {"gaussian": {"class_0": {}, "class_1": {}, "map": conv}, "map": conv, "divergences": 0}
+    assert thin_for_target(nuts) is None
+    with pytest.warns(UserWarning, match="More draws, tune and chains"):
+        warn_convergence(nuts, "nuts")
