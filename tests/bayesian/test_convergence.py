@@ -84,6 +84,8 @@ def test_warning_names_the_thinning_that_would_reach_the_target_ess():
     assert thin_for_target(gibbs) == 5 * 400 // 8
     with pytest.warns(UserWarning, match=r"route_options=\{'thin': 250\}"):
         warn_convergence(gibbs, "gibbs")
+    mixed_but_apart = {**gibbs, "map": conv | {"ess_bulk_min": 900.0, "ess_tail_min": 800.0}}
+    assert thin_for_target(mixed_but_apart) == 10  # enough draws, R-hat 1.3: at least twice the sweeps
     nuts = {"gaussian": {"class_0": {}, "class_1": {}, "map": conv}, "map": conv, "divergences": 0}
     assert thin_for_target(nuts) is None
     with pytest.warns(UserWarning, match="More draws, tune and chains"):
