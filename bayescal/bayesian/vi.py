@@ -53,8 +53,8 @@ mean-field DADVI (the sampler 0.52-1.00 on the same replicates), 0.47-0.95 with 
 linear-response correction (one replicate with an MAE of 0.26), 0.20-0.91 for Pathfinder, and
 0.56-1.00 for full-rank ADVI with bands about twice as wide and an MAE up to twice the KDE
 calibrator's. The larger class :math:`\hat k` was above 1.0 on every fit of every method, so
-the warning fires on essentially every fit. A warm fit takes about 14-18 times the sampler's
-CPU time (9-12 s against 0.65 s at N = 1000 for DADVI), and the first fit of a new process
+the warning fires on essentially every fit. A warm fit takes about 9-12 times the sampler's
+CPU time (9-12 s against 1.0 s at N = 1000 for DADVI), and the first fit of a new process
 23 s with PyTensor's on-disk compile cache, 60 s without it. No method meets the bar of the
 default route, so ``inference="gibbs"`` stays the default and this route is opt-in.
 Mean-field DADVI is its default method: it came closest to the sampler's bands and map at
