@@ -25,8 +25,6 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
@@ -80,7 +78,9 @@ def main() -> None:
     for (truth, n), items in met.items():
         run = [ok for _, ok in items if ok is not None]
         after = sum(d or bool(ok) for d, ok in items)
-        print(f"| {truth} | {n} | {sum(d for d, _ in items)} / {len(items)} | {after} / {len(items)} ({len(run)} run) |")
+        print(
+            f"| {truth} | {n} | {sum(d for d, _ in items)} / {len(items)} | {after} / {len(items)} ({len(run)} run) |"
+        )
 
 
 if __name__ == "__main__":

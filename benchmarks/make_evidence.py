@@ -75,7 +75,7 @@ def coverage_page(source: Path) -> str:
         "larger than the KDE calibrator's, R-hat <= 1.01, ESS >= 400. Route `gibbs` is the default "
         "calibrator (Gaussian components); `gibbs (auto)` averages Gaussian and Beta components by "
         'their label scores (`components="auto"`; for the decision-value truths heavy and skewed it '
-        "is the Gaussian model, row for row). Beta components alone (`components=\"beta\"`) are "
+        'is the Gaussian model, row for row). Beta components alone (`components="beta"`) are '
         "not in this study; `--option 'components=\"beta\"'` adds them as `gibbs (beta)`.\n\n"
         + stamp(source, "python benchmarks/dpm_coverage.py && python benchmarks/make_evidence.py")
         + "\n"
