@@ -43,7 +43,8 @@ Usage::
 ``--others`` chooses the calibrators compared on MAE (default: every registered 1-D one).
 Rows are appended to ``--out`` as they finish (a rerun seed replaces the earlier row; the
 other calibrators' MAEs already in ``--out``, or ``--others-from``, for the same truth, N and
-seed are reused, since the data and so those fits do not depend on the DPM's settings); the summary (means over seeds, with the standard error of the 95 % coverage) is printed at the end.
+seed are reused, since the data and so those fits do not depend on the DPM's settings); the
+summary (means over seeds, with the standard error of the 95 % coverage) is printed at the end.
 """
 
 from __future__ import annotations
@@ -280,17 +281,9 @@ def cells(rows: list[dict], route_rank=lambda route: route) -> list[tuple[tuple[
 
 def _converged_share(sel: list[dict]) -> float:
     """Share of the cell's fits whose map meets R-hat <= 1.01 and bulk and tail ESS >= 400."""
-    from bayescal.bayesian.convergence import ESS_TARGET, RHAT_TARGET
+    from bayescal.bayesian.convergence import meets_target
 
-    return float(
-        np.mean(
-            [
-                float(r["rhat_max"]) <= RHAT_TARGET
-                and min(float(r["ess_bulk_min"]), float(r["ess_tail_min"])) >= ESS_TARGET
-                for r in sel
-            ]
-        )
-    )
+    return float(np.mean([meets_target(r) for r in sel]))
 
 
 def summarise(path: Path) -> str:

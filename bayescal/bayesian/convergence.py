@@ -29,6 +29,7 @@ __all__ = [
     "ess_bulk",
     "ess_tail",
     "map_convergence",
+    "meets_target",
     "rhat_rank",
     "thin_for_target",
     "warn_convergence",
@@ -237,10 +238,16 @@ def map_convergence(
         out["chain_gap_at_rhat_max"] = float(chain_means.max() - chain_means.min())
         lo, hi = np.quantile(draws[worst], [0.025, 0.975])
         out["band_width_at_rhat_max"] = float(hi - lo)
-    out["meets_target"] = bool(
-        out["rhat_max"] <= RHAT_TARGET and min(out["ess_bulk_min"], out["ess_tail_min"]) >= ESS_TARGET
-    )
+    out["meets_target"] = meets_target(out)
     return out
+
+
+def meets_target(conv: dict) -> bool:
+    """Whether a convergence summary (``rhat_max``, ``ess_bulk_min``, ``ess_tail_min``, numbers or
+    numeric strings) meets R-hat <= :data:`RHAT_TARGET` and bulk and tail ESS >= :data:`ESS_TARGET`
+    (False when R-hat is undefined, with one chain)."""
+    rhat, bulk, tail = (float(conv[k]) for k in ("rhat_max", "ess_bulk_min", "ess_tail_min"))
+    return bool(rhat <= RHAT_TARGET and min(bulk, tail) >= ESS_TARGET)
 
 
 def thin_for_target(diagnostics: dict) -> int | None:

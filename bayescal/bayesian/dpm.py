@@ -33,7 +33,7 @@ from bayescal.base import BayesianCalibrator, PosteriorClassConditional
 from bayescal.bayesian import mixture
 from bayescal.bayesian.assembly import flat_draws, slot_models
 from bayescal.bayesian.averaging import CONSTANT
-from bayescal.bayesian.convergence import map_convergence, warn_convergence
+from bayescal.bayesian.convergence import map_convergence, meets_target, warn_convergence
 from bayescal.bayesian.preparation import PreparedData, prepare
 from bayescal.data import ScoreData, from_working, to_working
 
@@ -688,5 +688,5 @@ def _worst(convergences) -> dict[str, float]:
     out = dict(max(items, key=lambda c: -np.inf if np.isnan(c["rhat_max"]) else c["rhat_max"]))
     for key in ("ess_bulk_min", "ess_bulk_median", "ess_tail_min"):
         out[key] = float(min(c[key] for c in items))
-    out["meets_target"] = all(c["meets_target"] for c in items)
+    out["meets_target"] = meets_target(out)
     return out
