@@ -140,8 +140,9 @@ def psis_log_weights(log_ratios: np.ndarray, r_eff: float) -> tuple[np.ndarray, 
     S, n = lw.shape
     lw = lw - lw.max(axis=0)
     M = int(np.floor(3 * np.sqrt(S / r_eff))) if S * r_eff > 225 else S // 5
-    order = np.argsort(lw, axis=0)[S - M - 1 :]  # the cutoff, then the M tail draws, ascending
     cols = np.arange(n)
+    top = np.argpartition(lw, S - M - 1, axis=0)[S - M - 1 :]  # the cutoff and the M tail draws, unordered
+    order = np.take_along_axis(top, np.argsort(lw[top, cols], axis=0), axis=0)  # ascending
     ranked = lw[order, cols]
     tail_log, cutoff_log = ranked[1:], ranked[0]
     x = np.exp(tail_log) - np.exp(cutoff_log)  # (M, n), ascending
