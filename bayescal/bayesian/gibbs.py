@@ -44,6 +44,18 @@ components' priors (whose centres differ by k); step 2 then draws the sticks giv
 exchanged counts, so the posterior is unchanged. It is off by default: on the simulated
 truths it did not raise the map's effective sample size.
 
+**Start.** Every chain starts from the prior's ``init_*`` values (components at the class's
+quantiles, as wide as the KDE bandwidth). With many units the sweeps approach the
+high-posterior region slowly: given the parameters the allocations are nearly fixed and vice
+versa, so the chain creeps along the ridges where overlapping components trade mass, as EM
+does. Above :data:`MODE_START_UNITS` units a class's chains therefore start at the posterior
+mode found by L-BFGS (:mod:`bayescal.bayesian.mode_start`; about 0.2 s a class). Measured
+on the monotone truth (``benchmarks/dpm_coverage.py``): at N = 10^7 the 500 warm-up sweeps
+from the KDE start left the map's error at 0.0008 and the 95 % band's coverage at 0.61,
+6,000 warm-up sweeps gave 0.0004 and 0.82, and 500 from the mode 0.0003 and 0.89; at
+N <= 10^4 (4 truths, 16 seeds) the mode start changed neither coverage nor error, so there
+the search is not run.
+
 **Chains and randomness.** Each chain has its own ``numpy.random.Generator`` spawned from
 ``random_seed`` (:meth:`numpy.random.SeedSequence.spawn`), so a chain's draws depend on the
 seed alone, not on the thread that ran it; chains run in ``n_threads`` threads (the compiled
@@ -76,8 +88,9 @@ import xarray as xr
 from scipy.special import betaln, log_expit
 
 from bayescal.bayesian.class_fit import ClassFit
+from bayescal.bayesian.mode_start import mode_start
 
-__all__ = ["THIN_RANGE", "THIN_UNITS", "default_thin", "fit_gibbs"]
+__all__ = ["MODE_START_UNITS", "THIN_RANGE", "THIN_UNITS", "default_thin", "fit_gibbs"]
 
 _V_EPS = 1e-12
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
@@ -85,6 +98,8 @@ THIN_UNITS = 20_000
 """Units (rows of data, or compressed counts) allocated per kept draw by the default thinning."""
 THIN_RANGE = (2, 10)
 """Smallest and largest default thinning (:func:`default_thin`)."""
+MODE_START_UNITS = 100_000
+"""Total count of a class above which the chains start at the posterior mode (``start="auto"``)."""
 
 
 def default_thin(n_units: float) -> int:
@@ -392,6 +407,7 @@ def fit_gibbs(
     label_swaps: bool = False,
     backend: str = "numba",
     n_threads: int | None = None,
+    start: str = "auto",
 ) -> ClassFit:
     """Sample one class's mixture posterior with the blocked Gibbs sampler (module docstring).
 
@@ -430,6 +446,12 @@ def fit_gibbs(
         random stream, so other draws from the same posterior).
     n_threads : int or None, default None
         Threads running the chains (None: one per chain, at most the machine's CPUs).
+    start : {"auto", "mode", "prior"}, default "auto"
+        Where every chain starts: at the posterior mode found from the prior's ``init_*``
+        values by :func:`bayescal.bayesian.mode_start.mode_start`, or at those values
+        themselves. "auto": the mode when the class's total count exceeds
+        :data:`MODE_START_UNITS`, where the warm-up sweeps alone fall short of the
+        high-posterior region (module docstring), else the prior's values.
 
     Returns
     -------
@@ -459,6 +481,8 @@ def fit_gibbs(
         raise ValueError("backend='numpy' runs the plain blocked sweeps: set label_swaps=False.")
     if family not in _FAMILIES:
         raise ValueError(f"family={family!r} is not one of {tuple(_FAMILIES)}.")
+    if start not in ("auto", "mode", "prior"):
+        raise ValueError(f"start={start!r} is not one of ('auto', 'mode', 'prior').")
     x = np.asarray(x, dtype=np.float64)
     counts = np.asarray(counts, dtype=np.float64)
     if x.ndim != 1 or counts.shape != x.shape or not np.all(np.isfinite(x)):
@@ -473,6 +497,10 @@ def fit_gibbs(
     n_keep = int(draws)
     n_iter = int(tune) + n_keep * int(thin)
     t0 = time.perf_counter()
+    if start == "auto":
+        start = "mode" if counts.sum() > MODE_START_UNITS else "prior"
+    if start == "mode":
+        prior = mode_start(x, counts, prior, family)
     if backend == "numpy":
         out, out_alpha, out_ll, out_occ, extra = _sample_numpy(
             x, counts, prior, K, C, int(tune), int(thin), n_keep, int(n_mh), family, random_seed
@@ -509,5 +537,6 @@ def fit_gibbs(
         "chains": C,
         "mean_occupied": float(out_occ.mean()),
         "backend": backend,
+        "start": start,
     } | extra
     return ClassFit(posterior=posterior, diagnostics=diagnostics, sample_stats=stats)
