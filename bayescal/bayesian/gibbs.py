@@ -491,14 +491,15 @@ def fit_gibbs(
         raise ValueError("counts must be non-negative with a positive sum.")
     keep = counts > 0
     x, counts = x[keep], counts[keep]
+    units = float(counts.sum())
     if thin is None:
-        thin = default_thin(counts.sum())
+        thin = default_thin(units)
     K, C = int(n_components), int(chains)
     n_keep = int(draws)
     n_iter = int(tune) + n_keep * int(thin)
     t0 = time.perf_counter()
     if start == "auto":
-        start = "mode" if counts.sum() > MODE_START_UNITS else "prior"
+        start = "mode" if units > MODE_START_UNITS else "prior"
     if start == "mode":
         prior = mode_start(x, counts, prior, family)
     if backend == "numpy":

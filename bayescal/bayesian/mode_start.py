@@ -5,9 +5,8 @@ the parameters the allocations are nearly determined and given the allocations t
 parameters are, so its sweeps approach the high-posterior region about as slowly as EM does
 along the ridges where overlapping components trade mass. Started from the KDE-informed
 values (components at the class's quantiles, all as wide as the KDE bandwidth) the default
-warm-up of 500 sweeps ends far from that region at N >= 10^6: the map's error is twice what
-a long warm-up reaches, and the band, centred on the wrong place, covers the truth at 0.6
-at N = 10^7 (``benchmarks/dpm_coverage.py``). A quasi-Newton search handles those ridges:
+warm-up ends far from that region at N >= 10^6 (measured in :mod:`bayescal.bayesian.gibbs`,
+"Start"). A quasi-Newton search handles those ridges:
 this module maximises over the weights, locations and scales
 
 .. math::
@@ -39,7 +38,7 @@ __all__ = ["MODE_MAX_ITER", "log_posterior", "mode_start"]
 MODE_MAX_ITER = 500
 """Most L-BFGS iterations of the search (each one pass over the class's points)."""
 
-_W_FLOOR = 1e-8  # weights below this are raised to it: every stick stays inside (0, 1)
+_W_FLOOR = 1e-8  # start weights below this are raised to it, so that their logs are finite
 
 
 def _gaussian_terms(x: np.ndarray, th1: np.ndarray, th2: np.ndarray):
@@ -90,7 +89,7 @@ def log_posterior(x: np.ndarray, counts: np.ndarray, prior: dict, family: str = 
         xc = x - shift
         th1_0 = np.asarray(prior["init_mu"], dtype=np.float64) - shift
         th2_0 = np.log(np.asarray(prior["init_sigma"], dtype=np.float64))
-        loc1 = np.broadcast_to(np.asarray(prior["mu_loc"], dtype=np.float64) - shift, (K,))
+        loc1 = np.asarray(prior["mu_loc"], dtype=np.float64) - shift
         sd1 = np.full(K, float(prior["mu_scale"]))
         loc2, sd2 = np.full(K, float(prior["sigma_logmean"])), np.full(K, float(prior["sigma_logsd"]))
 
@@ -113,8 +112,11 @@ def log_posterior(x: np.ndarray, counts: np.ndarray, prior: dict, family: str = 
         log_w = eta - logsumexp(eta)
         log_phi, d1, d2 = terms(t1, t2)
         lp = log_w[:, None] + log_phi
-        lse = logsumexp(lp, axis=0)
-        r = np.exp(lp - lse) * c  # weighted responsibilities (K, n)
+        top = lp.max(axis=0)
+        e = np.exp(lp - top)  # one exp serves the log-sum-exp and the responsibilities
+        tot = e.sum(axis=0)
+        lse = top + np.log(tot)
+        r = e * (c / tot)  # weighted responsibilities (K, n)
         value = float(c @ lse) - 0.5 * float((((t1 - loc1) / sd1) ** 2).sum() + (((t2 - loc2) / sd2) ** 2).sum())
         grad = np.concatenate(
             [
@@ -162,8 +164,7 @@ def mode_start(
     theta = result.x
     if not (np.all(np.isfinite(theta)) and np.isfinite(result.fun) and result.fun < start_value):
         return prior
-    weight = np.clip(np.exp(theta[:K] - logsumexp(theta[:K])), _W_FLOOR, None)
-    out = dict(prior, init_weight=weight / weight.sum())
+    out = dict(prior, init_weight=np.exp(theta[:K] - logsumexp(theta[:K])))  # the sampler floors tiny weights
     if family == "gaussian":
         return out | {"init_mu": theta[K : 2 * K] + shift, "init_sigma": np.exp(theta[2 * K :])}
     return out | {"init_a": np.exp(theta[K : 2 * K]), "init_b": np.exp(theta[2 * K :])}
