@@ -76,8 +76,26 @@ def to_working(scores: np.ndarray, score_kind: str) -> np.ndarray:
     scores = np.asarray(scores, dtype=np.float64)
     if score_kind == "probability":
         t = np.clip(scores, PROB_EPS, 1.0 - PROB_EPS)
-        return logit(t, out=t)
+        _in_row_halves(t.size, lambda a, b: logit(t[a:b], out=t[a:b]))
+        return t
     return scores.copy()
+
+
+THREADED_ROWS = 1_000_000
+"""Passes over more rows than this run on two halves in two threads (numpy's ufuncs and the
+compiled kernels release the GIL); the result is the same as one pass."""
+
+
+def _in_row_halves(n: int, run: Any) -> list:
+    """``run(start, stop)`` on rows ``0 .. n``: whole, or on two halves in two threads above
+    :data:`THREADED_ROWS` rows; the results in row order."""
+    if n <= THREADED_ROWS:
+        return [run(0, n)]
+    from concurrent.futures import ThreadPoolExecutor
+
+    half = n // 2
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(run, (0, half), (half, n)))
 
 
 def from_working(t: np.ndarray, score_kind: str) -> np.ndarray:
@@ -633,7 +651,8 @@ def class_bin_counts(
     skip: np.ndarray | None = None,
     asinh: tuple[float, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    r"""Rows and weights per (class, bin) of equal-width bins, in one compiled pass over the rows.
+    r"""Rows and weights per (class, bin) of equal-width bins, in one compiled pass over the rows
+    (two passes over its halves in two threads above :data:`THREADED_ROWS` rows).
 
     Row i goes to bin :math:`\lfloor (u_i - \mathrm{lo}) / \mathrm{width} \rfloor`, clipped to
     ``0 .. n_bins - 1`` (the outer bins take anything beyond), with :math:`u_i = t_i` the
@@ -663,12 +682,21 @@ def class_bin_counts(
     """
     from bayescal._kernels import bin_rows
 
-    counts = np.zeros((2, n_bins), dtype=np.int64)
-    weights = np.zeros((2, n_bins))
     mask = np.zeros(0, dtype=np.bool_) if skip is None else np.ascontiguousarray(skip, dtype=np.bool_)
     centre, inv_scale = (0.0, 0.0) if asinh is None else (float(asinh[0]), 1.0 / float(asinh[1]))
-    bin_rows(data.t, data.y, data.w, mask, centre, inv_scale, float(lo), float(width), int(n_bins), counts, weights)
-    return counts, weights
+
+    def run(a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+        counts, weights = np.zeros((2, n_bins), dtype=np.int64), np.zeros((2, n_bins))
+        rows = slice(a, b)
+        part_mask = mask[rows] if mask.size else mask
+        bin_rows(
+            data.t[rows], data.y[rows], data.w[rows], part_mask, centre, inv_scale, float(lo), float(width),
+            int(n_bins), counts, weights,
+        )  # fmt: skip
+        return counts, weights
+
+    parts = _in_row_halves(data.t.size, run)
+    return np.sum([p[0] for p in parts], axis=0), np.sum([p[1] for p in parts], axis=0)
 
 
 def asinh_bins(data: ScoreData, n_bins: int, spread: float = 4.0) -> tuple[np.ndarray, np.ndarray]:

@@ -43,12 +43,17 @@ def test_binned_counts_spread_over_empty_neighbours_and_keep_their_totals():
     np.testing.assert_array_equal(spread_counts(dense), dense)  # adjacent occupied bins stay
 
 
+@pytest.mark.parametrize("threaded", [False, True])
 @pytest.mark.parametrize("seed", range(3))
-def test_class_bin_counts_equal_numpy_bincount_of_the_same_bins(seed):
+def test_class_bin_counts_equal_numpy_bincount_of_the_same_bins(seed, threaded, monkeypatch):
     """The compiled binning of the compression and the atom search puts every row where numpy's
-    ``int((t - lo) / width)`` does (edges, the outer bins' overflow and skipped rows included)."""
+    ``int((t - lo) / width)`` does (edges, the outer bins' overflow and skipped rows included),
+    also when it runs on the two halves of the rows in two threads (as above ``THREADED_ROWS``)."""
+    from bayescal import data as data_module
     from bayescal.data import ScoreData, class_bin_counts
 
+    if threaded:
+        monkeypatch.setattr(data_module, "THREADED_ROWS", 100)
     rng = np.random.default_rng(seed)
     n, n_bins = 5000, 37
     lo, width = -2.0, 0.1

@@ -113,6 +113,20 @@ def test_exact_zero_and_one_are_finite_on_the_working_scale():
     assert np.all(np.isfinite(est.predict_proba([0.0, 1.0])))
 
 
+def test_working_scale_of_many_rows_is_computed_in_halves_with_the_same_result(monkeypatch):
+    """Above ``THREADED_ROWS`` rows the logit runs on the two halves in two threads: the same
+    values as one pass, and the caller's scores untouched."""
+    from scipy.special import logit
+
+    from bayescal import data as data_module
+
+    s = np.r_[0.0, np.random.default_rng(0).random(1001), 1.0]
+    kept = s.copy()
+    monkeypatch.setattr(data_module, "THREADED_ROWS", 100)
+    np.testing.assert_array_equal(to_working(s, "probability"), logit(np.clip(s, PROB_EPS, 1 - PROB_EPS)))
+    np.testing.assert_array_equal(s, kept)
+
+
 def test_decision_scores_are_used_as_given():
     d = rng.normal(size=60) * 3
     data = prepare_data(d, Y, score_kind="decision")
