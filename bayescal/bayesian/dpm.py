@@ -315,9 +315,6 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         return (self.components,)
 
     def _fit(self, data: ScoreData, X=None) -> None:
-        from bayescal.bayesian.assembly import assemble_posterior, combine_families
-        from bayescal.bayesian.priors import resolve_priors
-
         self._check_params()
         prep = prepare(
             data,
@@ -331,7 +328,9 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         # streams: per family (by its place in mixture.FAMILIES) two classes and the assembly, and one
         # for the averaging; a family's draws do not depend on whether the other is fitted too
         seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(_entropy(seed)).spawn(7)]
-        family_seeds = [(seeds[:3], seeds[4:7])[mixture.FAMILIES.index(f)] for f in families]
+        self.atoms_ = prep.atoms
+        self.grid_ = self._prediction_grid(prep)
+        self._atoms_t = to_working(self.atoms_, self.score_kind) if self.atoms_.size else np.empty(0)
         attrs = {
             "created_by": f"bayescal {__version__}",
             "calibrator": "DPMCalibrator",
@@ -343,46 +342,76 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             "n_bins": prep.n_bins,
             "random_state": "None" if not isinstance(seed, (int, np.integer)) else int(seed),
         }
-        self.atoms_ = prep.atoms
-        self.grid_ = self._prediction_grid(prep)
-        self._atoms_t = to_working(self.atoms_, self.score_kind) if self.atoms_.size else np.empty(0)
-        pooled_x, pooled_c = np.concatenate(prep.xs), np.concatenate(prep.cs)
-        region = weighted_quantile(pooled_x, [0.025, 0.975], pooled_c)
-        trees, grids, all_priors = {}, {}, {}
         self.diagnostics_ = {"divergences": 0}
-        for family, (seed0, seed1, seed_asm) in zip(families, family_seeds):
-            priors = resolve_priors(
-                self.priors, prep.xs, prep.cs, int(self.n_components), family, strict=len(families) == 1
+        fits = {
+            family: self._fit_family(
+                prep, family, (seeds[:3], seeds[4:7])[mixture.FAMILIES.index(family)], attrs, strict=len(families) == 1
             )
-            all_priors[family] = [{k: np.asarray(v).tolist() for k, v in p.items()} for p in priors]
-            fits = self._run_route(prep, priors, [seed0, seed1], family)
-            trees[family] = assemble_posterior(
-                fits, prep, np.random.default_rng(seed_asm), attrs | {"priors": all_priors[family]}, family
+            for family in families
+        }
+        self._combine(prep, fits, np.random.default_rng(seeds[3]))
+        self.idata_.attrs["diagnostics"] = json.dumps(self.diagnostics_)
+        warn_convergence(self.diagnostics_, self.inference)
+
+    def _fit_family(
+        self, prep: PreparedData, family: str, seeds: list[int], attrs: dict, strict: bool
+    ) -> tuple[xr.DataTree, np.ndarray, list[dict]]:
+        """One component family's model: priors (``strict``: refuse keys of the other family),
+        the route on each class (streams ``seeds[:2]``), the posterior (assembled with stream
+        ``seeds[2]``), its map draws on ``grid_`` and their convergence (``diagnostics_[family]``).
+        Returns the posterior, the grid draws and the priors (as lists)."""
+        from bayescal.bayesian.assembly import assemble_posterior
+        from bayescal.bayesian.priors import resolve_priors
+
+        priors = resolve_priors(self.priors, prep.xs, prep.cs, int(self.n_components), family, strict=strict)
+        priors_listed = [{k: np.asarray(v).tolist() for k, v in p.items()} for p in priors]
+        fits = self._run_route(prep, priors, seeds[:2], family)
+        tree = assemble_posterior(
+            fits, prep, np.random.default_rng(seeds[2]), attrs | {"priors": priors_listed}, family
+        )
+        post = tree["posterior"]
+        pi, weight, params, atom_prob = _flat_draws(post)
+        grid = mixture.map_draws(self.grid_, np.empty(0), pi, weight, *params[family], atom_prob, family)
+        region = weighted_quantile(np.concatenate(prep.xs), [0.025, 0.975], np.concatenate(prep.cs))
+        self.diagnostics_[family] = {
+            f"class_{c}": {k: v for k, v in fits[c].diagnostics.items() if isinstance(v, (bool, int, float, str))}
+            for c in (0, 1)
+        } | {
+            "map": map_convergence(
+                grid,
+                (post.sizes["chain"], post.sizes["draw"]),
+                self.grid_,
+                region,
+                lambda t: from_working(t, self.score_kind),
             )
-            shape = (trees[family]["posterior"].sizes["chain"], trees[family]["posterior"].sizes["draw"])
-            pi, weight, params, atom_prob = _flat_draws(trees[family]["posterior"])
-            grids[family] = mixture.map_draws(self.grid_, np.empty(0), pi, weight, *params[family], atom_prob, family)
-            self.diagnostics_[family] = {
-                f"class_{c}": {k: v for k, v in fits[c].diagnostics.items() if isinstance(v, (bool, int, float, str))}
-                for c in (0, 1)
-            } | {
-                "map": map_convergence(
-                    grids[family], shape, self.grid_, region, lambda t: from_working(t, self.score_kind)
-                )
-            }
-            self.diagnostics_["divergences"] += int(sum(int(f.diagnostics.get("divergences", 0)) for f in fits))
+        }
+        self.diagnostics_["divergences"] += int(sum(int(f.diagnostics.get("divergences", 0)) for f in fits))
+        return tree, grid, priors_listed
+
+    def _combine(
+        self, prep: PreparedData, fits: dict[str, tuple[xr.DataTree, np.ndarray, list[dict]]], rng: np.random.Generator
+    ) -> None:
+        """``idata_`` and the cached grid draws from the families' fits: each draw position goes to
+        one model (a family, or the constant map with ``null_stacking``) in proportion to the
+        averaging weights (:meth:`_average`); ``diagnostics_["map"]`` is the worst convergence
+        of the families that carry the map."""
+        from bayescal.bayesian.assembly import combine_families
+
+        families = list(fits)
+        trees = {f: fit[0] for f, fit in fits.items()}
+        post = trees[families[0]]["posterior"]
+        shape = (post.sizes["chain"], post.sizes["draw"])
         weights = dict.fromkeys(families, 1.0 / len(families))
-        S = shape[0] * shape[1]
-        rng = np.random.default_rng(seeds[3])
         if len(families) > 1 or self.null_stacking:
             weights = self._average(prep, trees, rng, weights)
+        S = shape[0] * shape[1]
         slots = slot_models(weights, S, rng) if len(weights) > 1 else np.full(S, families[0], dtype=object)
         informative = slots != CONSTANT
         top = max(families, key=lambda f: weights[f])
         slot_family = np.where(informative, slots, top)
         if len(families) > 1:
             self.idata_ = combine_families(trees, slot_family)
-            self.idata_.attrs["priors"] = json.dumps(all_priors)
+            self.idata_.attrs["priors"] = json.dumps({f: fit[2] for f, fit in fits.items()})
         else:
             self.idata_ = trees[families[0]]
         if CONSTANT in weights:
@@ -391,12 +420,10 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             )
         carrying = [f for f in families if weights[f] >= MAP_CHECK_MIN_WEIGHT] or [top]
         self.diagnostics_["map"] = _worst(self.diagnostics_[f]["map"] for f in carrying)
-        grid_draws = grids[families[0]]
+        grid_draws = fits[families[0]][1]
         for family in families[1:]:
-            grid_draws = np.where((slot_family == family)[:, None], grids[family], grid_draws)
+            grid_draws = np.where((slot_family == family)[:, None], fits[family][1], grid_draws)
         self._restore(grid_draws)
-        self.idata_.attrs["diagnostics"] = json.dumps(self.diagnostics_)
-        warn_convergence(self.diagnostics_, self.inference)
 
     def _run_route(self, prep: PreparedData, priors: list[dict], seeds: list[int], family: str) -> list:
         """Each class's mixture fitted by the inference route (in two threads with ``n_jobs=2``)."""
