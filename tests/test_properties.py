@@ -248,9 +248,11 @@ def _assert_same_fit(name, make_a, make_b, s_query, X=None, *, make_ref=None):
     """``make_a(seed)`` and ``make_b(seed)`` (two ways of fitting) give the same fit.
 
     Deterministic calibrators: equal to 1e-7 (the tolerance of the iterative solvers).
-    Bayesian: posterior means within the sum of the two 95 % band half-widths at 95 % of the
-    points (a weighted point is allocated to one mixture component whole, its copies one by
-    one, so the two posteriors are close but not identical). Random-split
+    Bayesian: posterior means within the sum of the two 95 % band half-widths plus 0.01 at
+    95 % of the points. The two posteriors are close but not identical: the DPM spreads
+    tied rows over their rounding cells, and repeated rows are ties while one weighted row
+    is not (on the hypothesis example 10725505 this moves the map by 0.01 at N = 150, and by
+    up to 0.008 far in the tail, where both bands are near zero wide). Random-split
     calibrators, whose split depends on row positions: with ``make_ref`` (a fit that ignores
     what a and b share, e.g. the weights), the mean fit of a over 8 seeds is closer to that
     of b than the mean fit of ``make_ref`` is (ratio < 1; typically 0.2-0.7, up to 0.97 for
@@ -277,7 +279,7 @@ def _assert_same_fit(name, make_a, make_b, s_query, X=None, *, make_ref=None):
     est_a, est_b = make_a(0), make_b(0)
     pa, pb = proba(est_a, s_query, X)[:, 1], proba(est_b, s_query, X)[:, 1]
     if _bayesian(name):  # two posteriors approximated by short chains: allow 5 % of points out
-        tol = _band_halfwidth(est_a, s_query) + _band_halfwidth(est_b, s_query)
+        tol = _band_halfwidth(est_a, s_query) + _band_halfwidth(est_b, s_query) + 0.01
         outside = np.abs(pa - pb) > tol
         assert outside.mean() <= 0.05, f"{outside.mean():.0%} of points apart by more than the bands"
     else:
@@ -564,7 +566,7 @@ def test_well_mixed_chains_give_no_convergence_warning(monkeypatch):
 
 
 def test_default_gibbs_fit_mixes_on_the_map():
-    """400 scores, 2 chains of 500 draws (the default keeps one sweep in 10): R-hat below 1.02 and
+    """400 scores, 2 chains of 500 draws (the default keeps one sweep in 30-40): R-hat below 1.02 and
     bulk ESS above 100 at the 1 % .. 99 % quantiles of the scores. Before the default thinning, 500
     unthinned draws gave R-hat 1.35 and ESS 5 at the 1 % quantile on these data."""
     from arviz_stats.base.array import array_stats

@@ -142,8 +142,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         both classes or per class (``{0: {...}, 1: {...}}``).
     draws : int or None, default None
         Posterior draws kept per chain; None takes the route's default: 500 for Gibbs, which
-        keeps one sweep in ``thin`` (:func:`bayescal.bayesian.gibbs.default_thin`: 10 up to
-        2,000 rows per class, 2 from 10^4), and 1000 for the other routes.
+        keeps one sweep in ``thin`` (:func:`bayescal.bayesian.gibbs.default_thin`: 40 up to
+        180 rows per class, 12 at 600, 2 from 3,600), and 1000 for the other routes.
     chains : int, default 2
         Chains of the sampling routes (ADVI gives one chain of draws).
     tune : int, default 500

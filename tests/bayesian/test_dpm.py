@@ -682,9 +682,8 @@ def _quickstart_calibration_scores():
             marks=pytest.mark.xfail(
                 strict=True,
                 reason=(
-                    "measured: the averaged map is 0.028-0.037 at the lowest score (seeds 0-3; below 0.014 at the "
-                    "other nine), as the Gaussian fit keeps 0.25-0.30 of the weight (label log scores 1 nat apart, "
-                    "standard error 6): its tail spills as below"
+                    "measured: the averaged map is 0.030-0.036 at the lowest score (seeds 0-5; median of seeds 0-2 "
+                    "0.034), as the Gaussian fit keeps 0.26-0.32 of the weight: its tail spills as below"
                 ),
             ),
         ),
@@ -695,8 +694,8 @@ def _quickstart_calibration_scores():
                 strict=True,
                 reason=(
                     "model limit, measured: the positives' widest Gaussian component spills into the negatives' tail on "
-                    "the logit scale (map 0.065-0.085 at the ten lowest scores, seeds 0-3); Beta components fit "
-                    "that tail, and the default averages the two"
+                    "the logit scale (map 0.077-0.082 at the ten lowest scores, seeds 0-5); Beta components fit "
+                    "that tail"
                 ),
             ),
         ),
@@ -704,10 +703,18 @@ def _quickstart_calibration_scores():
 )
 def test_map_stays_low_below_every_positive_on_the_quickstart_data(components):
     """None of the 50 calibration cases below 0.2 is positive: the map at the ten lowest scores
-    stays below 0.03."""
+    stays below 0.03 (the median over three seeds of its largest value there, so that one
+    seed's luck does not decide)."""
     s_cal, y_cal = _quickstart_calibration_scores()
-    model = DPMCalibrator(random_state=0, draws=300, tune=300, components=components).fit(s_cal, y_cal)
-    assert model.predict_proba(np.sort(s_cal)[:10])[:, 1].max() < 0.03
+    lowest = np.sort(s_cal)[:10]
+    largest = [
+        DPMCalibrator(random_state=seed, draws=300, tune=300, components=components)
+        .fit(s_cal, y_cal)
+        .predict_proba(lowest)[:, 1]
+        .max()
+        for seed in range(3)
+    ]
+    assert np.median(largest) < 0.03, largest
 
 
 def test_beta_components_layout_and_piled_scores():
