@@ -49,11 +49,11 @@ quantiles, as wide as the KDE bandwidth). With many units the sweeps approach th
 high-posterior region slowly: given the parameters the allocations are nearly fixed and vice
 versa, so the chain creeps along the ridges where overlapping components trade mass, as EM
 does. Above :data:`MODE_START_UNITS` units a class's chains therefore start at the posterior
-mode found by L-BFGS (:mod:`bayescal.bayesian.mode_start`; about 0.13 s a class). Measured
+mode found by L-BFGS (:mod:`bayescal.bayesian.mode_start`; about 0.09 s a class). Measured
 on the monotone truth (``benchmarks/dpm_coverage.py``): at N = 10^7 the 500 warm-up sweeps
 from the KDE start left the map's error at 0.0008 and the 95 % band's coverage at 0.61,
 6,000 warm-up sweeps gave 0.0004 and 0.82 (4-6 seeds), and 500 from the mode 0.0003 and
-0.87 (12 seeds); at 10^6, on three held-out truths (8 seeds), the mode start raised coverage
+0.89 (12 seeds); at 10^6, on three held-out truths (8 seeds), the mode start raised coverage
 by 0.01-0.06 and lowered the error; at
 N <= 10^4 (4 truths, 16 seeds) the mode start changed neither coverage nor error, so there
 the search is not run.
