@@ -1,10 +1,17 @@
-"""Small weighted-statistics helpers shared by several calibrators."""
+"""Small weighted-statistics and numerical helpers shared by several modules."""
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["weighted_mean_std", "weighted_quantile", "quantile_sketch", "sketch_quantile", "silverman_bandwidth"]
+__all__ = [
+    "hessian_from_gradient",
+    "weighted_mean_std",
+    "weighted_quantile",
+    "quantile_sketch",
+    "sketch_quantile",
+    "silverman_bandwidth",
+]
 
 
 def weighted_mean_std(x: np.ndarray, w: np.ndarray | None = None) -> tuple[float, float]:
@@ -86,3 +93,28 @@ def silverman_bandwidth(x: np.ndarray, w: np.ndarray | None = None) -> float:
     if x.max() == x.min():
         return 0.0
     return float(1.06 * sd * w.sum() ** (-0.2))
+
+
+def hessian_from_gradient(gradient, x: np.ndarray, step: float = 1e-6) -> np.ndarray:
+    r"""Hessian of a function at ``x`` by forward differences of its exact gradient, symmetrised.
+
+    :math:`H_{i\cdot} = (\nabla f(x + h e_i) - \nabla f(x)) / h`, then :math:`(H + H^T) / 2`;
+    one gradient evaluation per coordinate plus one.
+
+    Parameters
+    ----------
+    gradient : callable
+        :math:`x \mapsto \nabla f(x)`, an array of the shape of ``x``.
+    x : ndarray of shape (d,)
+        The point.
+    step : float, default 1e-6
+        The difference step :math:`h`.
+
+    Returns
+    -------
+    ndarray of shape (d, d)
+    """
+    x = np.asarray(x, dtype=np.float64)
+    g0 = np.asarray(gradient(x), dtype=np.float64)
+    H = np.array([(np.asarray(gradient(x + step * e), dtype=np.float64) - g0) / step for e in np.eye(x.size)])
+    return 0.5 * (H + H.T)

@@ -9,7 +9,7 @@ calibrator prepares them, so compressed to bins above 2,048) this script
 1. finds the mode of the class's log posterior
    (:func:`bayescal.bayesian.mode_start.log_posterior`: the mixture likelihood and the
    components' priors, K = 20, weights by softmax) by L-BFGS;
-2. takes its Hessian H by central differences of the analytic gradient; eigenvalues below
+2. takes its Hessian H by forward differences of the analytic gradient; eigenvalues below
    1 (the softmax's flat direction, components the data barely use) are raised to 1, the
    curvature of the components' priors, so that the whitened coordinates
    z = H^{1/2} (theta - mode) exist;
@@ -45,18 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dpm_speed import simulate
 
 
-def hessian(negative, theta: np.ndarray, step: float = 1e-5) -> np.ndarray:
-    """Hessian of the log posterior (minus ``negative``'s) by central differences of its gradient."""
-    d = theta.size
-    H = np.empty((d, d))
-    for i in range(d):
-        e = np.zeros(d)
-        e[i] = step
-        H[i] = -(negative(theta + e)[1] - negative(theta - e)[1]) / (2 * step)
-    return (H + H.T) / 2
-
-
 def geometry(x: np.ndarray, counts: np.ndarray, prior: dict, rng: np.random.Generator) -> dict:
+    from bayescal._stats import hessian_from_gradient
     from bayescal.bayesian.averaging import psis_log_weights
     from bayescal.bayesian.mode_start import log_posterior
 
@@ -64,7 +54,7 @@ def geometry(x: np.ndarray, counts: np.ndarray, prior: dict, rng: np.random.Gene
     with np.errstate(all="ignore"):
         mode = minimize(negative, theta0, jac=True, method="L-BFGS-B", options={"maxiter": 5000}).x
     top = -negative(mode)[0]
-    H = -hessian(negative, mode)  # precision of the Laplace approximation
+    H = hessian_from_gradient(lambda theta: negative(theta)[1], mode)  # precision of the Laplace approximation
     lam, V = np.linalg.eigh(H)
     raised = np.maximum(lam, 1.0)
     root_inv = V / np.sqrt(raised)  # theta - mode = root_inv @ z

@@ -343,23 +343,21 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             "random_state": "None" if not isinstance(seed, (int, np.integer)) else int(seed),
         }
         self.diagnostics_ = {"divergences": 0}
-        fits = {
-            family: self._fit_family(
-                prep, family, (seeds[:3], seeds[4:7])[mixture.FAMILIES.index(family)], attrs, strict=len(families) == 1
-            )
-            for family in families
-        }
+        region = weighted_quantile(np.concatenate(prep.xs), [0.025, 0.975], np.concatenate(prep.cs))
+        family_seeds = {f: (seeds[:3], seeds[4:7])[mixture.FAMILIES.index(f)] for f in families}
+        fits = {f: self._fit_family(prep, f, family_seeds[f], attrs, region, len(families) == 1) for f in families}
         self._combine(prep, fits, np.random.default_rng(seeds[3]))
         self.idata_.attrs["diagnostics"] = json.dumps(self.diagnostics_)
         warn_convergence(self.diagnostics_, self.inference)
 
     def _fit_family(
-        self, prep: PreparedData, family: str, seeds: list[int], attrs: dict, strict: bool
+        self, prep: PreparedData, family: str, seeds: list[int], attrs: dict, region: np.ndarray, strict: bool
     ) -> tuple[xr.DataTree, np.ndarray, list[dict]]:
         """One component family's model: priors (``strict``: refuse keys of the other family),
         the route on each class (streams ``seeds[:2]``), the posterior (assembled with stream
-        ``seeds[2]``), its map draws on ``grid_`` and their convergence (``diagnostics_[family]``).
-        Returns the posterior, the grid draws and the priors (as lists)."""
+        ``seeds[2]``), its map draws on ``grid_`` and their convergence over the working-scale
+        ``region`` (``diagnostics_[family]``). Returns the posterior, the grid draws and the
+        priors (as lists)."""
         from bayescal.bayesian.assembly import assemble_posterior
         from bayescal.bayesian.priors import resolve_priors
 
@@ -372,7 +370,6 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         post = tree["posterior"]
         pi, weight, params, atom_prob = _flat_draws(post)
         grid = mixture.map_draws(self.grid_, np.empty(0), pi, weight, *params[family], atom_prob, family)
-        region = weighted_quantile(np.concatenate(prep.xs), [0.025, 0.975], np.concatenate(prep.cs))
         self.diagnostics_[family] = {
             f"class_{c}": {k: v for k, v in fits[c].diagnostics.items() if isinstance(v, (bool, int, float, str))}
             for c in (0, 1)

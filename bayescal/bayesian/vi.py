@@ -88,6 +88,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
+from bayescal._stats import hessian_from_gradient
 from bayescal.bayesian import pymc_model as pmm
 from bayescal.bayesian.class_fit import ClassFit
 
@@ -194,11 +195,7 @@ def _dadvi_path(flat: _Flat, start, rng, n_fixed_draws, linear_response, max_ite
         "hessian_min_eig": float("nan"),
     }
     if linear_response:
-        # Hessian of the objective in eta by forward differences of the exact gradient
-        step = 1e-6
-        g0 = flat.dadvi_fg(result.x, z)[1]
-        H = np.array([(flat.dadvi_fg(result.x + step * e, z)[1] - g0) / step for e in np.eye(2 * D)])
-        H = 0.5 * (H + H.T)
+        H = hessian_from_gradient(lambda eta: flat.dadvi_fg(eta, z)[1], result.x)  # of the objective in eta
         eig = np.linalg.eigvalsh(H)
         path["hessian_min_eig"] = float(eig[0])
         if eig[0] > 0:
