@@ -88,3 +88,45 @@ def test_asinh_bins_hold_every_row_and_keep_the_bulk_finely_binned():
     bulk = (t > np.quantile(t, 0.025)) & (t < np.quantile(t, 0.975))
     occupied = np.unique(np.searchsorted(edges, t[bulk]))
     assert occupied.size > 40  # equal-width bins over [min, 400] leave about 4
+
+
+def test_integer_weights_prepare_the_same_points_as_repeated_rows():
+    """Frequency weights: a row of integer weight k is prepared exactly as k repeated rows (the
+    copies are tied rows, spread over their rounding cell, and count towards the atom rule),
+    a row of weight 0 as no row; rows of weight w >= 2 keep their total weight."""
+    from bayescal.bayesian.preparation import frequency_rows, prepare
+    from bayescal.data import prepare_data
+
+    rng = np.random.default_rng(3)
+    s = np.round(rng.beta(2, 3, 150), 2)  # a lattice: many ties
+    s[:5], s[5:8] = 0.0, 1.0  # atoms at the ends
+    y = (rng.random(s.size) < s).astype(int)
+    y[0], y[6] = 1, 0
+    w = (rng.integers(0, 3, s.size) + 2 * y).astype(float)
+    rep = np.repeat(np.arange(s.size), w.astype(int))
+    options = dict(atom_threshold=0.01, atom_min_count=5, compress_above=2048, n_bins=1024)
+    a = prepare(prepare_data(s, y, w), **options)
+    b = prepare(prepare_data(s[rep], y[rep]), **options)
+    np.testing.assert_array_equal(a.atoms_t, b.atoms_t)
+    np.testing.assert_array_equal(a.atom_counts, b.atom_counts)
+    for c in (0, 1):
+        np.testing.assert_array_equal(a.xs[c], b.xs[c])
+        np.testing.assert_array_equal(a.cs[c], b.cs[c])
+    data = prepare_data(s, y, w + 0.5)
+    split = frequency_rows(data)
+    assert split.n == int(np.maximum(np.floor(w + 0.5), 1).sum())
+    np.testing.assert_allclose(np.bincount(split.y, weights=split.w), np.bincount(data.y, weights=data.w))
+    assert data.w.max() == w.max() + 0.5  # the input is not modified
+
+
+def test_zero_weight_tied_rows_are_dropped_not_spread_into_nan():
+    """Tied rows whose weights are all 0 carry no data: the DPM fits without them (they once
+    gave NaN positions and a refusal from the sampler)."""
+    from bayescal import make_calibrator
+
+    s = np.array([0.1, 0.1, 0.2, 0.3, 0.3, 0.4, 0.5, 0.6, 0.7, 0.7])
+    y = np.array([0, 0, 0, 1, 0, 1, 0, 1, 1, 1])
+    w = np.array([0.0, 0, 1, 1, 1, 1, 1, 1, 1, 1])
+    a = make_calibrator("dpm", random_state=0, draws=200).fit(s, y, w)
+    b = make_calibrator("dpm", random_state=0, draws=200).fit(s[2:], y[2:])
+    np.testing.assert_array_equal(a.predict_proba(s), b.predict_proba(s))

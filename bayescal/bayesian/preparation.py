@@ -20,7 +20,17 @@ spread evenly over its rounding cell (:func:`~bayescal.data.spread_ties`; for bi
 value, the density's integral over its cell. Probability scores are rounded as
 probabilities (vote shares, rounded outputs), so their cells are cut on that scale.
 
-**Compression.** With more than ``compress_above`` continuous scores they become per-class
+**Weights.** Sample weights are frequency weights: rows of weight 0 are dropped, and while
+the rows are fitted one by one (at most ``compress_above`` of them after the split), a row
+of weight :math:`w \ge 2` is first split into :math:`\lfloor w \rfloor` rows of weight
+:math:`w / \lfloor w \rfloor` (:func:`frequency_rows`), so a row of integer weight k is
+fitted exactly as k repeated rows are: its copies count towards the atom rule and are tied
+rows spread over their cell. Compressed data sum the weights in the bins as they sum
+repeated rows; there the atom rule counts rows as given and the bins' centre and scale are
+those of the rows.
+
+**Compression.** With more than ``compress_above`` continuous scores (a row of weight
+:math:`w \ge 2` counting :math:`\lfloor w \rfloor` times) they become per-class
 counts on ``n_bins`` bins (:func:`~bayescal.data.asinh_bins`), so the cost of inference no
 longer grows with N. The bins are equal-width on an asinh scale centred at the scores' median:
 nearly equal-width on the working scale over the bulk of the data, logarithmically wider
@@ -54,7 +64,7 @@ from bayescal.data import (
     to_working,
 )
 
-__all__ = ["ATOM_P_VALUE", "PreparedData", "find_atoms", "prepare", "spikes"]
+__all__ = ["ATOM_P_VALUE", "PreparedData", "find_atoms", "frequency_rows", "prepare", "spikes"]
 
 ATOM_P_VALUE = 1e-3
 """A heavy repeated score is an atom when its count is this improbable for the density of its
@@ -199,6 +209,49 @@ def _fill_shapeless(xs: list, cs: list) -> tuple[list, list, tuple]:
     return xs, cs, borrowed
 
 
+def _split_count(w: np.ndarray) -> int:
+    """The number of rows :func:`frequency_rows` makes of rows with weights ``w``."""
+    return int(np.where(w > 0, np.maximum(np.floor(w), 1.0), 0.0).sum())
+
+
+def frequency_rows(data: ScoreData, split: bool = True) -> ScoreData:
+    r"""The rows that frequency weights stand for: rows of weight 0 dropped and, with ``split``,
+    rows of weight :math:`w \ge 2` split into :math:`\lfloor w \rfloor` equal rows.
+
+    With ``split`` each row of positive weight becomes :math:`m = \max(1, \lfloor w \rfloor)`
+    copies of weight :math:`w / m`, so the total weight of every score and class is unchanged,
+    a row of integer weight k becomes k rows of weight 1 (tied rows, which
+    :func:`~bayescal.data.spread_ties` spreads over their rounding cell as it does k repeated
+    rows), and rows of weight below 2 stay.
+
+    Parameters
+    ----------
+    data : ScoreData
+        Validated rows.
+    split : bool, default True
+        Whether rows of weight 2 or more are split.
+
+    Returns
+    -------
+    ScoreData
+        ``data`` itself when no row is dropped or split, else a new one (``data`` is not
+        modified).
+    """
+    copies = np.maximum(np.floor(data.w), 1.0).astype(np.int64) if split else np.ones(data.n, dtype=np.int64)
+    copies[data.w == 0] = 0
+    if np.all(copies == 1):
+        return data
+    rows = np.repeat(np.arange(data.n), copies)
+    return ScoreData(
+        scores=data.scores[rows],
+        t=data.t[rows],
+        y=data.y[rows],
+        w=(data.w / np.maximum(copies, 1))[rows],
+        score_kind=data.score_kind,
+        classes=data.classes,
+    )
+
+
 def _spread_on_input_scale(sub: ScoreData) -> np.ndarray:
     """Tied scores spread over their rounding cells on the scale where they were rounded (the
     probability, for probability scores), then taken to the working scale."""
@@ -211,7 +264,7 @@ def _spread_on_input_scale(sub: ScoreData) -> np.ndarray:
 def prepare(
     data: ScoreData, *, atom_threshold: float, atom_min_count: int, compress_above: int, n_bins: int
 ) -> PreparedData:
-    """Split ``data`` into atoms and per-class continuous points (module docstring).
+    r"""Split ``data`` into atoms and per-class continuous points (module docstring).
 
     Parameters
     ----------
@@ -220,7 +273,8 @@ def prepare(
     atom_threshold, atom_min_count : float, int
         The atom rule's share of a class's weight and its fewest rows.
     compress_above : int
-        Compress the continuous scores into bins when there are more than this many.
+        Compress the continuous scores into bins when there are more than this many (a row of
+        weight :math:`w \ge 2` counting :math:`\lfloor w \rfloor` times).
     n_bins : int
         Bins of that compression.
 
@@ -228,6 +282,9 @@ def prepare(
     -------
     PreparedData
     """
+    given = data  # observed_data keeps the rows as given
+    if data.bin_edges is None:
+        data = frequency_rows(data, split=_split_count(data.w) <= int(compress_above))
     atoms_t = find_atoms(data, atom_threshold, atom_min_count)
     atoms = _input_atoms(atoms_t, data.score_kind)
     totals = np.bincount(data.y.astype(np.int64), weights=data.w, minlength=2)
@@ -245,7 +302,7 @@ def prepare(
         )
     else:  # no atoms: every row is continuous (no copies)
         atom_counts, sub = np.zeros((2, 0)), data
-    if (data.bin_edges is not None or sub.n > int(compress_above)) and sub.n > 0:
+    if (data.bin_edges is not None or _split_count(sub.w) > int(compress_above)) and sub.n > 0:
         edges = data.bin_edges
         if edges is None:
             counts, centres = asinh_bins(sub, int(n_bins))
@@ -266,12 +323,12 @@ def prepare(
         cs = [sub.w[sub.y == c] for c in (0, 1)]
         observed = xr.Dataset(
             {
-                "scores": ("obs_id", data.scores),
-                "t": ("obs_id", data.t),
-                "y": ("obs_id", data.y),
-                "weight": ("obs_id", data.w),
+                "scores": ("obs_id", given.scores),
+                "t": ("obs_id", given.t),
+                "y": ("obs_id", given.y),
+                "weight": ("obs_id", given.w),
             },
-            coords={"obs_id": np.arange(data.n)},
+            coords={"obs_id": np.arange(given.n)},
         )
         used_bins = 0
     xs, cs, borrowed = _fill_shapeless(xs, cs)
