@@ -437,6 +437,9 @@ def run_chain(
                 mean = (m[k] / s2 + suff[k, 1] * e2) / prec
                 mu = mean + gen.standard_normal() / math.sqrt(prec)
                 th1[k] = mu
+                if nk == 0.0:  # an empty component's scale is a draw from its prior
+                    th2[k] = ell + tau * gen.standard_normal()
+                    continue
                 ss = max(suff[k, 2] - 2.0 * mu * suff[k, 1] + nk * mu * mu, 0.0)
                 step = 2.4 / math.sqrt(1.0 / (tau * tau) + 2.0 * nk)
                 lp = -0.5 * ((u - ell) / tau) ** 2 - nk * u - 0.5 * ss * math.exp(-2.0 * u)
@@ -450,6 +453,10 @@ def run_chain(
                         acc_c += 1.0
                 th2[k] = u
             else:
+                if nk == 0.0:  # an empty component's shapes are a draw from their prior
+                    th1[k] = loc1[k] + tau * gen.standard_normal()
+                    th2[k] = loc2[k] + tau * gen.standard_normal()
+                    continue
                 la = th1[k]
                 lb = th2[k]
                 s1 = suff[k, 1]

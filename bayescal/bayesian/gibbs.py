@@ -26,6 +26,8 @@ vectorised in numpy, the reference implementation):
    :math:`S_k = \sum_{i \in k} (x_i - \mu_k)^2`, with step :math:`2.4 / \sqrt{\tau^{-2} + 2 n_k}`
    (the local curvature). This keeps the log-normal prior of the PyMC model exactly
    (no conjugate inverse-gamma substitute), so both routes sample the same posterior.
+   An empty component (:math:`n_k = 0`) has its prior as conditional: its scale is drawn
+   from it exactly, without Metropolis steps.
 
 With Beta components (``family="beta"``, :mod:`bayescal.bayesian.mixture`) a component is
 Beta(:math:`a_k, b_k`) on the probability :math:`s = \operatorname{expit}(x)`; its
@@ -33,7 +35,8 @@ sufficient statistics are :math:`n_k, \sum \log s, \sum \log(1 - s)`, and steps 
 ``n_mh`` random-walk Metropolis steps on :math:`(\log a_k, \log b_k)` along the directions
 (1, 1) (concentration) and (1, -1) (location), under independent normal priors
 :math:`\log a_k \sim \mathcal N(\ell^a_k, \tau^2)`, :math:`\log b_k \sim \mathcal N(\ell^b_k, \tau^2)`
-(:mod:`bayescal.bayesian.priors`), step :math:`1.7 / \sqrt{\tau^{-2} + n_k}`.
+(:mod:`bayescal.bayesian.priors`), step :math:`1.7 / \sqrt{\tau^{-2} + n_k}`; an empty
+component's shapes are drawn from those priors exactly.
 
 Optionally (``label_swaps=True``), after step 1 the labels of adjacent components k, k + 1
 are exchanged, with their parameters and allocations, by Metropolis-Hastings with the sticks
@@ -181,15 +184,16 @@ class _Gaussian:
         def logpost(uu):
             return -0.5 * ((uu - ell) / tau) ** 2 - nk * uu - 0.5 * ss * np.exp(-2 * uu)
 
-        lp, accepted = logpost(self.u), 0
+        lp, accepted, occupied = logpost(self.u), 0, nk > 0
         for _ in range(self.n_mh):
             prop = self.u + step * rng.standard_normal(nk.shape)
             lp_prop = logpost(prop)
             acc = np.log(rng.random(nk.shape)) < lp_prop - lp
             self.u = np.where(acc, prop, self.u)
             lp = np.where(acc, lp_prop, lp)
-            accepted += int(acc.sum())
-        return accepted / self.n_mh
+            accepted += int((acc & occupied).sum())
+        self.u = np.where(occupied, self.u, ell + tau * rng.standard_normal(nk.shape))  # empty: prior draws
+        return accepted, self.n_mh * int(occupied.sum())
 
     def params(self):
         return self.mu + self.shift, np.exp(self.u)
@@ -224,7 +228,7 @@ class _Beta:
             a, b = np.exp(la), np.exp(lb)
             return a * s1 + b * s2 - nk * betaln(a, b) - 0.5 * ((la - la0) / tau) ** 2 - 0.5 * ((lb - lb0) / tau) ** 2
 
-        lp, accepted = logpost(self.la, self.lb), 0
+        lp, accepted, occupied = logpost(self.la, self.lb), 0, nk > 0
         step = 1.7 / np.sqrt(1.0 / tau**2 + nk)
         for _ in range(self.n_mh):
             for sign in (1.0, -1.0):  # concentration, then location
@@ -234,8 +238,10 @@ class _Beta:
                 acc = np.log(rng.random(nk.shape)) < lp_prop - lp
                 self.la, self.lb = np.where(acc, pla, self.la), np.where(acc, plb, self.lb)
                 lp = np.where(acc, lp_prop, lp)
-                accepted += int(acc.sum())
-        return accepted / (2 * self.n_mh)
+                accepted += int((acc & occupied).sum())
+        self.la = np.where(occupied, self.la, la0 + tau * rng.standard_normal(nk.shape))  # empty: prior draws
+        self.lb = np.where(occupied, self.lb, lb0 + tau * rng.standard_normal(nk.shape))
+        return accepted, 2 * self.n_mh * int(occupied.sum())
 
     def params(self):
         return np.exp(self.la), np.exp(self.lb)
@@ -268,7 +274,7 @@ def _sample_numpy(x, counts, prior, K, C, tune, thin, n_keep, n_mh, family, rand
     out_alpha = np.empty((C, n_keep))
     out_ll = np.empty((C, n_keep))
     out_occ = np.empty((C, n_keep), dtype=np.int64)
-    acceptance = 0.0
+    accepted = proposed = 0
     arangeK = np.arange(K)
     frac_feats = comps.feats * c_frac[:, None]
     for it in range(n_iter):
@@ -293,7 +299,8 @@ def _sample_numpy(x, counts, prior, K, C, tune, thin, n_keep, n_mh, family, rand
         # 3. concentration
         alpha = rng.gamma(a + K - 1, 1.0 / (b - np.log1p(-v).sum(axis=1)))
         # 4-5. component parameters
-        acceptance += comps.update(suff, rng)
+        acc, prop = comps.update(suff, rng)
+        accepted, proposed = accepted + acc, proposed + prop
         if it >= tune and (it - tune) % thin == 0:
             j = (it - tune) // thin
             p1, p2 = comps.params()
@@ -303,7 +310,7 @@ def _sample_numpy(x, counts, prior, K, C, tune, thin, n_keep, n_mh, family, rand
             out_alpha[:, j] = alpha
             out_ll[:, j] = (top[:, 0] + np.log(tot[:, 0]) + comps.point_constant) @ counts  # at the sweep's start
             out_occ[:, j] = (nk > 0).sum(axis=1)
-    return out, out_alpha, out_ll, out_occ, {"mh_acceptance": float(acceptance / (n_iter * C * K))}
+    return out, out_alpha, out_ll, out_occ, {"mh_acceptance": float(accepted / max(proposed, 1))}
 
 
 def _chain_streams(random_seed, C: int) -> list[np.random.Generator]:
