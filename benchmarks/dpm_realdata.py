@@ -59,27 +59,27 @@ saved as JSON in ``benchmarks/results/dpm_realdata.json`` (git-ignored).
 **Measured** (2026-11-24, DPM defaults: Gaussian components, the null model averaged in by
 pseudo-BMA+ weights, tie spreading, the neighbour rule for atoms, compression above 2,048
 scores on asinh-scale bins, Gibbs draws thinned by ``gibbs.default_thin``; 3 splits, 105
-cells, 82 s on the 2-core machine; no fit failed; command
+cells, 73 s on the 2-core machine; no fit failed; command
 ``python benchmarks/dpm_realdata.py --seeds 3 --calibrators dpm beta isotonic``):
 
 ============  ==========  =============  ======  ========  =====
 calibrator    rank Brier  rank log loss  Brier   log loss  ECE
 ============  ==========  =============  ======  ========  =====
-dpm           1.64        1.63           0.1060  0.3310    0.037
-beta          1.87        1.74           0.1062  0.3348    0.035
+dpm           1.63        1.62           0.1059  0.3310    0.037
+beta          1.88        1.75           0.1062  0.3348    0.035
 isotonic      2.50        2.63           0.1078  0.4884    0.032
 uncalibrated  -           -              0.1399  0.8702    0.102
 ============  ==========  =============  ======  ========  =====
 
 (ranks among the three checked calibrators, metrics averaged over the cells). So the DPM
-ranks ahead of both on both scores; paired over cells it beats beta calibration in 58
-(Brier) and 56 (log loss) of 105, a tie (Wilcoxon p = 0.26, 0.15), and isotonic regression
-in 85 and 88 (p = 9e-11, 9e-15). With ``components="auto"`` (Gaussian and Beta components
-averaged by their label scores; ``--dpm-param 'components="auto"'``) it is 1.79 / 1.72 (beta
-1.78 / 1.69; DPM Brier 0.1063, log loss 0.3319; 176 s): averaging in the Beta family,
+ranks ahead of both on both scores; paired over cells it beats beta calibration in 59
+(Brier) and 57 (log loss) of 105, a tie (Wilcoxon p = 0.23, 0.13), and isotonic regression
+in 85 and 88 (p = 7e-11, 9e-15). With ``components="auto"`` (Gaussian and Beta components
+averaged by their label scores; ``--dpm-param 'components="auto"'``) it is 1.79 / 1.70 (beta
+1.77 / 1.70; DPM Brier 0.1063, log loss 0.3319; 145 s): averaging in the Beta family,
 which on simulated truths makes the band cover where scores pile near 0 and 1, costs a
-little on these datasets (Brier rank for boosting 1.76 -> 2.05, logistic 1.62 -> 1.81,
-random forest 1.52 -> 1.71, linear SVM 1.76 -> 1.90; naive Bayes 1.52 -> 1.48). With compression above 5,000 scores (the default before),
+little on these datasets (Brier rank for boosting 1.76 -> 2.10, logistic 1.62 -> 1.81,
+random forest 1.57 -> 1.71, linear SVM 1.71 -> 1.86; naive Bayes 1.48 -> 1.48). With compression above 5,000 scores (the default before),
 which changes only the ``Default`` cells (2,500 calibration rows), the same command gave
 1.66 / 1.64 (beta 1.87 / 1.74). With stacking weights for the null model instead of
 pseudo-BMA+ it was 1.72 / 1.65 (beta 1.85 / 1.73). How it got there:

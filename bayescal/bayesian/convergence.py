@@ -259,7 +259,7 @@ def thin_for_target(diagnostics: dict) -> int | None:
     doubles it while R-hat exceeds :data:`RHAT_TARGET`. None when the fit did not thin (a
     route other than Gibbs). Whether that reaches the target is an empirical question:
     ``benchmarks/convergence_remedy.py`` measures it (up to 10^3 scores 16 of 24 fits met the
-    target after it, 8 of them already by default; at 10^4 none of 12).
+    target after it, 10 of them already by default; at 10^4 none of 12).
     """
     thins = [
         fits[f"class_{c}"]["thin"]
