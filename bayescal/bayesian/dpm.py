@@ -158,10 +158,10 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         values.
     compress_above : int, default 2048
         Compress the continuous scores into ``n_bins`` bins when there are more than this many,
-        a row of sample weight :math:`w \ge 2` counting :math:`\lfloor w \rfloor` times
-        (below it such a row is fitted as that many tied rows; :mod:`~bayescal.bayesian.preparation`;
-        the sampler's cost then no longer grows with N; at twice ``n_bins`` the raw points
-        cost about what the occupied bins do, so the fit time does not jump at the switch).
+        a row of sample weight :math:`w \ge 2` counting :math:`\lfloor w \rfloor` times (up to
+        it, such a row is fitted as that many tied rows; :mod:`~bayescal.bayesian.preparation`).
+        The sampler's cost then no longer grows with N; at twice ``n_bins`` the raw points cost
+        about what the occupied bins do, so the fit time does not jump at the switch.
     n_bins : int, default 1024
         Bins of that compression.
     atom_threshold : float, default 0.01
