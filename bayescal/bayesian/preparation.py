@@ -209,9 +209,10 @@ def _fill_shapeless(xs: list, cs: list) -> tuple[list, list, tuple]:
     return xs, cs, borrowed
 
 
-def _split_count(w: np.ndarray) -> int:
-    """The number of rows :func:`frequency_rows` makes of rows with weights ``w``."""
-    return int(np.where(w > 0, np.maximum(np.floor(w), 1.0), 0.0).sum())
+def _copies(w: np.ndarray) -> np.ndarray:
+    r"""How many rows :func:`frequency_rows` makes of each row with weight ``w``: 0 for weight 0,
+    else :math:`\max(1, \lfloor w \rfloor)`."""
+    return np.where(w > 0, np.maximum(np.floor(w), 1.0), 0.0).astype(np.int64)
 
 
 def frequency_rows(data: ScoreData, split: bool = True) -> ScoreData:
@@ -237,8 +238,7 @@ def frequency_rows(data: ScoreData, split: bool = True) -> ScoreData:
         ``data`` itself when no row is dropped or split, else a new one (``data`` is not
         modified).
     """
-    copies = np.maximum(np.floor(data.w), 1.0).astype(np.int64) if split else np.ones(data.n, dtype=np.int64)
-    copies[data.w == 0] = 0
+    copies = _copies(data.w) if split else (data.w > 0).astype(np.int64)
     if np.all(copies == 1):
         return data
     rows = np.repeat(np.arange(data.n), copies)
@@ -284,7 +284,7 @@ def prepare(
     """
     given = data  # observed_data keeps the rows as given
     if data.bin_edges is None:
-        data = frequency_rows(data, split=_split_count(data.w) <= int(compress_above))
+        data = frequency_rows(data, split=int(_copies(data.w).sum()) <= int(compress_above))
     atoms_t = find_atoms(data, atom_threshold, atom_min_count)
     atoms = _input_atoms(atoms_t, data.score_kind)
     totals = np.bincount(data.y.astype(np.int64), weights=data.w, minlength=2)
@@ -302,7 +302,7 @@ def prepare(
         )
     else:  # no atoms: every row is continuous (no copies)
         atom_counts, sub = np.zeros((2, 0)), data
-    if (data.bin_edges is not None or _split_count(sub.w) > int(compress_above)) and sub.n > 0:
+    if (data.bin_edges is not None or int(_copies(sub.w).sum()) > int(compress_above)) and sub.n > 0:
         edges = data.bin_edges
         if edges is None:
             counts, centres = asinh_bins(sub, int(n_bins))
