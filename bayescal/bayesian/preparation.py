@@ -215,6 +215,17 @@ def _copies(w: np.ndarray) -> np.ndarray:
     return np.where(w > 0, np.maximum(np.floor(w), 1.0), 0.0).astype(np.int64)
 
 
+def _one_copy_each(w: np.ndarray, split: bool = True) -> bool:
+    """Whether every row stays one row in :func:`frequency_rows` (weights in (0, 2), or just
+    positive without ``split``): two passes over ``w`` instead of :func:`_copies`' several."""
+    return w.size == 0 or (float(w.min()) > 0 and (not split or float(w.max()) < 2.0))
+
+
+def _n_copies(w: np.ndarray) -> int:
+    """Total rows :func:`frequency_rows` makes of rows with weights ``w``."""
+    return int(w.size) if _one_copy_each(w) else int(_copies(w).sum())
+
+
 def frequency_rows(data: ScoreData, split: bool = True) -> ScoreData:
     r"""The rows that frequency weights stand for: rows of weight 0 dropped and, with ``split``,
     rows of weight :math:`w \ge 2` split into :math:`\lfloor w \rfloor` equal rows.
@@ -238,9 +249,9 @@ def frequency_rows(data: ScoreData, split: bool = True) -> ScoreData:
         ``data`` itself when no row is dropped or split, else a new one (``data`` is not
         modified).
     """
-    copies = _copies(data.w) if split else (data.w > 0).astype(np.int64)
-    if np.all(copies == 1):
+    if _one_copy_each(data.w, split):
         return data
+    copies = _copies(data.w) if split else (data.w > 0).astype(np.int64)
     rows = np.repeat(np.arange(data.n), copies)
     return ScoreData(
         scores=data.scores[rows],
@@ -284,7 +295,7 @@ def prepare(
     """
     given = data  # observed_data keeps the rows as given
     if data.bin_edges is None:
-        data = frequency_rows(data, split=int(_copies(data.w).sum()) <= int(compress_above))
+        data = frequency_rows(data, split=_n_copies(data.w) <= int(compress_above))
     atoms_t = find_atoms(data, atom_threshold, atom_min_count)
     atoms = _input_atoms(atoms_t, data.score_kind)
     totals = np.bincount(data.y.astype(np.int64), weights=data.w, minlength=2)
@@ -302,7 +313,7 @@ def prepare(
         )
     else:  # no atoms: every row is continuous (no copies)
         atom_counts, sub = np.zeros((2, 0)), data
-    if (data.bin_edges is not None or int(_copies(sub.w).sum()) > int(compress_above)) and sub.n > 0:
+    if (data.bin_edges is not None or _n_copies(sub.w) > int(compress_above)) and sub.n > 0:
         edges = data.bin_edges
         if edges is None:
             counts, centres = asinh_bins(sub, int(n_bins))
