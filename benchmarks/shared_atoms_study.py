@@ -173,16 +173,16 @@ def coverage(truth: str, n: int, seeds: int) -> None:
 
     rows = []
     for seed in range(seeds):
-        s, y, true_map = simulate(truth, n, seed)
+        s, y, true_map, kind = simulate(truth, n, seed)
         grid = np.linspace(*np.quantile(s, [0.025, 0.975]), 200)
         truth_vals = true_map(grid)
-        d = fit_shared(to_working(s, "probability"), y, seed=seed)
-        M = map_draws(d, to_working(grid, "probability"))
+        d = fit_shared(to_working(s, kind), y, seed=seed)
+        M = map_draws(d, to_working(grid, kind))
         lo, hi = np.quantile(M, [0.025, 0.975], axis=0)
         mae = {
             name: np.mean(
                 np.abs(
-                    make_calibrator(name, **({"random_state": seed} if name == "dpm" else {}))
+                    make_calibrator(name, score_kind=kind, **({"random_state": seed} if name == "dpm" else {}))
                     .fit(s, y)
                     .predict_proba(grid)[:, 1]
                     - truth_vals
@@ -255,10 +255,12 @@ def realdata(datasets: list[str], seeds: int) -> None:
 
 
 def main() -> None:
+    from dpm_coverage import TRUTHS
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="study", required=True)
     cov = sub.add_parser("coverage")
-    cov.add_argument("--truth", default="rare", choices=["monotone", "ushape", "rare"])
+    cov.add_argument("--truth", default="rare", choices=list(TRUTHS))
     cov.add_argument("--n", type=int, default=300)
     cov.add_argument("--seeds", type=int, default=20)
     real = sub.add_parser("realdata")
