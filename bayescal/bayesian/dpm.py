@@ -49,6 +49,12 @@ information, and the leave-one-out terms cost half (about 0.06 s a fit)."""
 AVERAGING_MIN_DRAWS = 100
 """Fewest posterior draws (chains x draws) for which the averaging weights are computed:
 Pareto smoothing fits the largest fifth of the importance ratios, so fewer give no usable tail."""
+COMPONENTS = ("auto", "select", *mixture.FAMILIES)
+"""The values of ``components``: both families averaged, one chosen per fit, or one family."""
+PILOT = {"tune": 200, "draws": 100, "thin": 2}
+"""The short fit of each family by which ``components="select"`` chooses one: warm-up sweeps
+(at most ``tune``), kept draws a chain, and (Gibbs) sweeps per kept draw. About a sixth of a
+default fit's sweeps at N = 10^3 (``benchmarks/candidate_study.py``)."""
 MAP_CHECK_MIN_WEIGHT = 0.05
 """Smallest averaging weight of a component family whose map convergence enters ``diagnostics_["map"]``
 (a family holding fewer of the draws barely moves the band)."""
@@ -109,7 +115,13 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     costs about twice the time, its bands are a little conservative on smooth truths, and on
     the real datasets of ``benchmarks/dpm_realdata.py`` its mean map ranks a little below
     Gaussian components alone, so Gaussian components stay the default
-    (``docs/evidence/coverage.md``).
+    (``docs/evidence/coverage.md``). ``components="select"`` weighs the two families in the
+    same way but on short pilot fits (:data:`PILOT`), then fits the family with the larger
+    weight alone, with the streams that family would have alone: the same posterior as
+    ``components=<that family>``, for the pilots' extra time instead of a second full fit,
+    and without the widening that averaging two posteriors brings
+    (``benchmarks/candidate_study.py``). The choice and the pilots' weights are in
+    ``diagnostics_["family_selection"]``.
 
     **Inference** (``inference=``): ``"gibbs"``, the blocked Gibbs sampler of Ishwaran &
     James (2001) for this model (:mod:`bayescal.bayesian.gibbs`); ``"nuts"`` and ``"advi"``
@@ -135,10 +147,11 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         Truncation level K of each class's mixture.
     inference : {"gibbs", "advi", "nuts", "vi"}, default "gibbs"
         The inference route (:data:`bayescal.bayesian.routes.ROUTES`).
-    components : {"gaussian", "beta", "auto"}, default "gaussian"
+    components : {"gaussian", "beta", "auto", "select"}, default "gaussian"
         Component family of the mixtures (see above): ``"auto"`` averages both families'
-        fits for probability scores; ``"beta"`` needs probability scores and an inference
-        route of :data:`bayescal.bayesian.routes.BETA_ROUTES`.
+        fits for probability scores, ``"select"`` fits the one that short pilot fits weigh
+        more; ``"beta"`` needs probability scores and an inference route of
+        :data:`bayescal.bayesian.routes.BETA_ROUTES`.
     priors : dict, list of two dicts, or None, default None
         Hyperparameter overrides (keys of :func:`bayescal.bayesian.priors.prior_keys` for the
         component family; with both families fitted, each takes the keys of its own), for
@@ -296,8 +309,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             check_integer(getattr(self, name), name, low)
         if self.inference not in ROUTES:
             raise ValueError(f"inference={self.inference!r} is not one of {tuple(ROUTES)}.")
-        if self.components not in ("auto", *mixture.FAMILIES):
-            raise ValueError(f"components={self.components!r} is not one of {('auto', *mixture.FAMILIES)}.")
+        if self.components not in COMPONENTS:
+            raise ValueError(f"components={self.components!r} is not one of {COMPONENTS}.")
         if not 0.0 < float(self.atom_threshold) <= 1.0:
             raise ValueError(f"atom_threshold={self.atom_threshold} must lie in (0, 1].")
         if not isinstance(self.null_stacking, (bool, np.bool_)):
@@ -310,12 +323,12 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         from bayescal.bayesian.routes import BETA_ROUTES
 
         beta_applies = score_kind == "probability" and self.inference in BETA_ROUTES
-        if self.components == "auto":
+        if self.components in ("auto", "select"):
             return ("gaussian", "beta") if beta_applies else ("gaussian",)
         if self.components == "beta" and not beta_applies:
             raise ValueError(
                 f"components='beta' needs score_kind='probability' and inference in {BETA_ROUTES} (got "
-                f"{score_kind!r}, {self.inference!r}): use components='gaussian' or 'auto'."
+                f"{score_kind!r}, {self.inference!r}): use components='gaussian', 'auto' or 'select'."
             )
         return (self.components,)
 
@@ -332,7 +345,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         seed = resolve_random_state(self.random_state, self.random_seed, "DPMCalibrator", stacklevel=5)
         # streams: per family (by its place in mixture.FAMILIES) two classes and the assembly, and one
         # for the averaging; a family's draws do not depend on whether the other is fitted too
-        seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(_entropy(seed)).spawn(7)]
+        # (and seven more for the pilot fits of components="select"; spawning them leaves these unchanged)
+        seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(_entropy(seed)).spawn(14)]
         self.atoms_ = prep.atoms
         self.grid_ = self._prediction_grid(prep)
         self._atoms_t = to_working(self.atoms_, self.score_kind) if self.atoms_.size else np.empty(0)
@@ -350,25 +364,58 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         self.diagnostics_ = {"divergences": 0}
         region = weighted_quantile(np.concatenate(prep.xs), [0.025, 0.975], np.concatenate(prep.cs))
         family_seeds = {f: (seeds[:3], seeds[4:7])[mixture.FAMILIES.index(f)] for f in families}
+        if self.components == "select" and len(families) > 1:
+            families = (self._select_family(prep, families, seeds[7:], attrs, region),)
         fits = {f: self._fit_family(prep, f, family_seeds[f], attrs, region, len(families) == 1) for f in families}
         self._combine(prep, fits, np.random.default_rng(seeds[3]))
         self.idata_.attrs["diagnostics"] = json.dumps(self.diagnostics_)
         warn_convergence(self.diagnostics_, self.inference)
 
+    def _select_family(
+        self, prep: PreparedData, families: tuple[str, ...], seeds: list[int], attrs: dict, region: np.ndarray
+    ) -> str:
+        """The family that ``components="select"`` fits: each family's :data:`PILOT` fit (streams
+        ``seeds[:3]`` and ``seeds[3:6]``) and their averaging weights (stream ``seeds[6]``); the
+        family with the larger weight, the first of ``families`` on a tie. The weights and the
+        choice go to ``diagnostics_["family_selection"]``; the pilots' own diagnostics are dropped."""
+        pilots = {
+            f: self._fit_family(prep, f, seeds[3 * i : 3 * i + 3], attrs, region, False, pilot=True)
+            for i, f in enumerate(families)
+        }
+        weights = self._average(prep, {f: fit[0] for f, fit in pilots.items()}, np.random.default_rng(seeds[6]), {})
+        chosen = max(families, key=lambda f: weights.get(f, 0.0))
+        selection = self.diagnostics_.pop("model_averaging", {})
+        for f in families:
+            self.diagnostics_.pop(f)
+        self.diagnostics_["family_selection"] = {
+            "chosen": chosen,
+            **selection,
+            **{f"pilot_{k}": v for k, v in PILOT.items()},
+        }
+        return chosen
+
     def _fit_family(
-        self, prep: PreparedData, family: str, seeds: list[int], attrs: dict, region: np.ndarray, strict: bool
+        self,
+        prep: PreparedData,
+        family: str,
+        seeds: list[int],
+        attrs: dict,
+        region: np.ndarray,
+        strict: bool,
+        pilot: bool = False,
     ) -> tuple[xr.DataTree, np.ndarray, list[dict]]:
         """One component family's model: priors (``strict``: refuse keys of the other family),
-        the route on each class (streams ``seeds[:2]``), the posterior (assembled with stream
-        ``seeds[2]``), its map draws on ``grid_`` and their convergence over the working-scale
-        ``region`` (``diagnostics_[family]``). Returns the posterior, the grid draws and the
-        priors (as lists)."""
+        the route on each class (streams ``seeds[:2]``; with ``pilot``, the :data:`PILOT`
+        settings), the posterior (assembled with stream ``seeds[2]``), its map draws on
+        ``grid_`` and their convergence over the working-scale ``region``
+        (``diagnostics_[family]``). Returns the posterior, the grid draws and the priors (as
+        lists)."""
         from bayescal.bayesian.assembly import assemble_posterior
         from bayescal.bayesian.priors import resolve_priors
 
         priors = resolve_priors(self.priors, prep.xs, prep.cs, int(self.n_components), family, strict=strict)
         priors_listed = [{k: np.asarray(v).tolist() for k, v in p.items()} for p in priors]
-        fits = self._run_route(prep, priors, seeds[:2], family)
+        fits = self._run_route(prep, priors, seeds[:2], family, pilot)
         tree = assemble_posterior(
             fits, prep, np.random.default_rng(seeds[2]), attrs | {"priors": priors_listed}, family
         )
@@ -427,8 +474,11 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             grid_draws = np.where((slot_family == family)[:, None], fits[family][1], grid_draws)
         self._restore(grid_draws)
 
-    def _run_route(self, prep: PreparedData, priors: list[dict], seeds: list[int], family: str) -> list:
-        """Each class's mixture fitted by the inference route (in two threads with ``n_jobs=2``)."""
+    def _run_route(
+        self, prep: PreparedData, priors: list[dict], seeds: list[int], family: str, pilot: bool = False
+    ) -> list:
+        """Each class's mixture fitted by the inference route (in two threads with ``n_jobs=2``);
+        with ``pilot``, by the :data:`PILOT` settings."""
         from bayescal.bayesian.routes import SAMPLING_ROUTES, get_route
 
         route = get_route(self.inference)
@@ -437,6 +487,12 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             options = {"tune": int(self.tune), "chains": int(self.chains)} | options
         if self.draws is not None:
             options["draws"] = int(self.draws)
+        if pilot:
+            options["draws"] = PILOT["draws"]
+            if self.inference in SAMPLING_ROUTES:
+                options["tune"] = min(int(options["tune"]), PILOT["tune"])
+            if self.inference == "gibbs":
+                options["thin"] = PILOT["thin"]
         if family != "gaussian":
             options["family"] = family
 
