@@ -7,6 +7,7 @@ they import these constants instead.
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
@@ -15,3 +16,11 @@ MODELS = ROOT / "models"
 NOTEBOOKS = ROOT / "notebooks"
 BENCHMARKS = ROOT / "benchmarks"
 REFERENCE_DIR = ROOT.parent / "shared" / "reference"
+
+
+def benchmark_module(name: str):
+    """The script ``benchmarks/<name>.py`` imported as a module (its ``main`` not run)."""
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

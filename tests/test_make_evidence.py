@@ -3,24 +3,16 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 
-from _paths import BENCHMARKS
-
-
-def _module(name: str = "make_evidence"):
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from _paths import benchmark_module
 
 
 def test_pages_are_written_from_the_outputs_and_absent_outputs_leave_pages_alone(tmp_path):
     results, out = tmp_path / "results", tmp_path / "evidence"
     results.mkdir()
     out.mkdir()
-    fields = _module("dpm_coverage").FIELDS  # the study's own output columns
+    fields = benchmark_module("dpm_coverage").FIELDS  # the study's own output columns
     with open(results / "dpm_coverage.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=fields)
         w.writeheader()
@@ -49,7 +41,7 @@ def test_pages_are_written_from_the_outputs_and_absent_outputs_leave_pages_alone
     (results / "dpm_speed.md").write_text("| N | DPM fit s |\n|---|---|\n| 1e+03 | 2.71 |\n")
     (out / "realdata.md").write_text("# Real data\nhand-kept until regenerated\n")
 
-    assert _module().main(["--results", str(results), "--out", str(out)]) == 0
+    assert benchmark_module("make_evidence").main(["--results", str(results), "--out", str(out)]) == 0
 
     coverage = (out / "coverage.md").read_text()
     assert "| gibbs | monotone | 300 | 2 | 0.950 (0.020) |" in coverage  # mean and standard error over seeds

@@ -6,28 +6,14 @@ They are not part of the evidence pages, so nothing else would notice when a cha
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import numpy as np
 import pytest
-from _paths import BENCHMARKS
-
-
-def _module(name: str):
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCHMARKS))
-    return module
+from _paths import benchmark_module
 
 
 @pytest.mark.parametrize("candidate", ["logit", "asinh", "beta", "select"])
 def test_each_candidate_fits_a_replicate_and_follows_the_true_map(candidate):
-    study = _module("candidate_study")
+    study = benchmark_module("candidate_study")
     row = study.one_replicate("monotone", 300, 0, candidate, c=2.0)
     assert all(0.0 <= row[q] <= 1.0 for q in (0.5, 0.8, 0.95))
     assert row[0.5] <= row[0.8] <= row[0.95]  # nested bands
@@ -35,7 +21,7 @@ def test_each_candidate_fits_a_replicate_and_follows_the_true_map(candidate):
 
 
 def test_the_compressed_scale_is_increasing_and_linear_near_zero():
-    study = _module("candidate_study")
+    study = benchmark_module("candidate_study")
     to_u = study._compressed("probability", 2.0)
     s = np.linspace(1e-6, 1 - 1e-6, 101)
     assert np.all(np.diff(to_u(s)) > 0)
@@ -44,7 +30,7 @@ def test_the_compressed_scale_is_increasing_and_linear_near_zero():
 
 
 def test_the_shared_atoms_study_runs_on_every_truth_kind(capsys):
-    study = _module("shared_atoms_study")
+    study = benchmark_module("shared_atoms_study")
     study.coverage("heavy", 200, 1)  # decision values
     out = capsys.readouterr().out
     assert "heavy N=200 1 seeds: coverage" in out

@@ -53,8 +53,8 @@ COMPONENTS = ("auto", "select", *mixture.FAMILIES)
 """The values of ``components``: both families averaged, one chosen per fit, or one family."""
 PILOT = {"tune": 200, "draws": 100, "thin": 2}
 """The short fit of each family by which ``components="select"`` chooses one: warm-up sweeps
-(at most ``tune``), kept draws a chain, and (Gibbs) sweeps per kept draw. About a sixth of a
-default fit's sweeps at N = 10^3 (``benchmarks/candidate_study.py``)."""
+(at most ``tune``), kept draws a chain, and (Gibbs) sweeps per kept draw: 400 sweeps a
+chain, against 6,500-9,500 in a default Gibbs fit of 1,000 scores (:func:`~bayescal.bayesian.gibbs.default_thin`)."""
 MAP_CHECK_MIN_WEIGHT = 0.05
 """Smallest averaging weight of a component family whose map convergence enters ``diagnostics_["map"]``
 (a family holding fewer of the draws barely moves the band)."""
