@@ -80,10 +80,11 @@ averaged by their label scores; ``--dpm-param 'components="auto"'``) it is 1.79 
 which on simulated truths makes the band cover where scores pile near 0 and 1, costs a
 little on these datasets (Brier rank for boosting 1.76 -> 2.10, logistic 1.62 -> 1.81,
 random forest 1.57 -> 1.71, linear SVM 1.71 -> 1.86; naive Bayes 1.48 -> 1.48). With
-``components="select"`` (the family that short pilot fits weigh more, fitted alone;
-``--dpm-param 'components="select"'``, 2026-11-24, 99 s) it is 1.82 / 1.75 (beta 1.75 /
-1.69; DPM Brier 0.1066, log loss 0.3328): choosing the family per fit costs as much here as
-averaging it in (boosting 2.14 / 1.81). With compression above 5,000 scores (the default before),
+``components="select"`` (both families fitted, the one whose class densities predict the
+points better kept; ``--dpm-param 'components="select"'``, 2026-11-24, 3 splits) it is 1.66 /
+1.63 (beta 1.87 / 1.75; DPM Brier 0.1060, log loss 0.3313; median fit 1.29 s): it keeps
+Gaussian components on most cells, and the ranks stay with the default's
+(``benchmarks/family_criterion_study.py``). With compression above 5,000 scores (the default before),
 which changes only the ``Default`` cells (2,500 calibration rows), the same command gave
 1.66 / 1.64 (beta 1.87 / 1.74). With stacking weights for the null model instead of
 pseudo-BMA+ it was 1.72 / 1.65 (beta 1.85 / 1.73). How it got there:

@@ -34,3 +34,14 @@ def test_the_shared_atoms_study_runs_on_every_truth_kind(capsys):
     study.coverage("heavy", 200, 1)  # decision values
     out = capsys.readouterr().out
     assert "heavy N=200 1 seeds: coverage" in out
+
+
+def test_the_family_criterion_study_scores_both_families_on_one_replicate():
+    study = benchmark_module("family_criterion_study")
+    row = study.truth_replicate("piles", 300, 201)
+    assert np.isfinite([row["label_diff"], row["joint_diff"]]).all() and row["label_se"] > 0 < row["joint_se"]
+    # on scores piled near 0 and 1 the Beta family's band covers where the Gaussian one does not
+    assert row["cov_beta"] > row["cov_gaussian"] + 0.2, row
+    assert all(rule(row) in study.FAMILIES for rule in study.RULES.values())
+    table = study.truth_table([row])
+    assert "| piles | 300 | 1 |" in table

@@ -59,7 +59,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-__all__ = ["CONSTANT", "model_weights", "psis_log_weights"]
+__all__ = ["CONSTANT", "joint_loo_terms", "model_weights", "psis_log_weights"]
 
 CONSTANT = "constant"
 """Name of the no-signal model among the averaged ones."""
@@ -248,3 +248,44 @@ def model_weights(
         "n_points": int(y.size),
     }
     return out
+
+
+def joint_loo_terms(log_joint: np.ndarray, y: np.ndarray, reff: float) -> tuple[np.ndarray, float]:
+    r"""PSIS leave-one-out log predictive densities of the points with their labels.
+
+    :math:`\log p(t_i, y_i \mid D_{-i}) \approx \log \sum_s w_{si}\, p(t_i, y_i \mid \theta_s)`
+    with the Pareto-smoothed, normalised weights :math:`w_{si} \propto 1 / p(t_i, y_i \mid
+    \theta_s)` (:func:`psis_log_weights`): the fit of the class densities themselves, where
+    :func:`model_weights` scores only the labels they predict. Models of the same points on the
+    same working scale are compared by the sum of these terms.
+
+    Parameters
+    ----------
+    log_joint : ndarray of shape (S, 2, n)
+        :math:`\log p(t_i, y = c \mid \theta_s)` per draw, class and point.
+    y : ndarray of shape (n,)
+        Labels (0 or 1) of the points.
+    reff : float
+        Relative efficiency of the draws (effective sample size / S).
+
+    Returns
+    -------
+    terms : ndarray of shape (n,)
+    pareto_k_max : float
+        The largest Pareto shape of the points' importance weights (above 0.7 their terms are
+        less reliable).
+
+    References
+    ----------
+    Vehtari, A., Gelman, A. & Gabry, J. (2017). Practical Bayesian model evaluation using
+    leave-one-out cross-validation and WAIC. Statistics and Computing 27, 1413-1432.
+    """
+    from scipy.special import logsumexp
+
+    y = np.asarray(y, dtype=np.int64)
+    ll_joint = log_joint[:, y, np.arange(y.size)]
+    with warnings.catch_warnings():  # high Pareto k is returned, not warned per point
+        warnings.simplefilter("ignore")
+        log_weights, pareto_k = psis_log_weights(-ll_joint, reff)
+    k_max = float(np.nanmax(pareto_k)) if np.any(np.isfinite(pareto_k)) else float("nan")
+    return logsumexp(log_weights + ll_joint, axis=0), k_max

@@ -51,10 +51,6 @@ AVERAGING_MIN_DRAWS = 100
 Pareto smoothing fits the largest fifth of the importance ratios, so fewer give no usable tail."""
 COMPONENTS = ("auto", "select", *mixture.FAMILIES)
 """The values of ``components``: both families averaged, one chosen per fit, or one family."""
-PILOT = {"tune": 200, "draws": 100, "thin": 2}
-"""The short fit of each family by which ``components="select"`` chooses one: warm-up sweeps
-(at most ``tune``), kept draws a chain, and (Gibbs) sweeps per kept draw: 400 sweeps a
-chain, against 6,500-9,500 in a default Gibbs fit of 1,000 scores (:func:`~bayescal.bayesian.gibbs.default_thin`)."""
 MAP_CHECK_MIN_WEIGHT = 0.05
 """Smallest averaging weight of a component family whose map convergence enters ``diagnostics_["map"]``
 (a family holding fewer of the draws barely moves the band)."""
@@ -115,14 +111,17 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     costs about twice the time, its bands are a little conservative on smooth truths, and on
     the real datasets of ``benchmarks/dpm_realdata.py`` its mean map ranks a little below
     Gaussian components alone, so Gaussian components stay the default
-    (``docs/evidence/coverage.md``). ``components="select"`` weighs the two families in the
-    same way but on short pilot fits (:data:`PILOT`), then fits the family with the larger
-    weight alone, with the streams that family would have alone: the same posterior as
-    ``components=<that family>``, for the pilots' extra time instead of a second full fit,
-    and without the widening that averaging two posteriors brings
-    (``benchmarks/candidate_study.py``); on the real datasets its mean map ranks below
-    Gaussian components alone, as ``"auto"``'s does (``benchmarks/dpm_realdata.py``). The
-    choice and the pilots' weights are in ``diagnostics_["family_selection"]``.
+    (``docs/evidence/coverage.md``). ``components="select"`` fits both families too, then
+    keeps the one whose class densities predict the fitted points better: the larger sum of
+    PSIS leave-one-out log densities :math:`\log p(t_i, y_i \mid D_{-i})`
+    (:func:`bayescal.bayesian.averaging.joint_loo_terms`), which weighs the densities' whole shape, where the label scores that set ``"auto"``'s
+    weights differ between the families by a few nats on most data. The kept fit is the
+    posterior of ``components=<that family>`` with the same ``random_state``, without the
+    widening that averaging two posteriors brings, at ``"auto"``'s cost. On the real datasets
+    of ``benchmarks/dpm_realdata.py`` it keeps Gaussian components on most cells and ranks as
+    they do; on scores piled near 0 and 1 it keeps Beta components and the band covers
+    (``benchmarks/family_criterion_study.py``, ``benchmarks/candidate_study.py``). The
+    choice and the comparison are in ``diagnostics_["family_selection"]``.
 
     **Inference** (``inference=``): ``"gibbs"``, the blocked Gibbs sampler of Ishwaran &
     James (2001) for this model (:mod:`bayescal.bayesian.gibbs`); ``"nuts"`` and ``"advi"``
@@ -150,9 +149,9 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         The inference route (:data:`bayescal.bayesian.routes.ROUTES`).
     components : {"gaussian", "beta", "auto", "select"}, default "gaussian"
         Component family of the mixtures (see above): ``"auto"`` averages both families'
-        fits for probability scores, ``"select"`` fits the one that short pilot fits weigh
-        more; ``"beta"`` needs probability scores and an inference route of
-        :data:`bayescal.bayesian.routes.BETA_ROUTES`.
+        fits for probability scores, ``"select"`` keeps the one whose class densities
+        predict the points better (see above); ``"beta"`` needs probability scores and an
+        inference route of :data:`bayescal.bayesian.routes.BETA_ROUTES`.
     priors : dict, list of two dicts, or None, default None
         Hyperparameter overrides (keys of :func:`bayescal.bayesian.priors.prior_keys` for the
         component family; with both families fitted, each takes the keys of its own), for
@@ -220,7 +219,9 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         of the families holding at least :data:`MAP_CHECK_MIN_WEIGHT` of the draws (what the
         convergence warning reads); ``divergences``; ``model_averaging``, the pseudo-BMA+
         weights of the families' maps and the constant map and what set them
-        (:func:`bayescal.bayesian.averaging.model_weights`).
+        (:func:`bayescal.bayesian.averaging.model_weights`); with ``components="select"``,
+        ``family_selection``: the kept family (``chosen``), each family's ``elpd_joint_<family>``,
+        their difference and its standard error, the largest Pareto k and the number of points.
 
     References
     ----------
@@ -346,8 +347,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         seed = resolve_random_state(self.random_state, self.random_seed, "DPMCalibrator", stacklevel=5)
         # streams: per family (by its place in mixture.FAMILIES) two classes and the assembly, and one
         # for the averaging; a family's draws do not depend on whether the other is fitted too
-        # (and seven more for the pilot fits of components="select"; spawning them leaves these unchanged)
-        seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(_entropy(seed)).spawn(14)]
+        # (and one for the comparison of components="select"; spawning it leaves these unchanged)
+        seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(_entropy(seed)).spawn(8)]
         self.atoms_ = prep.atoms
         self.grid_ = self._prediction_grid(prep)
         self._atoms_t = to_working(self.atoms_, self.score_kind) if self.atoms_.size else np.empty(0)
@@ -365,34 +366,53 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         self.diagnostics_ = {"divergences": 0}
         region = weighted_quantile(np.concatenate(prep.xs), [0.025, 0.975], np.concatenate(prep.cs))
         family_seeds = {f: (seeds[:3], seeds[4:7])[mixture.FAMILIES.index(f)] for f in families}
-        if self.components == "select" and len(families) > 1:
-            families = (self._select_family(prep, families, seeds[7:], attrs, region),)
         fits = {f: self._fit_family(prep, f, family_seeds[f], attrs, region, len(families) == 1) for f in families}
+        if self.components == "select" and len(fits) > 1:
+            chosen = self._select_family(prep, fits, np.random.default_rng(seeds[7]))
+            fits = {chosen: fits[chosen]}
         self._combine(prep, fits, np.random.default_rng(seeds[3]))
         self.idata_.attrs["diagnostics"] = json.dumps(self.diagnostics_)
         warn_convergence(self.diagnostics_, self.inference)
 
-    def _select_family(
-        self, prep: PreparedData, families: tuple[str, ...], seeds: list[int], attrs: dict, region: np.ndarray
-    ) -> str:
-        """The family that ``components="select"`` fits: each family's :data:`PILOT` fit (streams
-        ``seeds[:3]`` and ``seeds[3:6]``) and their averaging weights (stream ``seeds[6]``); the
-        family with the larger weight, the first of ``families`` on a tie. The weights and the
-        choice go to ``diagnostics_["family_selection"]``; the pilots' own diagnostics are dropped."""
-        pilots = {
-            f: self._fit_family(prep, f, seeds[3 * i : 3 * i + 3], attrs, region, False, pilot=True)
-            for i, f in enumerate(families)
-        }
-        weights = self._average(prep, {f: fit[0] for f, fit in pilots.items()}, np.random.default_rng(seeds[6]), {})
-        chosen = max(families, key=lambda f: weights.get(f, 0.0))
-        selection = self.diagnostics_.pop("model_averaging", {})
+    def _select_family(self, prep: PreparedData, fits: dict, rng: np.random.Generator) -> str:
+        r"""The family that ``components="select"`` keeps: of the families' full fits, the one
+        whose class densities predict the fitted points better, by the sum of their PSIS
+        leave-one-out log densities :math:`\log p(t_i, y_i \mid D_{-i})`
+        (:func:`bayescal.bayesian.averaging.joint_loo_terms`, on the points of
+        :meth:`_loo_inputs`, drawn with ``rng``); the first family on a tie, or with too few
+        draws to compare (with a warning). The other families' diagnostics are dropped; the
+        choice and the comparison go to ``diagnostics_["family_selection"]``."""
+        from bayescal.bayesian.averaging import joint_loo_terms
+
+        families = list(fits)
+        selection: dict[str, Any] = {}
+        inputs = self._loo_inputs(
+            prep, {f: fit[0] for f, fit in fits.items()}, rng, "components='select'", stacklevel=5
+        )
+        if inputs is None:
+            chosen = families[0]
+        else:
+            log_joints, y, reffs = inputs
+            terms, k_max = {}, []
+            for f in families:
+                terms[f], k = joint_loo_terms(log_joints[f], y, reffs[f])
+                k_max.append(k)
+            chosen = max(families, key=lambda f: float(terms[f].sum()))
+            others = [f for f in families if f != chosen]
+            gaps = {f: terms[chosen] - terms[f] for f in others}
+            selection = {f"elpd_joint_{f}": float(terms[f].sum()) for f in families} | {
+                "elpd_joint_diff": float(min(g.sum() for g in gaps.values())),
+                "elpd_joint_diff_se": float(max(np.sqrt(g.size) * g.std() for g in gaps.values())),
+                "pareto_k_max": float(np.nanmax(k_max)),
+                "n_points": int(y.size),
+            }
         for f in families:
-            self.diagnostics_.pop(f)
-        self.diagnostics_["family_selection"] = {
-            "chosen": chosen,
-            **selection,
-            **{f"pilot_{k}": v for k, v in PILOT.items()},
-        }
+            if f != chosen:
+                dropped = self.diagnostics_.pop(f)
+                self.diagnostics_["divergences"] -= sum(
+                    int(dropped[f"class_{c}"].get("divergences", 0)) for c in (0, 1)
+                )
+        self.diagnostics_["family_selection"] = {"chosen": chosen} | selection
         return chosen
 
     def _fit_family(
@@ -403,11 +423,9 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         attrs: dict,
         region: np.ndarray,
         strict: bool,
-        pilot: bool = False,
     ) -> tuple[xr.DataTree, np.ndarray, list[dict]]:
         """One component family's model: priors (``strict``: refuse keys of the other family),
-        the route on each class (streams ``seeds[:2]``; with ``pilot``, the :data:`PILOT`
-        settings), the posterior (assembled with stream ``seeds[2]``), its map draws on
+        the route on each class (streams ``seeds[:2]``), the posterior (assembled with stream ``seeds[2]``), its map draws on
         ``grid_`` and their convergence over the working-scale ``region``
         (``diagnostics_[family]``). Returns the posterior, the grid draws and the priors (as
         lists)."""
@@ -416,7 +434,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
 
         priors = resolve_priors(self.priors, prep.xs, prep.cs, int(self.n_components), family, strict=strict)
         priors_listed = [{k: np.asarray(v).tolist() for k, v in p.items()} for p in priors]
-        fits = self._run_route(prep, priors, seeds[:2], family, pilot)
+        fits = self._run_route(prep, priors, seeds[:2], family)
         tree = assemble_posterior(
             fits, prep, np.random.default_rng(seeds[2]), attrs | {"priors": priors_listed}, family
         )
@@ -475,11 +493,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             grid_draws = np.where((slot_family == family)[:, None], fits[family][1], grid_draws)
         self._restore(grid_draws)
 
-    def _run_route(
-        self, prep: PreparedData, priors: list[dict], seeds: list[int], family: str, pilot: bool = False
-    ) -> list:
-        """Each class's mixture fitted by the inference route (in two threads with ``n_jobs=2``);
-        with ``pilot``, by the :data:`PILOT` settings."""
+    def _run_route(self, prep: PreparedData, priors: list[dict], seeds: list[int], family: str) -> list:
+        """Each class's mixture fitted by the inference route (in two threads with ``n_jobs=2``)."""
         from bayescal.bayesian.routes import SAMPLING_ROUTES, get_route
 
         route = get_route(self.inference)
@@ -488,12 +503,6 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             options = {"tune": int(self.tune), "chains": int(self.chains)} | options
         if self.draws is not None:
             options["draws"] = int(self.draws)
-        if pilot:
-            options["draws"] = PILOT["draws"]
-            if self.inference in SAMPLING_ROUTES:
-                options["tune"] = min(int(options["tune"]), PILOT["tune"])
-            if self.inference == "gibbs":
-                options["thin"] = PILOT["thin"]
         if family != "gaussian":
             options["family"] = family
 
@@ -530,18 +539,42 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     def _average(
         self, prep: PreparedData, trees: dict[str, xr.DataTree], rng: np.random.Generator, equal: dict[str, float]
     ) -> dict[str, float]:
-        r"""Averaging weights of the families' maps and (with ``null_stacking``) the constant map
-        (:mod:`bayescal.bayesian.averaging`).
-
-        The fitted units are the continuous points (or bin centres) and atoms of each class
-        with their weights. The leave-one-out terms use every unit when there are at most
-        :data:`AVERAGING_POINTS` of unit weight, otherwise that many drawn with probability
-        proportional to weight, and at most :data:`AVERAGING_DRAWS` draws of each family
-        (every j-th of each chain). Returns ``equal`` (the families alone, in equal parts) when
-        there are too few draws, with a warning.
-        """
+        """Averaging weights of the families' maps and (with ``null_stacking``) the constant map
+        (:func:`bayescal.bayesian.averaging.model_weights` on the points of :meth:`_loo_inputs`);
+        ``equal`` (the families alone, in equal parts) when there are too few draws."""
         from bayescal.bayesian.averaging import model_weights
 
+        inputs = self._loo_inputs(
+            prep, trees, rng, "Averaging the maps (null_stacking, or both component families)",
+            "the map is the mixtures' alone, the families in equal parts. Raise draws, or set null_stacking=False "
+            "and components to one family.",
+        )  # fmt: skip
+        if inputs is None:
+            return equal
+        result = model_weights(*inputs, constant=bool(self.null_stacking))
+        self.diagnostics_["model_averaging"] = result
+        return {name[len("weight_") :]: w for name, w in result.items() if name.startswith("weight_")}
+
+    def _loo_inputs(
+        self,
+        prep: PreparedData,
+        trees: dict[str, xr.DataTree],
+        rng: np.random.Generator,
+        what: str,
+        instead: str = "the first component family is kept. Raise draws.",
+        stacklevel: int = 6,
+    ) -> tuple[dict[str, np.ndarray], np.ndarray, dict[str, float]] | None:
+        r"""What the leave-one-out comparisons of the fits read: per family the log joint
+        :math:`\log p(t_i, y = c \mid \theta_s)` (draws, class, point), the points' labels, and
+        per family the relative efficiency of its draws.
+
+        The points are the continuous points (or bin centres) and atoms of each class with their
+        weights: every one when there are at most :data:`AVERAGING_POINTS` of unit weight,
+        otherwise that many drawn with ``rng`` with probability proportional to weight; the
+        draws are at most :data:`AVERAGING_DRAWS` of each family (every j-th of each chain).
+        None, with a warning naming ``what`` and what happens ``instead``, when there are fewer
+        than :data:`AVERAGING_MIN_DRAWS` draws.
+        """
         units = [(x, np.full(x.size, c), w) for c, (x, w) in enumerate(zip(prep.xs, prep.cs)) if not prep.borrowed[c]]
         units += [(prep.atoms_t, np.full(prep.atoms_t.size, c), prep.atom_counts[c]) for c in (0, 1)]
         t, y, w = (np.concatenate(a) for a in zip(*units))
@@ -551,13 +584,12 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         n_chain, n_draw = post.sizes["chain"], post.sizes["draw"]
         if n_chain * n_draw < AVERAGING_MIN_DRAWS:
             warnings.warn(
-                f"Averaging the maps (null_stacking, or both component families) needs at least {AVERAGING_MIN_DRAWS} "
-                f"posterior draws (chains x draws), got {n_chain * n_draw}: the map is the mixtures' alone, the "
-                "families in equal parts. Raise draws, or set null_stacking=False and components to one family.",
+                f"{what} needs at least {AVERAGING_MIN_DRAWS} posterior draws (chains x draws), got "
+                f"{n_chain * n_draw}: {instead}",
                 UserWarning,
-                stacklevel=5,
+                stacklevel=stacklevel,
             )
-            return equal
+            return None
         if t.size <= AVERAGING_POINTS and np.all(w == 1.0):
             rows = np.arange(t.size)
         else:
@@ -572,9 +604,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             log_joints[family] = mixture.log_joint(values, self._atoms_t, *draws, family=family)[:, :, at]
             ess = self.diagnostics_[family]["map"]["ess_bulk_median"]
             reffs[family] = float(np.clip(ess / (n_chain * n_draw), 0.01, 1.0))
-        result = model_weights(log_joints, y[rows], reffs, constant=bool(self.null_stacking))
-        self.diagnostics_["model_averaging"] = result
-        return {name[len("weight_") :]: w for name, w in result.items() if name.startswith("weight_")}
+        return log_joints, y[rows], reffs
 
     # ---- evaluation -----------------------------------------------------------------
     def _check_fitted(self) -> None:
