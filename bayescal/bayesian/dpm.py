@@ -119,8 +119,10 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     posterior of ``components=<that family>`` with the same ``random_state``, without the
     widening that averaging two posteriors brings, at ``"auto"``'s cost. On the real datasets
     of ``benchmarks/dpm_realdata.py`` it keeps Gaussian components on most cells and ranks as
-    they do; on scores piled near 0 and 1 it keeps Beta components and the band covers
-    (``benchmarks/family_criterion_study.py``, ``benchmarks/candidate_study.py``). The
+    they do; on scores piled near 0 and 1 it keeps Beta components and the band covers up to
+    1,000 scores (at 10^4, where the data are binned, the comparison is dominated by the bulk
+    of the densities and keeps either family; ``benchmarks/family_criterion_study.py``,
+    ``docs/evidence/coverage.md``). The
     choice and the comparison are in ``diagnostics_["family_selection"]``.
 
     **Inference** (``inference=``): ``"gibbs"``, the blocked Gibbs sampler of Ishwaran &
