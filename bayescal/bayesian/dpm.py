@@ -51,6 +51,8 @@ AVERAGING_MIN_DRAWS = 100
 Pareto smoothing fits the largest fifth of the importance ratios, so fewer give no usable tail."""
 COMPONENTS = ("auto", "select", *mixture.FAMILIES)
 """The values of ``components``: both families averaged, one chosen per fit, or one family."""
+GRID_PAD = 0.1
+"""Share of the continuous points' range by which the prediction grid extends beyond it on each side."""
 MAP_CHECK_MIN_WEIGHT = 0.05
 """Smallest averaging weight of a component family whose map convergence enters ``diagnostics_["map"]``
 (a family holding fewer of the draws barely moves the band)."""
@@ -141,7 +143,10 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     **Prediction.** At fit time every map draw is evaluated on ``grid_size`` points of the
     working scale over the observed continuous range plus 10 % on each side;
     ``predict_proba`` and ``predict_posterior`` interpolate linearly there and evaluate the
-    mixtures directly outside it and at atoms.
+    mixtures directly at atoms. Beyond the observed continuous scores the map is held at its
+    value at the most extreme one: there no data inform it, and the mixtures' ratio is set by
+    their widest components' tails (with one class's scores all at an atom, its borrowed
+    continuous density could make the map rise towards 0.9 below every other score).
 
     Parameters
     ----------
@@ -532,11 +537,19 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         return [run(0), run(1)]
 
     def _prediction_grid(self, prep: PreparedData) -> np.ndarray:
-        """The working-scale grid of cached map draws: the continuous points' range plus 10 % each side."""
+        """The working-scale grid of cached map draws: the continuous points' range plus
+        :data:`GRID_PAD` of it (at least :data:`GRID_PAD` x 1e-6) each side."""
         pooled = np.concatenate(prep.xs)
         lo, hi = float(pooled.min()), float(pooled.max())
-        pad = 0.1 * max(hi - lo, 1e-6)
+        pad = GRID_PAD * max(hi - lo, 1e-6)
         return np.linspace(lo - pad, hi + pad, int(self.grid_size))
+
+    def _data_range(self) -> tuple[float, float]:
+        """The continuous points' working-scale range, read back from ``grid_`` (:meth:`_prediction_grid`)."""
+        g0, g1 = float(self.grid_[0]), float(self.grid_[-1])
+        span = g1 - g0
+        pad = span * GRID_PAD / (1 + 2 * GRID_PAD) if span >= (1 + 2 * GRID_PAD) * 1e-6 else GRID_PAD * 1e-6
+        return g0 + pad, g1 - pad
 
     def _average(
         self, prep: PreparedData, trees: dict[str, xr.DataTree], rng: np.random.Generator, equal: dict[str, float]
@@ -711,11 +724,11 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         """The mixtures' map draws (S, n) at working-scale ``t`` (:func:`bayescal.bayesian.mixture.map_draws`)."""
         return self._by_family(lambda f, *draws: mixture.map_draws(t, atoms_t, *draws, family=f))
 
-    def _split(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Masks of points at atoms, inside the cached grid, and elsewhere."""
+    def _split(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Which points are at atoms, and the points with those off the atoms held within the
+        continuous points' range (:meth:`_data_range`), where the cached grid holds the map."""
         at_atom = np.isin(t, self._atoms_t) if self._atoms_t.size else np.zeros(t.shape, dtype=bool)
-        inside = ~at_atom & (t >= self.grid_[0]) & (t <= self.grid_[-1])
-        return at_atom, inside, ~at_atom & ~inside
+        return at_atom, np.clip(t, *self._data_range())
 
     def _on_grid(self, t: np.ndarray, table: np.ndarray) -> np.ndarray:
         """Linear interpolation of ``table`` (rows tabulated on the equally spaced ``grid_``) at ``t``."""
@@ -724,23 +737,21 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
 
     def _map_draws(self, t: np.ndarray, X=None) -> np.ndarray:
         t = np.asarray(t, dtype=np.float64)
-        at_atom, inside, other = self._split(t)
+        at_atom, held = self._split(t)
         out = np.empty((self._grid_draws.shape[0], t.size))
-        if inside.any():
-            out[:, inside] = self._on_grid(t[inside], self._grid_draws)
-        rest = at_atom | other
-        if rest.any():
-            out[:, rest] = self._with_constant_draws(self._mixture_map(t[rest], self._atoms_t))
+        if (~at_atom).any():
+            out[:, ~at_atom] = self._on_grid(held[~at_atom], self._grid_draws)
+        if at_atom.any():
+            out[:, at_atom] = self._with_constant_draws(self._mixture_map(t[at_atom], self._atoms_t))
         return out.reshape(*self._shape, t.size)
 
     def _calibrate(self, t: np.ndarray, X=None) -> np.ndarray:
         t = np.asarray(t, dtype=np.float64)
-        out = self._on_grid(t, self._grid_mean)  # everywhere (one pass), then replaced off the grid and at atoms
-        at_atom, _, other = self._split(t)
-        rest = at_atom | other
-        if rest.any():
-            uniq, inv = np.unique(t[rest], return_inverse=True)
-            out[rest] = self._with_constant_draws(self._mixture_map(uniq, self._atoms_t)).mean(axis=0)[inv]
+        at_atom, held = self._split(t)
+        out = self._on_grid(held, self._grid_mean)  # everywhere (one pass), then replaced at atoms
+        if at_atom.any():
+            uniq, inv = np.unique(t[at_atom], return_inverse=True)
+            out[at_atom] = self._with_constant_draws(self._mixture_map(uniq, self._atoms_t)).mean(axis=0)[inv]
         return out
 
     def density_map(self, grid: ArrayLike | None = None) -> xr.DataArray:

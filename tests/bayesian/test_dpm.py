@@ -682,6 +682,25 @@ def test_classes_without_a_continuous_part_are_fitted_not_refused(case):
         assert p[0] == pytest.approx(y[s == 0.0].mean(), abs=0.1)
 
 
+def test_map_beyond_the_observed_scores_is_held_at_the_most_extreme_one():
+    """Positives all at exactly 1, negatives Beta(2, 5): below every observed score the map stays
+    at its value at the lowest negative (the mixtures' tails there come from the positives'
+    borrowed density and once rose to 0.9 at s = 0), and the band is held with it."""
+    rng = np.random.default_rng(0)
+    y = (rng.random(200) < 0.4).astype(int)
+    s = np.where(y == 1, 1.0, rng.beta(2, 5, y.size))
+    model = DPMCalibrator(random_state=0, **TINY).fit(s, y)
+    lowest, highest = s[y == 0].min(), s[y == 0].max()
+    below = np.array([0.0, 1e-8, 1e-4, lowest / 2])
+    p = model.predict_proba(np.concatenate([below, [lowest]]))[:, 1]
+    np.testing.assert_allclose(p[:-1], p[-1], rtol=1e-9)
+    assert p[-1] < 0.1
+    band = model.credible_band(np.array([1e-6, lowest, 0.5 * (highest + 1), highest]))
+    np.testing.assert_allclose(band.isel(score=0).values, band.isel(score=1).values, rtol=1e-9)
+    np.testing.assert_allclose(band.isel(score=2).values, band.isel(score=3).values, rtol=1e-9)
+    assert model.predict_proba(np.array([1.0]))[0, 1] > 0.9  # the positives' atom keeps its own mass
+
+
 def _quickstart_calibration_scores():
     from scipy.special import expit
     from sklearn.datasets import load_breast_cancer
