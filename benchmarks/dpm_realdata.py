@@ -81,8 +81,8 @@ which on simulated truths makes the band cover where scores pile near 0 and 1, c
 little on these datasets (Brier rank for boosting 1.76 -> 2.10, logistic 1.62 -> 1.81,
 random forest 1.57 -> 1.71, linear SVM 1.71 -> 1.86; naive Bayes 1.48 -> 1.48). With
 ``components="select"`` (both families fitted, the one whose class densities predict the
-points better kept; ``--dpm-param 'components="select"'``, 2026-11-24, 3 splits) it is 1.66 /
-1.63 (beta 1.87 / 1.75; DPM Brier 0.1060, log loss 0.3313; median fit 1.29 s): it keeps
+points better kept; ``--dpm-param 'components="select"'``, 2026-11-24, 3 splits) it is 1.65 /
+1.63 (beta 1.87 / 1.75; DPM Brier 0.1060, log loss 0.3312; median fit 1.3 s): it keeps
 Gaussian components on most cells, and the ranks stay with the default's
 (``benchmarks/family_criterion_study.py``). With compression above 5,000 scores (the default before),
 which changes only the ``Default`` cells (2,500 calibration rows), the same command gave
