@@ -25,7 +25,7 @@ kept; on real data (the datasets, classifiers and splits of ``benchmarks/dpm_rea
 the average ranks on Brier score and log loss among the rule's DPM, beta calibration and
 isotonic regression (1 = best, per cell).
 
-**Measured** 2026-11-24 on the 2-core machine, 383 s, ``python benchmarks/family_criterion_study.py``
+**Measured** 2026-11-24 on the 2-core machine, 398 s, ``python benchmarks/family_criterion_study.py``
 (seeds 200-209 a cell; the coverage study's own seeds start at 0, so these are other draws).
 95 % coverage, in brackets the share of replicates where the rule kept Beta:
 
@@ -56,10 +56,10 @@ Real data, 105 cells (ranks DPM / beta / isotonic):
 DPM family by    rank Brier          rank log loss       Beta kept
 ===============  ==================  ==================  ==========
 Gaussian always  1.63 / 1.88 / 2.50  1.62 / 1.75 / 2.63  0.00
-Beta always      2.00 / 1.67 / 2.33  1.84 / 1.63 / 2.53  1.00
+Beta always      1.96 / 1.68 / 2.36  1.84 / 1.63 / 2.53  1.00
 label > 0        1.77 / 1.79 / 2.44  1.70 / 1.70 / 2.60  0.34
-joint > 0        1.64 / 1.88 / 2.49  1.63 / 1.75 / 2.62  0.16
-joint > 4        1.62 / 1.89 / 2.50  1.62 / 1.75 / 2.63  0.02
+joint > 0        1.64 / 1.88 / 2.49  1.64 / 1.74 / 2.62  0.16
+joint > 4        1.62 / 1.89 / 2.50  1.63 / 1.74 / 2.63  0.02
 ===============  ==================  ==================  ==========
 
 So the labels' scores tell the families apart poorly: the difference is -2.0 to +1.2 nats on
