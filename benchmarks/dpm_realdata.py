@@ -59,13 +59,13 @@ saved as JSON in ``benchmarks/results/dpm_realdata.json`` (git-ignored).
 **Measured** (2026-11-24, DPM defaults: Gaussian components, the null model averaged in by
 pseudo-BMA+ weights, tie spreading, the neighbour rule for atoms, compression above 2,048
 scores on asinh-scale bins, Gibbs draws thinned by ``gibbs.default_thin``; 3 splits, 105
-cells, 73 s on the 2-core machine; no fit failed; command
+cells, 75 s on the 2-core machine; no fit failed; command
 ``python benchmarks/dpm_realdata.py --seeds 3 --calibrators dpm beta isotonic``):
 
 ============  ==========  =============  ======  ========  =====
 calibrator    rank Brier  rank log loss  Brier   log loss  ECE
 ============  ==========  =============  ======  ========  =====
-dpm           1.63        1.62           0.1059  0.3310    0.037
+dpm           1.63        1.62           0.1059  0.3309    0.037
 beta          1.88        1.75           0.1062  0.3348    0.035
 isotonic      2.50        2.63           0.1078  0.4884    0.032
 uncalibrated  -           -              0.1399  0.8702    0.102
@@ -73,13 +73,13 @@ uncalibrated  -           -              0.1399  0.8702    0.102
 
 (ranks among the three checked calibrators, metrics averaged over the cells). So the DPM
 ranks ahead of both on both scores; paired over cells it beats beta calibration in 59
-(Brier) and 57 (log loss) of 105, a tie (Wilcoxon p = 0.23, 0.13), and isotonic regression
-in 85 and 88 (p = 7e-11, 9e-15). With ``components="auto"`` (Gaussian and Beta components
-averaged by their label scores; ``--dpm-param 'components="auto"'``) it is 1.79 / 1.70 (beta
-1.77 / 1.70; DPM Brier 0.1063, log loss 0.3319; 145 s): averaging in the Beta family,
+(Brier) and 57 (log loss) of 105, a tie (Wilcoxon p = 0.17, 0.11), and isotonic regression
+in 85 and 88 (p = 4e-11, 8e-15). With ``components="auto"`` (Gaussian and Beta components
+averaged by their label scores; ``--dpm-param 'components="auto"'``) it is 1.76 / 1.70 (beta
+1.80 / 1.70; DPM Brier 0.1062, log loss 0.3319; 147 s): averaging in the Beta family,
 which on simulated truths makes the band cover where scores pile near 0 and 1, costs a
-little on these datasets (Brier rank for boosting 1.76 -> 2.10, logistic 1.62 -> 1.81,
-random forest 1.57 -> 1.71, linear SVM 1.71 -> 1.86; naive Bayes 1.48 -> 1.48). With
+little on these datasets (Brier rank for boosting 1.76 -> 2.05, logistic 1.67 -> 1.81,
+random forest 1.57 -> 1.71, linear SVM 1.67 -> 1.76; naive Bayes 1.48 -> 1.48). With
 ``components="select"`` (both families fitted, the one whose class densities predict the
 points better kept; ``--dpm-param 'components="select"'``, 2026-11-24, 3 splits) it is 1.65 /
 1.63 (beta 1.87 / 1.75; DPM Brier 0.1060, log loss 0.3312; median fit 1.3 s): it keeps
