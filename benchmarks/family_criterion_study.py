@@ -7,7 +7,7 @@ study asks which criterion, computed from the two families' fits, keeps Beta com
 they are needed without losing the Gaussian family's accuracy on real classifiers' scores.
 Per replicate it fits each family in full (``components="gaussian"`` and ``"beta"``, the same
 ``random_state``) and computes over the calibration rows the paired differences (Beta minus
-Gaussian) of two PSIS leave-one-out scores (:func:`bayescal.bayesian.averaging.psis_log_weights`
+Gaussian) of two PSIS leave-one-out scores (:func:`bayescal.bayesian.averaging.loo_log_scores`
 on at most 500 draws):
 
 * **label**: :math:`\sum_i \log p(y_i \mid t_i, D_{-i})`, what ``components="auto"`` weighs;
@@ -111,11 +111,10 @@ LOO_DRAWS = 500
 
 
 def loo_terms(model, s: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """PSIS leave-one-out log scores of each row: of its label given its score, and of the pair."""
-    from scipy.special import logsumexp
-
+    """PSIS leave-one-out log scores of each row (:func:`bayescal.bayesian.averaging.loo_log_scores`):
+    of its label given its score, and of the pair."""
     from bayescal.bayesian import mixture
-    from bayescal.bayesian.averaging import psis_log_weights
+    from bayescal.bayesian.averaging import loo_log_scores
     from bayescal.bayesian.dpm import _flat_draws
     from bayescal.data import to_working
 
@@ -125,14 +124,9 @@ def loo_terms(model, s: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarr
     draws = [a[keep] for a in (pi, weight, *params[family], atom_prob)]
     t = to_working(np.asarray(s, dtype=float), model.score_kind)
     log_joint = mixture.log_joint(t, model._atoms_t, *draws, family=family)  # (S, 2, n)
-    cols = np.arange(y.size)
-    ll_joint = log_joint[:, y, cols]
-    ll_label = ll_joint - np.logaddexp(log_joint[:, 0], log_joint[:, 1])
     reff = float(np.clip(model.diagnostics_["map"]["ess_bulk_median"] / pi.size, 0.01, 1.0))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        lw, _ = psis_log_weights(-ll_joint, reff)
-    return logsumexp(lw + ll_label, axis=0), logsumexp(lw + ll_joint, axis=0)
+    label, joint, _ = loo_log_scores(log_joint, y, reff)
+    return label, joint
 
 
 def fit_both(s, y, kind: str, seed: int) -> tuple[dict, dict]:

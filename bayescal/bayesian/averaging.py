@@ -59,7 +59,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-__all__ = ["CONSTANT", "joint_loo_terms", "model_weights", "psis_log_weights"]
+__all__ = ["CONSTANT", "loo_log_scores", "model_weights", "psis_log_weights"]
 
 CONSTANT = "constant"
 """Name of the no-signal model among the averaged ones."""
@@ -218,14 +218,11 @@ def model_weights(
     import arviz_stats
 
     y = np.asarray(y, dtype=np.int64)
-    cols = np.arange(y.size)
     elpds, k_max, k_high = {}, [], []
     with warnings.catch_warnings():  # high Pareto k is reported in the result, not warned per fit
         warnings.simplefilter("ignore")
         for name, log_joint in log_joints.items():
-            ll_joint = log_joint[:, y, cols]  # (S, n)
-            ll_label = ll_joint - np.logaddexp(log_joint[:, 0], log_joint[:, 1])
-            lw, pareto_k = psis_log_weights(-ll_joint, reffs[name])
+            _, ll_label, lw, pareto_k = _log_scores(log_joint, y, reffs[name])
             elpds[name] = _weighted_elpd(ll_label, lw, pareto_k)
             k_max.append(float(np.nanmax(pareto_k)) if np.any(np.isfinite(pareto_k)) else float("nan"))
             k_high.append(float(np.mean(pareto_k > elpds[name].good_k)))
@@ -250,14 +247,26 @@ def model_weights(
     return out
 
 
-def joint_loo_terms(log_joint: np.ndarray, y: np.ndarray, reff: float) -> tuple[np.ndarray, float]:
-    r"""PSIS leave-one-out log predictive densities of the points with their labels.
+def _log_scores(
+    log_joint: np.ndarray, y: np.ndarray, reff: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    r"""Per draw and point, :math:`\log p(t_i, y_i \mid \theta_s)` and :math:`\log p(y_i \mid t_i,
+    \theta_s)`, and the Pareto-smoothed leave-one-out log weights with their shapes k (the
+    posterior conditioned on the pair, so the ratios are :math:`1 / p(t_i, y_i \mid \theta_s)`)."""
+    ll_joint = log_joint[:, y, np.arange(y.size)]  # (S, n)
+    ll_label = ll_joint - np.logaddexp(log_joint[:, 0], log_joint[:, 1])
+    log_weights, pareto_k = psis_log_weights(-ll_joint, reff)
+    return ll_joint, ll_label, log_weights, pareto_k
 
-    :math:`\log p(t_i, y_i \mid D_{-i}) \approx \log \sum_s w_{si}\, p(t_i, y_i \mid \theta_s)`
-    with the Pareto-smoothed, normalised weights :math:`w_{si} \propto 1 / p(t_i, y_i \mid
-    \theta_s)` (:func:`psis_log_weights`): the fit of the class densities themselves, where
-    :func:`model_weights` scores only the labels they predict. Models of the same points on the
-    same working scale are compared by the sum of these terms.
+
+def loo_log_scores(log_joint: np.ndarray, y: np.ndarray, reff: float) -> tuple[np.ndarray, np.ndarray, float]:
+    r"""PSIS leave-one-out log scores of each point: of its label, and of the pair (score, label).
+
+    :math:`\log p(y_i \mid t_i, D_{-i})` and :math:`\log p(t_i, y_i \mid D_{-i})`, each
+    :math:`\log \sum_s w_{si}\, p(\cdot \mid \theta_s)` with the Pareto-smoothed, normalised
+    weights :math:`w_{si} \propto 1 / p(t_i, y_i \mid \theta_s)` (:func:`psis_log_weights`). The
+    label terms are what :func:`model_weights` weighs; the joint terms score the class densities
+    themselves, so models of the same points on the same working scale are compared by their sum.
 
     Parameters
     ----------
@@ -270,7 +279,7 @@ def joint_loo_terms(log_joint: np.ndarray, y: np.ndarray, reff: float) -> tuple[
 
     Returns
     -------
-    terms : ndarray of shape (n,)
+    label, joint : ndarray of shape (n,)
     pareto_k_max : float
         The largest Pareto shape of the points' importance weights (above 0.7 their terms are
         less reliable).
@@ -282,10 +291,8 @@ def joint_loo_terms(log_joint: np.ndarray, y: np.ndarray, reff: float) -> tuple[
     """
     from scipy.special import logsumexp
 
-    y = np.asarray(y, dtype=np.int64)
-    ll_joint = log_joint[:, y, np.arange(y.size)]
     with warnings.catch_warnings():  # high Pareto k is returned, not warned per point
         warnings.simplefilter("ignore")
-        log_weights, pareto_k = psis_log_weights(-ll_joint, reff)
+        ll_joint, ll_label, log_weights, pareto_k = _log_scores(log_joint, np.asarray(y, dtype=np.int64), reff)
     k_max = float(np.nanmax(pareto_k)) if np.any(np.isfinite(pareto_k)) else float("nan")
-    return logsumexp(log_weights + ll_joint, axis=0), k_max
+    return logsumexp(log_weights + ll_label, axis=0), logsumexp(log_weights + ll_joint, axis=0), k_max

@@ -116,16 +116,17 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     (``docs/evidence/coverage.md``). ``components="select"`` fits both families too, then
     keeps the one whose class densities predict the fitted points better: the larger sum of
     PSIS leave-one-out log densities :math:`\log p(t_i, y_i \mid D_{-i})`
-    (:func:`bayescal.bayesian.averaging.joint_loo_terms`), which weighs the densities' whole shape, where the label scores that set ``"auto"``'s
-    weights differ between the families by a few nats on most data. The kept fit is the
+    (:func:`bayescal.bayesian.averaging.loo_log_scores`), which weighs the densities' whole
+    shape, where the label scores that set ``"auto"``'s weights differ between the families by
+    a few nats on most data. The kept fit is the
     posterior of ``components=<that family>`` with the same ``random_state``, without the
     widening that averaging two posteriors brings, at ``"auto"``'s cost. On the real datasets
     of ``benchmarks/dpm_realdata.py`` it keeps Gaussian components on most cells and ranks as
     they do; on scores piled near 0 and 1 it keeps Beta components and the band covers up to
     1,000 scores (at 10^4, where the data are binned, the comparison is dominated by the bulk
     of the densities and keeps either family; ``benchmarks/family_criterion_study.py``,
-    ``docs/evidence/coverage.md``). The
-    choice and the comparison are in ``diagnostics_["family_selection"]``.
+    ``docs/evidence/coverage.md``). The choice and the comparison are in
+    ``diagnostics_["family_selection"]``.
 
     **Inference** (``inference=``): ``"gibbs"``, the blocked Gibbs sampler of Ishwaran &
     James (2001) for this model (:mod:`bayescal.bayesian.gibbs`); ``"nuts"`` and ``"advi"``
@@ -385,11 +386,11 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         r"""The family that ``components="select"`` keeps: of the families' full fits, the one
         whose class densities predict the fitted points better, by the sum of their PSIS
         leave-one-out log densities :math:`\log p(t_i, y_i \mid D_{-i})`
-        (:func:`bayescal.bayesian.averaging.joint_loo_terms`, on the points of
+        (:func:`bayescal.bayesian.averaging.loo_log_scores`, on the points of
         :meth:`_loo_inputs`, drawn with ``rng``); the first family on a tie, or with too few
         draws to compare (with a warning). The other families' diagnostics are dropped; the
         choice and the comparison go to ``diagnostics_["family_selection"]``."""
-        from bayescal.bayesian.averaging import joint_loo_terms
+        from bayescal.bayesian.averaging import loo_log_scores
 
         families = list(fits)
         selection: dict[str, Any] = {}
@@ -400,17 +401,15 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             chosen = families[0]
         else:
             log_joints, y, reffs = inputs
-            terms, k_max = {}, []
-            for f in families:
-                terms[f], k = joint_loo_terms(log_joints[f], y, reffs[f])
-                k_max.append(k)
-            chosen = max(families, key=lambda f: float(terms[f].sum()))
-            others = [f for f in families if f != chosen]
-            gaps = {f: terms[chosen] - terms[f] for f in others}
-            selection = {f"elpd_joint_{f}": float(terms[f].sum()) for f in families} | {
-                "elpd_joint_diff": float(min(g.sum() for g in gaps.values())),
-                "elpd_joint_diff_se": float(max(np.sqrt(g.size) * g.std() for g in gaps.values())),
-                "pareto_k_max": float(np.nanmax(k_max)),
+            scores = {f: loo_log_scores(log_joints[f], y, reffs[f]) for f in families}
+            joint = {f: scores[f][1] for f in families}
+            chosen = max(families, key=lambda f: float(joint[f].sum()))
+            runner_up = max((f for f in families if f != chosen), key=lambda f: float(joint[f].sum()))
+            gap = joint[chosen] - joint[runner_up]
+            selection = {f"elpd_joint_{f}": float(joint[f].sum()) for f in families} | {
+                "elpd_joint_diff": float(gap.sum()),
+                "elpd_joint_diff_se": float(np.sqrt(gap.size) * gap.std()),
+                "pareto_k_max": float(np.nanmax([scores[f][2] for f in families])),
                 "n_points": int(y.size),
             }
         for f in families:
@@ -423,19 +422,13 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         return chosen
 
     def _fit_family(
-        self,
-        prep: PreparedData,
-        family: str,
-        seeds: list[int],
-        attrs: dict,
-        region: np.ndarray,
-        strict: bool,
+        self, prep: PreparedData, family: str, seeds: list[int], attrs: dict, region: np.ndarray, strict: bool
     ) -> tuple[xr.DataTree, np.ndarray, list[dict]]:
         """One component family's model: priors (``strict``: refuse keys of the other family),
-        the route on each class (streams ``seeds[:2]``), the posterior (assembled with stream ``seeds[2]``), its map draws on
-        ``grid_`` and their convergence over the working-scale ``region``
-        (``diagnostics_[family]``). Returns the posterior, the grid draws and the priors (as
-        lists)."""
+        the route on each class (streams ``seeds[:2]``), the posterior (assembled with stream
+        ``seeds[2]``), its map draws on ``grid_`` and their convergence over the working-scale
+        ``region`` (``diagnostics_[family]``). Returns the posterior, the grid draws and the
+        priors (as lists)."""
         from bayescal.bayesian.assembly import assemble_posterior
         from bayescal.bayesian.priors import resolve_priors
 

@@ -396,10 +396,10 @@ def test_psis_leave_one_out_of_the_labels_is_exact_on_a_conjugate_model():
     assert result["pareto_k_max"] < 0.5
 
 
-def test_joint_leave_one_out_terms_match_the_exact_ones_of_a_conjugate_model():
+def test_leave_one_out_log_scores_match_the_exact_ones_of_a_conjugate_model():
     """With pi ~ Beta(1 + n1, 1 + n0) and a density value f(t_i) shared by both classes,
     p(t_i, y_i | D_-i) = f(t_i) n_{y_i} / (n + 1) exactly; the PSIS terms must match point by point."""
-    from bayescal.bayesian.averaging import joint_loo_terms
+    from bayescal.bayesian.averaging import loo_log_scores
 
     rng = np.random.default_rng(0)
     y = (rng.random(60) < 0.3).astype(int)
@@ -407,9 +407,10 @@ def test_joint_leave_one_out_terms_match_the_exact_ones_of_a_conjugate_model():
     pi = rng.beta(1 + n1, 1 + n0, size=4000)
     log_f = rng.normal(size=y.size)
     log_joint = np.stack([np.log1p(-pi), np.log(pi)], axis=1)[..., None] + log_f
-    terms, k_max = joint_loo_terms(log_joint, y, 1.0)
+    label, terms, k_max = loo_log_scores(log_joint, y, 1.0)
     exact = log_f + np.log(np.where(y == 1, n1, n0) / (y.size + 1.0))
     np.testing.assert_allclose(terms, exact, atol=0.01)
+    np.testing.assert_allclose(label, exact - log_f, atol=0.01)  # the label's term: the same without f(t_i)
     assert k_max < 0.5
 
 
