@@ -238,6 +238,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"{self._name} does not support sample_weight: fit without it.")
             data = prepare_data(scores, y, sample_weight, score_kind=score_kind, pos_label=pos_label)
         X = self._check_X(X, data.n, fitting=True)
+        weighted = isinstance(scores, ScoreSummary) or sample_weight is not None  # else every weight is 1
         # a summary's rows are bins: count its weight, not its rows
         n1 = float(data.w[data.y == 1].sum()) if isinstance(scores, ScoreSummary) else int(data.y.sum())
         n0 = float(data.w[data.y == 0].sum()) if isinstance(scores, ScoreSummary) else data.n - n1
@@ -248,7 +249,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
             n0,
             n1,
             None if X is None else X.shape[1],
-            prevalence=float(data.w[data.y == 1].sum() / data.w.sum()) if data.w.sum() > 0 else None,
+            prevalence=float(data.w[data.y == 1].sum() / data.w.sum()) if weighted else n1 / data.n,
         )
         self._fit(data, X)
         return self

@@ -75,8 +75,13 @@ def to_working(scores: np.ndarray, score_kind: str) -> np.ndarray:
     check_score_kind(score_kind)
     scores = np.asarray(scores, dtype=np.float64)
     if score_kind == "probability":
-        t = np.clip(scores, PROB_EPS, 1.0 - PROB_EPS)
-        _in_row_halves(t.size, lambda a, b: logit(t[a:b], out=t[a:b]))
+        t = np.empty_like(scores)
+
+        def run(a: int, b: int) -> None:
+            np.clip(scores[a:b], PROB_EPS, 1.0 - PROB_EPS, out=t[a:b])
+            logit(t[a:b], out=t[a:b])
+
+        _in_row_halves(t.size, run)
         return t
     return scores.copy()
 

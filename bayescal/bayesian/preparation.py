@@ -298,7 +298,7 @@ def prepare(
         data = frequency_rows(data, split=_n_copies(data.w) <= int(compress_above))
     atoms_t = find_atoms(data, atom_threshold, atom_min_count)
     atoms = _input_atoms(atoms_t, data.score_kind)
-    totals = np.bincount(data.y.astype(np.int64), weights=data.w, minlength=2)
+    totals = np.bincount(data.y, weights=data.w, minlength=2)  # y is int8: no 8-byte copy of the labels
     if atoms_t.size:
         is_atom = np.isin(data.t, atoms_t)
         atom_counts = np.array([[data.w[(data.t == a) & (data.y == c)].sum() for a in atoms_t] for c in (0, 1)])
