@@ -46,7 +46,8 @@ Usage::
 
 ``--option NAME=JSON`` sets any other calibrator parameter (e.g. ``--option chains=4``);
 ``--others`` chooses the calibrators compared on MAE (default: every registered 1-D one).
-Rows are appended to ``--out`` as they finish (a rerun seed replaces the earlier row; the
+Rows are appended to ``--out`` as they finish (a rerun seed replaces the earlier row, and
+``--resume`` skips the seeds already there, so a long study runs in parts; the
 other calibrators' MAEs already in ``--out``, or ``--others-from``, for the same truth, N and
 seed are reused, since the data and so those fits do not depend on the DPM's settings); the
 summary (means over seeds, with the standard error of the 95 % coverage) is printed at the end.
@@ -202,8 +203,7 @@ def run_one(
     elapsed = time.perf_counter() - t0
     draws = model.calibration_map(grid).values.reshape(-1, grid.size)
     mean = model.predict_proba(grid)[:, 1]
-    label = route if "components" not in options else f"{route} ({options['components']})"
-    row = {"truth": truth, "n": n, "seed": seed, "route": label, "time_s": elapsed}
+    row = {"truth": truth, "n": n, "seed": seed, "route": _label(route, options), "time_s": elapsed}
     for q in LEVELS:
         lo, hi = np.quantile(draws, [(1 - q) / 2, (1 + q) / 2], axis=0)
         inside = (lo <= truth_vals) & (truth_vals <= hi)
@@ -241,6 +241,11 @@ def run_one(
             print(f"  {name}: {exc}")
     row["others"] = json.dumps(mae_others)
     return row
+
+
+def _label(route: str, options: dict) -> str:
+    """The row's ``route`` column: the inference route, with the component family when set."""
+    return route if "components" not in options else f"{route} ({options['components']})"
 
 
 def _known_others(path: Path) -> dict[tuple[str, int, int], dict]:
@@ -350,6 +355,11 @@ def main() -> None:
         default=None,
         help="a results file whose other calibrators' MAEs are reused (default: --out)",
     )
+    ap.add_argument(
+        "--resume",
+        action="store_true",
+        help="skip the (route, truth, N, seed) rows already in --out (a long study run in parts)",
+    )
     ap.add_argument("--summarise", action="store_true", help="only print the table of --out")
     args = ap.parse_args()
     if not args.summarise:
@@ -363,6 +373,7 @@ def main() -> None:
             options[name] = json.loads(value)
         others = _other_calibrators(args.others)
         known = _known_others(args.others_from or args.out)
+        done = {(r["route"], r["truth"], int(r["n"]), int(r["seed"])) for r in _rows(args.out)} if args.resume and not new else set()
         with open(args.out, "a", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=FIELDS)
             if new:
@@ -371,6 +382,8 @@ def main() -> None:
                 for truth in args.truths:
                     for n in args.n:
                         for seed in range(args.first_seed, args.first_seed + args.seeds):
+                            if (_label(route, options), truth, n, seed) in done:
+                                continue
                             try:
                                 row = run_one(truth, n, seed, route, options, others, known.get((truth, n, seed)))
                             except ValueError as exc:  # e.g. Beta components on decision values
