@@ -3,7 +3,9 @@ r"""Compiled sweeps of the blocked Gibbs sampler (:mod:`bayescal.bayesian.gibbs`
 One call of the kernel runs one chain of one class from its start to its last sweep, with
 its own ``numpy.random.Generator`` (numba reads and advances the generator's state, so a
 chain is reproducible from the generator's seed and independent of the thread it runs on).
-The kernels release the GIL, so chains run in parallel threads. The module also holds the
+The kernels release the GIL, so chains run in parallel threads. The sweeps' optional
+Hamiltonian moves (:func:`hmc_move`) run on :func:`marginal_logpost`, the class's log
+posterior with the allocations summed out. The module also holds the
 mixtures' log-sum-exp over components (:func:`mixture_logsumexp`, for
 :func:`bayescal.bayesian.mixture.log_density`), which shares the sweeps' compiled exp.
 
@@ -22,7 +24,7 @@ import numpy as np
 
 from bayescal._numba import njit
 
-__all__ = ["BETA", "GAUSSIAN", "mixture_logsumexp", "run_chain"]
+__all__ = ["BETA", "GAUSSIAN", "hmc_move", "marginal_logpost", "mixture_logsumexp", "run_chain"]
 
 GAUSSIAN = 0
 BETA = 1
@@ -31,6 +33,13 @@ _FEW = 6
 _LIKELY = 0.02
 """Components at least this likely at a point take their binomial draws first (so that the
 count is used up before the unlikely ones)."""
+
+
+_HMC_MAX_LOG_SHAPE = 200.0
+"""Largest magnitude of a log scale or log shape a Hamiltonian trajectory may reach; beyond it
+the trajectory has diverged and the move is rejected."""
+_HMC_TARGET = 0.7
+"""Mean acceptance probability that the warm-up tunes the Hamiltonian moves' step size to."""
 
 
 _FASTMATH = {"reassoc", "contract", "nsz"}
@@ -262,6 +271,7 @@ def run_chain(
     thin,
     n_mh,
     label_swaps,
+    n_leap,
     gen,
     out_w,
     out_1,
@@ -296,6 +306,24 @@ def run_chain(
     prop_s = 0.0
     sfx = np.empty(K)
     a_post = a0 + K - 1
+    # Hamiltonian moves (n_leap > 0): state, inverse mass, step size and its dual averaging
+    D = 3 * K - 1
+    hq = np.empty(D)
+    minv = np.ones(D)
+    hmc_R = np.empty(K)
+    hmc_grad = np.empty(D)
+    hmc_q0 = np.empty(D)
+    hmc_p = np.empty(D)
+    w_mean = np.zeros(D)
+    w_m2 = np.zeros(D)
+    w_n = 0.0
+    w_start = tune // 5 if tune >= 50 else tune
+    w_end = tune // 2 if tune >= 50 else tune
+    eps = 0.2
+    da_mu = math.log(10.0 * eps)
+    da_n = 0.0
+    h_bar = 0.0
+    log_eps_bar = 0.0
     for it in range(n_iter):
         # ---- 1. allocations
         log_weights(v, logw)
@@ -478,6 +506,61 @@ def run_chain(
                             acc_c += 1.0
                 th1[k] = la
                 th2[k] = lb
+        # ---- 6. a Hamiltonian move of sticks and components with the allocations summed out
+        # (every warm-up sweep, for the adaptation; after it, before each kept draw)
+        if n_leap > 0 and (it < tune or (it - tune) % thin == 0):
+            for k in range(K - 1):
+                hq[k] = math.log(v[k]) - math.log1p(-v[k])
+            for k in range(K):
+                hq[K - 1 + k] = th1[k]
+                hq[2 * K - 1 + k] = th2[k]
+            if it == 0:  # a first inverse mass: the conditional variances at the start
+                marginal_logpost(
+                    family, xa, xb, c_all, hq, alpha, m, s2, ell, tau, loc1, loc2, hmc_grad, E, topv, totv, ebits, hmc_R
+                )
+                for k in range(K):
+                    if family == GAUSSIAN:
+                        minv[K - 1 + k] = 1.0 / (hmc_R[k] * math.exp(-2.0 * th2[k]) + 1.0 / s2)
+                        minv[2 * K - 1 + k] = 1.0 / (2.0 * hmc_R[k] + 1.0 / (tau * tau))
+                    else:
+                        minv[K - 1 + k] = 1.0 / (hmc_R[k] + 1.0 / (tau * tau))
+                        minv[2 * K - 1 + k] = minv[K - 1 + k]
+                    if k < K - 1:
+                        minv[k] = 1.0 / (hmc_R[k] + 1.0)
+            accept = hmc_move(
+                family, xa, xb, c_all, hq, alpha, m, s2, ell, tau, loc1, loc2, eps, n_leap, minv, gen,
+                E, topv, totv, ebits, hmc_R, hmc_grad, hmc_q0, hmc_p,
+            )  # fmt: skip
+            for k in range(K - 1):
+                v[k] = min(max(1.0 / (1.0 + math.exp(-hq[k])), 1e-12), 1.0 - 1e-12)
+            for k in range(K):
+                th1[k] = hq[K - 1 + k]
+                th2[k] = hq[2 * K - 1 + k]
+            if it < tune:  # step size by dual averaging (Hoffman & Gelman 2014), mass from a window
+                da_n += 1.0
+                h_bar += (_HMC_TARGET - accept - h_bar) / (da_n + 10.0)
+                log_eps = da_mu - math.sqrt(da_n) / 0.05 * h_bar
+                decay = da_n**-0.75
+                log_eps_bar = decay * log_eps + (1.0 - decay) * log_eps_bar
+                eps = math.exp(log_eps)
+                if w_start <= it < w_end:
+                    w_n += 1.0
+                    for d in range(D):
+                        delta = hq[d] - w_mean[d]
+                        w_mean[d] += delta / w_n
+                        w_m2[d] += delta * (hq[d] - w_mean[d])
+                    if it == w_end - 1 and w_n > 2.0:
+                        for d in range(D):
+                            minv[d] = (w_n / (w_n + 5.0)) * w_m2[d] / (w_n - 1.0) + 1e-3 * 5.0 / (w_n + 5.0)
+                        da_mu = math.log(10.0 * eps)
+                        da_n = 0.0
+                        h_bar = 0.0
+                        log_eps_bar = 0.0
+                if it == tune - 1:
+                    eps = math.exp(log_eps_bar)
+            else:
+                stats[4] += accept
+                stats[5] += 1.0
         # ---- record
         if it >= tune and (it - tune) % thin == 0:
             j = (it - tune) // thin
@@ -500,3 +583,180 @@ def run_chain(
     stats[1] = prop_c
     stats[2] = acc_s
     stats[3] = prop_s
+
+
+@_inline
+def digamma(x):  # pragma: no cover - compiled
+    """psi(x) for x > 0: the recurrence up to x >= 6, then the asymptotic series (error below 1e-12)."""
+    acc = 0.0
+    while x < 6.0:
+        acc -= 1.0 / x
+        x += 1.0
+    inv = 1.0 / x
+    inv2 = inv * inv
+    return (
+        acc + math.log(x) - 0.5 * inv - inv2 * (1.0 / 12.0 - inv2 * (1.0 / 120.0 - inv2 * (1.0 / 252.0 - inv2 / 240.0)))
+    )
+
+
+@_jit
+def marginal_logpost(
+    family, xa, xb, c_all, q, alpha, m, s2, ell, tau, loc1, loc2, grad, E, top, tot, bits, R
+):  # pragma: no cover - compiled
+    r"""Log posterior of one class's sticks and components with the allocations summed out, and its gradient.
+
+    ``q`` (3K - 1,) holds :math:`u_k = \operatorname{logit} v_k` (k < K), then the K first and the
+    K second component parameters as the sweeps hold them (centred mean and log scale, or log
+    shapes). The value, up to a constant, is
+
+    .. math:: \sum_i c_i \log \sum_k w_k \phi_k(x_i) + \sum_{k<K} [\alpha \log(1 - v_k) + \log v_k]
+              + \log p(\theta_1) + \log p(\theta_2),
+
+    the stick-breaking prior Beta(1, alpha) with the Jacobian of the logit. ``grad`` receives
+    the gradient; ``R`` (K,) the components' responsibility totals. ``E``, ``top``, ``tot``,
+    ``bits`` are work arrays of the sweeps' shapes.
+    """
+    K = R.shape[0]
+    n = xa.shape[0]
+    # log weights and their stick derivatives
+    logw = np.empty(K)
+    rest = 0.0
+    for k in range(K - 1):
+        u = q[k]
+        lv = -math.log1p(math.exp(-u)) if u > -30.0 else u
+        l1v = -math.log1p(math.exp(u)) if u < 30.0 else -u
+        logw[k] = lv + rest
+        rest += l1v
+    logw[K - 1] = rest
+    value = 0.0
+    for i in range(n):
+        top[i] = -np.inf
+    for k in range(K):
+        t1 = q[K - 1 + k]
+        t2 = q[2 * K - 1 + k]
+        row = E[k]
+        if family == GAUSSIAN:
+            if abs(t2) > _HMC_MAX_LOG_SHAPE:
+                return -np.inf  # a trajectory gone astray: the move is rejected
+            inv = math.exp(-t2)
+            c = logw[k] - t2
+            for i in range(n):
+                z = (xa[i] - t1) * inv
+                row[i] = c - 0.5 * z * z
+        else:
+            if abs(t1) > _HMC_MAX_LOG_SHAPE or abs(t2) > _HMC_MAX_LOG_SHAPE:
+                return -np.inf  # a trajectory gone astray: the move is rejected
+            a = math.exp(t1)
+            b = math.exp(t2)
+            c = logw[k] - (math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b))
+            for i in range(n):
+                row[i] = c + a * xa[i] + b * xb[i]
+        for i in range(n):
+            top[i] = max(top[i], row[i])
+    exp_shifted_sums(E, top, tot, bits)
+    for i in range(n):
+        value += c_all[i] * (top[i] + math.log(tot[i]))
+        tot[i] = c_all[i] / tot[i]  # now the factor turning E into weighted responsibilities
+    for k in range(K):
+        t1 = q[K - 1 + k]
+        t2 = q[2 * K - 1 + k]
+        row = E[k]
+        rk = 0.0
+        g1 = 0.0
+        g2 = 0.0
+        if family == GAUSSIAN:
+            inv = math.exp(-t2)
+            for i in range(n):
+                r = row[i] * tot[i]
+                z = (xa[i] - t1) * inv
+                rk += r
+                g1 += r * z
+                g2 += r * z * z
+            grad[K - 1 + k] = g1 * inv - (t1 - m[k]) / s2
+            grad[2 * K - 1 + k] = g2 - rk - (t2 - ell) / (tau * tau)
+            value += -0.5 * (t1 - m[k]) ** 2 / s2 - 0.5 * ((t2 - ell) / tau) ** 2
+        else:
+            a = math.exp(t1)
+            b = math.exp(t2)
+            for i in range(n):
+                r = row[i] * tot[i]
+                rk += r
+                g1 += r * xa[i]
+                g2 += r * xb[i]
+            dab = digamma(a + b)
+            grad[K - 1 + k] = a * (g1 - rk * (digamma(a) - dab)) - (t1 - loc1[k]) / (tau * tau)
+            grad[2 * K - 1 + k] = b * (g2 - rk * (digamma(b) - dab)) - (t2 - loc2[k]) / (tau * tau)
+            value += -0.5 * ((t1 - loc1[k]) / tau) ** 2 - 0.5 * ((t2 - loc2[k]) / tau) ** 2
+        R[k] = rk
+    beyond = R[K - 1]
+    for k in range(K - 2, -1, -1):
+        u = q[k]
+        v = 1.0 / (1.0 + math.exp(-u))
+        l1v = -math.log1p(math.exp(u)) if u < 30.0 else -u
+        lv = -math.log1p(math.exp(-u)) if u > -30.0 else u
+        grad[k] = R[k] * (1.0 - v) - v * beyond - alpha * v + (1.0 - v)
+        value += alpha * l1v + lv
+        beyond += R[k]
+    return value
+
+
+@_jit
+def hmc_move(
+    family,
+    xa,
+    xb,
+    c_all,
+    q,
+    alpha,
+    m,
+    s2,
+    ell,
+    tau,
+    loc1,
+    loc2,
+    eps,
+    n_leap,
+    minv,
+    gen,
+    E,
+    top,
+    tot,
+    bits,
+    R,
+    grad,
+    q0,
+    p,
+):  # pragma: no cover - compiled
+    r"""One Hamiltonian Monte Carlo move of ``q`` on :func:`marginal_logpost` (the allocations
+    summed out), with diagonal inverse mass ``minv``, step ``eps`` and ``n_leap`` leapfrog steps;
+    ``q`` is updated in place (left as it was on rejection). Returns the acceptance probability."""
+    D = q.shape[0]
+    value = marginal_logpost(family, xa, xb, c_all, q, alpha, m, s2, ell, tau, loc1, loc2, grad, E, top, tot, bits, R)
+    kinetic = 0.0
+    for d in range(D):
+        q0[d] = q[d]
+        p[d] = gen.standard_normal() / math.sqrt(minv[d])
+        kinetic += 0.5 * minv[d] * p[d] * p[d]
+    h0 = -value + kinetic
+    for d in range(D):
+        p[d] += 0.5 * eps * grad[d]
+    for step in range(n_leap):
+        for d in range(D):
+            q[d] += eps * minv[d] * p[d]
+        value = marginal_logpost(
+            family, xa, xb, c_all, q, alpha, m, s2, ell, tau, loc1, loc2, grad, E, top, tot, bits, R
+        )
+        if not value > -np.inf or value != value:
+            break  # diverged: rejected below
+        scale = eps if step < n_leap - 1 else 0.5 * eps
+        for d in range(D):
+            p[d] += scale * grad[d]
+    kinetic = 0.0
+    for d in range(D):
+        kinetic += 0.5 * minv[d] * p[d] * p[d]
+    delta = h0 - (-value + kinetic)
+    accept = math.exp(min(delta, 0.0)) if delta == delta and value > -np.inf else 0.0
+    if not gen.random() < accept:
+        for d in range(D):
+            q[d] = q0[d]
+    return accept

@@ -194,7 +194,9 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     n_jobs : int, default 1
         Threads fitting the two classes (1 or 2).
     route_options : dict or None, default None
-        Extra keyword arguments for the inference route (e.g. ``{"thin": 2}`` for Gibbs).
+        Extra keyword arguments for the inference route (e.g. ``{"thin": 2}`` for Gibbs, or
+        ``{"hmc_steps": 20}`` for its Hamiltonian moves, which raise the share of converged fits on
+        raw scores at about twice the time: :mod:`bayescal.bayesian.gibbs`).
     null_stacking : bool, default True
         Average the map with the constant map of the no-signal model by pseudo-BMA+ weights;
         averaging needs at least :data:`AVERAGING_MIN_DRAWS` draws, otherwise it is skipped
@@ -505,6 +507,14 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             options["draws"] = int(self.draws)
         if family != "gaussian":
             options["family"] = family
+        if options.get("hmc_steps") and prep.compressed:
+            raise ValueError(
+                f"route_options hmc_steps={options['hmc_steps']} runs Hamiltonian moves, which need the raw "
+                f"scores, but these were compressed into {prep.n_bins} bins (more than "
+                f"compress_above={self.compress_above} of them, or a ScoreSummary): at a bin centre with many "
+                "scores the likelihood grows without bound as a component narrows onto it, and the moves find "
+                "those spikes. Raise compress_above above the number of scores, or leave hmc_steps out."
+            )
 
         def run(c: int):
             try:

@@ -112,6 +112,20 @@ def test_bad_parameters_raise(params, match):
         DPMCalibrator(**(TINY | params)).fit(s, y)
 
 
+def test_hamiltonian_moves_run_on_raw_scores_and_are_refused_on_compressed_ones():
+    """route_options={"hmc_steps": L}: on raw scores the fit runs the moves (their acceptance is
+    reported) and is reproducible from the seed; on compressed scores, where the bin-centre
+    likelihood has spikes the moves would find, the fit is refused with the fix named."""
+    s, y = monotone_data(300, np.random.default_rng(2))
+    kw = TINY | {"random_state": 4, "route_options": {"hmc_steps": 5}}
+    a, b = DPMCalibrator(**kw).fit(s, y), DPMCalibrator(**kw).fit(s, y)
+    np.testing.assert_array_equal(a.predict_proba(s), b.predict_proba(s))
+    assert 0.0 < a.diagnostics_["gaussian"]["class_1"]["hmc_acceptance"] <= 1.0
+    assert not np.array_equal(a.predict_proba(s), DPMCalibrator(**TINY, random_state=4).fit(s, y).predict_proba(s))
+    with pytest.raises(ValueError, match="compressed into .* bins .* Raise compress_above"):
+        DPMCalibrator(**(kw | {"compress_above": 100})).fit(s, y)
+
+
 # ---- Gibbs sampler ------------------------------------------------------------------
 def test_gibbs_recovers_a_known_density_and_is_seeded(rng):
     x = np.concatenate([rng.normal(-2, 0.5, 350), rng.normal(1.5, 1.0, 650)])
