@@ -15,7 +15,7 @@ method wraps a fresh clone of the base classifier and is fitted on the fit part 
 fit plus predict. In each (dataset, classifier, seed) cell the methods are ranked (1 = best).
 
 Outputs: a table of mean log loss, Brier, time and ranks per method, printed and saved as
-JSON (``benchmarks/results/classifier_bench.json``, git-ignored).
+JSON (``benchmarks/results/classifier_bench.json``, kept in git with the other studies' outputs).
 
 It is slow with every dataset, classifier and the DPM (the DPM fits once per cell on all
 out-of-fold scores); ``--quick`` runs one split of breast_cancer, OJ and Weekly with the

@@ -54,7 +54,8 @@ ENIR, quadratic and spline scaling, temperature scaling and Venn-Abers for conte
 
 Outputs: the per-(dataset, classifier) table of mean Brier and log loss, the average ranks,
 the DPM's mean ranks per dataset and per classifier, failures and warnings, printed and
-saved as JSON in ``benchmarks/results/dpm_realdata.json`` (git-ignored).
+saved as JSON in ``benchmarks/results/dpm_realdata.json`` (kept in git: ``make_evidence.py``
+rebuilds the real-data page from it).
 
 **Measured** (2026-11-24, DPM defaults: Gaussian components, the null model averaged in by
 pseudo-BMA+ weights, tie spreading, the neighbour rule for atoms, compression above 2,048

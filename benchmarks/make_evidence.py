@@ -3,7 +3,10 @@
 The pages are generated, never typed by hand: each is rewritten from the output file of
 its study when that file exists, with the date the file was written, the machine this
 script runs on and the command that regenerates it. A page whose output file is absent
-is left as it is (the committed version says when and how it was measured).
+is left as it is (the committed version says when and how it was measured), and so is the
+coverage page when the study's output lacks some of its rows or seeds (a study run in parts),
+unless ``--allow-fewer-rows``. The outputs are kept in git (``benchmarks/results/``), so a
+page can be rebuilt, and a study extended, from a fresh clone.
 
 =========================  =================================================  ==========================
 page                       read from                                          written by
@@ -156,12 +159,30 @@ PAGES = {
     "speed": (RESULTS / "dpm_speed.md", speed_page),
     "realdata": (RESULTS / "dpm_realdata.json", realdata_page),
 }
+KEPT_CELLS = {"coverage": 4}
+"""Pages whose table rows a rewrite must keep, by their leading cells (route, truth, N, seeds):
+a study run in parts (``dpm_coverage.py --resume``) does not shrink its page meanwhile."""
+
+
+def _row_keys(text: str, cells: int) -> set[tuple[str, ...]]:
+    """The leading ``cells`` cells of a page's table rows (header and rule lines included)."""
+    return {tuple(c.strip() for c in ln.split("|")[1 : cells + 1]) for ln in text.splitlines() if ln.startswith("|")}
+
+
+def missing_rows(old: str, new: str, cells: int) -> list[tuple[str, ...]]:
+    """Rows of the page ``old`` (by their leading ``cells`` cells) that ``new`` no longer has."""
+    return sorted(_row_keys(old, cells) - _row_keys(new, cells))
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--results", type=Path, default=RESULTS, help="folder of the studies' outputs")
     ap.add_argument("--out", type=Path, default=EVIDENCE, help="folder of the evidence pages")
+    ap.add_argument(
+        "--allow-fewer-rows",
+        action="store_true",
+        help="rewrite the coverage page even when the study's output lacks some of its rows (or seeds)",
+    )
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     for name, (default_source, render) in PAGES.items():
@@ -169,8 +190,16 @@ def main(argv: list[str] | None = None) -> int:
         if not source.is_file():
             print(f"{name}: {source} is absent; docs/evidence/{name}.md left as it is")
             continue
-        (args.out / f"{name}.md").write_text(render(source))
-        print(f"{name}: wrote {args.out / (name + '.md')} from {source}")
+        page, text = args.out / f"{name}.md", render(source)
+        lost = missing_rows(page.read_text(), text, KEPT_CELLS[name]) if name in KEPT_CELLS and page.is_file() else []
+        if lost and not args.allow_fewer_rows:
+            print(
+                f"{name}: {source} lacks {len(lost)} rows of {page} (e.g. {' | '.join(lost[0])}); the page is left "
+                "as it is: finish the study (its --resume runs the missing seeds) or pass --allow-fewer-rows"
+            )
+            continue
+        page.write_text(text)
+        print(f"{name}: wrote {page} from {source}")
     return 0
 
 
