@@ -4,7 +4,8 @@ For each truth of ``benchmarks/dpm_coverage.py``, N and seed the script fits the
 calibrator, computes the thinning the convergence warning names
 (:func:`bayescal.bayesian.convergence.thin_for_target`: the sweeps that would give the map
 400 effective draws if its ESS grew in proportion), refits with
-``route_options={"thin": k}`` and reports, for both fits, the map's worst split R-hat, lowest
+``route_options={"thin": k}`` (with ``--hmc-steps L`` also ``"hmc_steps": L``, the sampler's
+Hamiltonian moves, where the scores are not compressed) and reports, for both fits, the map's worst split R-hat, lowest
 bulk and tail ESS over the data region, whether it meets R-hat <= 1.01 and ESS >= 400
 (``diagnostics_["map"]["meets_target"]``) and the fit time.
 
@@ -39,6 +40,12 @@ def main() -> None:
     ap.add_argument("--n", nargs="+", type=int, default=[300, 1000, 10000])
     ap.add_argument("--seeds", type=int, default=4)
     ap.add_argument("--max-thin", type=int, default=400)
+    ap.add_argument(
+        "--hmc-steps",
+        type=int,
+        default=0,
+        help="add route_options hmc_steps to the remedy where the scores are not compressed",
+    )
     args = ap.parse_args()
 
     def fit(s, y, kind, seed, options):
@@ -69,7 +76,10 @@ def main() -> None:
                 elif thin is None or thin > args.max_thin:
                     remedy, ok = f"not run (thin {thin} > {args.max_thin})", None
                 else:
-                    fixed, elapsed2 = fit(s, y, kind, seed, {"thin": thin})
+                    options = {"thin": thin}
+                    if args.hmc_steps and not model.idata_.attrs["compressed"]:
+                        options["hmc_steps"] = args.hmc_steps
+                    fixed, elapsed2 = fit(s, y, kind, seed, options)
                     remedy, ok = fmt(fixed.diagnostics_["map"], elapsed2), fixed.diagnostics_["map"]["meets_target"]
                 met.setdefault((truth, n), []).append((conv["meets_target"], ok))
                 print(f"| {truth} | {n} | {seed} | {fmt(conv, elapsed)} | {thin} | {remedy} |", flush=True)

@@ -25,6 +25,7 @@ import numpy as np
 __all__ = [
     "ESS_TARGET",
     "MAP_RHAT_WARN",
+    "REMEDY_HMC_STEPS",
     "RHAT_TARGET",
     "ess_bulk",
     "ess_tail",
@@ -250,6 +251,10 @@ def meets_target(conv: dict) -> bool:
     return bool(rhat <= RHAT_TARGET and min(bulk, tail) >= ESS_TARGET)
 
 
+REMEDY_HMC_STEPS = 20
+"""Leapfrog steps of the Hamiltonian moves that the convergence warning names for raw scores."""
+
+
 def thin_for_target(diagnostics: dict) -> int | None:
     """The Gibbs thinning that would give the map :data:`ESS_TARGET` effective draws, or None.
 
@@ -258,8 +263,9 @@ def thin_for_target(diagnostics: dict) -> int | None:
     ``thin`` the classes used by ``ESS_TARGET`` over the lowest bulk or tail ESS, and at least
     doubles it while R-hat exceeds :data:`RHAT_TARGET`. None when the fit did not thin (a
     route other than Gibbs). Whether that reaches the target is an empirical question:
-    ``benchmarks/convergence_remedy.py`` measures it (up to 10^3 scores 16 of 24 fits met the
-    target after it, 10 of them already by default; at 10^4 none of 12).
+    ``benchmarks/convergence_remedy.py`` measures it (four truths, six seeds each: up to 10^3
+    scores 36 of 48 fits met the target after it, 21 of them already by default, and 44 of 48
+    with the Hamiltonian moves added; at 10^4 none of 12).
     """
     thins = [
         fits[f"class_{c}"]["thin"]
@@ -276,24 +282,40 @@ def thin_for_target(diagnostics: dict) -> int | None:
     return int(np.ceil(max(thins) * factor))
 
 
-def warn_convergence(diagnostics: dict, inference: str, stacklevel: int = 5) -> None:
-    """Warn when the map's chains disagree (:data:`MAP_RHAT_WARN`) or a sampler diverged."""
+def warn_convergence(diagnostics: dict, inference: str, stacklevel: int = 5, raw_scores: bool = False) -> None:
+    """Warn when the map's chains disagree (:data:`MAP_RHAT_WARN`) or a sampler diverged.
+
+    The warning names a remedy and what it achieved on simulated truths
+    (``benchmarks/convergence_remedy.py``): for the Gibbs route the thinning of
+    :func:`thin_for_target`, with :data:`REMEDY_HMC_STEPS` Hamiltonian moves when the fit was
+    on the raw scores (``raw_scores``; the moves need uncompressed data); for other routes
+    more draws.
+    """
     conv, n_div = diagnostics["map"], diagnostics["divergences"]
     if conv["rhat_max"] > MAP_RHAT_WARN:
         thin = thin_for_target(diagnostics)
-        longer = (
-            f"route_options={{'thin': {thin}}} runs the sweeps that would give {ESS_TARGET} effective draws"
-            if thin is not None
-            else "More draws, tune and chains raise the ESS"
-        )
+        target = f"R-hat <= {RHAT_TARGET} and ESS >= {ESS_TARGET}"
+        if thin is None:
+            remedy = "More draws, tune and chains raise the ESS"
+        elif raw_scores:
+            remedy = (
+                f"route_options={{'thin': {thin}, 'hmc_steps': {REMEDY_HMC_STEPS}}} runs the sweeps that would give "
+                f"{ESS_TARGET} effective draws, with Hamiltonian moves; measured on simulated truths that reaches "
+                f"{target} in 44 of 48 fits of up to 10^3 scores (benchmarks/convergence_remedy.py --hmc-steps "
+                f"{REMEDY_HMC_STEPS}); where it does not"
+            )
+        else:
+            remedy = (
+                f"route_options={{'thin': {thin}}} runs the sweeps that would give {ESS_TARGET} effective draws, but "
+                f"measured on simulated truths that reaches {target} in none of 12 fits of 10^4 (compressed) scores "
+                "(benchmarks/convergence_remedy.py)"
+            )
         warnings.warn(
             f"The chains disagree on the calibration map: R-hat {conv['rhat_max']:.2f} at score "
             f"{conv['rhat_max_score']:.4g}, where their means differ by {conv['chain_gap_at_rhat_max']:.3g} "
             f"against a 95% band {conv['band_width_at_rhat_max']:.3g} wide (bulk ESS down to "
-            f"{conv['ess_bulk_min']:.0f}); the credible band is not reliable there. {longer}, but measured on "
-            f"simulated truths that reaches R-hat <= {RHAT_TARGET} and ESS >= {ESS_TARGET} in 16 of 24 fits up to "
-            "10^3 scores and in none of 12 at 10^4 (benchmarks/convergence_remedy.py); refit with another random_state "
-            "and compare the maps there before acting on the band.",
+            f"{conv['ess_bulk_min']:.0f}); the credible band is not reliable there. {remedy}, refit with another "
+            "random_state and compare the maps there before acting on the band.",
             UserWarning,
             stacklevel=stacklevel,
         )

@@ -82,8 +82,10 @@ def test_warning_names_the_thinning_that_would_reach_the_target_ess():
     conv |= {"ess_bulk_min": 8.0, "ess_bulk_median": 30.0, "ess_tail_min": 20.0, "meets_target": False}
     gibbs = {"gaussian": {"class_0": {"thin": 2}, "class_1": {"thin": 5}, "map": conv}, "map": conv, "divergences": 0}
     assert thin_for_target(gibbs) == 5 * 400 // 8
-    with pytest.warns(UserWarning, match=r"route_options=\{'thin': 250\}"):
+    with pytest.warns(UserWarning, match=r"route_options=\{'thin': 250\} runs .* none of 12 fits of 10\^4"):
         warn_convergence(gibbs, "gibbs")
+    with pytest.warns(UserWarning, match=r"route_options=\{'thin': 250, 'hmc_steps': 20\} .* Hamiltonian moves"):
+        warn_convergence(gibbs, "gibbs", raw_scores=True)  # the moves need uncompressed scores
     mixed_but_apart = {**gibbs, "map": conv | {"ess_bulk_min": 900.0, "ess_tail_min": 800.0}}
     assert thin_for_target(mixed_but_apart) == 10  # enough draws, R-hat 1.3: at least twice the sweeps
     nuts = {"gaussian": {"class_0": {}, "class_1": {}, "map": conv}, "map": conv, "divergences": 0}
