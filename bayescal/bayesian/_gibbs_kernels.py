@@ -599,7 +599,7 @@ def digamma(x):  # pragma: no cover - compiled
     )
 
 
-@_jit
+@_inline
 def marginal_logpost(
     family, xa, xb, c_all, q, alpha, m, s2, ell, tau, loc1, loc2, grad, E, top, tot, bits, R
 ):  # pragma: no cover - compiled
@@ -700,7 +700,7 @@ def marginal_logpost(
     return value
 
 
-@_jit
+@_inline
 def hmc_move(
     family,
     xa,

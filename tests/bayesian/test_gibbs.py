@@ -191,6 +191,7 @@ def test_kernels_compile_without_a_writable_cache(tmp_path):
         "x = np.linspace(-2, 2, 50); c = np.ones(50); p = resolve_priors(None, [x, x], [c, c], 3)[0]; "
         "f = fit_gibbs(x, c, p, n_components=3, draws=5, tune=2, random_seed=4); "
         "print(repr(float(f.posterior['mu'].values.sum())))\n"
+
         "from bayescal.bayesian import mixture; "
         "assert np.isfinite(mixture.log_density(x, np.full((2, 3), 1 / 3), np.zeros((2, 3)), np.ones((2, 3)))).all()\n"
         "from bayescal._interp import interp_regular, interp_sorted; "
@@ -207,6 +208,31 @@ def test_kernels_compile_without_a_writable_cache(tmp_path):
     p = resolve_priors(None, [x, x], [c, c], 3)[0]
     here = fit_gibbs(x, c, p, n_components=3, draws=5, tune=2, random_seed=4)
     assert float(value) == float(here.posterior["mu"].values.sum())
+
+
+def test_cached_kernels_give_the_draws_of_freshly_compiled_ones(tmp_path):
+    """Two new processes share an empty numba cache: the first compiles the sweeps (with the
+    Hamiltonian moves) and writes the cache, the second loads it; the draws are the same.
+    (With the moves as separately compiled functions, the cached kernel gave other draws.)"""
+    pkg = tmp_path / "pkg"
+    shutil.copytree(REPO / "bayescal", pkg / "bayescal", ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
+    env = os.environ | {"PYTHONPATH": str(pkg), "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    code = (
+        "import numpy as np; from bayescal.bayesian.gibbs import fit_gibbs; "
+        "from bayescal.bayesian.priors import resolve_priors; "
+        "x = np.linspace(-2, 2, 50); c = np.ones(50); p = resolve_priors(None, [x, x], [c, c], 3)[0]; "
+        "f = fit_gibbs(x, c, p, n_components=3, draws=20, tune=60, random_seed=4, hmc_steps=5); "
+        "print(repr(float(f.posterior['mu'].values.sum())), f.diagnostics['hmc_acceptance'])"
+    )
+
+    def run() -> str:
+        return subprocess.run(
+            [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, check=True
+        ).stdout
+
+    fresh = run()
+    assert any(tmp_path.joinpath("numba").rglob("*.nbi"))  # the second process loads this cache
+    assert run() == fresh
 
 
 def test_calibration_map_and_band_agree_between_backends():
