@@ -47,7 +47,8 @@ Usage::
 ``--option NAME=JSON`` sets any other calibrator parameter (e.g. ``--option chains=4``);
 ``--others`` chooses the calibrators compared on MAE (default: every registered 1-D one).
 Rows are appended to ``--out`` as they finish (a rerun seed replaces the earlier row, and
-``--resume`` skips the seeds already there, so a long study runs in parts; the
+``--resume`` skips the seeds already there, so a long study runs in parts:
+``--cells-from docs/evidence/coverage.md --resume`` completes every cell of the page; the
 other calibrators' MAEs already in ``--out``, or ``--others-from``, for the same truth, N and
 seed are reused, since the data and so those fits do not depend on the DPM's settings); the
 summary (means over seeds, with the standard error of the 95 % coverage) is printed at the end.
@@ -243,6 +244,21 @@ def run_one(
     return row
 
 
+def _page_cells(page: Path, options: dict) -> list[tuple[str, dict, str, int, range]]:
+    """The cells of an evidence page's table as (route, options, truth, N, seeds): a row
+    ``| gibbs (select) | piles | 300 | 24 | ...`` is route gibbs with ``components="select"``
+    (on top of ``options``), truth piles, N = 300, seeds 0-23."""
+    cells = []
+    for line in page.read_text().splitlines():
+        c = [x.strip() for x in line.split("|")[1:-1]]
+        if len(c) < 4 or not c[2].isdigit():
+            continue
+        route, _, family = c[0].partition(" (")
+        cell_options = options | ({"components": family.rstrip(")")} if family else {})
+        cells.append((route, cell_options, c[1].split(" (")[0], int(c[2]), range(int(c[3]))))
+    return cells
+
+
 def _label(route: str, options: dict) -> str:
     """The row's ``route`` column: the inference route, with the component family when set."""
     return route if "components" not in options else f"{route} ({options['components']})"
@@ -360,6 +376,14 @@ def main() -> None:
         action="store_true",
         help="skip the (route, truth, N, seed) rows already in --out (a long study run in parts)",
     )
+    ap.add_argument(
+        "--cells-from",
+        type=Path,
+        default=None,
+        metavar="PAGE",
+        help="run the cells of an evidence page (route, truth, N, seeds 0 .. its count - 1) instead of "
+        "--routes/--truths/--n/--seeds, e.g. docs/evidence/coverage.md with --resume",
+    )
     ap.add_argument("--summarise", action="store_true", help="only print the table of --out")
     args = ap.parse_args()
     if not args.summarise:
@@ -373,32 +397,44 @@ def main() -> None:
             options[name] = json.loads(value)
         others = _other_calibrators(args.others)
         known = _known_others(args.others_from or args.out)
-        done = {(r["route"], r["truth"], int(r["n"]), int(r["seed"])) for r in _rows(args.out)} if args.resume and not new else set()
+        done = (
+            {(r["route"], r["truth"], int(r["n"]), int(r["seed"])) for r in _rows(args.out)}
+            if args.resume and not new
+            else set()
+        )
         with open(args.out, "a", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=FIELDS)
             if new:
                 writer.writeheader()
-            for route in args.routes:
-                for truth in args.truths:
-                    for n in args.n:
-                        for seed in range(args.first_seed, args.first_seed + args.seeds):
-                            if (_label(route, options), truth, n, seed) in done:
-                                continue
-                            try:
-                                row = run_one(truth, n, seed, route, options, others, known.get((truth, n, seed)))
-                            except ValueError as exc:  # e.g. Beta components on decision values
-                                print(f"{truth} N={n} seed={seed}: not run ({exc})", flush=True)
-                                break
-                            writer.writerow(row)
-                            fh.flush()
-                            print(
-                                " ".join(
-                                    f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                                    for k, v in row.items()
-                                    if k != "others"
-                                ),
-                                flush=True,
-                            )
+            cells = (
+                _page_cells(args.cells_from, options)
+                if args.cells_from
+                else [
+                    (route, options, truth, n, range(args.first_seed, args.first_seed + args.seeds))
+                    for route in args.routes
+                    for truth in args.truths
+                    for n in args.n
+                ]
+            )
+            for route, cell_options, truth, n, seeds in cells:
+                for seed in seeds:
+                    if (_label(route, cell_options), truth, n, seed) in done:
+                        continue
+                    try:
+                        row = run_one(truth, n, seed, route, cell_options, others, known.get((truth, n, seed)))
+                    except ValueError as exc:  # e.g. Beta components on decision values
+                        print(f"{truth} N={n} seed={seed}: not run ({exc})", flush=True)
+                        break
+                    writer.writerow(row)
+                    fh.flush()
+                    print(
+                        " ".join(
+                            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                            for k, v in row.items()
+                            if k != "others"
+                        ),
+                        flush=True,
+                    )
     print(summarise(args.out))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import json
 
-from _paths import benchmark_module
+from _paths import ROOT, benchmark_module
 
 
 def test_pages_are_written_from_the_outputs_and_absent_outputs_leave_pages_alone(tmp_path):
@@ -72,3 +72,17 @@ def test_a_partial_study_does_not_shrink_the_coverage_page(tmp_path):
     assert (out / "coverage.md").read_text() == committed  # 2 seeds of the page's 3: left alone
     assert make_evidence.main([*args, "--allow-fewer-rows"]) == 0
     assert "| gibbs | monotone | 300 | 2 |" in (out / "coverage.md").read_text()
+
+
+def test_the_coverage_study_can_rerun_every_cell_of_the_committed_page():
+    """dpm_coverage.py --cells-from docs/evidence/coverage.md --resume completes the page's
+    study: each table row becomes one cell whose route label is the row's own."""
+    study = benchmark_module("dpm_coverage")
+    page = ROOT / "docs" / "evidence" / "coverage.md"
+    rows = [ln for ln in page.read_text().splitlines() if ln.startswith("| gibbs")]
+    cells = study._page_cells(page, {})
+    assert len(cells) == len(rows) > 0
+    for row, (route, options, truth, n, seeds) in zip(rows, cells, strict=True):
+        label, shown_truth, shown_n, shown_seeds = (c.strip() for c in row.split("|")[1:5])
+        assert study._label(route, options) == label and shown_truth.startswith(truth)
+        assert (n, len(seeds)) == (int(shown_n), int(shown_seeds)) and truth in study.TRUTHS
