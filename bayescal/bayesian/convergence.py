@@ -264,7 +264,7 @@ def thin_for_target(diagnostics: dict) -> int | None:
     doubles it while R-hat exceeds :data:`RHAT_TARGET`. None when the fit did not thin (a
     route other than Gibbs). Whether that reaches the target is an empirical question:
     ``benchmarks/convergence_remedy.py`` measures it (four truths, six seeds each: up to 10^3
-    scores 36 of 48 fits met the target after it, 21 of them already by default, and 44 of 48
+    scores 36 of 48 fits met the target after it, 21 of them already by default, and 42 of 48
     with the Hamiltonian moves added; at 10^4 none of 12).
     """
     thins = [
@@ -301,7 +301,7 @@ def warn_convergence(diagnostics: dict, inference: str, stacklevel: int = 5, raw
             remedy = (
                 f"route_options={{'thin': {thin}, 'hmc_steps': {REMEDY_HMC_STEPS}}} runs the sweeps that would give "
                 f"{ESS_TARGET} effective draws, with Hamiltonian moves; measured on simulated truths that reaches "
-                f"{target} in 44 of 48 fits of up to 10^3 scores (benchmarks/convergence_remedy.py --hmc-steps "
+                f"{target} in 42 of 48 fits of up to 10^3 scores (benchmarks/convergence_remedy.py --hmc-steps "
                 f"{REMEDY_HMC_STEPS}); where it does not"
             )
         else:

@@ -62,9 +62,9 @@ through (regularised as in Stan); after the warm-up a move
 precedes each kept draw. On the coverage study's truths (``benchmarks/dpm_coverage.py --truths
 monotone piles plateau heavy overconfident bimodal boosted --n 300 1000 --seeds 12 --others kde``,
 with and without ``--option 'route_options={"hmc_steps": 20}'``), ``hmc_steps=20`` raised the
-fits meeting R-hat <= 1.01 and ESS >= 400 from 0 to 38 of 84 at N = 1,000 (median lowest bulk
-ESS 185 -> 403) and from 62 to 75 of 84 at N = 300, at about twice the time (0.50 -> 1.00 s at
-N = 1,000), with the same coverage and error. It needs raw points: at bin centres with large
+fits meeting R-hat <= 1.01 and ESS >= 400 from 0 to 36 of 84 at N = 1,000 (median lowest bulk
+ESS 185 -> 423) and from 62 to 73 of 84 at N = 300, with the same coverage and error, at 1.6
+(N = 300) and 2.2 (N = 1,000) times the time of a default fit (paired timings on the same data). It needs raw points: at bin centres with large
 counts the likelihood grows without bound as a component narrows onto one bin, and the moves
 find those spikes, which the sweeps do not reach (``tests/bayesian/test_gibbs.py``), so the
 calibrator refuses it on compressed data.
