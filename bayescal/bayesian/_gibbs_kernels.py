@@ -600,6 +600,25 @@ def digamma(x):  # pragma: no cover - compiled
 
 
 @_inline
+def log_terms(code, xa, xb, c, p1, p2, row, top):  # pragma: no cover - compiled
+    """One component's log terms at every point, ``row[i] = c + log phi(x_i)`` less the point-only
+    constant (Gaussian, ``code`` 0: p1 = mu, p2 = 1 / sigma; Beta: p1 = a, p2 = b on
+    ``xa, xb = log expit(+-x)``), and the running maximum over components ``top``, for the
+    Hamiltonian moves. (:func:`mixture_logsumexp` writes the same loop out: through this helper
+    its compiled arithmetic, and so the stored maps, changed in the last bit.)"""
+    n = xa.shape[0]
+    if code == GAUSSIAN:
+        for i in range(n):
+            z = (xa[i] - p1) * p2
+            row[i] = c - 0.5 * z * z
+    else:
+        for i in range(n):
+            row[i] = c + p1 * xa[i] + p2 * xb[i]
+    for i in range(n):
+        top[i] = max(top[i], row[i])
+
+
+@_inline
 def marginal_logpost(
     family, xa, xb, c_all, q, alpha, m, s2, ell, tau, loc1, loc2, grad, E, top, tot, bits, R
 ):  # pragma: no cover - compiled
@@ -634,25 +653,14 @@ def marginal_logpost(
     for k in range(K):
         t1 = q[K - 1 + k]
         t2 = q[2 * K - 1 + k]
-        row = E[k]
+        if abs(t2) > _HMC_MAX_LOG_SHAPE or (family != GAUSSIAN and abs(t1) > _HMC_MAX_LOG_SHAPE):
+            return -np.inf  # a trajectory gone astray: the move is rejected
         if family == GAUSSIAN:
-            if abs(t2) > _HMC_MAX_LOG_SHAPE:
-                return -np.inf  # a trajectory gone astray: the move is rejected
-            inv = math.exp(-t2)
-            c = logw[k] - t2
-            for i in range(n):
-                z = (xa[i] - t1) * inv
-                row[i] = c - 0.5 * z * z
+            log_terms(family, xa, xb, logw[k] - t2, t1, math.exp(-t2), E[k], top)
         else:
-            if abs(t1) > _HMC_MAX_LOG_SHAPE or abs(t2) > _HMC_MAX_LOG_SHAPE:
-                return -np.inf  # a trajectory gone astray: the move is rejected
             a = math.exp(t1)
             b = math.exp(t2)
-            c = logw[k] - (math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b))
-            for i in range(n):
-                row[i] = c + a * xa[i] + b * xb[i]
-        for i in range(n):
-            top[i] = max(top[i], row[i])
+            log_terms(family, xa, xb, logw[k] - lbeta(a, b), a, b, E[k], top)
     exp_shifted_sums(E, top, tot, bits)
     for i in range(n):
         value += c_all[i] * (top[i] + math.log(tot[i]))
