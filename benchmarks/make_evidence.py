@@ -103,7 +103,8 @@ def speed_page(source: Path) -> str:
         "# Speed\n\n"
         "Wall time of a full default DPM fit (both classes, posterior draws, map on the grid), of the "
         'same fit with `components="auto"` (both component families, averaged) and with '
-        '`components="select"` (both families fitted, one kept), of `predict_proba` on '
+        '`components="select"` (both families fitted, one kept), with the sampler\'s Hamiltonian moves '
+        '(`route_options={"hmc_steps": 20}`, on raw scores only), of `predict_proba` on '
         "all N scores, of isotonic regression, and of scikit-learn's `BayesianGaussianMixture` on the "
         "same data; each the minimum over repeats.\n\n"
         + stamp(
