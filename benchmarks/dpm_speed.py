@@ -46,10 +46,6 @@ def simulate(n: int, seed: int = 0):
     return s, y
 
 
-COMPRESS_ABOVE = 2048
-"""The calibrator's default ``compress_above``: up to it the scores are fitted raw."""
-
-
 def best_of(fn, repeats: int) -> float:
     times = []
     for _ in range(repeats):
@@ -95,6 +91,7 @@ def main() -> None:
     )
     s, y = simulate(1000, 1)
     make_calibrator("dpm", inference=args.route, random_state=0).fit(s, y)  # warm-up
+    raw_max = make_calibrator("dpm").compress_above  # up to it the scores are fitted raw
 
     print(
         "| N | DPM fit s | of which sampler s | map R-hat / bulk ESS / tail ESS | components='auto' s "
@@ -118,7 +115,7 @@ def main() -> None:
             lambda: make_calibrator("dpm", inference=args.route, random_state=0, components="select").fit(s, y),
             args.repeats,
         )
-        if n <= COMPRESS_ABOVE:  # the Hamiltonian moves need the raw scores
+        if n <= raw_max:  # the Hamiltonian moves need the raw scores
 
             def fit_hmc():
                 holder["h"] = make_calibrator(

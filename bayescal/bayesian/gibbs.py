@@ -58,16 +58,16 @@ mass. The move leaves the posterior of the sticks and components given :math:`\a
 and the next sweep draws the allocations afresh, so the sampler's posterior is the same. The
 warm-up tunes the step size to a mean acceptance of 0.7 by dual averaging (Hoffman & Gelman
 2014) and the mass from the variances of its positions between a fifth and half of the way
-through (regularised as in Stan); after the warm-up a move
-precedes each kept draw. On the coverage study's truths (``benchmarks/dpm_coverage.py --truths
-monotone piles plateau heavy overconfident bimodal boosted --n 300 1000 --seeds 12 --others kde``,
-with and without ``--option 'route_options={"hmc_steps": 20}'``), ``hmc_steps=20`` raised the
-fits meeting R-hat <= 1.01 and ESS >= 400 from 0 to 36 of 84 at N = 1,000 (median lowest bulk
-ESS 185 -> 423) and from 62 to 73 of 84 at N = 300, with the same coverage and error, at 1.6
-(N = 300) and 2.2 (N = 1,000) times the time of a default fit (paired timings on the same data). It needs raw points: at bin centres with large
-counts the likelihood grows without bound as a component narrows onto one bin, and the moves
-find those spikes, which the sweeps do not reach (``tests/bayesian/test_gibbs.py``), so the
-calibrator refuses it on compressed data.
+through (regularised as in Stan); after the warm-up a move precedes each kept draw. On the
+coverage study's truths (``benchmarks/dpm_coverage.py --truths monotone piles plateau heavy
+overconfident bimodal boosted --n 300 1000 --seeds 12 --others kde``, with and without
+``--option 'route_options={"hmc_steps": 20}'``), ``hmc_steps=20`` raised the fits meeting
+R-hat <= 1.01 and ESS >= 400 from 0 to 36 of 84 at N = 1,000 (median lowest bulk ESS
+185 -> 423) and from 62 to 73 of 84 at N = 300, with the same coverage and error; a fit of
+10^3 scores takes 0.98 s against the plain sweeps' 0.45 s (``benchmarks/dpm_speed.py``). It
+needs raw points: at bin centres with large counts the likelihood grows without bound as a
+component narrows onto one bin, and the moves find those spikes, which the sweeps do not
+reach (``tests/bayesian/test_gibbs.py``), so the calibrator refuses it on compressed data.
 
 **Start.** Every chain starts from the prior's ``init_*`` values (components at the class's
 quantiles, as wide as the KDE bandwidth). With many units the sweeps approach the
