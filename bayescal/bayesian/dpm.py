@@ -497,6 +497,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
 
     def _run_route(self, prep: PreparedData, priors: list[dict], seeds: list[int], family: str) -> list:
         """Each class's mixture fitted by the inference route (in two threads with ``n_jobs=2``)."""
+        from bayescal._threads import one_blas_thread
         from bayescal.bayesian.routes import SAMPLING_ROUTES, get_route
 
         route = get_route(self.inference)
@@ -534,10 +535,11 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
                     f"({exc}): see the route's docstring in bayescal.bayesian for its options."
                 ) from None
 
-        if int(self.n_jobs) > 1:
-            with ThreadPoolExecutor(max_workers=2) as pool:
-                return list(pool.map(run, (0, 1)))
-        return [run(0), run(1)]
+        with one_blas_thread():  # a class's parameters are small arrays: BLAS threads only wait on busy cores
+            if int(self.n_jobs) > 1:
+                with ThreadPoolExecutor(max_workers=2) as pool:
+                    return list(pool.map(run, (0, 1)))
+            return [run(0), run(1)]
 
     def _prediction_grid(self, prep: PreparedData) -> np.ndarray:
         """The working-scale grid of cached map draws: the continuous points' range plus

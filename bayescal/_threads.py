@@ -1,0 +1,32 @@
+"""Numerical work on small arrays with one BLAS thread (:func:`one_blas_thread`)."""
+
+from __future__ import annotations
+
+import functools
+from contextlib import AbstractContextManager
+
+__all__ = ["one_blas_thread"]
+
+
+@functools.cache
+def _controller():
+    """The process's BLAS thread pools (:class:`threadpoolctl.ThreadpoolController`), found once."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def one_blas_thread() -> AbstractContextManager:
+    """A context in which the BLAS libraries loaded in the process (OpenBLAS, MKL, BLIS) use one thread.
+
+    For the inference routes: their BLAS calls are on arrays of a class's parameters (a few
+    hundred numbers: L-BFGS-B's updates, PyTensor's small products), where threads gain nothing,
+    and when another process keeps a core busy each call waits for a descheduled BLAS thread.
+    Measured with ``benchmarks/dpm_speed.py --load``. The setting before the context is restored
+    after it.
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+    """
+    return _controller().limit(limits=1, user_api="blas")
