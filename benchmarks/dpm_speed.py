@@ -22,10 +22,12 @@ PyMC routes includes compilation (empty or warm cache, whatever the machine has)
 
 Usage::
 
-    python benchmarks/dpm_speed.py [--n 1000 10000 ...] [--repeats 2] [--route gibbs]
+    python benchmarks/dpm_speed.py [--n 1000 10000 ...] [--repeats 2] [--route gibbs] [--load]
 
 The machine is shared: each figure is the minimum over ``--repeats`` runs, and the script
-prints the load average before and after.
+prints the load average before and after. ``--load`` times everything while another process
+keeps one core busy (a Python busy loop), as on a user's machine that runs something else:
+numerical libraries that start more threads than there are free cores slow down there.
 """
 
 from __future__ import annotations
@@ -74,14 +76,25 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--route", default="gibbs")
     ap.add_argument("--bgm-max", type=int, default=10**5)
+    ap.add_argument("--load", action="store_true", help="time it all while another process keeps a core busy")
     args = ap.parse_args()
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.load else None
+    try:
+        run(args)
+    finally:
+        if busy is not None:
+            busy.kill()
 
+
+def run(args: argparse.Namespace) -> None:
     from scipy.special import logit
     from sklearn.mixture import BayesianGaussianMixture
 
     from bayescal import make_calibrator
 
     print(f"load average (1, 5, 15 min) before: {os.getloadavg()}; CPUs: {os.cpu_count()}")
+    if args.load:
+        print("under load: another process keeps one core busy throughout (--load)")
     first = subprocess.run(
         [sys.executable, "-c", FIRST_FIT.format(route=args.route)], capture_output=True, text=True, check=True
     )

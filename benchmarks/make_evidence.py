@@ -13,6 +13,7 @@ page                       read from                                          wr
 =========================  =================================================  ==========================
 docs/evidence/coverage.md  benchmarks/results/dpm_coverage.csv                benchmarks/dpm_coverage.py
 docs/evidence/speed.md     benchmarks/results/dpm_speed.md (its stdout)       benchmarks/dpm_speed.py
+                           and dpm_speed_load.md (``--load``), when present
 docs/evidence/realdata.md  benchmarks/results/dpm_realdata.json               benchmarks/dpm_realdata.py
 =========================  =================================================  ==========================
 
@@ -20,6 +21,7 @@ Usage::
 
     python benchmarks/dpm_coverage.py --seeds 30                 # or --truths/--n for a part
     python benchmarks/dpm_speed.py | tee benchmarks/results/dpm_speed.md
+    python benchmarks/dpm_speed.py --load | tee benchmarks/results/dpm_speed_load.md
     python benchmarks/dpm_realdata.py
     python benchmarks/make_evidence.py                           # then commit docs/evidence/
 """
@@ -95,10 +97,29 @@ def coverage_page(source: Path) -> str:
     )
 
 
-def speed_page(source: Path) -> str:
+def _speed_table(source: Path) -> str:
     table = [ln for ln in source.read_text().splitlines() if ln.startswith(("|", "first fit"))]
     if not any(ln.startswith("|") for ln in table):
         raise ValueError(f"{source} holds no table: write it with `python benchmarks/dpm_speed.py | tee {source}`.")
+    return "\n".join(ln if ln.startswith("|") else ln + "\n" for ln in table) + "\n"
+
+
+def speed_page(source: Path) -> str:
+    loaded = source.with_name(source.stem + "_load.md")
+    under_load = ""
+    if loaded.is_file():
+        under_load = (
+            "\n## Under load\n\n"
+            "The same timings while another process keeps one of the cores busy (`--load`), as on a "
+            "machine that runs something else beside the fit.\n\n"
+            + stamp(
+                loaded,
+                f"python benchmarks/dpm_speed.py --load | tee benchmarks/results/{loaded.name} && "
+                "python benchmarks/make_evidence.py",
+            )
+            + "\n"
+            + _speed_table(loaded)
+        )
     return (
         "# Speed\n\n"
         "Wall time of a full default DPM fit (both classes, posterior draws, map on the grid), of the "
@@ -113,8 +134,8 @@ def speed_page(source: Path) -> str:
             "python benchmarks/make_evidence.py",
         )
         + "\n"
-        + "\n".join(ln if ln.startswith("|") else ln + "\n" for ln in table)
-        + "\n"
+        + _speed_table(source)
+        + under_load
     )
 
 

@@ -191,7 +191,6 @@ def test_kernels_compile_without_a_writable_cache(tmp_path):
         "x = np.linspace(-2, 2, 50); c = np.ones(50); p = resolve_priors(None, [x, x], [c, c], 3)[0]; "
         "f = fit_gibbs(x, c, p, n_components=3, draws=5, tune=2, random_seed=4); "
         "print(repr(float(f.posterior['mu'].values.sum())))\n"
-
         "from bayescal.bayesian import mixture; "
         "assert np.isfinite(mixture.log_density(x, np.full((2, 3), 1 / 3), np.zeros((2, 3)), np.ones((2, 3)))).all()\n"
         "from bayescal._interp import interp_regular, interp_sorted; "
@@ -354,7 +353,10 @@ def test_marginal_log_posterior_of_the_hamiltonian_moves_and_its_gradient(family
     h = 1e-6
     numeric = np.array(
         [
-            (_marginal(family, x, counts, q_a + e, alpha, arrays)[0] - _marginal(family, x, counts, q_a - e, alpha, arrays)[0])
+            (
+                _marginal(family, x, counts, q_a + e, alpha, arrays)[0]
+                - _marginal(family, x, counts, q_a - e, alpha, arrays)[0]
+            )
             / (2 * h)
             for e in np.eye(q_a.size) * h
         ]
