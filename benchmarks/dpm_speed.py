@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> None:
             lambda: make_calibrator("dpm", inference=args.route, random_state=0, components="select").fit(s, y),
             args.repeats,
         )
-        if n <= raw_max:  # the Hamiltonian moves need the raw scores
+        if n <= raw_max and args.route == "gibbs":  # the sampler's Hamiltonian moves need the raw scores
 
             def fit_hmc():
                 holder["h"] = make_calibrator(
@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> None:
             conv_h = (best_of(fit_hmc, args.repeats), holder["h"].diagnostics_["map"])
             hmc = f"{conv_h[0]:.2f} ({conv_h[1]['rhat_max']:.3f} / {conv_h[1]['ess_bulk_min']:.0f})"
         else:
-            hmc = "not run (compressed)"
+            hmc = "not run (compressed)" if args.route == "gibbs" else f"not run (route {args.route})"
         t_pred = best_of(lambda: holder["m"].predict_proba(s), args.repeats)
         t_iso = best_of(lambda: make_calibrator("isotonic").fit(s, y).predict_proba(s), args.repeats)
         if n <= args.bgm_max:
