@@ -110,8 +110,9 @@ def speed_page(source: Path) -> str:
     if loaded.is_file():
         under_load = (
             "\n## Under load\n\n"
-            "The same timings while another process keeps one of the cores busy (`--load`), as on a "
-            "machine that runs something else beside the fit.\n\n"
+            "The same timings while another process multiplies matrices with its BLAS threads on the same "
+            "cores (`--load`), as when a second notebook fits a model beside the calibration; the DPM fit's "
+            "column gives the fastest of the repeats and, in brackets, the slowest.\n\n"
             + stamp(
                 loaded,
                 f"python benchmarks/dpm_speed.py --load | tee benchmarks/results/{loaded.name} && "
