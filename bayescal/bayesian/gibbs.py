@@ -88,7 +88,9 @@ the search is not run.
 seed alone, not on the thread that ran it; chains run in ``n_threads`` threads (the compiled
 sweeps release the GIL). The allocation of a count :math:`c_i` is exact multinomial:
 conditional binomials over the components (the likely ones first) while more than a few
-units are left, then unit-by-unit inversion.
+units are left, then unit-by-unit inversion; a binomial with an expected count of 10 or more
+is drawn by BTRS (Hörmann 1993), whose set-up costs a few operations, since n and p are new at
+every call (:func:`bayescal.bayesian._gibbs_kernels.binomial`).
 
 Non-integer weights (``sample_weight``): the integer part :math:`\lfloor c_i \rfloor` is
 allocated multinomially and the remainder :math:`c_i - \lfloor c_i \rfloor` goes whole to one
@@ -102,6 +104,8 @@ Ishwaran, H. & James, L. F. (2001). Gibbs sampling methods for stick-breaking pr
 JASA 96, 161-173.
 Hoffman, M. D. & Gelman, A. (2014). The No-U-Turn sampler: adaptively setting path lengths in
 Hamiltonian Monte Carlo. JMLR 15, 1593-1623.
+Hörmann, W. (1993). The generation of binomial random variates. Journal of Statistical
+Computation and Simulation 46, 101-110.
 Neal, R. M. (2011). MCMC using Hamiltonian dynamics. In Handbook of Markov Chain Monte Carlo,
 chapter 5. Chapman & Hall/CRC.
 Papaspiliopoulos, O. & Roberts, G. O. (2008). Retrospective Markov chain Monte Carlo methods
