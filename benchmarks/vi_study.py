@@ -13,6 +13,9 @@ Usage (small settings; the docs page ``docs/evidence/vi.md`` shows the command i
 
     python benchmarks/vi_study.py --truths monotone piles plateau --n 300 1000 --seeds 3 \\
         --candidates gibbs pathfinder dadvi dadvi_lr fullrank_advi
+
+``bootstrap`` is a posterior bootstrap of the class mixture's mode
+(``benchmarks/posterior_bootstrap.py``), not a route of the package.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ CANDIDATES: dict[str, tuple[str, dict]] = {
     "dadvi": ("vi", {"method": "dadvi"}),  # the route's default: mean-field DADVI
     "dadvi_lr": ("vi", {"method": "dadvi", "linear_response": True}),
     "fullrank_advi": ("vi", {"method": "fullrank_advi"}),
+    # a posterior bootstrap of the mode (benchmarks/posterior_bootstrap.py), registered at run time
+    "bootstrap": ("bootstrap", {}),
 }
 VI_FIELDS = ["pareto_k_max", "elbo_spread_max", "converged"]
 
@@ -41,6 +46,10 @@ VI_FIELDS = ["pareto_k_max", "elbo_spread_max", "converged"]
 def run_candidate(name: str, truth: str, n: int, seed: int) -> dict:
     """One fit of candidate ``name`` on a replicate, scored as in ``dpm_coverage.run_one``."""
     route, route_options = CANDIDATES[name]
+    if route == "bootstrap":
+        from posterior_bootstrap import register
+
+        register()
     options = {"components": "gaussian"} | ({"route_options": route_options} if route_options else {})
     captured = {}
     from bayescal.bayesian.dpm import DPMCalibrator
