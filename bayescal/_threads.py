@@ -2,18 +2,9 @@
 
 from __future__ import annotations
 
-import functools
 from contextlib import AbstractContextManager
 
 __all__ = ["one_blas_thread"]
-
-
-@functools.cache
-def _controller():
-    """The process's BLAS thread pools (:class:`threadpoolctl.ThreadpoolController`), found once."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
 
 
 def one_blas_thread() -> AbstractContextManager:
@@ -22,12 +13,15 @@ def one_blas_thread() -> AbstractContextManager:
     For the inference routes: their BLAS calls are on arrays of a class's parameters (a few
     hundred numbers: L-BFGS-B's updates, PyTensor's small products), where threads gain nothing,
     and when another process keeps a core busy each call waits for a descheduled BLAS thread.
-    Measured with ``benchmarks/dpm_speed.py --load``. The limit is the libraries' own, so it holds
-    for the whole process (other threads see it too) while the context lasts; the setting before
-    the context is restored after it.
+    Measured with ``benchmarks/dpm_speed.py --load``. The libraries are looked up at every call
+    (about a millisecond), so one loaded since the last fit is limited too. The limit is the
+    libraries' own, so it holds for the whole process (other threads see it too) while the
+    context lasts; the setting before the context is restored after it.
 
     Returns
     -------
     contextlib.AbstractContextManager
     """
-    return _controller().limit(limits=1, user_api="blas")
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
