@@ -424,14 +424,7 @@ def run_chain(
         for i in range(n):
             topv[i] = -np.inf
         for k in range(K):
-            c0 = consts[k, 0]
-            c1 = consts[k, 1]
-            c2 = consts[k, 2]
-            row = E[k]
-            for i in range(n):
-                t = log_phi(family, xa[i], xb[i], c0, c1, c2)
-                row[i] = t
-                topv[i] = max(topv[i], t)
+            log_terms(family, xa, xb, consts[k, 2], consts[k, 0], consts[k, 1], E[k], topv)
         exp_shifted_sums(E, topv, totv, ebits)
         for i in range(n):
             xi_a = xa[i]
@@ -685,20 +678,15 @@ def digamma(x):  # pragma: no cover - compiled
 @_inline
 def log_terms(code, xa, xb, c, p1, p2, row, top):  # pragma: no cover - compiled
     """One component's log terms at every point, ``row[i] = c + log phi(x_i)`` less the point-only
-    constant (Gaussian, ``code`` 0: p1 = mu, p2 = 1 / sigma; Beta: p1 = a, p2 = b on
-    ``xa, xb = log expit(+-x)``), and the running maximum over components ``top``, for the
-    Hamiltonian moves. (:func:`mixture_logsumexp` writes the same loop out: through this helper
-    its compiled arithmetic, and so the stored maps, changed in the last bit.)"""
-    n = xa.shape[0]
-    if code == GAUSSIAN:
-        for i in range(n):
-            z = (xa[i] - p1) * p2
-            row[i] = c - 0.5 * z * z
-    else:
-        for i in range(n):
-            row[i] = c + p1 * xa[i] + p2 * xb[i]
-    for i in range(n):
-        top[i] = max(top[i], row[i])
+    constant (:func:`log_phi`: Gaussian, ``code`` 0, p1 = mu, p2 = 1 / sigma; Beta, p1 = a,
+    p2 = b on ``xa, xb = log expit(+-x)``), and the running maximum over components ``top``:
+    the sweeps' allocations and the Hamiltonian moves' target. (:func:`mixture_logsumexp`
+    writes the same loop out: through this helper its compiled arithmetic, and so the stored
+    maps, changed in the last bit.)"""
+    for i in range(xa.shape[0]):
+        t = log_phi(code, xa[i], xb[i], p1, p2, c)
+        row[i] = t
+        top[i] = max(top[i], t)
 
 
 @_inline
