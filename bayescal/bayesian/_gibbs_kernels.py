@@ -349,6 +349,7 @@ def run_chain(
     th1,
     th2,
     alpha,
+    it0,
     n_iter,
     tune,
     thin,
@@ -364,11 +365,15 @@ def run_chain(
     out_occ,
     stats,
 ):  # pragma: no cover - compiled
-    """Run one chain (module docstring of :mod:`bayescal.bayesian.gibbs`), writing its draws.
+    """Run sweeps ``it0`` .. ``n_iter - 1`` of one chain (module docstring of
+    :mod:`bayescal.bayesian.gibbs`), writing its draws; returns the concentration after them.
 
-    ``v`` (K-1,), ``th1``, ``th2`` (K,) and ``alpha`` are the start and are updated in
-    place. ``stats`` receives the Metropolis acceptance counts and proposals of the
-    component steps (``stats[0:2]``) and of the label swaps (``stats[2:4]``).
+    ``v`` (K-1,), ``th1``, ``th2`` (K,) and ``alpha`` are the state before sweep ``it0``;
+    ``v``, ``th1`` and ``th2`` are updated in place, so a chain run in two calls (the second
+    from where the first stopped, with the same generator) is the chain run in one, as long as
+    it has no Hamiltonian moves (whose adaptation state lives in one call). ``stats`` accumulates
+    the Metropolis acceptance counts and proposals of the component steps (``stats[0:2]``), of
+    the label swaps (``stats[2:4]``) and the Hamiltonian acceptance (``stats[4:6]``).
     """
     K = th1.shape[0]
     n = xa.shape[0]
@@ -407,7 +412,7 @@ def run_chain(
     da_n = 0.0
     h_bar = 0.0
     log_eps_bar = 0.0
-    for it in range(n_iter):
+    for it in range(it0, n_iter):
         # ---- 1. allocations
         log_weights(v, logw)
         for k in range(K):
@@ -655,10 +660,11 @@ def run_chain(
             out_alpha[j] = alpha
             out_ll[j] = ll
             out_occ[j] = occ
-    stats[0] = acc_c
-    stats[1] = prop_c
-    stats[2] = acc_s
-    stats[3] = prop_s
+    stats[0] += acc_c
+    stats[1] += prop_c
+    stats[2] += acc_s
+    stats[3] += prop_s
+    return alpha
 
 
 @_inline

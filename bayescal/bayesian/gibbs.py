@@ -90,7 +90,10 @@ sweeps release the GIL). The allocation of a count :math:`c_i` is exact multinom
 conditional binomials over the components (the likely ones first) while more than a few
 units are left, then unit-by-unit inversion; a binomial with an expected count of 10 or more
 is drawn by BTRS (Hörmann 1993), whose set-up costs a few operations, since n and p are new at
-every call (:func:`bayescal.bayesian._gibbs_kernels.binomial`).
+every call (:func:`bayescal.bayesian._gibbs_kernels.binomial`). :class:`GibbsChains` runs the
+chains in stretches (a chain keeps its state and generator between them, so its draws are
+those of one run), which lets ``components="select"`` compare the two component families on
+their first draws and run on only the chains of the family it keeps.
 
 Non-integer weights (``sample_weight``): the integer part :math:`\lfloor c_i \rfloor` is
 allocated multinomially and the remainder :math:`c_i - \lfloor c_i \rfloor` goes whole to one
@@ -125,7 +128,7 @@ from scipy.special import betaln, log_expit
 from bayescal.bayesian.class_fit import ClassFit
 from bayescal.bayesian.mode_start import mode_start
 
-__all__ = ["MODE_START_UNITS", "THIN_RANGE", "THIN_UNITS", "default_thin", "fit_gibbs"]
+__all__ = ["MODE_START_UNITS", "THIN_RANGE", "THIN_UNITS", "GibbsChains", "default_thin", "fit_gibbs"]
 
 _V_EPS = 1e-12
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
@@ -386,56 +389,85 @@ def _family_arrays(x, counts, prior, K, family):
     return data, hyper, start, 0.0
 
 
-def _sample_compiled(
-    x, counts, prior, K, C, tune, thin, n_keep, n_mh, label_swaps, family, random_seed, n_threads, hmc_steps=0
-):
-    """The sweeps compiled (:mod:`bayescal.bayesian._gibbs_kernels`), one chain per task, in threads."""
-    from bayescal.bayesian import _gibbs_kernels as kern
+class _CompiledChains:
+    """The sweeps compiled (:mod:`bayescal.bayesian._gibbs_kernels`), one chain per task, in threads,
+    run in one or more stretches: each chain keeps its state and generator between them, so the
+    draws are those of one uninterrupted run."""
 
-    (xa, xb), (m, s2, ell, tau, loc1, loc2), (th1_0, th2_0), shift = _family_arrays(x, counts, prior, K, family)
-    c_int = np.floor(counts)
-    c_frac = counts - c_int
-    c_int = c_int.astype(np.int64)
-    a, b = float(prior["alpha_shape"]), float(prior["alpha_rate"])
-    w0 = np.clip(np.asarray(prior["init_weight"], dtype=np.float64), 1e-10, None)
-    w0 = w0 / w0.sum()
-    n_iter = tune + n_keep * thin
-    p1_name, p2_name = _FAMILIES[family].names
-    out = {k: np.empty((C, n_keep, K)) for k in ("weight", p1_name, p2_name)}
-    out_alpha = np.empty((C, n_keep))
-    out_ll = np.empty((C, n_keep))
-    out_occ = np.empty((C, n_keep), dtype=np.int64)
-    stats = np.zeros((C, 6))
-    gens = _chain_streams(random_seed, C)
-    family_code = kern.GAUSSIAN if family == "gaussian" else kern.BETA
+    def __init__(
+        self, x, counts, prior, K, C, tune, thin, n_keep, n_mh, label_swaps, family, random_seed, n_threads, hmc_steps
+    ):
+        from bayescal.bayesian import _gibbs_kernels as kern
 
-    def run(c: int) -> None:
-        gen = gens[c]
-        w, th1, th2, alpha = w0, th1_0.copy(), th2_0.copy(), a / b
-        rest = 1.0 - np.concatenate([[0.0], np.cumsum(w)[:-1]])
-        v = np.clip(w[:-1] / np.maximum(rest[:-1], 1e-300), _V_EPS, 1 - _V_EPS)
-        kern.run_chain(
-            family_code, xa, xb, c_int, c_frac, counts, m, s2, ell, tau, loc1, loc2, a, b,
-            v, th1, th2, float(alpha), n_iter, tune, thin, n_mh, label_swaps, hmc_steps, gen,
-            out["weight"][c], out[p1_name][c], out[p2_name][c], out_alpha[c], out_ll[c], out_occ[c], stats[c],
-        )  # fmt: skip
+        self.kern = kern
+        (self.xa, self.xb), hyper, (th1_0, th2_0), self.shift = _family_arrays(x, counts, prior, K, family)
+        self.m, self.s2, self.ell, self.tau, self.loc1, self.loc2 = hyper
+        c_int = np.floor(counts)
+        self.c_frac = counts - c_int
+        self.c_int = c_int.astype(np.int64)
+        self.counts = counts
+        self.a, self.b = float(prior["alpha_shape"]), float(prior["alpha_rate"])
+        self.tune, self.thin, self.n_keep, self.n_mh = tune, thin, n_keep, n_mh
+        self.label_swaps, self.hmc_steps, self.family = label_swaps, hmc_steps, family
+        self.n_iter = tune + n_keep * thin
+        self.p1_name, self.p2_name = _FAMILIES[family].names
+        self.out = {k: np.empty((C, n_keep, K)) for k in ("weight", self.p1_name, self.p2_name)}
+        self.out_alpha = np.empty((C, n_keep))
+        self.out_ll = np.empty((C, n_keep))
+        self.out_occ = np.empty((C, n_keep), dtype=np.int64)
+        self.stats = np.zeros((C, 6))
+        self.gens = _chain_streams(random_seed, C)
+        self.family_code = kern.GAUSSIAN if family == "gaussian" else kern.BETA
+        w0 = np.clip(np.asarray(prior["init_weight"], dtype=np.float64), 1e-10, None)
+        w0 = w0 / w0.sum()
+        rest = 1.0 - np.concatenate([[0.0], np.cumsum(w0)[:-1]])
+        v0 = np.clip(w0[:-1] / np.maximum(rest[:-1], 1e-300), _V_EPS, 1 - _V_EPS)
+        self.state = [[v0.copy(), th1_0.copy(), th2_0.copy(), self.a / self.b] for _ in range(C)]
+        self.it = 0  # sweeps run so far
+        self.workers = min(C, n_threads if n_threads is not None else (os.cpu_count() or 1))
 
-    workers = min(C, n_threads if n_threads is not None else (os.cpu_count() or 1))
-    if workers > 1:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(run, range(C)))
-    else:
-        for c in range(C):
-            run(c)
-    if family == "gaussian":
-        out[p1_name] += shift
-        out_ll += _LOG_SQRT_2PI * -counts.sum()
-    extra = {"mh_acceptance": float(stats[:, 0].sum() / max(stats[:, 1].sum(), 1.0))}
-    if label_swaps:
-        extra["swap_acceptance"] = float(stats[:, 2].sum() / max(stats[:, 3].sum(), 1.0))
-    if hmc_steps:
-        extra["hmc_acceptance"] = float(stats[:, 4].sum() / max(stats[:, 5].sum(), 1.0))
-    return out, out_alpha, out_ll, out_occ, extra
+    def advance(self, n_kept: int) -> None:
+        """Run every chain on until it has ``n_kept`` kept draws (all of them: to the last sweep)."""
+        it_end = self.n_iter if n_kept >= self.n_keep else self.tune + n_kept * self.thin
+        if it_end <= self.it:
+            return
+        if self.it > 0 and self.hmc_steps:
+            raise ValueError("chains with Hamiltonian moves run in one stretch: their adaptation is not kept.")
+        it0 = self.it
+
+        def run(c: int) -> None:
+            v, th1, th2, alpha = self.state[c]
+            self.state[c][3] = self.kern.run_chain(
+                self.family_code, self.xa, self.xb, self.c_int, self.c_frac, self.counts, self.m, self.s2, self.ell,
+                self.tau, self.loc1, self.loc2, self.a, self.b, v, th1, th2, float(alpha), it0, it_end, self.tune,
+                self.thin, self.n_mh, self.label_swaps, self.hmc_steps, self.gens[c], self.out["weight"][c],
+                self.out[self.p1_name][c], self.out[self.p2_name][c], self.out_alpha[c], self.out_ll[c],
+                self.out_occ[c], self.stats[c],
+            )  # fmt: skip
+
+        C = len(self.gens)
+        if self.workers > 1:
+            with ThreadPoolExecutor(max_workers=self.workers) as pool:
+                list(pool.map(run, range(C)))
+        else:
+            for c in range(C):
+                run(c)
+        self.it = it_end
+
+    def draws(self, n_kept: int):
+        """The first ``n_kept`` kept draws of every chain (as ``_sample_numpy`` returns them)."""
+        out = {k: val[:, :n_kept].copy() for k, val in self.out.items()}
+        out_ll = self.out_ll[:, :n_kept].copy()
+        if self.family == "gaussian":
+            out[self.p1_name] += self.shift
+            out_ll += _LOG_SQRT_2PI * -self.counts.sum()
+        stats = self.stats
+        extra = {"mh_acceptance": float(stats[:, 0].sum() / max(stats[:, 1].sum(), 1.0))}
+        if self.label_swaps:
+            extra["swap_acceptance"] = float(stats[:, 2].sum() / max(stats[:, 3].sum(), 1.0))
+        if self.hmc_steps:
+            extra["hmc_acceptance"] = float(stats[:, 4].sum() / max(stats[:, 5].sum(), 1.0))
+        return out, self.out_alpha[:, :n_kept].copy(), out_ll, self.out_occ[:, :n_kept].copy(), extra
 
 
 def fit_gibbs(
@@ -518,82 +550,145 @@ def fit_gibbs(
         ``hmc_acceptance``, the mean acceptance probability of the Hamiltonian moves after the
         warm-up, when they run), ``backend``.
     """
-    for name, val, low in (
-        ("n_components", n_components, 2),
-        ("draws", draws, 1),
-        ("tune", tune, 0),
-        ("thin", 1 if thin is None else thin, 1),
-        ("chains", chains, 1),
-        ("n_mh", n_mh, 1),
-        ("n_threads", 1 if n_threads is None else n_threads, 1),
-        ("hmc_steps", hmc_steps, 0),
-    ):
-        if int(val) != val or val < low:
-            raise ValueError(f"{name}={val} must be an integer >= {low}.")
-    if backend not in ("numba", "numpy"):
-        raise ValueError(f"backend={backend!r} is not one of ('numba', 'numpy').")
-    if backend == "numpy" and (label_swaps or hmc_steps):
-        raise ValueError("backend='numpy' runs the plain blocked sweeps: set label_swaps=False and hmc_steps=0.")
-    if family not in _FAMILIES:
-        raise ValueError(f"family={family!r} is not one of {tuple(_FAMILIES)}.")
-    if start not in ("auto", "mode", "prior"):
-        raise ValueError(f"start={start!r} is not one of ('auto', 'mode', 'prior').")
-    x = np.asarray(x, dtype=np.float64)
-    counts = np.asarray(counts, dtype=np.float64)
-    if x.ndim != 1 or counts.shape != x.shape or not np.all(np.isfinite(x)):
-        raise ValueError("x and counts must be finite 1-D arrays of the same length.")
-    if np.any(counts < 0) or not counts.sum() > 0:
-        raise ValueError("counts must be non-negative with a positive sum.")
-    keep = counts > 0
-    x, counts = x[keep], counts[keep]
-    units = float(counts.sum())
-    if thin is None:
-        thin = default_thin(units)
-    K, C = int(n_components), int(chains)
-    n_keep = int(draws)
-    n_iter = int(tune) + n_keep * int(thin)
-    t0 = time.perf_counter()
-    if start == "auto":
-        start = "mode" if units > MODE_START_UNITS else "prior"
-    if start == "mode":
-        prior = mode_start(x, counts, prior, family)
-    if backend == "numpy":
-        out, out_alpha, out_ll, out_occ, extra = _sample_numpy(
-            x, counts, prior, K, C, int(tune), int(thin), n_keep, int(n_mh), family, random_seed
+    chains = GibbsChains(
+        x, counts, prior, n_components=n_components, random_seed=random_seed, draws=draws, tune=tune, thin=thin,
+        chains=chains, n_mh=n_mh, family=family, label_swaps=label_swaps, backend=backend, n_threads=n_threads,
+        start=start, hmc_steps=hmc_steps,
+    )  # fmt: skip
+    chains.advance(int(draws))
+    return chains.class_fit()
+
+
+class GibbsChains:
+    """The chains of :func:`fit_gibbs`, run in stretches: :meth:`advance` runs them on to a number
+    of kept draws and :meth:`class_fit` returns the draws so far. A chain keeps its state and
+    generator between stretches, so its draws are those of :func:`fit_gibbs` with the same
+    arguments; ``components="select"`` uses this to stop the chains of the family it does not keep
+    (:class:`bayescal.bayesian.dpm.DPMCalibrator`). Stretches need the compiled sweeps without
+    Hamiltonian moves; otherwise the chains run in one.
+
+    Parameters are those of :func:`fit_gibbs`; the start search (``start``) runs here.
+    """
+
+    def __init__(
+        self,
+        x: np.ndarray,
+        counts: np.ndarray,
+        prior: dict,
+        *,
+        n_components: int,
+        random_seed: int | None,
+        draws: int = 500,
+        tune: int = 500,
+        thin: int | None = None,
+        chains: int = 2,
+        n_mh: int = 2,
+        family: str = "gaussian",
+        label_swaps: bool = False,
+        backend: str = "numba",
+        n_threads: int | None = None,
+        start: str = "auto",
+        hmc_steps: int = 0,
+    ) -> None:
+        for name, val, low in (
+            ("n_components", n_components, 2),
+            ("draws", draws, 1),
+            ("tune", tune, 0),
+            ("thin", 1 if thin is None else thin, 1),
+            ("chains", chains, 1),
+            ("n_mh", n_mh, 1),
+            ("n_threads", 1 if n_threads is None else n_threads, 1),
+            ("hmc_steps", hmc_steps, 0),
+        ):
+            if int(val) != val or val < low:
+                raise ValueError(f"{name}={val} must be an integer >= {low}.")
+        if backend not in ("numba", "numpy"):
+            raise ValueError(f"backend={backend!r} is not one of ('numba', 'numpy').")
+        if backend == "numpy" and (label_swaps or hmc_steps):
+            raise ValueError("backend='numpy' runs the plain blocked sweeps: set label_swaps=False and hmc_steps=0.")
+        if family not in _FAMILIES:
+            raise ValueError(f"family={family!r} is not one of {tuple(_FAMILIES)}.")
+        if start not in ("auto", "mode", "prior"):
+            raise ValueError(f"start={start!r} is not one of ('auto', 'mode', 'prior').")
+        x = np.asarray(x, dtype=np.float64)
+        counts = np.asarray(counts, dtype=np.float64)
+        if x.ndim != 1 or counts.shape != x.shape or not np.all(np.isfinite(x)):
+            raise ValueError("x and counts must be finite 1-D arrays of the same length.")
+        if np.any(counts < 0) or not counts.sum() > 0:
+            raise ValueError("counts must be non-negative with a positive sum.")
+        keep = counts > 0
+        x, counts = x[keep], counts[keep]
+        units = float(counts.sum())
+        if thin is None:
+            thin = default_thin(units)
+        K, C = int(n_components), int(chains)
+        n_keep = int(draws)
+        n_iter = int(tune) + n_keep * int(thin)
+        t0 = time.perf_counter()
+        if start == "auto":
+            start = "mode" if units > MODE_START_UNITS else "prior"
+        if start == "mode":
+            prior = mode_start(x, counts, prior, family)
+        self.family, self.backend, self.start, self.thin, self.n_keep = family, backend, start, int(thin), n_keep
+        self.n_iter, self.K, self.C = n_iter, K, C
+        self.x, self.counts, self.prior, self.random_seed = x, counts, prior, random_seed
+        self.tune, self.n_mh = int(tune), int(n_mh)
+        self.kept = 0
+        self._numpy = None
+        self.compiled = None
+        if backend == "numba":
+            self.compiled = _CompiledChains(
+                x, counts, prior, K, C, int(tune), int(thin), n_keep, int(n_mh), bool(label_swaps), family,
+                random_seed, n_threads, int(hmc_steps),
+            )  # fmt: skip
+        self.in_stretches = backend == "numba" and not hmc_steps
+        self.runtime_s = time.perf_counter() - t0  # the start search and set-up; advance adds its stretches
+
+    def advance(self, n_kept: int) -> None:
+        """Run the chains on until each has ``n_kept`` kept draws (at most ``draws``); without
+        :attr:`in_stretches`, the first call runs them to the end."""
+        n_kept = min(int(n_kept), self.n_keep) if self.in_stretches else self.n_keep
+        if n_kept <= self.kept:
+            return
+        t0 = time.perf_counter()
+        if self.compiled is not None:
+            self.compiled.advance(n_kept)
+        else:
+            self._numpy = _sample_numpy(
+                self.x, self.counts, self.prior, self.K, self.C, self.tune, self.thin, self.n_keep, self.n_mh,
+                self.family, self.random_seed,
+            )  # fmt: skip
+        self.kept = n_kept
+        self.runtime_s += time.perf_counter() - t0
+
+    def class_fit(self) -> ClassFit:
+        """The draws kept so far as a :class:`ClassFit` (:func:`fit_gibbs`'s Returns)."""
+        n_keep = self.kept
+        if self.compiled is not None:
+            out, out_alpha, out_ll, out_occ, extra = self.compiled.draws(n_keep)
+            n_iter = self.compiled.it
+        else:
+            out, out_alpha, out_ll, out_occ, extra = self._numpy
+            n_iter = self.n_iter
+        C, K = self.C, self.K
+        dims3, dims2 = ("chain", "draw", "component"), ("chain", "draw")
+        coords = {"chain": np.arange(C), "draw": np.arange(n_keep), "component": np.arange(K)}
+        posterior = xr.Dataset(
+            {k: (dims3, val) for k, val in out.items()} | {"alpha": (dims2, out_alpha)}, coords=coords
         )
-    else:
-        out, out_alpha, out_ll, out_occ, extra = _sample_compiled(
-            x,
-            counts,
-            prior,
-            K,
-            C,
-            int(tune),
-            int(thin),
-            n_keep,
-            int(n_mh),
-            bool(label_swaps),
-            family,
-            random_seed,
-            n_threads,
-            int(hmc_steps),
+        stats = xr.Dataset(
+            {"class_log_likelihood": (dims2, out_ll), "n_occupied": (dims2, out_occ)},
+            coords={"chain": coords["chain"], "draw": coords["draw"]},
         )
-    dims3, dims2 = ("chain", "draw", "component"), ("chain", "draw")
-    coords = {"chain": np.arange(C), "draw": np.arange(n_keep), "component": np.arange(K)}
-    posterior = xr.Dataset({k: (dims3, val) for k, val in out.items()} | {"alpha": (dims2, out_alpha)}, coords=coords)
-    stats = xr.Dataset(
-        {"class_log_likelihood": (dims2, out_ll), "n_occupied": (dims2, out_occ)},
-        coords={"chain": coords["chain"], "draw": coords["draw"]},
-    )
-    diagnostics = {
-        "route": "gibbs",
-        "family": family,
-        "runtime_s": float(time.perf_counter() - t0),
-        "n_iterations": int(n_iter),
-        "thin": int(thin),
-        "chains": C,
-        "mean_occupied": float(out_occ.mean()),
-        "backend": backend,
-        "start": start,
-    } | extra
-    return ClassFit(posterior=posterior, diagnostics=diagnostics, sample_stats=stats)
+        diagnostics = {
+            "route": "gibbs",
+            "family": self.family,
+            "runtime_s": float(self.runtime_s),
+            "n_iterations": int(n_iter),
+            "thin": self.thin,
+            "chains": C,
+            "mean_occupied": float(out_occ.mean()),
+            "backend": self.backend,
+            "start": self.start,
+        } | extra
+        return ClassFit(posterior=posterior, diagnostics=diagnostics, sample_stats=stats)

@@ -137,6 +137,38 @@ def test_same_seed_same_draws_whatever_the_threads_other_seed_differs():
     assert not np.array_equal(one["mu"].values[0], one["mu"].values[1])
 
 
+@pytest.mark.parametrize("family", ["gaussian", "beta"])
+def test_chains_run_in_stretches_are_the_chains_run_at_once(family):
+    """GibbsChains.advance in stretches (as components="select" runs the kept family's chains on
+    after comparing the families on their first draws) gives the draws, log-likelihoods and
+    acceptance of one fit_gibbs call with the same seed, and the draws so far are the first of
+    them; with Hamiltonian moves, whose adaptation lives in one run, the chains run at once."""
+    from bayescal.bayesian.gibbs import GibbsChains
+
+    x, counts, _ = CASES["binned"]
+    prior = resolve_priors(None, [x, x], [counts, counts], 5, family)[0]
+    kw = {"n_components": 5, "draws": 60, "tune": 30, "thin": 3, "family": family, "label_swaps": True}
+    whole = fit_gibbs(x, counts, prior, random_seed=7, **kw)
+    chains = GibbsChains(x, counts, prior, random_seed=7, **kw)
+    chains.advance(25)
+    first = chains.class_fit()
+    chains.advance(10)  # already there: nothing runs
+    chains.advance(60)
+    staged = chains.class_fit()
+    assert first.posterior.sizes["draw"] == 25 and staged.diagnostics["n_iterations"] == 30 + 60 * 3
+    for name in whole.posterior.data_vars:
+        np.testing.assert_array_equal(staged.posterior[name].values, whole.posterior[name].values)
+        np.testing.assert_array_equal(first.posterior[name].values, whole.posterior[name].values[:, :25])
+    np.testing.assert_array_equal(
+        staged.sample_stats["class_log_likelihood"].values, whole.sample_stats["class_log_likelihood"].values
+    )
+    assert staged.diagnostics["mh_acceptance"] == whole.diagnostics["mh_acceptance"]
+    assert staged.diagnostics["swap_acceptance"] == whole.diagnostics["swap_acceptance"]
+    hmc = GibbsChains(x, counts, prior, random_seed=7, **(kw | {"hmc_steps": 3}))
+    hmc.advance(10)
+    assert not hmc.in_stretches and hmc.class_fit().posterior.sizes["draw"] == 60
+
+
 def test_generator_seed_is_accepted_and_not_reused():
     x, counts, _ = CASES["raw"]
     prior = resolve_priors(None, [x, x], [counts, counts], 4)[0]
