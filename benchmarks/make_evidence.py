@@ -82,12 +82,12 @@ def coverage_page(source: Path) -> str:
         "bulk and tail ESS >= 400 there (converged), and the fit time (seconds, on a shared "
         "machine, with the code that wrote the rows; `speed.md` has the current code's times). The bar: 95 % coverage 0.92-0.98, 50 % and 80 % within 0.07 of their level, MAE no "
         "larger than the KDE calibrator's, R-hat <= 1.01, ESS >= 400. Route `gibbs` is the default "
-        "calibrator (Gaussian components); `gibbs (auto)` averages Gaussian and Beta components by "
-        'their label scores (`components="auto"`; for the decision-value truths heavy and skewed it '
-        "is the Gaussian model, row for row); `gibbs (select)` fits both families and keeps the one "
-        "whose class densities predict the points better by their leave-one-out log densities "
-        '(`components="select"`; likewise Gaussian on the decision-value truths). Those two rows come '
-        "from `--option 'components=\"auto\"'` and `--option 'components=\"select\"'` with fewer seeds. "
+        'calibrator (`components="select"`: for probability scores it fits Gaussian and Beta components, '
+        "compares them on their chains' first draws by the leave-one-out log densities of the points and "
+        "runs on the chains of the family that predicts them better; for the decision-value truths heavy "
+        "and skewed it is the Gaussian model); `gibbs (gaussian)` fits Gaussian components only "
+        '(`--option \'components="gaussian"\'`, the default before `"select"`); `gibbs (auto)` averages '
+        'Gaussian and Beta components by their label scores (`components="auto"`, with fewer seeds). '
         'Beta components alone (`components="beta"`) are '
         "not in this study; `--option 'components=\"beta\"'` adds them as `gibbs (beta)`.\n\n"
         + stamp(source, "python benchmarks/dpm_coverage.py && python benchmarks/make_evidence.py")
@@ -123,9 +123,10 @@ def speed_page(source: Path) -> str:
         )
     return (
         "# Speed\n\n"
-        "Wall time of a full default DPM fit (both classes, posterior draws, map on the grid), of the "
-        'same fit with `components="auto"` (both component families, averaged) and with '
-        '`components="select"` (both families fitted, one kept), with the sampler\'s Hamiltonian moves '
+        'Wall time of a full default DPM fit (`components="select"`: both component families started and '
+        "compared on their first draws, the kept family's chains run on; both classes, posterior draws, "
+        'map on the grid), of the same fit with one family (`components="gaussian"`) and with '
+        '`components="auto"` (both families fitted in full, averaged), with the sampler\'s Hamiltonian moves '
         '(`route_options={"hmc_steps": 20}`, on raw scores only), of `predict_proba` on '
         "all N scores, of isotonic regression, and of scikit-learn's `BayesianGaussianMixture` on the "
         "same data; each the minimum over repeats.\n\n"

@@ -558,7 +558,7 @@ def test_well_mixed_chains_give_no_convergence_warning(monkeypatch):
     s, y = _dpm_data()
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
-        est = build("dpm", draws=200, tune=200).fit(s, y)
+        est = build("dpm", components="gaussian", draws=200, tune=200).fit(s, y)
     assert est.idata_["posterior"]["mu"].dims[:2] == ("chain", "draw")
 
 

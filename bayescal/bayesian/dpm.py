@@ -53,6 +53,9 @@ COMPONENTS = ("auto", "select", *mixture.FAMILIES)
 """The values of ``components``: both families averaged, one chosen per fit, or one family."""
 GRID_PAD = 0.1
 """Share of the continuous points' range by which the prediction grid extends beyond it on each side."""
+SELECT_PILOT_DRAWS = 100
+"""Kept draws per chain on which ``components="select"`` with the sampler compares the families;
+the kept family's chains then run on to ``draws`` and the other's stop (:meth:`DPMCalibrator._select_in_stretches`)."""
 MAP_CHECK_MIN_WEIGHT = 0.05
 """Smallest averaging weight of a component family whose map convergence enters ``diagnostics_["map"]``
 (a family holding fewer of the draws barely moves the band)."""
@@ -63,7 +66,9 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
 
     **Model.** On the working scale :math:`t` (logit of a probability score, or the raw
     decision value), for each class :math:`c \in \{0, 1\}` independently, a truncated
-    stick-breaking Dirichlet-process mixture of :math:`K` Gaussians:
+    stick-breaking Dirichlet-process mixture of :math:`K` components, here Gaussian (for
+    probability scores the default chooses per fit between these and Beta components; see
+    **Components** below):
 
     .. math::
         \alpha_c &\sim \mathrm{Gamma}(a_c, b_c) \\
@@ -92,41 +97,38 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     :math:`\pi` by pseudo-BMA+ weights (:mod:`bayescal.bayesian.averaging`), so where the
     scores carry no signal the map goes flat.
 
-    **Components** (``components=``). Above, the components are Gaussian (the default). For
-    probability scores ``components="beta"`` uses instead a Beta(:math:`a_{ck}, b_{ck}`)
-    density of the probability itself, written on the logit scale,
+    **Components** (``components=``). Above, the components are Gaussian. For probability
+    scores ``components="beta"`` uses instead a Beta(:math:`a_{ck}, b_{ck}`) density of the
+    probability itself, written on the logit scale,
     :math:`\log \phi_{ck}(t) = a_{ck} \log \operatorname{expit}(t) + b_{ck} \log
     \operatorname{expit}(-t) - \log B(a_{ck}, b_{ck})`, with log-normal priors on the shapes
     centred where the component's logit mean and variance match the KDE quantities above
     (:mod:`bayescal.bayesian.priors`). Its tails are exponential on the logit scale, as the
     scores of boosted trees, naive Bayes and most classifiers are near 0 and 1, so the map
     there follows the data instead of the tail of the widest Gaussian. Neither family fits
-    every classifier: Beta components cover where scores pile near 0 and 1 and where the map
-    has a plateau, Gaussian ones where scores are close to logit-normal (logistic models).
-    ``components="auto"`` fits the model with each family and averages the two maps (and the
-    constant map) by the pseudo-BMA+ weights of their leave-one-out log scores of the labels
+    every classifier: Beta components cover scores piled near 0 and 1, Gaussian ones scores
+    close to logit-normal (logistic models). So the default, ``components="select"``, fits
+    both families and keeps the one whose class densities predict the fitted points better:
+    the larger sum of PSIS leave-one-out log densities :math:`\log p(t_i, y_i \mid D_{-i})`
+    (:func:`bayescal.bayesian.averaging.loo_log_scores`), which weighs the densities' whole
+    shape. With the sampler the families are compared on the first :data:`SELECT_PILOT_DRAWS`
+    kept draws of each chain, and only the kept family's chains run on; either way the kept
+    fit is the posterior of ``components=<that family>`` with the same ``random_state``.
+    For decision values, or a route that fits Gaussian components only, it is the Gaussian
+    model alone. On piled scores it keeps Beta components, where Gaussian ones alone leave the
+    95 % band covering about 0.6 of the true map up to 1,000 scores; on the real datasets of
+    ``benchmarks/dpm_realdata.py`` it keeps Gaussian components on most cells; at 10^4 scores
+    and more, where both families fit the bulk of the densities about equally well, the
+    comparison is close and keeps either (``benchmarks/family_criterion_study.py``,
+    ``docs/evidence/coverage.md``, ``docs/evidence/realdata.md``). The choice, the comparison
+    and the pilot's size are in ``diagnostics_["family_selection"]``.
+    ``components="auto"`` instead averages the two families' maps (and the constant map) by
+    the pseudo-BMA+ weights of their leave-one-out log scores of the labels
     (:mod:`bayescal.bayesian.averaging`): a posterior over the three models, whose map draws
     are the families' draws in proportion to their weights (``diagnostics_["model_averaging"]``).
-    For decision values, or a route that fits Gaussian components only, ``"auto"`` is the
-    Gaussian model alone. On the coverage study it is the choice for scores piled near 0 and
-    1 (boosted trees, naive Bayes), where Gaussian components alone under-cover badly; but it
-    costs about twice the time, its bands are a little conservative on smooth truths, and on
-    the real datasets of ``benchmarks/dpm_realdata.py`` its mean map ranks a little below
-    Gaussian components alone, so Gaussian components stay the default
-    (``docs/evidence/coverage.md``). ``components="select"`` fits both families too, then
-    keeps the one whose class densities predict the fitted points better: the larger sum of
-    PSIS leave-one-out log densities :math:`\log p(t_i, y_i \mid D_{-i})`
-    (:func:`bayescal.bayesian.averaging.loo_log_scores`), which weighs the densities' whole
-    shape, where the label scores that set ``"auto"``'s weights differ between the families by
-    a few nats on most data. The kept fit is the
-    posterior of ``components=<that family>`` with the same ``random_state``, without the
-    widening that averaging two posteriors brings, at ``"auto"``'s cost. On the real datasets
-    of ``benchmarks/dpm_realdata.py`` it keeps Gaussian components on most cells and ranks as
-    they do; on scores piled near 0 and 1 it keeps Beta components and the band covers up to
-    1,000 scores (at 10^4, where the data are binned, the comparison is dominated by the bulk
-    of the densities and keeps either family; ``benchmarks/family_criterion_study.py``,
-    ``docs/evidence/coverage.md``). The choice and the comparison are in
-    ``diagnostics_["family_selection"]``.
+    Its bands are wider (conservative on smooth truths), it costs both families' full fits,
+    and its mean map ranks below ``"select"``'s on the real datasets, where the labels'
+    scores tell the families apart poorly.
 
     **Inference** (``inference=``): ``"gibbs"``, the blocked Gibbs sampler of Ishwaran &
     James (2001) for this model (:mod:`bayescal.bayesian.gibbs`); ``"nuts"`` and ``"advi"``
@@ -136,7 +138,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     ``route_options``; :mod:`bayescal.bayesian.vi`), reports their Pareto k-hat per class and
     is opt-in: with Gaussian components its measured 95 % band covers 0.50-0.98 on the
     evidence page's truths (``docs/evidence/vi.md``) at 9-12 times the sampler's CPU time
-    (``components="auto"`` fits both families, at twice that). The map's
+    (the default ``components="select"`` fits both families with it, at twice that). The map's
     R-hat and ESS are in :attr:`diagnostics_`; measured coverage, accuracy and speed are on
     the documentation's evidence pages (``docs/evidence/coverage.md``, regenerated by
     ``benchmarks/dpm_coverage.py`` and ``benchmarks/make_evidence.py``).
@@ -155,11 +157,12 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         Truncation level K of each class's mixture.
     inference : {"gibbs", "advi", "nuts", "vi"}, default "gibbs"
         The inference route (:data:`bayescal.bayesian.routes.ROUTES`).
-    components : {"gaussian", "beta", "auto", "select"}, default "gaussian"
-        Component family of the mixtures (see above): ``"auto"`` averages both families'
-        fits for probability scores, ``"select"`` keeps the one whose class densities
-        predict the points better (see above); ``"beta"`` needs probability scores and an
-        inference route of :data:`bayescal.bayesian.routes.BETA_ROUTES`.
+    components : {"select", "gaussian", "beta", "auto"}, default "select"
+        Component family of the mixtures (see above): ``"select"`` fits both families for
+        probability scores and keeps the one whose class densities predict the points better,
+        ``"auto"`` averages both families' fits; ``"gaussian"`` or ``"beta"`` fits one
+        (``"beta"`` needs probability scores and an inference route of
+        :data:`bayescal.bayesian.routes.BETA_ROUTES`).
     priors : dict, list of two dicts, or None, default None
         Hyperparameter overrides (keys of :func:`bayescal.bayesian.priors.prior_keys` for the
         component family; with both families fitted, each takes the keys of its own), for
@@ -266,7 +269,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         *,
         n_components: int = 20,
         inference: str = "gibbs",
-        components: str = "gaussian",
+        components: str = "select",
         priors: Any = None,
         draws: int | None = None,
         chains: int = 2,
@@ -376,15 +379,19 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         self.diagnostics_ = {"divergences": 0}
         region = weighted_quantile(np.concatenate(prep.xs), [0.025, 0.975], np.concatenate(prep.cs))
         family_seeds = {f: (seeds[:3], seeds[4:7])[mixture.FAMILIES.index(f)] for f in families}
-        fits = {f: self._fit_family(prep, f, family_seeds[f], attrs, region, len(families) == 1) for f in families}
-        if self.components == "select" and len(fits) > 1:
-            chosen = self._select_family(prep, fits, np.random.default_rng(seeds[7]))
-            fits = {chosen: fits[chosen]}
+        select_rng = np.random.default_rng(seeds[7])
+        if self.components == "select" and len(families) > 1 and self.inference == "gibbs":
+            fits = self._select_in_stretches(prep, families, family_seeds, attrs, region, select_rng)
+        else:
+            fits = self._fit_families(prep, families, family_seeds, attrs, region)
+            if self.components == "select" and len(fits) > 1:
+                chosen = self._select_family(prep, fits, select_rng)
+                fits = {chosen: fits[chosen]}
         self._combine(prep, fits, np.random.default_rng(seeds[3]))
         self.idata_.attrs["diagnostics"] = json.dumps(self.diagnostics_)
         warn_convergence(self.diagnostics_, self.inference, raw_scores=not prep.compressed)
 
-    def _select_family(self, prep: PreparedData, fits: dict, rng: np.random.Generator) -> str:
+    def _select_family(self, prep: PreparedData, fits: dict, rng: np.random.Generator, stacklevel: int = 5) -> str:
         r"""The family that ``components="select"`` keeps: of the families' full fits, the one
         whose class densities predict the fitted points better, by the sum of their PSIS
         leave-one-out log densities :math:`\log p(t_i, y_i \mid D_{-i})`
@@ -397,7 +404,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         families = list(fits)
         selection: dict[str, Any] = {}
         inputs = self._loo_inputs(
-            prep, {f: fit[0] for f, fit in fits.items()}, rng, "components='select'", stacklevel=5
+            prep, {f: fit[0] for f, fit in fits.items()}, rng, "components='select'", stacklevel=stacklevel
         )
         if inputs is None:
             chosen = families[0]
@@ -423,27 +430,76 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         self.diagnostics_["family_selection"] = {"chosen": chosen} | selection
         return chosen
 
+    def _fit_families(
+        self,
+        prep: PreparedData,
+        families: tuple[str, ...],
+        seeds: dict[str, list[int]],
+        attrs: dict,
+        region: np.ndarray,
+    ) -> dict[str, tuple[xr.DataTree, np.ndarray, list[dict]]]:
+        """Every family's model (:meth:`_fit_family`), with one BLAS thread (:func:`bayescal._threads.one_blas_thread`).
+
+        With the sampler, two families are fitted in two threads: each family's serial steps (priors,
+        start search, assembly, map draws, convergence) then overlap the other's sweeps, which
+        release the GIL.
+        Each family has its own random streams, so its draws do not depend on this."""
+        from bayescal._threads import one_blas_thread
+
+        strict = len(families) == 1
+        with one_blas_thread():  # a class's parameters are small arrays: BLAS threads only wait on busy cores
+            if len(families) == 1 or self.inference != "gibbs":  # the PyMC routes run their own threads
+                results = [self._fit_family(prep, f, seeds[f], attrs, region, strict) for f in families]
+            else:
+                with ThreadPoolExecutor(max_workers=len(families)) as pool:
+                    results = list(
+                        pool.map(lambda f: self._fit_family(prep, f, seeds[f], attrs, region, strict), families)
+                    )
+        fits = {}
+        for family, (tree, grid, priors_listed, diagnostics, divergences) in zip(families, results, strict=True):
+            self.diagnostics_[family] = diagnostics
+            self.diagnostics_["divergences"] += divergences
+            fits[family] = (tree, grid, priors_listed)
+        return fits
+
     def _fit_family(
         self, prep: PreparedData, family: str, seeds: list[int], attrs: dict, region: np.ndarray, strict: bool
-    ) -> tuple[xr.DataTree, np.ndarray, list[dict]]:
+    ) -> tuple[xr.DataTree, np.ndarray, list[dict], dict, int]:
         """One component family's model: priors (``strict``: refuse keys of the other family),
-        the route on each class (streams ``seeds[:2]``), the posterior (assembled with stream
-        ``seeds[2]``), its map draws on ``grid_`` and their convergence over the working-scale
-        ``region`` (``diagnostics_[family]``). Returns the posterior, the grid draws and the
-        priors (as lists)."""
-        from bayescal.bayesian.assembly import assemble_posterior
+        the route on each class (streams ``seeds[:2]``) and the posterior (:meth:`_family_posterior`,
+        assembled with stream ``seeds[2]``)."""
+        priors = self._family_priors(prep, family, strict)
+        fits = self._run_route(prep, priors, seeds[:2], family)
+        return self._family_posterior(prep, family, fits, seeds[2], attrs, priors, region)
+
+    def _family_priors(self, prep: PreparedData, family: str, strict: bool) -> list[dict]:
+        """Each class's hyperparameters for ``family`` (:func:`bayescal.bayesian.priors.resolve_priors`)."""
         from bayescal.bayesian.priors import resolve_priors
 
-        priors = resolve_priors(self.priors, prep.xs, prep.cs, int(self.n_components), family, strict=strict)
+        return resolve_priors(self.priors, prep.xs, prep.cs, int(self.n_components), family, strict=strict)
+
+    def _family_posterior(
+        self,
+        prep: PreparedData,
+        family: str,
+        fits: list,
+        seed: int,
+        attrs: dict,
+        priors: list[dict],
+        region: np.ndarray,
+    ) -> tuple[xr.DataTree, np.ndarray, list[dict], dict, int]:
+        """The posterior of one family from its classes' route fits (assembled with stream
+        ``seed``), its map draws on ``grid_`` and their convergence over the working-scale
+        ``region``. Returns the posterior, the grid draws, the priors (as lists), the family's
+        diagnostics (for ``diagnostics_[family]``) and its count of divergences."""
+        from bayescal.bayesian.assembly import assemble_posterior
+
         priors_listed = [{k: np.asarray(v).tolist() for k, v in p.items()} for p in priors]
-        fits = self._run_route(prep, priors, seeds[:2], family)
-        tree = assemble_posterior(
-            fits, prep, np.random.default_rng(seeds[2]), attrs | {"priors": priors_listed}, family
-        )
+        tree = assemble_posterior(fits, prep, np.random.default_rng(seed), attrs | {"priors": priors_listed}, family)
         post = tree["posterior"]
         pi, weight, params, atom_prob = _flat_draws(post)
         grid = mixture.map_draws(self.grid_, np.empty(0), pi, weight, *params[family], atom_prob, family)
-        self.diagnostics_[family] = {
+        diagnostics = {
             f"class_{c}": {k: v for k, v in fits[c].diagnostics.items() if isinstance(v, (bool, int, float, str))}
             for c in (0, 1)
         } | {
@@ -455,8 +511,61 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
                 lambda t: from_working(t, self.score_kind),
             )
         }
-        self.diagnostics_["divergences"] += int(sum(int(f.diagnostics.get("divergences", 0)) for f in fits))
-        return tree, grid, priors_listed
+        divergences = int(sum(int(f.diagnostics.get("divergences", 0)) for f in fits))
+        return tree, grid, priors_listed, diagnostics, divergences
+
+    def _select_in_stretches(
+        self,
+        prep: PreparedData,
+        families: tuple[str, ...],
+        seeds: dict[str, list[int]],
+        attrs: dict,
+        region: np.ndarray,
+        rng: np.random.Generator,
+    ) -> dict[str, tuple[xr.DataTree, np.ndarray, list[dict]]]:
+        """``components="select"`` with the sampler: every family's chains run to
+        :data:`SELECT_PILOT_DRAWS` kept draws (the families in two threads), :meth:`_select_family`
+        compares the families on those draws, and only the kept family's chains run on to
+        ``draws``. A chain run in stretches is the chain run at once
+        (:class:`bayescal.bayesian.gibbs.GibbsChains`), so the kept fit is still the posterior of
+        ``components=<that family>`` with the same ``random_state``, at about 1.3 (10^3 scores)
+        to 1.5 (compressed scores, where the warm-up is most of the sweeps) times one family's
+        cost instead of twice. With Hamiltonian moves or the numpy sweeps the chains run in one
+        stretch and the comparison reads all their draws."""
+        from bayescal._threads import one_blas_thread
+        from bayescal.bayesian.gibbs import GibbsChains
+
+        def pilot(family: str) -> tuple[list[dict], list]:
+            priors = self._family_priors(prep, family, strict=False)
+            chains = self._run_route(prep, priors, seeds[family][:2], family, route=GibbsChains)
+            for c in chains:
+                c.advance(SELECT_PILOT_DRAWS)
+            return priors, chains
+
+        with one_blas_thread():  # as in _fit_families
+            with ThreadPoolExecutor(max_workers=len(families)) as pool:
+                started = dict(zip(families, pool.map(pilot, families), strict=True))
+        fits = {}
+        for family, (priors, chains) in started.items():
+            tree, grid, listed, diagnostics, divergences = self._family_posterior(
+                prep, family, [c.class_fit() for c in chains], seeds[family][2], attrs, priors, region
+            )
+            self.diagnostics_[family] = diagnostics
+            self.diagnostics_["divergences"] += divergences
+            fits[family] = (tree, grid, listed)
+        chosen = self._select_family(prep, fits, rng, stacklevel=6)
+        self.diagnostics_["family_selection"]["pilot_draws"] = min(c.kept for c in started[chosen][1])
+        priors, chains = started[chosen]
+        with one_blas_thread():
+            for c in chains:
+                c.advance(c.n_keep)
+        self.diagnostics_["divergences"] = 0
+        tree, grid, listed, diagnostics, divergences = self._family_posterior(
+            prep, chosen, [c.class_fit() for c in chains], seeds[chosen][2], attrs, priors, region
+        )
+        self.diagnostics_[chosen] = diagnostics
+        self.diagnostics_["divergences"] += divergences
+        return {chosen: (tree, grid, listed)}
 
     def _combine(
         self, prep: PreparedData, fits: dict[str, tuple[xr.DataTree, np.ndarray, list[dict]]], rng: np.random.Generator
@@ -495,12 +604,14 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             grid_draws = np.where((slot_family == family)[:, None], fits[family][1], grid_draws)
         self._restore(grid_draws)
 
-    def _run_route(self, prep: PreparedData, priors: list[dict], seeds: list[int], family: str) -> list:
-        """Each class's mixture fitted by the inference route (in two threads with ``n_jobs=2``)."""
-        from bayescal._threads import one_blas_thread
+    def _run_route(
+        self, prep: PreparedData, priors: list[dict], seeds: list[int], family: str, route: Any = None
+    ) -> list:
+        """Each class's mixture fitted by the inference route (in two threads with ``n_jobs=2``), or
+        ``route`` (a callable with the route's arguments, such as the sampler's chains) called instead."""
         from bayescal.bayesian.routes import SAMPLING_ROUTES, get_route
 
-        route = get_route(self.inference)
+        route = get_route(self.inference) if route is None else route
         options = dict(self.route_options or {})
         if self.inference in SAMPLING_ROUTES:
             options = {"tune": int(self.tune), "chains": int(self.chains)} | options
@@ -535,11 +646,10 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
                     f"({exc}): see the route's docstring in bayescal.bayesian for its options."
                 ) from None
 
-        with one_blas_thread():  # a class's parameters are small arrays: BLAS threads only wait on busy cores
-            if int(self.n_jobs) > 1:
-                with ThreadPoolExecutor(max_workers=2) as pool:
-                    return list(pool.map(run, (0, 1)))
-            return [run(0), run(1)]
+        if int(self.n_jobs) > 1:
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                return list(pool.map(run, (0, 1)))
+        return [run(0), run(1)]
 
     def _prediction_grid(self, prep: PreparedData) -> np.ndarray:
         """The working-scale grid of cached map draws: the continuous points' range plus
