@@ -57,38 +57,40 @@ the DPM's mean ranks per dataset and per classifier, failures and warnings, prin
 saved as JSON in ``benchmarks/results/dpm_realdata.json`` (kept in git: ``make_evidence.py``
 rebuilds the real-data page from it).
 
-**Measured** (2026-11-24, DPM defaults: Gaussian components, the null model averaged in by
-pseudo-BMA+ weights, tie spreading, the neighbour rule for atoms, compression above 2,048
-scores on asinh-scale bins, Gibbs draws thinned by ``gibbs.default_thin``; 3 splits, 105
-cells, 75 s on the 2-core machine; no fit failed; command
-``python benchmarks/dpm_realdata.py --seeds 3 --calibrators dpm beta isotonic``):
+**Measured** (2026-11-25, DPM defaults: ``components="select"`` (Gaussian and Beta
+components compared on the chains' first 100 draws by the leave-one-out log densities of the
+points, the kept family's chains run on), the null model averaged in by pseudo-BMA+ weights,
+tie spreading, the neighbour rule for atoms, compression above 2,048 scores on asinh-scale
+bins, Gibbs draws thinned by ``gibbs.default_thin``; 3 splits, 105 cells, 82 s on the 2-core
+machine with every calibrator; no fit failed; command ``python benchmarks/dpm_realdata.py``):
 
 ============  ==========  =============  ======  ========  =====
 calibrator    rank Brier  rank log loss  Brier   log loss  ECE
 ============  ==========  =============  ======  ========  =====
-dpm           1.63        1.62           0.1059  0.3309    0.037
-beta          1.88        1.75           0.1062  0.3348    0.035
-isotonic      2.50        2.63           0.1078  0.4884    0.032
+dpm           1.66        1.63           0.1060  0.3311    0.037
+beta          1.86        1.75           0.1062  0.3348    0.035
+isotonic      2.49        2.62           0.1078  0.4884    0.032
 uncalibrated  -           -              0.1399  0.8702    0.102
 ============  ==========  =============  ======  ========  =====
 
 (ranks among the three checked calibrators, metrics averaged over the cells). So the DPM
-ranks ahead of both on both scores; paired over cells it beats beta calibration in 59
-(Brier) and 57 (log loss) of 105, a tie (Wilcoxon p = 0.17, 0.11), and isotonic regression
-in 85 and 88 (p = 4e-11, 8e-15). With ``components="auto"`` (Gaussian and Beta components
-averaged by their label scores; ``--dpm-param 'components="auto"'``) it is 1.76 / 1.70 (beta
-1.80 / 1.70; DPM Brier 0.1062, log loss 0.3319; 147 s): averaging in the Beta family,
+ranks ahead of both on both scores; paired over cells it beats beta calibration in 57
+(Brier) and 57 (log loss) of 105, a tie (Wilcoxon p = 0.39, 0.14), and isotonic regression
+in 84 and 87 (p = 1e-10, 1e-14); among all twelve calibrators it ranks first on both
+(4.36 / 4.33, quadratic scaling next with 4.65 / 4.55). With Gaussian components alone
+(``--dpm-param 'components="gaussian"'``, the default before; 2026-11-24, ``--calibrators dpm
+beta isotonic``) it was 1.63 / 1.62 (beta 1.88 / 1.75; Brier 0.1059, log loss 0.3309); with
+the families compared on all their draws (both fitted in full) 1.65 / 1.63. With
+``components="auto"`` (Gaussian and Beta components averaged by their label scores;
+``--dpm-param 'components="auto"'``) it is 1.76 / 1.70 (beta 1.80 / 1.70; DPM Brier 0.1062,
+log loss 0.3319; 147 s): averaging in the Beta family,
 which on simulated truths makes the band cover where scores pile near 0 and 1, costs a
 little on these datasets (Brier rank for boosting 1.76 -> 2.05, logistic 1.67 -> 1.81,
-random forest 1.57 -> 1.71, linear SVM 1.67 -> 1.76; naive Bayes 1.48 -> 1.48). With
-``components="select"`` (both families fitted, the one whose class densities predict the
-points better kept; ``--dpm-param 'components="select"'``, 2026-11-24, 3 splits) it is 1.65 /
-1.63 (beta 1.87 / 1.75; DPM Brier 0.1060, log loss 0.3312; median fit 1.3 s): it keeps
-Gaussian components on most cells, and the ranks stay with the default's
-(``benchmarks/family_criterion_study.py``). With compression above 5,000 scores (the default before),
-which changes only the ``Default`` cells (2,500 calibration rows), the same command gave
-1.66 / 1.64 (beta 1.87 / 1.74). With stacking weights for the null model instead of
-pseudo-BMA+ it was 1.72 / 1.65 (beta 1.85 / 1.73). How it got there:
+random forest 1.57 -> 1.71, linear SVM 1.67 -> 1.76; naive Bayes 1.48 -> 1.48).
+With Gaussian components: compression above 5,000 scores (the default before), which changes
+only the ``Default`` cells (2,500 calibration rows), gave 1.66 / 1.64 (beta 1.87 / 1.74);
+stacking weights for the null model instead of pseudo-BMA+ 1.72 / 1.65 (beta 1.85 / 1.73).
+How it got there:
 
 * before null stacking the DPM ranked 1.88 / 1.77 (beta 1.81 / 1.65): on ``Weekly`` (no
   signal: test AUC about 0.52) two separately fitted densities made a map that wandered
