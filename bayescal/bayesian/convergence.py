@@ -263,9 +263,11 @@ def thin_for_target(diagnostics: dict) -> int | None:
     ``thin`` the classes used by ``ESS_TARGET`` over the lowest bulk or tail ESS, and at least
     doubles it while R-hat exceeds :data:`RHAT_TARGET`. None when the fit did not thin (a
     route other than Gibbs). Whether that reaches the target is an empirical question:
-    ``benchmarks/convergence_remedy.py`` measures it (four truths, six seeds each: up to 10^3
-    scores 36 of 48 fits met the target after it, 21 of them already by default, and 42 of 48
-    with the Hamiltonian moves added; at 10^4 none of 12).
+    ``benchmarks/convergence_remedy.py`` measures it (four truths, six seeds each, the default
+    ``components="select"``: up to 10^3 scores 24 of 48 fits met the target after it, 14 of
+    them already by default, and 32 of 48 with the Hamiltonian moves added; Beta components
+    on scores piled near 0 and 1 mix worst, none of 6 at 10^3 either way; at 10^4, with
+    Gaussian components, none of 12).
     """
     thins = [
         fits[f"class_{c}"]["thin"]
@@ -301,14 +303,14 @@ def warn_convergence(diagnostics: dict, inference: str, stacklevel: int = 5, raw
             remedy = (
                 f"route_options={{'thin': {thin}, 'hmc_steps': {REMEDY_HMC_STEPS}}} runs the sweeps that would give "
                 f"{ESS_TARGET} effective draws, with Hamiltonian moves; measured on simulated truths that reaches "
-                f"{target} in 42 of 48 fits of up to 10^3 scores (benchmarks/convergence_remedy.py --hmc-steps "
+                f"{target} in 32 of 48 fits of up to 10^3 scores (benchmarks/convergence_remedy.py --hmc-steps "
                 f"{REMEDY_HMC_STEPS}); where it does not"
             )
         else:
             remedy = (
                 f"route_options={{'thin': {thin}}} runs the sweeps that would give {ESS_TARGET} effective draws, but "
-                f"measured on simulated truths that reaches {target} in none of 12 fits of 10^4 (compressed) scores "
-                "(benchmarks/convergence_remedy.py)"
+                f"measured on simulated truths with Gaussian components that reached {target} in none of 12 fits "
+                "of 10^4 (compressed) scores (benchmarks/convergence_remedy.py)"
             )
         warnings.warn(
             f"The chains disagree on the calibration map: R-hat {conv['rhat_max']:.2f} at score "
