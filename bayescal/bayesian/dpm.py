@@ -376,7 +376,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             "n_bins": prep.n_bins,
             "random_state": "None" if not isinstance(seed, (int, np.integer)) else int(seed),
         }
-        self.diagnostics_ = {"divergences": 0}
+        self.diagnostics_ = {}
         region = weighted_quantile(np.concatenate(prep.xs), [0.025, 0.975], np.concatenate(prep.cs))
         family_seeds = {f: (seeds[:3], seeds[4:7])[mixture.FAMILIES.index(f)] for f in families}
         select_rng = np.random.default_rng(seeds[7])
@@ -387,6 +387,9 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             if self.components == "select" and len(fits) > 1:
                 chosen = self._select_family(prep, fits, select_rng)
                 fits = {chosen: fits[chosen]}
+        self.diagnostics_["divergences"] = sum(
+            int(self.diagnostics_[f][f"class_{c}"].get("divergences", 0)) for f in fits for c in (0, 1)
+        )
         self._combine(prep, fits, np.random.default_rng(seeds[3]))
         self.idata_.attrs["diagnostics"] = json.dumps(self.diagnostics_)
         warn_convergence(self.diagnostics_, self.inference, raw_scores=not prep.compressed)
@@ -423,10 +426,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             }
         for f in families:
             if f != chosen:
-                dropped = self.diagnostics_.pop(f)
-                self.diagnostics_["divergences"] -= sum(
-                    int(dropped[f"class_{c}"].get("divergences", 0)) for c in (0, 1)
-                )
+                del self.diagnostics_[f]
         self.diagnostics_["family_selection"] = {"chosen": chosen} | selection
         return chosen
 
@@ -455,16 +455,11 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
                     results = list(
                         pool.map(lambda f: self._fit_family(prep, f, seeds[f], attrs, region, strict), families)
                     )
-        fits = {}
-        for family, (tree, grid, priors_listed, diagnostics, divergences) in zip(families, results, strict=True):
-            self.diagnostics_[family] = diagnostics
-            self.diagnostics_["divergences"] += divergences
-            fits[family] = (tree, grid, priors_listed)
-        return fits
+        return dict(zip(families, results, strict=True))
 
     def _fit_family(
         self, prep: PreparedData, family: str, seeds: list[int], attrs: dict, region: np.ndarray, strict: bool
-    ) -> tuple[xr.DataTree, np.ndarray, list[dict], dict, int]:
+    ) -> tuple[xr.DataTree, np.ndarray, list[dict]]:
         """One component family's model: priors (``strict``: refuse keys of the other family),
         the route on each class (streams ``seeds[:2]``) and the posterior (:meth:`_family_posterior`,
         assembled with stream ``seeds[2]``)."""
@@ -487,11 +482,11 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         attrs: dict,
         priors: list[dict],
         region: np.ndarray,
-    ) -> tuple[xr.DataTree, np.ndarray, list[dict], dict, int]:
+    ) -> tuple[xr.DataTree, np.ndarray, list[dict]]:
         """The posterior of one family from its classes' route fits (assembled with stream
         ``seed``), its map draws on ``grid_`` and their convergence over the working-scale
-        ``region``. Returns the posterior, the grid draws, the priors (as lists), the family's
-        diagnostics (for ``diagnostics_[family]``) and its count of divergences."""
+        ``region``, which go with the route's diagnostics to ``diagnostics_[family]``. Returns the
+        posterior, the grid draws and the priors (as lists)."""
         from bayescal.bayesian.assembly import assemble_posterior
 
         priors_listed = [{k: np.asarray(v).tolist() for k, v in p.items()} for p in priors]
@@ -499,7 +494,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         post = tree["posterior"]
         pi, weight, params, atom_prob = _flat_draws(post)
         grid = mixture.map_draws(self.grid_, np.empty(0), pi, weight, *params[family], atom_prob, family)
-        diagnostics = {
+        self.diagnostics_[family] = {
             f"class_{c}": {k: v for k, v in fits[c].diagnostics.items() if isinstance(v, (bool, int, float, str))}
             for c in (0, 1)
         } | {
@@ -511,8 +506,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
                 lambda t: from_working(t, self.score_kind),
             )
         }
-        divergences = int(sum(int(f.diagnostics.get("divergences", 0)) for f in fits))
-        return tree, grid, priors_listed, diagnostics, divergences
+        return tree, grid, priors_listed
 
     def _select_in_stretches(
         self,
@@ -545,27 +539,23 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         with one_blas_thread():  # as in _fit_families
             with ThreadPoolExecutor(max_workers=len(families)) as pool:
                 started = dict(zip(families, pool.map(pilot, families), strict=True))
-        fits = {}
-        for family, (priors, chains) in started.items():
-            tree, grid, listed, diagnostics, divergences = self._family_posterior(
+        fits = {
+            family: self._family_posterior(
                 prep, family, [c.class_fit() for c in chains], seeds[family][2], attrs, priors, region
             )
-            self.diagnostics_[family] = diagnostics
-            self.diagnostics_["divergences"] += divergences
-            fits[family] = (tree, grid, listed)
+            for family, (priors, chains) in started.items()
+        }
         chosen = self._select_family(prep, fits, rng, stacklevel=6)
-        self.diagnostics_["family_selection"]["pilot_draws"] = min(c.kept for c in started[chosen][1])
         priors, chains = started[chosen]
-        with one_blas_thread():
-            for c in chains:
-                c.advance(c.n_keep)
-        self.diagnostics_["divergences"] = 0
-        tree, grid, listed, diagnostics, divergences = self._family_posterior(
-            prep, chosen, [c.class_fit() for c in chains], seeds[chosen][2], attrs, priors, region
-        )
-        self.diagnostics_[chosen] = diagnostics
-        self.diagnostics_["divergences"] += divergences
-        return {chosen: (tree, grid, listed)}
+        self.diagnostics_["family_selection"]["pilot_draws"] = min(c.kept for c in chains)
+        if any(c.kept < c.n_keep for c in chains):  # else the pilot ran them to the end (or draws <= pilot)
+            with one_blas_thread():
+                for c in chains:
+                    c.advance(c.n_keep)
+            fits[chosen] = self._family_posterior(
+                prep, chosen, [c.class_fit() for c in chains], seeds[chosen][2], attrs, priors, region
+            )
+        return {chosen: fits[chosen]}
 
     def _combine(
         self, prep: PreparedData, fits: dict[str, tuple[xr.DataTree, np.ndarray, list[dict]]], rng: np.random.Generator

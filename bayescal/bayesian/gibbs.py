@@ -433,8 +433,6 @@ class _CompiledChains:
         it_end = self.n_iter if n_kept >= self.n_keep else self.tune + n_kept * self.thin
         if it_end <= self.it:
             return
-        if self.it > 0 and self.hmc_steps:
-            raise ValueError("chains with Hamiltonian moves run in one stretch: their adaptation is not kept.")
         it0 = self.it
 
         def run(c: int) -> None:
