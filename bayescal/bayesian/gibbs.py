@@ -88,8 +88,10 @@ the search is not run.
 **Chains and randomness.** Each chain has its own ``numpy.random.Generator`` spawned from
 ``random_seed`` (:meth:`numpy.random.SeedSequence.spawn`), so a chain's draws depend on the
 seed alone, not on the thread that ran it; chains run in ``n_threads`` threads (the compiled
-sweeps release the GIL). The allocation of a count :math:`c_i` is exact multinomial:
-conditional binomials over the components (the likely ones first) while more than a few
+sweeps release the GIL). The allocation of a count :math:`c_i` is exact multinomial: one or two
+units by inversion; up to 32, the most likely component's share by comparing a uniform per unit with its
+probability, then each remaining unit by inversion among the other components; larger counts
+by conditional binomials over the components (the likely ones first) while more than a few
 units are left, then unit-by-unit inversion; a binomial with an expected count of 10 or more
 is drawn by BTRS (Hörmann 1993), whose set-up costs a few operations, since n and p are new at
 every call (:func:`bayescal.bayesian._gibbs_kernels.binomial`). :class:`GibbsChains` runs the

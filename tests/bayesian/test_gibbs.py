@@ -450,3 +450,29 @@ def test_binomial_draws_of_the_sweeps_follow_the_binomial_distribution(n, p):
     var = n * p * (1 - p)
     assert abs(x.mean() - n * p) < 4 * np.sqrt(var / size)
     assert abs(x.var() / var - 1) < 0.03
+
+
+def test_counts_give_the_posterior_of_the_repeated_points():
+    """Counts of 3 to 32 units (allocated with the most likely component first) and larger ones
+    (conditional binomials) sample the posterior that the same points repeated one by one give:
+    two bimodal classes' posterior mean densities and occupied components agree within the
+    chains' Monte Carlo error."""
+    rng = np.random.default_rng(4)
+    x = np.sort(np.concatenate([rng.normal(-1.5, 0.6, 30), rng.normal(1.0, 0.9, 30)]))
+    counts = np.concatenate([rng.integers(3, 33, 50), rng.integers(33, 120, 10)]).astype(float)
+    rng.shuffle(counts)
+    raw = np.repeat(x, counts.astype(int))
+    prior = resolve_priors(None, [x, x], [counts, counts], 8)[0]
+    kw = {"n_components": 8, "draws": 400, "tune": 300, "thin": 5, "chains": 4, "random_seed": 11}
+    grid = np.linspace(-3, 3, 13)
+    means, occupied = [], []
+    for points, weights in ((x, counts), (raw, np.ones(raw.size))):
+        fit = fit_gibbs(points, weights, prior, **kw)
+        post = fit.posterior
+        dens = np.exp(mixture.log_density(grid, post["weight"].values, post["mu"].values, post["sigma"].values))
+        means.append(dens.reshape(-1, grid.size))
+        occupied.append(fit.sample_stats["n_occupied"].values.ravel())
+    diff = means[0].mean(axis=0) - means[1].mean(axis=0)
+    se = np.sqrt(sum(m.var(axis=0) / array_stats.ess(m.reshape(4, -1, grid.size), chain_axis=0, draw_axis=1, method="mean") for m in means))
+    assert np.all(np.abs(diff) < 4 * se + 1e-3), (diff, se)
+    assert abs(occupied[0].mean() - occupied[1].mean()) < 0.5, [o.mean() for o in occupied]
