@@ -396,33 +396,41 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
 
     def _select_family(self, prep: PreparedData, fits: dict, rng: np.random.Generator, stacklevel: int = 5) -> str:
         r"""The family that ``components="select"`` keeps: of the families' full fits, the one
-        whose class densities predict the fitted points better, by the sum of their PSIS
-        leave-one-out log densities :math:`\log p(t_i, y_i \mid D_{-i})`
-        (:func:`bayescal.bayesian.averaging.loo_log_scores`, on the points of
-        :meth:`_loo_inputs`, drawn with ``rng``); the first family on a tie, or with too few
-        draws to compare (with a warning). The other families' diagnostics are dropped; the
-        choice and the comparison go to ``diagnostics_["family_selection"]``."""
+        whose class densities predict the fitted points better, by the weighted sum
+        :math:`\sum_i c_i \log p(t_i, y_i \mid D_{-i})` of their PSIS leave-one-out log
+        densities (:func:`bayescal.bayesian.averaging.loo_log_scores`) over every point of
+        :meth:`_loo_inputs` with its count :math:`c_i` (a bin centre stands for its scores, so
+        the comparison weighs all N scores, not a sample of them); the first family on a tie, or
+        with too few draws to compare (with a warning). The other families' diagnostics are
+        dropped; the choice and the comparison (with the standard error of the difference,
+        :math:`\sqrt{N}` times the weighted standard deviation of the pointwise differences)
+        go to ``diagnostics_["family_selection"]``. ``rng`` is not drawn from."""
         from bayescal.bayesian.averaging import loo_log_scores
 
         families = list(fits)
         selection: dict[str, Any] = {}
         inputs = self._loo_inputs(
-            prep, {f: fit[0] for f, fit in fits.items()}, rng, "components='select'", stacklevel=stacklevel
-        )
+            prep, {f: fit[0] for f, fit in fits.items()}, rng, "components='select'", stacklevel=stacklevel,
+            every_point=True,
+        )  # fmt: skip
         if inputs is None:
             chosen = families[0]
         else:
-            log_joints, y, reffs = inputs
+            log_joints, y, reffs, counts = inputs
             scores = {f: loo_log_scores(log_joints[f], y, reffs[f]) for f in families}
-            joint = {f: scores[f][1] for f in families}
-            chosen = max(families, key=lambda f: float(joint[f].sum()))
-            runner_up = max((f for f in families if f != chosen), key=lambda f: float(joint[f].sum()))
-            gap = joint[chosen] - joint[runner_up]
-            selection = {f"elpd_joint_{f}": float(joint[f].sum()) for f in families} | {
-                "elpd_joint_diff": float(gap.sum()),
-                "elpd_joint_diff_se": float(np.sqrt(gap.size) * gap.std()),
+            elpd = {f: float((counts * scores[f][1]).sum()) for f in families}
+            chosen = max(families, key=lambda f: elpd[f])
+            runner_up = max((f for f in families if f != chosen), key=lambda f: elpd[f])
+            gap = scores[chosen][1] - scores[runner_up][1]
+            n_units = counts.sum()
+            mean = (counts * gap).sum() / n_units  # the weighted moments of the pointwise differences
+            sd = np.sqrt((counts * ((gap - mean) * (gap - mean))).sum() / n_units)
+            selection = {f"elpd_joint_{f}": elpd[f] for f in families} | {
+                "elpd_joint_diff": float((counts * gap).sum()),
+                "elpd_joint_diff_se": float(np.sqrt(n_units) * sd),
                 "pareto_k_max": float(np.nanmax([scores[f][2] for f in families])),
                 "n_points": int(y.size),
+                "n_units": float(n_units),
             }
         for f in families:
             if f != chosen:
@@ -671,7 +679,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         )  # fmt: skip
         if inputs is None:
             return equal
-        result = model_weights(*inputs, constant=bool(self.null_stacking))
+        result = model_weights(*inputs[:3], constant=bool(self.null_stacking))
         self.diagnostics_["model_averaging"] = result
         return {name[len("weight_") :]: w for name, w in result.items() if name.startswith("weight_")}
 
@@ -683,15 +691,18 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         what: str,
         instead: str = "the first component family is kept. Raise draws.",
         stacklevel: int = 6,
-    ) -> tuple[dict[str, np.ndarray], np.ndarray, dict[str, float]] | None:
+        every_point: bool = False,
+    ) -> tuple[dict[str, np.ndarray], np.ndarray, dict[str, float], np.ndarray] | None:
         r"""What the leave-one-out comparisons of the fits read: per family the log joint
-        :math:`\log p(t_i, y = c \mid \theta_s)` (draws, class, point), the points' labels, and
-        per family the relative efficiency of its draws.
+        :math:`\log p(t_i, y = c \mid \theta_s)` (draws, class, point), the points' labels, per
+        family the relative efficiency of its draws, and the points' counts.
 
-        The points are the continuous points (or bin centres) and atoms of each class with their
-        weights: every one when there are at most :data:`AVERAGING_POINTS` of unit weight,
-        otherwise that many drawn with ``rng`` with probability proportional to weight; the
-        draws are at most :data:`AVERAGING_DRAWS` of each family (every j-th of each chain).
+        The points are the continuous points (or bin centres) and atoms of each class: with
+        ``every_point``, every one with its weight as count; otherwise every one when there are
+        at most :data:`AVERAGING_POINTS` of unit weight, else that many drawn with ``rng`` with
+        probability proportional to weight, each of count one (the averaging weights'
+        Bayesian bootstrap resamples points, not counts); the draws are at most
+        :data:`AVERAGING_DRAWS` of each family (every j-th of each chain).
         None, with a warning naming ``what`` and what happens ``instead``, when there are fewer
         than :data:`AVERAGING_MIN_DRAWS` draws.
         """
@@ -710,10 +721,11 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
                 stacklevel=stacklevel,
             )
             return None
-        if t.size <= AVERAGING_POINTS and np.all(w == 1.0):
+        if every_point or (t.size <= AVERAGING_POINTS and np.all(w == 1.0)):
             rows = np.arange(t.size)
         else:
             rows = rng.choice(t.size, size=AVERAGING_POINTS, p=w / w.sum())
+        counts = w[rows] if every_point else np.ones(rows.size)
         step = -(-n_chain * n_draw // AVERAGING_DRAWS)
         keep = (np.arange(n_chain)[:, None] * n_draw + np.arange(0, n_draw, step)[None, :]).ravel()
         values, at = np.unique(t[rows], return_inverse=True)  # drawn bins repeat: evaluate each once
@@ -724,7 +736,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             log_joints[family] = mixture.log_joint(values, self._atoms_t, *draws, family=family)[:, :, at]
             ess = self.diagnostics_[family]["map"]["ess_bulk_median"]
             reffs[family] = float(np.clip(ess / (n_chain * n_draw), 0.01, 1.0))
-        return log_joints, y[rows], reffs
+        return log_joints, y[rows], reffs, counts
 
     # ---- evaluation -----------------------------------------------------------------
     def _check_fitted(self) -> None:
