@@ -61,26 +61,27 @@ rebuilds the real-data page from it).
 components compared on the chains' first 100 draws by the leave-one-out log densities of the
 points, the kept family's chains run on), the null model averaged in by pseudo-BMA+ weights,
 tie spreading, the neighbour rule for atoms, compression above 2,048 scores on asinh-scale
-bins, Gibbs draws thinned by ``gibbs.default_thin``; 3 splits, 105 cells, 76 s on the 2-core
+bins, Gibbs draws thinned by ``gibbs.default_thin``; 3 splits, 105 cells, 75 s on the 2-core
 machine with every calibrator; no fit failed; command ``python benchmarks/dpm_realdata.py``):
 
 ============  ==========  =============  ======  ========  =====
 calibrator    rank Brier  rank log loss  Brier   log loss  ECE
 ============  ==========  =============  ======  ========  =====
-dpm           1.66        1.65           0.1060  0.3311    0.037
-beta          1.86        1.73           0.1062  0.3348    0.035
+dpm           1.65        1.62           0.1060  0.3311    0.037
+beta          1.88        1.76           0.1062  0.3348    0.035
 isotonic      2.49        2.62           0.1078  0.4884    0.032
 uncalibrated  -           -              0.1399  0.8702    0.102
 ============  ==========  =============  ======  ========  =====
 
 (ranks among the three checked calibrators, metrics averaged over the cells). So the DPM
 ranks ahead of both on both scores; paired over cells it beats beta calibration in 57
-(Brier) and 55 (log loss) of 105, a tie (Wilcoxon p = 0.41, 0.15), and isotonic regression
-in 84 and 87 (p = 1e-10, 1e-14); among all twelve calibrators it ranks first on both
-(4.43 / 4.42, quadratic scaling next with 4.60 / 4.49). The last digit of these ranks is
+(Brier) and 58 (log loss) of 105, a tie (Wilcoxon p = 0.33, 0.11), and isotonic regression
+in 83 and 87 (p = 3e-10, 1e-14); among all twelve calibrators it ranks first on both
+(4.40 / 4.33, quadratic scaling next with 4.65 / 4.63). The last digit of these ranks is
 Monte Carlo noise of the sampler on the compressed datasets: with the Gibbs sweeps before
-2026-11-25's allocation change (the same posterior, other random numbers) the ranks were
-1.66 / 1.63, and with ``--dpm-param random_state=1000`` (``--calibrators dpm beta isotonic``)
+2026-11-25's allocation change (the same posterior, other random numbers) and the family
+comparison on 1,000 drawn points the ranks were 1.66 / 1.63, with the new sweeps 1.66 / 1.65,
+and with ``--dpm-param random_state=1000`` (``--calibrators dpm beta isotonic``)
 they are 1.65 / 1.59 (1.65 / 1.60 with the former sweeps). With Gaussian components alone
 (``--dpm-param 'components="gaussian"'``, the default before; 2026-11-24, ``--calibrators dpm
 beta isotonic``) it was 1.63 / 1.62 (beta 1.88 / 1.75; Brier 0.1059, log loss 0.3309); with

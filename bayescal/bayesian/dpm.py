@@ -110,16 +110,17 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     close to logit-normal (logistic models). So the default, ``components="select"``, fits
     both families and keeps the one whose class densities predict the fitted points better:
     the larger sum of PSIS leave-one-out log densities :math:`\log p(t_i, y_i \mid D_{-i})`
-    (:func:`bayescal.bayesian.averaging.loo_log_scores`), which weighs the densities' whole
-    shape. With the sampler the families are compared on the first :data:`SELECT_PILOT_DRAWS`
+    (:func:`bayescal.bayesian.averaging.loo_log_scores`) over all N scores (a bin centre
+    counted as many times as it has scores), which weighs the densities' whole shape. With the sampler the families are compared on the first :data:`SELECT_PILOT_DRAWS`
     kept draws of each chain, and only the kept family's chains run on; either way the kept
     fit is the posterior of ``components=<that family>`` with the same ``random_state``.
     For decision values, or a route that fits Gaussian components only, it is the Gaussian
     model alone. On piled scores it keeps Beta components, where Gaussian ones alone leave the
     95 % band covering about 0.6 of the true map up to 1,000 scores; on the real datasets of
-    ``benchmarks/dpm_realdata.py`` it keeps Gaussian components on most cells; at 10^4 scores
-    and more, where both families fit the bulk of the densities about equally well, the
-    comparison is close and keeps either (``benchmarks/family_criterion_study.py``,
+    ``benchmarks/dpm_realdata.py`` it keeps Gaussian components on most cells; at 10^4 scores,
+    where both families fit the bulk of the densities about equally well, it keeps Beta
+    components on most replicates of piled scores and Gaussian ones on the monotone truth
+    (``benchmarks/family_criterion_study.py``,
     ``docs/evidence/coverage.md``, ``docs/evidence/realdata.md``). The choice, the comparison
     and the pilot's size are in ``diagnostics_["family_selection"]``.
     ``components="auto"`` instead averages the two families' maps (and the constant map) by

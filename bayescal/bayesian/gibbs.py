@@ -66,7 +66,7 @@ R-hat <= 1.01 and ESS >= 400 from 0 to 36 of 84 at N = 1,000 (median lowest bulk
 185 -> 423) and from 62 to 73 of 84 at N = 300, with the same coverage and error; a fit of
 10^3 scores with Gaussian components took 0.95 s against the plain sweeps' 0.51 s; with the
 calibrator's default ``components="select"``, whose two families' chains then run in one
-stretch each, 2.0 s against 0.67 s (``benchmarks/dpm_speed.py``). It
+stretch each, 1.9 s against 0.62 s (``benchmarks/dpm_speed.py``). It
 needs raw points: at bin centres with large counts the likelihood grows without bound as a
 component narrows onto one bin, and the moves find those spikes, which the sweeps do not
 reach (``tests/bayesian/test_gibbs.py``), so the calibrator refuses it on compressed data.
