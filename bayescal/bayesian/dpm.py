@@ -111,8 +111,9 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     both families and keeps the one whose class densities predict the fitted points better:
     the larger sum of PSIS leave-one-out log densities :math:`\log p(t_i, y_i \mid D_{-i})`
     (:func:`bayescal.bayesian.averaging.loo_log_scores`) over all N scores (a bin centre
-    counted as many times as it has scores), which weighs the densities' whole shape. With the sampler the families are compared on the first :data:`SELECT_PILOT_DRAWS`
-    kept draws of each chain, and only the kept family's chains run on; either way the kept
+    counted as many times as it has scores), which weighs the densities' whole shape. With
+    the sampler the families are compared on the first :data:`SELECT_PILOT_DRAWS` kept draws
+    of each chain, and only the kept family's chains run on; either way the kept
     fit is the posterior of ``components=<that family>`` with the same ``random_state``.
     For decision values, or a route that fits Gaussian components only, it is the Gaussian
     model alone. On piled scores it keeps Beta components, where Gaussian ones alone leave the
@@ -361,8 +362,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         seed = resolve_random_state(self.random_state, self.random_seed, "DPMCalibrator", stacklevel=5)
         # streams: per family (by its place in mixture.FAMILIES) two classes and the assembly, and one
         # for the averaging; a family's draws do not depend on whether the other is fitted too
-        # (and one for the comparison of components="select"; spawning it leaves these unchanged)
-        seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(_entropy(seed)).spawn(8)]
+        seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(_entropy(seed)).spawn(7)]
         self.atoms_ = prep.atoms
         self.grid_ = self._prediction_grid(prep)
         self._atoms_t = to_working(self.atoms_, self.score_kind) if self.atoms_.size else np.empty(0)
@@ -380,13 +380,12 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         self.diagnostics_ = {}
         region = weighted_quantile(np.concatenate(prep.xs), [0.025, 0.975], np.concatenate(prep.cs))
         family_seeds = {f: (seeds[:3], seeds[4:7])[mixture.FAMILIES.index(f)] for f in families}
-        select_rng = np.random.default_rng(seeds[7])
         if self.components == "select" and len(families) > 1 and self.inference == "gibbs":
-            fits = self._select_in_stretches(prep, families, family_seeds, attrs, region, select_rng)
+            fits = self._select_in_stretches(prep, families, family_seeds, attrs, region)
         else:
             fits = self._fit_families(prep, families, family_seeds, attrs, region)
             if self.components == "select" and len(fits) > 1:
-                chosen = self._select_family(prep, fits, select_rng)
+                chosen = self._select_family(prep, fits)
                 fits = {chosen: fits[chosen]}
         self.diagnostics_["divergences"] = sum(
             int(self.diagnostics_[f][f"class_{c}"].get("divergences", 0)) for f in fits for c in (0, 1)
@@ -395,7 +394,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         self.idata_.attrs["diagnostics"] = json.dumps(self.diagnostics_)
         warn_convergence(self.diagnostics_, self.inference, raw_scores=not prep.compressed)
 
-    def _select_family(self, prep: PreparedData, fits: dict, rng: np.random.Generator, stacklevel: int = 5) -> str:
+    def _select_family(self, prep: PreparedData, fits: dict, stacklevel: int = 5) -> str:
         r"""The family that ``components="select"`` keeps: of the families' full fits, the one
         whose class densities predict the fitted points better, by the weighted sum
         :math:`\sum_i c_i \log p(t_i, y_i \mid D_{-i})` of their PSIS leave-one-out log
@@ -405,15 +404,14 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         with too few draws to compare (with a warning). The other families' diagnostics are
         dropped; the choice and the comparison (with the standard error of the difference,
         :math:`\sqrt{N}` times the weighted standard deviation of the pointwise differences)
-        go to ``diagnostics_["family_selection"]``. ``rng`` is not drawn from."""
+        go to ``diagnostics_["family_selection"]``."""
         from bayescal.bayesian.averaging import loo_log_scores
 
         families = list(fits)
         selection: dict[str, Any] = {}
         inputs = self._loo_inputs(
-            prep, {f: fit[0] for f, fit in fits.items()}, rng, "components='select'", stacklevel=stacklevel,
-            every_point=True,
-        )  # fmt: skip
+            prep, {f: fit[0] for f, fit in fits.items()}, None, "components='select'", stacklevel=stacklevel
+        )
         if inputs is None:
             chosen = families[0]
         else:
@@ -424,8 +422,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             runner_up = max((f for f in families if f != chosen), key=lambda f: elpd[f])
             gap = scores[chosen][1] - scores[runner_up][1]
             n_units = counts.sum()
-            mean = (counts * gap).sum() / n_units  # the weighted moments of the pointwise differences
-            sd = np.sqrt((counts * ((gap - mean) * (gap - mean))).sum() / n_units)
+            sd = np.sqrt(np.average((gap - np.average(gap, weights=counts)) ** 2, weights=counts))
             selection = {f"elpd_joint_{f}": elpd[f] for f in families} | {
                 "elpd_joint_diff": float((counts * gap).sum()),
                 "elpd_joint_diff_se": float(np.sqrt(n_units) * sd),
@@ -524,7 +521,6 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         seeds: dict[str, list[int]],
         attrs: dict,
         region: np.ndarray,
-        rng: np.random.Generator,
     ) -> dict[str, tuple[xr.DataTree, np.ndarray, list[dict]]]:
         """``components="select"`` with the sampler: every family's chains run to
         :data:`SELECT_PILOT_DRAWS` kept draws (the families in two threads), :meth:`_select_family`
@@ -554,7 +550,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             )
             for family, (priors, chains) in started.items()
         }
-        chosen = self._select_family(prep, fits, rng, stacklevel=6)
+        chosen = self._select_family(prep, fits, stacklevel=6)
         priors, chains = started[chosen]
         self.diagnostics_["family_selection"]["pilot_draws"] = min(c.kept for c in chains)
         if any(c.kept < c.n_keep for c in chains):  # else the pilot ran them to the end (or draws <= pilot)
@@ -688,18 +684,17 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         self,
         prep: PreparedData,
         trees: dict[str, xr.DataTree],
-        rng: np.random.Generator,
+        rng: np.random.Generator | None,
         what: str,
         instead: str = "the first component family is kept. Raise draws.",
         stacklevel: int = 6,
-        every_point: bool = False,
     ) -> tuple[dict[str, np.ndarray], np.ndarray, dict[str, float], np.ndarray] | None:
         r"""What the leave-one-out comparisons of the fits read: per family the log joint
         :math:`\log p(t_i, y = c \mid \theta_s)` (draws, class, point), the points' labels, per
         family the relative efficiency of its draws, and the points' counts.
 
-        The points are the continuous points (or bin centres) and atoms of each class: with
-        ``every_point``, every one with its weight as count; otherwise every one when there are
+        The points are the continuous points (or bin centres) and atoms of each class: without
+        ``rng``, every one with its weight as count; otherwise every one when there are
         at most :data:`AVERAGING_POINTS` of unit weight, else that many drawn with ``rng`` with
         probability proportional to weight, each of count one (the averaging weights'
         Bayesian bootstrap resamples points, not counts); the draws are at most
@@ -722,6 +717,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
                 stacklevel=stacklevel,
             )
             return None
+        every_point = rng is None
         if every_point or (t.size <= AVERAGING_POINTS and np.all(w == 1.0)):
             rows = np.arange(t.size)
         else:
