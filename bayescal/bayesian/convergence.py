@@ -284,7 +284,7 @@ def thin_for_target(diagnostics: dict) -> int | None:
     return int(np.ceil(max(thins) * factor))
 
 
-def warn_convergence(diagnostics: dict, inference: str, stacklevel: int = 5, raw_scores: bool = False) -> None:
+def warn_convergence(diagnostics: dict, inference: str, stacklevel: int = 4, raw_scores: bool = False) -> None:
     """Warn when the map's chains disagree (:data:`MAP_RHAT_WARN`) or a sampler diverged.
 
     The warning names a remedy and what it achieved on simulated truths

@@ -359,7 +359,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             n_bins=int(self.n_bins),
         )
         families = self._families(data.score_kind)
-        seed = resolve_random_state(self.random_state, self.random_seed, "DPMCalibrator", stacklevel=5)
+        seed = resolve_random_state(self.random_state, self.random_seed, "DPMCalibrator", stacklevel=4)
         # streams: per family (by its place in mixture.FAMILIES) two classes and the assembly, and one
         # for the averaging; a family's draws do not depend on whether the other is fitted too
         seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(_entropy(seed)).spawn(7)]

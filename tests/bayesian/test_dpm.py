@@ -565,6 +565,23 @@ def test_select_with_too_few_draws_warns_and_keeps_the_first_family():
     assert _present_families(model.idata_["posterior"]) == ["gaussian"] and "beta" not in model.diagnostics_
 
 
+def test_every_warning_of_a_fit_points_at_the_callers_line(monkeypatch):
+    """A warning attributed to the user's line is shown by default (a DeprecationWarning only
+    then) and tells a notebook user which call it is about."""
+    from bayescal.bayesian import convergence
+
+    monkeypatch.setattr(convergence, "MAP_RHAT_WARN", 0.0)  # every fit's chains "disagree"
+    s, y = monotone_data(200, np.random.default_rng(5))
+    with pytest.warns(Warning) as record:
+        DPMCalibrator(random_seed=0, **(TINY | {"draws": 20})).fit(s, y)  # select and averaging too few draws
+        DPMCalibrator(random_state=0, components="gaussian", **TINY).fit(s, y)
+    messages = [str(w.message) for w in record]
+    assert any("random_seed is deprecated" in m for m in messages)
+    assert any("needs at least 100 posterior draws" in m for m in messages)
+    assert any("The chains disagree" in m for m in messages)
+    assert {w.filename for w in record} == {__file__}, [(w.filename, m[:60]) for w, m in zip(record, messages)]
+
+
 # ---- persistence ---------------------------------------------------------------------
 def test_save_load_round_trip(fitted, tmp_path):
     model, s, _ = fitted
