@@ -9,10 +9,11 @@ array.
 from __future__ import annotations
 
 import sys
-import warnings
 from typing import Any
 
 import numpy as np
+
+from bayescal._warnings import warn
 
 __all__ = [
     "is_dask_collection",
@@ -381,11 +382,9 @@ def check_sample_weight(
         return w
     relative_total = (w / top).sum()  # the total over the largest weight: no overflow
     if relative_total > _WEIGHT_TOTAL_MAX / top or top < _WEIGHT_MAX_TINY:
-        warnings.warn(
+        warn(
             f"{name} totals {relative_total:.6g} x {top:.3g} (its largest value): outside the range where weights can act "
-            "as counts, so they are divided by their largest value (only their ratios are used).",
-            UserWarning,
-            stacklevel=3,
+            "as counts, so they are divided by their largest value (only their ratios are used)."
         )
         w = w / top
     return w
@@ -500,9 +499,7 @@ def check_ci_prob(ci_prob: Any) -> float:
     return check_number(ci_prob, "ci_prob", low=0.0, high=1.0, inclusive=False)
 
 
-def resolve_random_state(
-    random_state: Any, random_seed: Any = None, where: str = "this function", *, stacklevel: int = 3
-) -> Any:
+def resolve_random_state(random_state: Any, random_seed: Any = None, where: str = "this function") -> Any:
     """The randomness to use, accepting the deprecated name ``random_seed`` for one release.
 
     Parameters
@@ -513,10 +510,7 @@ def resolve_random_state(
         The value passed under the old name; when given, a ``DeprecationWarning`` says to
         use ``random_state``.
     where : str
-        The function or class named in the warning and in the error.
-    stacklevel : int, default 3
-        Passed to :func:`warnings.warn`: 3 attributes the warning to the caller of the
-        function that calls this helper (the user's line).
+        The function or class named in the warning (attributed to the user's line) and in the error.
 
     Returns
     -------
@@ -532,12 +526,9 @@ def resolve_random_state(
         return random_state
     if random_state is not None:
         raise ValueError(f"{where}: pass random_state only; random_seed is its deprecated old name.")
-    import warnings
-
-    warnings.warn(
+    warn(
         f"{where}: random_seed is deprecated and will be removed in the next release; use random_state.",
         DeprecationWarning,
-        stacklevel=stacklevel,
     )
     return random_seed
 

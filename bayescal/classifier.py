@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import warnings
 from collections.abc import Iterable
 from inspect import signature
 from typing import TYPE_CHECKING, Any, Literal
@@ -35,6 +34,7 @@ from sklearn.utils.validation import (
 
 from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import check_ci_prob
+from bayescal._warnings import warn
 from bayescal.base import BayesianCalibrator, Calibrator
 
 if TYPE_CHECKING:
@@ -224,11 +224,9 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         else:
             supports_sw = "sample_weight" in signature(estimator.fit).parameters
             if sample_weight is not None and not supports_sw:
-                warnings.warn(
+                warn(
                     f"{type(estimator).__name__} does not accept sample_weight: the weights are used by "
-                    "the calibrator only.",
-                    UserWarning,
-                    stacklevel=2,
+                    "the calibrator only."
                 )
             fit_kwargs = dict(fit_params)
             if sample_weight is not None and supports_sw:

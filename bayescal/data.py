@@ -14,7 +14,6 @@ fit on either scale.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +36,7 @@ from bayescal._validation import (
     check_scores,
     is_dask_collection,
 )
+from bayescal._warnings import warn
 
 __all__ = [
     "PROB_EPS",
@@ -482,11 +482,9 @@ class ScoreSummary:
         relative = sum(st["relative"] * (st["top"] / top) for st in stats)
         scale = 1.0
         if relative > _WEIGHT_TOTAL_MAX / top or top < _WEIGHT_MAX_TINY:  # the rule of check_sample_weight
-            warnings.warn(
+            warn(
                 f"sample_weight totals {relative:.6g} x {top:.3g} (its largest value): outside the range "
-                "where weights can act as counts, so they are divided by their largest value.",
-                UserWarning,
-                stacklevel=3,
+                "where weights can act as counts, so they are divided by their largest value."
             )
             scale = top
         seen = np.array([v for st in stats for v in (st["lo"], st["hi"]) if np.isfinite(v)])

@@ -52,7 +52,7 @@ def _label(calibrator: Calibrator, label: str | None) -> str:
 def _random_state(random_state: RandomStateLike, random_seed: RandomStateLike, where: str) -> RandomStateLike:
     """A Display's ``random_state`` (default 0), or the deprecated ``random_seed`` when given."""
     # the warning points at the user's call of the Display factory (this helper is one frame deeper)
-    return resolve_random_state(None if random_seed is not None else random_state, random_seed, where, stacklevel=4)
+    return resolve_random_state(None if random_seed is not None else random_state, random_seed, where)
 
 
 @dataclass

@@ -17,10 +17,11 @@ Analysis 16, 667-718.
 
 from __future__ import annotations
 
-import warnings
 from functools import cache
 
 import numpy as np
+
+from bayescal._warnings import warn
 
 __all__ = [
     "ESS_TARGET",
@@ -284,7 +285,7 @@ def thin_for_target(diagnostics: dict) -> int | None:
     return int(np.ceil(max(thins) * factor))
 
 
-def warn_convergence(diagnostics: dict, inference: str, stacklevel: int = 4, raw_scores: bool = False) -> None:
+def warn_convergence(diagnostics: dict, inference: str, raw_scores: bool = False) -> None:
     """Warn when the map's chains disagree (:data:`MAP_RHAT_WARN`) or a sampler diverged.
 
     The warning names a remedy and what it achieved on simulated truths
@@ -312,14 +313,12 @@ def warn_convergence(diagnostics: dict, inference: str, stacklevel: int = 4, raw
                 f"measured on simulated truths with Gaussian components that reached {target} in none of 12 fits "
                 "of 10^4 (compressed) scores (benchmarks/convergence_remedy.py)"
             )
-        warnings.warn(
+        warn(
             f"The chains disagree on the calibration map: R-hat {conv['rhat_max']:.2f} at score "
             f"{conv['rhat_max_score']:.4g}, where their means differ by {conv['chain_gap_at_rhat_max']:.3g} "
             f"against a 95% band {conv['band_width_at_rhat_max']:.3g} wide (bulk ESS down to "
             f"{conv['ess_bulk_min']:.0f}); the credible band is not reliable there. {remedy}, refit with another "
-            "random_state and compare the maps there before acting on the band.",
-            UserWarning,
-            stacklevel=stacklevel,
+            "random_state and compare the maps there before acting on the band."
         )
     if n_div > 0:
         per_class = ", ".join(
@@ -328,9 +327,7 @@ def warn_convergence(diagnostics: dict, inference: str, stacklevel: int = 4, raw
             if isinstance(fits, dict) and "class_0" in fits
             for c in (0, 1)
         )
-        warnings.warn(
+        warn(
             f"{n_div} divergent transitions in the {inference} sampler ({per_class}) after tuning: the "
-            "posterior may be biased; raise target_accept through route_options, or use inference='gibbs'.",
-            UserWarning,
-            stacklevel=stacklevel,
+            "posterior may be biased; raise target_accept through route_options, or use inference='gibbs'."
         )

@@ -16,7 +16,6 @@ The fit is a short pipeline, one module a step:
 from __future__ import annotations
 
 import json
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -29,6 +28,7 @@ from bayescal._stats import weighted_quantile
 from bayescal._typing import ArrayLike
 from bayescal._validation import check_integer, resolve_random_state
 from bayescal._version import __version__
+from bayescal._warnings import warn
 from bayescal.base import BayesianCalibrator, PosteriorClassConditional
 from bayescal.bayesian import mixture
 from bayescal.bayesian.assembly import flat_draws, slot_models
@@ -359,7 +359,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             n_bins=int(self.n_bins),
         )
         families = self._families(data.score_kind)
-        seed = resolve_random_state(self.random_state, self.random_seed, "DPMCalibrator", stacklevel=4)
+        seed = resolve_random_state(self.random_state, self.random_seed, "DPMCalibrator")
         # streams: per family (by its place in mixture.FAMILIES) two classes and the assembly, and one
         # for the averaging; a family's draws do not depend on whether the other is fitted too
         seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(_entropy(seed)).spawn(7)]
@@ -394,7 +394,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         self.idata_.attrs["diagnostics"] = json.dumps(self.diagnostics_)
         warn_convergence(self.diagnostics_, self.inference, raw_scores=not prep.compressed)
 
-    def _select_family(self, prep: PreparedData, fits: dict, stacklevel: int = 5) -> str:
+    def _select_family(self, prep: PreparedData, fits: dict) -> str:
         r"""The family that ``components="select"`` keeps: of the families' full fits, the one
         whose class densities predict the fitted points better, by the weighted sum
         :math:`\sum_i c_i \log p(t_i, y_i \mid D_{-i})` of their PSIS leave-one-out log
@@ -409,9 +409,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
 
         families = list(fits)
         selection: dict[str, Any] = {}
-        inputs = self._loo_inputs(
-            prep, {f: fit[0] for f, fit in fits.items()}, None, "components='select'", stacklevel=stacklevel
-        )
+        inputs = self._loo_inputs(prep, {f: fit[0] for f, fit in fits.items()}, None, "components='select'")
         if inputs is None:
             chosen = families[0]
         else:
@@ -550,7 +548,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             )
             for family, (priors, chains) in started.items()
         }
-        chosen = self._select_family(prep, fits, stacklevel=6)
+        chosen = self._select_family(prep, fits)
         priors, chains = started[chosen]
         self.diagnostics_["family_selection"]["pilot_draws"] = min(c.kept for c in chains)
         if any(c.kept < c.n_keep for c in chains):  # else the pilot ran them to the end (or draws <= pilot)
@@ -687,7 +685,6 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         rng: np.random.Generator | None,
         what: str,
         instead: str = "the first component family is kept. Raise draws.",
-        stacklevel: int = 6,
     ) -> tuple[dict[str, np.ndarray], np.ndarray, dict[str, float], np.ndarray] | None:
         r"""What the leave-one-out comparisons of the fits read: per family the log joint
         :math:`\log p(t_i, y = c \mid \theta_s)` (draws, class, point), the points' labels, per
@@ -710,11 +707,9 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         post = next(iter(trees.values()))["posterior"]
         n_chain, n_draw = post.sizes["chain"], post.sizes["draw"]
         if n_chain * n_draw < AVERAGING_MIN_DRAWS:
-            warnings.warn(
+            warn(
                 f"{what} needs at least {AVERAGING_MIN_DRAWS} posterior draws (chains x draws), got "
-                f"{n_chain * n_draw}: {instead}",
-                UserWarning,
-                stacklevel=stacklevel,
+                f"{n_chain * n_draw}: {instead}"
             )
             return None
         every_point = rng is None

@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import threading
 import time
-import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -62,6 +61,7 @@ import numpy as np
 import xarray as xr
 from scipy.special import logit, logsumexp
 
+from bayescal._warnings import warn
 from bayescal.bayesian.class_fit import ClassFit
 
 __all__ = ["build_model", "fit_advi", "fit_nuts"]
@@ -376,11 +376,9 @@ def _warn_not_converged(losses: np.ndarray, window: int, tol: float, which: str)
         moved = f"moved from {-losses[-2 * window : -window].mean():.6g} to {elbo:.6g}"
     else:
         moved = f"is {elbo:.6g} after fewer than two windows of {window}"
-    warnings.warn(
+    warn(
         f"ADVI{which} did not converge in {len(losses)} iterations: the windowed ELBO mean {moved} (relative "
-        f"change above tol={tol:g}); raise max_iterations or tol, or use inference='gibbs'.",
-        UserWarning,
-        stacklevel=4,
+        f"change above tol={tol:g}); raise max_iterations or tol, or use inference='gibbs'."
     )
 
 
@@ -562,11 +560,9 @@ def fit_advi(
         ess = float(1.0 / np.sum(w**2))
         if psis:
             if pareto_k > 0.7:
-                warnings.warn(
+                warn(
                     f"PSIS k-hat is {pareto_k:.2f} > 0.7 (importance ESS {ess:.1f} of {draws}): the reweighted "
-                    f"ADVI draws are unreliable and their band too narrow; use psis=False or inference='gibbs'.",
-                    UserWarning,
-                    stacklevel=3,
+                    f"ADVI draws are unreliable and their band too narrow; use psis=False or inference='gibbs'."
                 )
             positions = (rng.uniform() + np.arange(draws)) / draws
             idx = np.minimum(np.searchsorted(np.cumsum(w), positions), draws - 1)

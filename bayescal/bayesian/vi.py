@@ -89,6 +89,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from bayescal._stats import hessian_from_gradient
+from bayescal._warnings import warn
 from bayescal.bayesian import pymc_model as pmm
 from bayescal.bayesian.class_fit import ClassFit
 
@@ -484,12 +485,10 @@ def fit_vi(
         "runtime_s": time.perf_counter() - start_time,
     }
     if pareto_k > KHAT_WARN:
-        warnings.warn(
+        warn(
             f"The variational fit ({method}) has Pareto k-hat {pareto_k:.2f} > {KHAT_WARN}: the approximation is "
             f"far from the posterior and its credible band may be misplaced or too narrow. Use inference='gibbs' "
-            f"(the sampler) for a band you can trust.",
-            UserWarning,
-            stacklevel=3,
+            f"(the sampler) for a band you can trust."
         )
     weight, p1, p2, alpha = (values[name] for name in pmm.draw_names(slot.model))
     posterior = pmm._to_posterior(weight, p1, p2, alpha, 1, draws, family)
