@@ -9,6 +9,7 @@ from bayescal.bayesian.convergence import (
     ess_bulk,
     ess_tail,
     map_convergence,
+    remedy_thin,
     rhat_rank,
     thin_for_target,
     warn_convergence,
@@ -77,12 +78,14 @@ def test_meets_target_only_when_every_point_has_small_rhat_and_enough_effective_
     assert not _map_check(few)["meets_target"]
 
 
-def test_warning_names_the_thinning_that_would_reach_the_target_ess():
+def test_warning_names_the_thinning_of_its_remedy():
     conv = {"rhat_max": 1.3, "rhat_max_score": 0.2, "chain_gap_at_rhat_max": 0.05, "band_width_at_rhat_max": 0.1}
     conv |= {"ess_bulk_min": 8.0, "ess_bulk_median": 30.0, "ess_tail_min": 20.0, "meets_target": False}
     gibbs = {"gaussian": {"class_0": {"thin": 2}, "class_1": {"thin": 5}, "map": conv}, "map": conv, "divergences": 0}
     assert thin_for_target(gibbs) == 5 * 400 // 8
-    with pytest.warns(UserWarning, match=r"route_options=\{'thin': 250\} runs .* none of 12 fits of 10\^4"):
+    assert remedy_thin(gibbs, raw_scores=True) == thin_for_target(gibbs)
+    assert remedy_thin(gibbs, raw_scores=False) == 10 * 5  # compressed: ten times the fit's sweeps
+    with pytest.warns(UserWarning, match=r"route_options=\{'thin': 50\} runs 10 times the sweeps"):
         warn_convergence(gibbs, "gibbs")
     with pytest.warns(UserWarning, match=r"route_options=\{'thin': 250, 'hmc_steps': 20\} .* Hamiltonian moves"):
         warn_convergence(gibbs, "gibbs", raw_scores=True)  # the moves need uncompressed scores
