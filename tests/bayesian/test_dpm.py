@@ -239,7 +239,7 @@ def test_contract_shapes_and_posterior_layout(fitted):
     assert dens.dims == ("chain", "draw", "class", "score")
     # no atoms: each class density integrates to about one over [0, 1]
     np.testing.assert_allclose(np.trapezoid(dens.mean(("chain", "draw")).values, dens["score"].values), 1.0, atol=0.02)
-    ppc = model.sample_posterior_predictive(s[:5], random_seed=0)
+    ppc = model.sample_posterior_predictive(s[:5], random_state=0)
     assert ppc["posterior_predictive"]["y"].shape == (2, 150, 5)
 
 
