@@ -292,8 +292,8 @@ def remedy_thin(diagnostics: dict, raw_scores: bool) -> int | None:
     reaches :data:`ESS_TARGET`; there the remedy is :data:`REMEDY_SWEEPS_COMPRESSED` times the
     largest ``thin`` the classes used (ten times the sweeps after the warm-up: four to seven
     times the fit's time on the simulated truths), which moves the chains' means closer to the
-    posterior's: ``benchmarks/convergence_remedy.py`` measures its
-    effect on the band's coverage and the map's error against the true map of simulated truths.
+    posterior's. ``benchmarks/convergence_remedy.py`` measures its effect on the band's coverage
+    and the map's error against the true map of simulated truths.
     """
     if raw_scores:
         return thin_for_target(diagnostics)
