@@ -102,7 +102,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dpm_coverage import LEVELS, TRUTHS, simulate
+from dpm_coverage import LEVELS, TRUTHS, region_grid, simulate
 
 CANDIDATES = ("logit", "asinh", "beta", "select")
 
@@ -137,7 +137,7 @@ def one_replicate(truth: str, n: int, seed: int, candidate: str, c: float) -> di
     from bayescal import make_calibrator
 
     s, y, true_map, kind = simulate(truth, n, seed)
-    grid = np.linspace(*np.quantile(s, [0.025, 0.975]), 200)
+    grid = region_grid(s)
     truth_vals = true_map(grid)
     inside = s[(s >= grid[0]) & (s <= grid[-1])]
     data_pts = np.random.default_rng(seed).choice(inside, size=min(500, inside.size), replace=False)

@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def main() -> None:
-    from dpm_coverage import DESIGN, HELD_OUT, simulate
+    from dpm_coverage import DESIGN, HELD_OUT, region_grid, simulate
 
     from bayescal import make_calibrator
     from bayescal.bayesian.convergence import remedy_thin
@@ -66,7 +66,7 @@ def main() -> None:
 
     def band_error(model, s, true_map):
         """95 % pointwise coverage of the true map and the mean map's MAE over the data region."""
-        grid = np.linspace(*np.quantile(s, [0.025, 0.975]), 200)
+        grid = region_grid(s)
         truth_vals = true_map(grid)
         draws = model.calibration_map(grid).values.reshape(-1, grid.size)
         lo, hi = np.quantile(draws, [0.025, 0.975], axis=0)

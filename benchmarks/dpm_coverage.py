@@ -165,6 +165,12 @@ TRUTHS = {
 }
 
 
+def region_grid(scores: np.ndarray) -> np.ndarray:
+    """The 200 equally spaced points between the 2.5 % and 97.5 % quantiles of the scores (the
+    data region) on which the studies compare bands and maps with the truth."""
+    return np.linspace(*np.quantile(scores, [0.025, 0.975]), 200)
+
+
 def simulate(truth: str, n: int, seed: int):
     """Scores, labels, the true map and the score kind of one replicate."""
     sim, true_map, kind = TRUTHS[truth]
@@ -193,7 +199,7 @@ def run_one(
     from bayescal import make_calibrator
 
     s, y, true_map, kind = simulate(truth, n, seed)
-    grid = np.linspace(*np.quantile(s, [0.025, 0.975]), 200)
+    grid = region_grid(s)
     truth_vals = true_map(grid)
     inside = s[(s >= grid[0]) & (s <= grid[-1])]
     data_pts = np.random.default_rng(seed).choice(inside, size=min(500, inside.size), replace=False)

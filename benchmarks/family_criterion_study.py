@@ -96,7 +96,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dpm_coverage import simulate
+from dpm_coverage import region_grid, simulate
 
 RESULTS = Path(__file__).resolve().parent / "results" / "family_criterion_study.json"
 FAMILIES = ("gaussian", "beta")
@@ -150,7 +150,7 @@ def fit_both(s, y, kind: str, seed: int) -> tuple[dict, dict]:
 def truth_replicate(truth: str, n: int, seed: int) -> dict:
     """One simulated replicate: the criteria and each family's 95 % coverage and MAE."""
     s, y, true_map, kind = simulate(truth, n, seed)
-    grid = np.linspace(*np.quantile(s, [0.025, 0.975]), 200)
+    grid = region_grid(s)
     truth_vals = true_map(grid)
     models, record = fit_both(s, y, kind, seed)
     for family, model in models.items():

@@ -167,14 +167,14 @@ def map_draws(d: dict, t: np.ndarray) -> np.ndarray:
 
 
 def coverage(truth: str, n: int, seeds: int) -> None:
-    from dpm_coverage import simulate
+    from dpm_coverage import region_grid, simulate
 
     from bayescal import make_calibrator
 
     rows = []
     for seed in range(seeds):
         s, y, true_map, kind = simulate(truth, n, seed)
-        grid = np.linspace(*np.quantile(s, [0.025, 0.975]), 200)
+        grid = region_grid(s)
         truth_vals = true_map(grid)
         d = fit_shared(to_working(s, kind), y, seed=seed)
         M = map_draws(d, to_working(grid, kind))
