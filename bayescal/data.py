@@ -50,6 +50,7 @@ __all__ = [
     "dask_partitions",
     "class_bin_counts",
     "asinh_bins",
+    "asinh_edges",
 ]
 
 PROB_EPS = 1e-12
@@ -729,15 +730,27 @@ def asinh_bins(data: ScoreData, n_bins: int, spread: float = 4.0) -> tuple[np.nd
     centres : ndarray of shape (n_bins,)
         :math:`m + s \sinh(u_j)` at the bins' midpoints :math:`u_j`.
     """
-    t = data.t
+    m, s, lo, width = _asinh_layout(data.t, n_bins, spread)
+    _, counts = class_bin_counts(data, lo, width, n_bins, asinh=(m, s))
+    return counts, m + s * np.sinh(lo + width * (np.arange(n_bins) + 0.5))
+
+
+def asinh_edges(t: np.ndarray, n_bins: int, spread: float = 4.0) -> np.ndarray:
+    """The ``n_bins + 1`` working-scale edges of the bins of :func:`asinh_bins` for the
+    working-scale scores ``t`` (all rows, both classes): ``m + s sinh(u)`` at the bins' ends."""
+    m, s, lo, width = _asinh_layout(np.asarray(t, dtype=np.float64), n_bins, spread)
+    return m + s * np.sinh(lo + width * np.arange(n_bins + 1))
+
+
+def _asinh_layout(t: np.ndarray, n_bins: int, spread: float) -> tuple[float, float, float, float]:
+    """``(m, s, lo, width)`` of :func:`asinh_bins`: the centre and scale of the transform and the
+    first edge and the width of the bins on the transformed scale."""
     q1, m, q3 = np.quantile(t[:: max(1, t.size // 100_000)], [0.25, 0.5, 0.75])
     s = spread * (q3 - q1) / 1.349
     if not s > 0:  # more than half the rows on one value: the range sets the scale
         s = max(float(t.max() - t.min()), 1e-12)
     lo, hi = _range(np.arcsinh((np.array([t.min(), t.max()]) - m) / s))
-    width = (hi - lo) / n_bins
-    _, counts = class_bin_counts(data, lo, width, n_bins, asinh=(float(m), float(s)))
-    return counts, m + s * np.sinh(lo + width * (np.arange(n_bins) + 0.5))
+    return float(m), float(s), lo, (hi - lo) / n_bins
 
 
 def _bin_counts(

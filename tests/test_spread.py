@@ -90,6 +90,23 @@ def test_asinh_bins_hold_every_row_and_keep_the_bulk_finely_binned():
     assert occupied.size > 40  # equal-width bins over [min, 400] leave about 4
 
 
+def test_asinh_edges_bound_the_bins_of_asinh_bins():
+    """The edges that asinh_edges gives are those asinh_bins bins on: numpy's histogram on them
+    holds each class's rows as asinh_bins counts them, and every centre lies between its edges."""
+    from bayescal.data import ScoreData, asinh_bins, asinh_edges
+
+    rng = np.random.default_rng(1)
+    t = np.append(rng.standard_t(3, size=5_000), [-60.0, 250.0])
+    y = rng.integers(0, 2, t.size).astype(np.int8)
+    data = ScoreData(scores=t, t=t, y=y, w=np.ones(t.size), score_kind="decision", classes=np.array([0, 1]))
+    counts, centres = asinh_bins(data, 128)
+    edges = asinh_edges(t, 128)
+    assert edges.size == 129 and edges[0] < t.min() and edges[-1] > t.max()
+    assert np.all((edges[:-1] < centres) & (centres < edges[1:]))
+    for c in (0, 1):
+        np.testing.assert_array_equal(np.histogram(t[y == c], edges)[0], counts[c])
+
+
 def test_integer_weights_prepare_the_same_points_as_repeated_rows():
     """Frequency weights: a row of integer weight k is prepared exactly as k repeated rows (the
     copies are tied rows, spread over their rounding cell, and count towards the atom rule),
