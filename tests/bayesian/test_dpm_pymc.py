@@ -243,6 +243,59 @@ def test_nuts_layout_seed_and_no_recompile(rng):
     assert np.trapezoid(np.abs(dens - _true_density(g)), g) < 0.4
 
 
+def _binned_loglik(prior, K, lower, upper, counts, start):
+    """The binned model's log-likelihood at the parameters ``start`` (constrained scale)."""
+    model = pymc_model.build_model(K, "gaussian", binned=True)
+    keys = pymc_model._DATA_KEYS["gaussian"]
+    import pymc as pm
+
+    pm.set_data({"lower": lower, "upper": upper, "counts": counts} | {k: np.asarray(prior[k], float) for k in keys},
+                model=model)  # fmt: skip
+    point = pymc_model._unconstrained(start)
+    fn = model.compile_fn(model.replace_rvs_by_values([model["loglik"]])[0])
+    return float(fn({k: v for k, v in point.items() if k != "alpha_log__"}))
+
+
+def test_binned_likelihood_is_the_probability_of_the_bin_counts(rng):
+    """The binned model's likelihood is that of counts on a partition of the line: one bin
+    holding the whole line has probability one; on fine bins it is the point likelihood at the
+    bin centres plus each count times the log of its bin's width; and it stays at most zero
+    however narrow a component grows on a bin of many scores, where the point likelihood at the
+    centre grows without bound."""
+    from bayescal.bayesian.priors import resolve_priors
+
+    x = rng.normal(size=200)
+    ones = np.ones(x.size)
+    K = 3
+    prior = resolve_priors(None, [x, x], [ones, ones], K, "gaussian")[0]
+    start = pymc_model._initial_values(prior)
+    w = np.append(start["v"], 1.0) * np.concatenate([[1.0], np.cumprod(1.0 - start["v"])])
+    assert _binned_loglik(prior, K, np.array([-1e4]), np.array([1e4]), np.array([7.0]), start) == pytest.approx(
+        0, abs=1e-12
+    )
+
+    h = 1e-4
+    centres = np.sort(x)
+    counts = rng.integers(1, 5, centres.size).astype(float)
+    fine = _binned_loglik(prior, K, centres - h / 2, centres + h / 2, counts, start)
+    points = counts @ log_density(centres, w, start["mu"], start["sigma"])
+    np.testing.assert_allclose(fine, points + counts.sum() * np.log(h), rtol=1e-6)
+
+    edges = np.linspace(-6, 6, 41)
+    many = np.full(40, 1.0)
+    many[19] = 1e6
+    narrow = dict(
+        start, mu=np.array([edges[19:21].mean(), *start["mu"][1:]]), sigma=np.array([1e-6, *start["sigma"][1:]])
+    )
+    assert _binned_loglik(prior, K, edges[:-1], edges[1:], many, narrow) <= 0.0
+    assert many @ log_density(0.5 * (edges[:-1] + edges[1:]), w, narrow["mu"], narrow["sigma"]) > 1e6
+
+
+def test_binned_likelihood_refuses_beta_components():
+    with pytest.raises(ValueError, match="binned=True is written for Gaussian components"):
+        pymc_model.build_model(3, "beta", binned=True)
+
+
 def _piled(rng, n):
     """Logits of probability scores piled near 0: Beta(0.4, 4)."""
     s = np.clip(rng.beta(0.4, 4.0, n), 1e-12, 1 - 1e-12)
