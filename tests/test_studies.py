@@ -45,3 +45,16 @@ def test_the_family_criterion_study_scores_both_families_on_one_replicate():
     assert all(rule(row) in study.FAMILIES for rule in study.RULES.values())
     table = study.truth_table([row])
     assert "| piles | 300 | 1 |" in table
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_the_binned_likelihood_study_fits_both_ways_on_one_replicate():
+    """On compressed scores (above compress_above) the study fits the default and the binned
+    model with NUTS (tiny settings) on the same data; both maps follow the smooth truth."""
+    study = benchmark_module("binned_likelihood_study")
+    default, binned = study.run_one("monotone", 3000, 0, chains=2, tune=40, draws=30)
+    assert default["fit"].startswith("default") and binned["fit"].startswith("binned likelihood")
+    for row in (default, binned):
+        assert 0.0 <= row["cov50"] <= row["cov95"] <= 1.0 and row["width"] > 0
+        assert row["mae"] < 0.05, row
+        assert np.isfinite([row["rhat_max"], row["ess_bulk_min"], row["time_s"]]).all()
