@@ -736,8 +736,24 @@ def asinh_bins(data: ScoreData, n_bins: int, spread: float = 4.0) -> tuple[np.nd
 
 
 def asinh_edges(t: np.ndarray, n_bins: int, spread: float = 4.0) -> np.ndarray:
-    """The ``n_bins + 1`` working-scale edges of the bins of :func:`asinh_bins` for the
-    working-scale scores ``t`` (all rows, both classes): ``m + s sinh(u)`` at the bins' ends."""
+    r"""The edges of the bins that :func:`asinh_bins` counts the rows on.
+
+    Parameters
+    ----------
+    t : ndarray of shape (n,)
+        Working-scale scores of all rows (both classes, no atoms), as ``ScoreData.t``.
+    n_bins : int
+        Number of bins.
+    spread : float, default 4.0
+        :math:`s` in robust standard deviations, as in :func:`asinh_bins`.
+
+    Returns
+    -------
+    ndarray of shape (n_bins + 1,)
+        :math:`m + s \sinh(u)` at the ends of the equal-width bins on
+        :math:`u = \operatorname{asinh}((t - m) / s)`; numpy's histogram of a class's scores on
+        them gives that class's counts of :func:`asinh_bins`.
+    """
     m, s, lo, width = _asinh_layout(np.asarray(t, dtype=np.float64), n_bins, spread)
     return m + s * np.sinh(lo + width * np.arange(n_bins + 1))
 

@@ -91,8 +91,8 @@ def build_model(n_components: int, family: str = "gaussian", binned: bool = Fals
 
     With ``binned=True`` (Gaussian components only) the data are bins instead of points: the
     finite working-scale edges ``lower`` and ``upper`` of each bin and its count ``counts``,
-    and the likelihood is that of the counts of a partition of the line (the outermost bins'
-    open edges stand in by finite values far beyond the data),
+    and the likelihood is that of the counts of a partition of the line (give the outermost
+    bins finite edges far beyond the data for the line's open ends),
 
     .. math:: \log p(c \mid \theta) = \sum_b c_b \log \sum_k w_k
               \left[\Phi\!\left(\tfrac{u_b - \mu_k}{\sigma_k}\right)
@@ -137,11 +137,10 @@ def build_model(n_components: int, family: str = "gaussian", binned: bool = Fals
                 z_hi = (upper[:, None] - mu[None, :]) / (np.sqrt(2.0) * sigma[None, :])
                 above = (lower + upper)[:, None] > 2.0 * mu[None, :]  # the bin lies mostly above mu_k
                 mass = 0.5 * pt.switch(above, pt.erfc(z_lo) - pt.erfc(z_hi), pt.erfc(-z_hi) - pt.erfc(-z_lo))
-                bin_prob = pt.dot(pt.maximum(mass, 1e-300), weight)
-                pm.Potential("loglik", pt.sum(counts * pt.log(bin_prob)))
-                return model
-            z = (x[:, None] - mu[None, :]) / sigma[None, :]
-            log_phi = -0.5 * z**2 - pt.log(sigma)[None, :] - 0.5 * np.log(2 * np.pi)
+                log_prob = pt.log(pt.dot(pt.maximum(mass, 1e-300), weight))  # (bins,)
+            else:
+                z = (x[:, None] - mu[None, :]) / sigma[None, :]
+                log_phi = -0.5 * z**2 - pt.log(sigma)[None, :] - 0.5 * np.log(2 * np.pi)
         else:
             a_logloc = pm.Data("a_logloc", np.zeros(K))
             b_logloc = pm.Data("b_logloc", np.zeros(K))
@@ -153,8 +152,9 @@ def build_model(n_components: int, family: str = "gaussian", binned: bool = Fals
             log_phi = (
                 -a[None, :] * pt.softplus(-x)[:, None] - b[None, :] * pt.softplus(x)[:, None] - log_beta_fn[None, :]
             )
-        log_comp = pt.log(weight)[None, :] + log_phi
-        pm.Potential("loglik", pt.sum(counts * pt.logsumexp(log_comp, axis=1)))
+        if not binned:
+            log_prob = pt.logsumexp(pt.log(weight)[None, :] + log_phi, axis=1)  # (points,)
+        pm.Potential("loglik", pt.sum(counts * log_prob))
     return model
 
 
