@@ -107,7 +107,7 @@ def band_row(draws: np.ndarray, shape: tuple[int, int], grid_s: np.ndarray, trut
     return row | {k: conv[k] for k in ("rhat_max", "ess_bulk_min", "ess_tail_min")}
 
 
-def run_one(truth: str, n: int, seed: int, chains: int, tune: int, draws: int) -> list[dict]:
+def run_one(truth: str, n: int, seed: int, chains: int, tune: int, draws: int, n_bins: int = N_BINS) -> list[dict]:
     """The default fit and the binned NUTS fit of one replicate, as two rows."""
     from bayescal import make_calibrator
     from bayescal.bayesian.mixture import map_draws
@@ -131,7 +131,7 @@ def run_one(truth: str, n: int, seed: int, chains: int, tune: int, draws: int) -
     rows[-1]["time_s"] = elapsed
 
     t = to_working(s, kind)
-    data = binned_class_data(t, y)
+    data = binned_class_data(t, y, n_bins)
     priors = resolve_priors(None, [d["centres"] for d in data], [d["counts"] for d in data], K, "gaussian", strict=True)
     t0 = time.perf_counter()
     fits = [fit_binned_nuts(data[c], priors[c], chains, tune, draws, seed * 2 + c) for c in (0, 1)]
@@ -141,7 +141,7 @@ def run_one(truth: str, n: int, seed: int, chains: int, tune: int, draws: int) -
     params = [np.stack([f[k] for f in fits], axis=1) for k in ("weight", "mu", "sigma")]
     binned = map_draws(to_working(grid_s, kind), np.empty(0), pi, *params, np.zeros((S, 2, 0)))
     rows.append(
-        {"fit": f"binned likelihood, NUTS ({chains} x {draws})"}
+        {"fit": f"binned likelihood ({n_bins} bins), NUTS ({chains} x {draws})"}
         | band_row(binned, (chains, draws), grid_s, truth_vals, kind)
     )
     rows[-1] |= {
@@ -160,13 +160,14 @@ def main() -> None:
     parser.add_argument("--chains", type=int, default=4)
     parser.add_argument("--tune", type=int, default=500)
     parser.add_argument("--draws", type=int, default=500)
+    parser.add_argument("--bins", type=int, default=N_BINS, help="bins of the binned likelihood")
     args = parser.parse_args()
     started = datetime.now(UTC)
     print("# Binned likelihood with NUTS against the default fit\n")
     print(
         f"*Run {started:%Y-%m-%d %H:%M} UTC on {platform.system()} {platform.machine()}, "
         f"Python {platform.python_version()}; command: `python benchmarks/binned_likelihood_study.py "
-        f"{' '.join(sys.argv[1:])}`. K = {K}, {N_BINS} bins; wall times, NUTS in two processes.*\n"
+        f"{' '.join(sys.argv[1:])}`. K = {K}; wall times, NUTS in two processes.*\n"
     )
     cols = ["truth", "n", "seed", "fit", "cov95", "cov50", "mae", "width", "rhat_max", "ess_bulk_min", "ess_tail_min",
             "depth", "divergences", "time_s"]  # fmt: skip
@@ -175,7 +176,7 @@ def main() -> None:
     for truth in args.truths:
         for n in args.n:
             for seed in range(args.seeds):
-                for row in run_one(truth, int(n), seed, args.chains, args.tune, args.draws):
+                for row in run_one(truth, int(n), seed, args.chains, args.tune, args.draws, args.bins):
                     cells = []
                     for c in cols:
                         v = row.get(c, "-")

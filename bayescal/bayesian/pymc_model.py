@@ -101,6 +101,20 @@ def build_model(n_components: int, family: str = "gaussian", binned: bool = Fals
     the exact likelihood of binned scores (each difference is taken in the tail on the far
     side of :math:`\mu_k`, so it keeps its precision). Unlike the weighted point likelihood
     at bin centres it is bounded: a component cannot gain by narrowing onto one bin.
+
+    Parameters
+    ----------
+    n_components : int
+        K, the truncation of the Dirichlet process.
+    family : {"gaussian", "beta"}, default "gaussian"
+        Component family.
+    binned : bool, default False
+        Bins (``lower``, ``upper``, ``counts``) instead of points (``x``, ``counts``).
+
+    Returns
+    -------
+    pymc.Model
+        The model, its data and hyperparameters still to be set.
     """
     import pymc as pm
     import pytensor.tensor as pt
