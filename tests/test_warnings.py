@@ -21,3 +21,28 @@ def test_the_same_warning_points_at_the_callers_line_on_every_path():
         ece(y, s, sample_weight=w)
     assert len(record) == 2 and all("sample_weight totals" in str(r.message) for r in record)
     assert [r.filename for r in record] == [__file__] * 2
+
+
+def test_warnings_of_work_in_threads_point_at_the_callers_line_in_order():
+    """A worker thread's stack holds no user frame, so the package's warnings raised there are
+    issued again from the calling thread, in the order of the work, not as they happened."""
+    import time
+
+    from bayescal._threads import map_in_threads
+    from bayescal._warnings import warn
+
+    def work(i):
+        time.sleep(0.05 * (2 - i))  # the later item warns first
+        warn(f"item {i}")
+        return i * 10
+
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        out = map_in_threads(work, [0, 1, 2], 3)
+    assert out == [0, 10, 20]
+    assert [str(r.message) for r in record] == ["item 0", "item 1", "item 2"]
+    assert [r.filename for r in record] == [__file__] * 3
+    with warnings.catch_warnings(record=True) as record:  # nothing is held once the work is done
+        warnings.simplefilter("always")
+        warn("after")
+    assert [str(r.message) for r in record] == ["after"]

@@ -16,7 +16,6 @@ The fit is a short pipeline, one module a step:
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -448,17 +447,16 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         start search, assembly, map draws, convergence) then overlap the other's sweeps, which
         release the GIL.
         Each family has its own random streams, so its draws do not depend on this."""
-        from bayescal._threads import one_blas_thread
+        from bayescal._threads import map_in_threads, one_blas_thread
 
         strict = len(families) == 1
         with one_blas_thread():  # a class's parameters are small arrays: BLAS threads only wait on busy cores
             if len(families) == 1 or self.inference != "gibbs":  # the PyMC routes run their own threads
                 results = [self._fit_family(prep, f, seeds[f], attrs, region, strict) for f in families]
             else:
-                with ThreadPoolExecutor(max_workers=len(families)) as pool:
-                    results = list(
-                        pool.map(lambda f: self._fit_family(prep, f, seeds[f], attrs, region, strict), families)
-                    )
+                results = map_in_threads(
+                    lambda f: self._fit_family(prep, f, seeds[f], attrs, region, strict), families, len(families)
+                )
         return dict(zip(families, results, strict=True))
 
     def _fit_family(
@@ -529,7 +527,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         to 1.5 (compressed scores, where the warm-up is most of the sweeps) times one family's
         cost instead of twice. With Hamiltonian moves or the numpy sweeps the chains run in one
         stretch and the comparison reads all their draws."""
-        from bayescal._threads import one_blas_thread
+        from bayescal._threads import map_in_threads, one_blas_thread
         from bayescal.bayesian.gibbs import GibbsChains
 
         def pilot(family: str) -> tuple[list[dict], list]:
@@ -540,8 +538,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             return priors, chains
 
         with one_blas_thread():  # as in _fit_families
-            with ThreadPoolExecutor(max_workers=len(families)) as pool:
-                started = dict(zip(families, pool.map(pilot, families), strict=True))
+            started = dict(zip(families, map_in_threads(pilot, families, len(families)), strict=True))
         fits = {
             family: self._family_posterior(
                 prep, family, [c.class_fit() for c in chains], seeds[family][2], attrs, priors, region
@@ -640,8 +637,9 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
                 ) from None
 
         if int(self.n_jobs) > 1:
-            with ThreadPoolExecutor(max_workers=2) as pool:
-                return list(pool.map(run, (0, 1)))
+            from bayescal._threads import map_in_threads
+
+            return map_in_threads(run, (0, 1), 2)
         return [run(0), run(1)]
 
     def _prediction_grid(self, prep: PreparedData) -> np.ndarray:

@@ -201,6 +201,23 @@ def test_bad_inputs_raise_clear_errors(rng):
         get_route("nuts")(x, np.ones(x.size), prior, n_components=K, draws=10, random_seed=0, target_accept=1.5)
 
 
+def test_route_warnings_of_classes_fitted_in_threads_name_the_callers_line(rng):
+    """With n_jobs=2 the classes are fitted in two threads; the route's warnings still point at
+    the line that called fit, one per class."""
+    from bayescal import DPMCalibrator
+
+    s = np.clip(np.concatenate([rng.beta(2, 5, 120), rng.beta(5, 2, 80)]), 1e-6, 1 - 1e-6)
+    y = np.repeat([0, 1], [120, 80])
+    options = {"max_iterations": 500, "window": 100, "tol": 1e-12}
+    cal = DPMCalibrator(inference="advi", components="gaussian", n_components=3, n_jobs=2, draws=50,
+                        route_options=options, null_stacking=False, random_state=0)  # fmt: skip
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        cal.fit(s, y)
+    ours = [r for r in record if "did not converge" in str(r.message)]
+    assert len(ours) == 2 and [r.filename for r in ours] == [__file__] * 2
+
+
 def test_parallel_fits_of_one_k_do_not_share_state(rng):
     """Two threads fitting the same K (as DPMCalibrator(n_jobs=2) does) give the serial results."""
     from concurrent.futures import ThreadPoolExecutor
