@@ -68,14 +68,10 @@ def fit_binned_nuts(data: dict, prior: dict, chains: int, tune: int, draws: int,
     draws (chains * draws, K), the mean tree depth and the divergences."""
     import pymc as pm
 
-    from bayescal.bayesian.pymc_model import build_model
+    from bayescal.bayesian.pymc_model import _set_data, build_model
 
     model = build_model(K, "gaussian", binned=True)
-    keys = ("alpha_shape", "alpha_rate", "mu_loc", "mu_scale", "sigma_logmean", "sigma_logsd")
-    pm.set_data(
-        {k: data[k] for k in ("lower", "upper", "counts")} | {k: np.asarray(prior[k], dtype=np.float64) for k in keys},
-        model=model,
-    )
+    _set_data(model, prior, **{k: data[k] for k in ("lower", "upper", "counts")})
     init = {"mu": np.asarray(prior["init_mu"]), "sigma": np.asarray(prior["init_sigma"])}
     with model, warnings.catch_warnings():
         warnings.simplefilter("ignore")

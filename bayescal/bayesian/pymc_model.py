@@ -221,11 +221,13 @@ def _check_family(prior: dict, family: str) -> None:
         )
 
 
-def _set_data(model, x, counts, prior):
+def _set_data(model, prior, **data):
+    """Set the model's data (``x`` and ``counts``, or with ``binned=True`` ``lower``, ``upper``
+    and ``counts``) and the hyperparameters of ``prior``."""
     import pymc as pm
 
     values = {k: np.asarray(prior[k], dtype=np.float64) for k in _DATA_KEYS[family_of(prior)]}
-    pm.set_data({"x": x, "counts": counts} | values, model=model)
+    pm.set_data(data | values, model=model)
 
 
 def _initial_values(prior) -> dict[str, np.ndarray]:
@@ -540,7 +542,7 @@ def fit_advi(
     runs = []
     with _borrow(n_components, family) as slot:
         engine = _advi_parts(slot)
-        _set_data(slot.model, x, counts, prior)
+        _set_data(slot.model, prior, x=x, counts=counts)
         flat_start = _flat_start(slot.model, prior)
         for r in range(R):
             lr = learning_rate
@@ -678,7 +680,7 @@ def fit_nuts(
     if not 0 < target_accept < 1:
         raise ValueError(f"target_accept must lie in (0, 1); got {target_accept!r}.")
     with _borrow(n_components, family) as slot:
-        _set_data(slot.model, x, counts, prior)
+        _set_data(slot.model, prior, x=x, counts=counts)
         step = _nuts_step(slot, target_accept)
         flat_start = _flat_start(slot.model, prior)
         step.potential = QuadPotentialDiagAdapt(flat_start.size, flat_start, np.ones(flat_start.size), 10)

@@ -426,7 +426,7 @@ def fit_vi(
     rng = np.random.default_rng(path_seeds[-1])
     diagnostics: dict = {"route": "vi", "method": method, "n_paths": R}
     with pmm._borrow(n_components, family) as slot:
-        pmm._set_data(slot.model, x, counts, prior)
+        pmm._set_data(slot.model, prior, x=x, counts=counts)
         if method == "pathfinder":
             values, info = _pathfinder(slot, prior, draws, path_seeds[0], R, max(float(jitter), 1e-8), how)
             elbos = info["elbo"][np.isfinite(info["elbo"])]

@@ -105,11 +105,11 @@ def test_weighted_likelihood_equals_repeated_points(rng):
     with pymc_model._borrow(K) as slot:
         point_fn = pymc_model._advi_parts(slot).point_fn
         theta = pymc_model._flat_start(slot.model, prior) + 0.1
-        pymc_model._set_data(slot.model, x, np.full(x.size, 2.0), prior)
+        pymc_model._set_data(slot.model, prior, x=x, counts=np.full(x.size, 2.0))
         weighted = point_fn(theta)[0]
-        pymc_model._set_data(slot.model, np.concatenate([x, x]), np.ones(2 * x.size), prior)
+        pymc_model._set_data(slot.model, prior, x=np.concatenate([x, x]), counts=np.ones(2 * x.size))
         repeated = point_fn(theta)[0]
-        pymc_model._set_data(slot.model, x, np.ones(x.size), prior)
+        pymc_model._set_data(slot.model, prior, x=x, counts=np.ones(x.size))
         single = point_fn(theta)[0]
     np.testing.assert_allclose(weighted, repeated, rtol=1e-12)
     assert weighted < single  # the extra copy adds a negative log-likelihood
@@ -263,11 +263,7 @@ def test_nuts_layout_seed_and_no_recompile(rng):
 def _binned_loglik(prior, K, lower, upper, counts, start):
     """The binned model's log-likelihood at the parameters ``start`` (constrained scale)."""
     model = pymc_model.build_model(K, "gaussian", binned=True)
-    keys = pymc_model._DATA_KEYS["gaussian"]
-    import pymc as pm
-
-    pm.set_data({"lower": lower, "upper": upper, "counts": counts} | {k: np.asarray(prior[k], float) for k in keys},
-                model=model)  # fmt: skip
+    pymc_model._set_data(model, prior, lower=lower, upper=upper, counts=counts)
     point = pymc_model._unconstrained(start)
     fn = model.compile_fn(model.replace_rvs_by_values([model["loglik"]])[0])
     return float(fn({k: v for k, v in point.items() if k != "alpha_log__"}))
@@ -329,7 +325,7 @@ def test_beta_model_in_pymc_is_the_mixture_the_sampler_and_the_map_use(rng):
     K = 3
     prior = resolve_priors(None, [x, x], [counts, counts], K, "beta")[0]
     model = pymc_model.build_model(K, "beta")
-    pymc_model._set_data(model, x, counts, prior)
+    pymc_model._set_data(model, prior, x=x, counts=counts)
     start = pymc_model._initial_values(prior)
     start["beta_a"] = start["beta_a"] * np.array([0.5, 1.0, 2.0])
     point = pymc_model._unconstrained(start)
