@@ -59,6 +59,8 @@ _STIRLING_TAIL = np.array(
 """log k! - [(k + 1/2) log(k + 1) - (k + 1) + log(2 pi) / 2] for k = 0..9 (:func:`stirling_tail`)."""
 
 
+_MAX_PRIOR_TRIES = 1000
+"""Most draws from an empty Beta component's prior until one lies above the floor (the last is kept)."""
 _HMC_MAX_LOG_SHAPE = 200.0
 """Largest magnitude of a log scale or log shape a Hamiltonian trajectory may reach; beyond it
 the trajectory has diverged and the move is rejected."""
@@ -333,6 +335,37 @@ def beta_logpost(la, lb, nk, s1, s2, l1, l2, tau):  # pragma: no cover - compile
     )
 
 
+@_inline
+def below_floor(family, t1, t2, log_floor):  # pragma: no cover - compiled
+    """Whether a component's spread on the working scale is below ``exp(log_floor)``: its scale
+    for a Gaussian (``t2 = log sigma``), :math:`\\sqrt{1/a + 1/b}` for a Beta (``t1, t2 = log a,
+    log b``), about the standard deviation of its logit."""
+    if family == GAUSSIAN:
+        return t2 < log_floor
+    return math.exp(-t1) + math.exp(-t2) < math.exp(2.0 * log_floor)
+
+
+@_inline
+def truncated_normal(gen, mean, sd, lower):  # pragma: no cover - compiled
+    """A draw of N(mean, sd^2) restricted to [lower, inf): the plain draw when it lands there (so
+    with ``lower = -inf`` the draws are the unrestricted ones), else by rejection, from the normal
+    while the bound is below the mean and from Robert's (1995) shifted exponential beyond it."""
+    x = mean + sd * gen.standard_normal()
+    if x >= lower:
+        return x
+    a = (lower - mean) / sd
+    if a <= 0.5:
+        while True:
+            x = mean + sd * gen.standard_normal()
+            if x >= lower:
+                return x
+    rate = 0.5 * (a + math.sqrt(a * a + 4.0))
+    while True:
+        z = a - math.log(gen.random()) / rate
+        if gen.random() <= math.exp(-0.5 * (z - rate) ** 2):
+            return mean + sd * z
+
+
 @_jit
 def run_chain(
     family,
@@ -349,6 +382,7 @@ def run_chain(
     loc2,
     a0,
     b0,
+    log_floor,
     v,
     th1,
     th2,
@@ -368,14 +402,20 @@ def run_chain(
     out_ll,
     out_occ,
     stats,
+    minv,
+    hmc_eps,
 ):  # pragma: no cover - compiled
     """Run sweeps ``it0`` .. ``n_iter - 1`` of one chain (module docstring of
     :mod:`bayescal.bayesian.gibbs`), writing its draws; returns the concentration after them.
 
     ``v`` (K-1,), ``th1``, ``th2`` (K,) and ``alpha`` are the state before sweep ``it0``;
-    ``v``, ``th1`` and ``th2`` are updated in place, so a chain run in two calls (the second
-    from where the first stopped, with the same generator) is the chain run in one, as long as
-    it has no Hamiltonian moves (whose adaptation state lives in one call). ``stats`` accumulates
+    ``v``, ``th1`` and ``th2`` are updated in place, and so are the Hamiltonian moves' inverse
+    mass ``minv`` (3K - 1,) and step size ``hmc_eps`` (1,), set by the warm-up (start: ones and
+    0.2). A chain run in two calls (the second from where the first stopped, with the same
+    generator) is therefore the chain run in one, as long as the first call ends after the
+    warm-up when the moves run (their step-size and mass adaptation lives in one call).
+    ``log_floor`` is the log of the components' smallest spread (:func:`below_floor`; ``-inf``
+    for none): proposals below it are rejected and empty components drawn above it. ``stats`` accumulates
     the Metropolis acceptance counts and proposals of the component steps (``stats[0:2]``), of
     the label swaps (``stats[2:4]``) and the Hamiltonian acceptance (``stats[4:6]``).
     """
@@ -401,7 +441,6 @@ def run_chain(
     # Hamiltonian moves (n_leap > 0): state, inverse mass, step size and its dual averaging
     D = 3 * K - 1
     hq = np.empty(D)
-    minv = np.ones(D)
     hmc_R = np.empty(K)
     hmc_grad = np.empty(D)
     hmc_q0 = np.empty(D)
@@ -411,7 +450,7 @@ def run_chain(
     w_n = 0.0
     w_start = tune // 5 if tune >= 50 else tune
     w_end = tune // 2 if tune >= 50 else tune
-    eps = 0.2
+    eps = hmc_eps[0]
     da_mu = math.log(10.0 * eps)
     da_n = 0.0
     h_bar = 0.0
@@ -580,7 +619,7 @@ def run_chain(
                 mu = mean + gen.standard_normal() / math.sqrt(prec)
                 th1[k] = mu
                 if nk == 0.0:  # an empty component's scale is a draw from its prior
-                    th2[k] = ell + tau * gen.standard_normal()
+                    th2[k] = truncated_normal(gen, ell, tau, log_floor)
                     continue
                 ss = max(suff[k, 2] - 2.0 * mu * suff[k, 1] + nk * mu * mu, 0.0)
                 step = 2.4 / math.sqrt(1.0 / (tau * tau) + 2.0 * nk)
@@ -589,15 +628,18 @@ def run_chain(
                     pu = u + step * gen.standard_normal()
                     lpp = -0.5 * ((pu - ell) / tau) ** 2 - nk * pu - 0.5 * ss * math.exp(-2.0 * pu)
                     prop_c += 1.0
-                    if math.log(gen.random()) < lpp - lp:
+                    if math.log(gen.random()) < lpp - lp and not below_floor(family, 0.0, pu, log_floor):
                         u = pu
                         lp = lpp
                         acc_c += 1.0
                 th2[k] = u
             else:
-                if nk == 0.0:  # an empty component's shapes are a draw from their prior
-                    th1[k] = loc1[k] + tau * gen.standard_normal()
-                    th2[k] = loc2[k] + tau * gen.standard_normal()
+                if nk == 0.0:  # an empty component's shapes are a draw from their prior (above the floor)
+                    for _ in range(_MAX_PRIOR_TRIES):
+                        th1[k] = loc1[k] + tau * gen.standard_normal()
+                        th2[k] = loc2[k] + tau * gen.standard_normal()
+                        if not below_floor(family, th1[k], th2[k], log_floor):
+                            break
                     continue
                 la = th1[k]
                 lb = th2[k]
@@ -613,7 +655,7 @@ def run_chain(
                         plb = lb + sign * e
                         lpp = beta_logpost(pla, plb, nk, s1, sb, loc1[k], loc2[k], tau)
                         prop_c += 1.0
-                        if math.log(gen.random()) < lpp - lp:
+                        if math.log(gen.random()) < lpp - lp and not below_floor(family, pla, plb, log_floor):
                             la = pla
                             lb = plb
                             lp = lpp
@@ -630,8 +672,9 @@ def run_chain(
                 hq[2 * K - 1 + k] = th2[k]
             if it == 0:  # a first inverse mass: the conditional variances at the start
                 marginal_logpost(
-                    family, xa, xb, c_all, hq, alpha, m, s2, ell, tau, loc1, loc2, hmc_grad, E, topv, totv, ebits, hmc_R
-                )
+                    family, xa, xb, c_all, hq, alpha, m, s2, ell, tau, loc1, loc2, log_floor,
+                    hmc_grad, E, topv, totv, ebits, hmc_R,
+                )  # fmt: skip
                 for k in range(K):
                     if family == GAUSSIAN:
                         minv[K - 1 + k] = 1.0 / (hmc_R[k] * math.exp(-2.0 * th2[k]) + 1.0 / s2)
@@ -642,7 +685,7 @@ def run_chain(
                     if k < K - 1:
                         minv[k] = 1.0 / (hmc_R[k] + 1.0)
             accept = hmc_move(
-                family, xa, xb, c_all, hq, alpha, m, s2, ell, tau, loc1, loc2, eps, n_leap, minv, gen,
+                family, xa, xb, c_all, hq, alpha, m, s2, ell, tau, loc1, loc2, log_floor, eps, n_leap, minv, gen,
                 E, topv, totv, ebits, hmc_R, hmc_grad, hmc_q0, hmc_p,
             )  # fmt: skip
             for k in range(K - 1):
@@ -693,6 +736,7 @@ def run_chain(
             out_alpha[j] = alpha
             out_ll[j] = ll
             out_occ[j] = occ
+    hmc_eps[0] = eps
     stats[0] += acc_c
     stats[1] += prop_c
     stats[2] += acc_s
@@ -730,7 +774,7 @@ def log_terms(code, xa, xb, c, p1, p2, row, top):  # pragma: no cover - compiled
 
 @_inline
 def marginal_logpost(
-    family, xa, xb, c_all, q, alpha, m, s2, ell, tau, loc1, loc2, grad, E, top, tot, bits, R
+    family, xa, xb, c_all, q, alpha, m, s2, ell, tau, loc1, loc2, log_floor, grad, E, top, tot, bits, R
 ):  # pragma: no cover - compiled
     r"""Log posterior of one class's sticks and components with the allocations summed out, and its gradient.
 
@@ -765,6 +809,8 @@ def marginal_logpost(
         t2 = q[2 * K - 1 + k]
         if abs(t2) > _HMC_MAX_LOG_SHAPE or (family != GAUSSIAN and abs(t1) > _HMC_MAX_LOG_SHAPE):
             return -np.inf  # a trajectory gone astray: the move is rejected
+        if below_floor(family, t1, t2, log_floor):
+            return -np.inf  # below the components' floor, outside the prior's support: rejected
         if family == GAUSSIAN:
             log_terms(family, xa, xb, logw[k] - t2, t1, math.exp(-t2), E[k], top)
         else:
@@ -832,6 +878,7 @@ def hmc_move(
     tau,
     loc1,
     loc2,
+    log_floor,
     eps,
     n_leap,
     minv,
@@ -849,7 +896,9 @@ def hmc_move(
     summed out), with diagonal inverse mass ``minv``, step ``eps`` and ``n_leap`` leapfrog steps;
     ``q`` is updated in place (left as it was on rejection). Returns the acceptance probability."""
     D = q.shape[0]
-    value = marginal_logpost(family, xa, xb, c_all, q, alpha, m, s2, ell, tau, loc1, loc2, grad, E, top, tot, bits, R)
+    value = marginal_logpost(
+        family, xa, xb, c_all, q, alpha, m, s2, ell, tau, loc1, loc2, log_floor, grad, E, top, tot, bits, R
+    )
     kinetic = 0.0
     for d in range(D):
         q0[d] = q[d]
@@ -862,7 +911,7 @@ def hmc_move(
         for d in range(D):
             q[d] += eps * minv[d] * p[d]
         value = marginal_logpost(
-            family, xa, xb, c_all, q, alpha, m, s2, ell, tau, loc1, loc2, grad, E, top, tot, bits, R
+            family, xa, xb, c_all, q, alpha, m, s2, ell, tau, loc1, loc2, log_floor, grad, E, top, tot, bits, R
         )
         if not value > -np.inf or value != value:
             break  # diverged: rejected below

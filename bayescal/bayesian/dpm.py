@@ -473,7 +473,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         """Each class's hyperparameters for ``family`` (:func:`bayescal.bayesian.priors.resolve_priors`)."""
         from bayescal.bayesian.priors import resolve_priors
 
-        return resolve_priors(self.priors, prep.xs, prep.cs, int(self.n_components), family, strict=strict)
+        priors = resolve_priors(self.priors, prep.xs, prep.cs, int(self.n_components), family, strict=strict)
+        return [p | {"scale_floor": prep.scale_floor} for p in priors]
 
     def _family_posterior(
         self,
@@ -609,14 +610,6 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             options["draws"] = int(self.draws)
         if family != "gaussian":
             options["family"] = family
-        if options.get("hmc_steps") and prep.compressed:
-            raise ValueError(
-                f"route_options hmc_steps={options['hmc_steps']} runs Hamiltonian moves, which need the raw "
-                f"scores, but these were compressed into {prep.n_bins} bins (more than "
-                f"compress_above={self.compress_above} of them, or a ScoreSummary): at a bin centre with many "
-                "scores the likelihood grows without bound as a component narrows onto it, and the moves find "
-                "those spikes. Raise compress_above above the number of scores, or leave hmc_steps out."
-            )
 
         def run(c: int):
             try:

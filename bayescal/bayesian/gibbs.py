@@ -132,7 +132,7 @@ from scipy.special import betaln, log_expit
 from bayescal.bayesian.class_fit import ClassFit
 from bayescal.bayesian.mode_start import mode_start
 
-__all__ = ["MODE_START_UNITS", "THIN_RANGE", "THIN_UNITS", "GibbsChains", "default_thin", "fit_gibbs"]
+__all__ = ["HMC_AUTO_STEPS", "MODE_START_UNITS", "THIN_RANGE", "THIN_UNITS", "GibbsChains", "default_thin", "fit_gibbs"]
 
 _V_EPS = 1e-12
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
@@ -141,7 +141,10 @@ THIN_UNITS = 7_200
 THIN_RANGE = (2, 40)
 """Smallest and largest default thinning (:func:`default_thin`)."""
 MODE_START_UNITS = 100_000
-"""Total count of a class above which the chains start at the posterior mode (``start="auto"``)."""
+"""Total count of a class above which the chains start at the posterior mode (``start="auto"``)
+and the compiled sweeps add Hamiltonian moves (``hmc_steps="auto"``)."""
+HMC_AUTO_STEPS = 20
+"""Leapfrog steps of the Hamiltonian moves that ``hmc_steps="auto"`` runs above :data:`MODE_START_UNITS`."""
 
 
 def default_thin(n_units: float) -> int:
@@ -195,7 +198,8 @@ class _Gaussian:
         self.s2 = float(prior["mu_scale"]) ** 2
         self.ell, self.tau = float(prior["sigma_logmean"]), float(prior["sigma_logsd"])
         self.mu = np.tile(np.asarray(prior["init_mu"], dtype=np.float64) - self.shift, (C, 1))
-        self.u = np.tile(np.log(np.asarray(prior["init_sigma"], dtype=np.float64)), (C, 1))
+        self.log_floor = _log_floor(prior)
+        self.u = np.tile(np.maximum(np.log(np.asarray(prior["init_sigma"], dtype=np.float64)), self.log_floor), (C, 1))
         self.n_mh = n_mh
 
     def log_terms(self, logw):
@@ -225,11 +229,18 @@ class _Gaussian:
         for _ in range(self.n_mh):
             prop = self.u + step * rng.standard_normal(nk.shape)
             lp_prop = logpost(prop)
-            acc = np.log(rng.random(nk.shape)) < lp_prop - lp
+            acc = (np.log(rng.random(nk.shape)) < lp_prop - lp) & (prop >= self.log_floor)
             self.u = np.where(acc, prop, self.u)
             lp = np.where(acc, lp_prop, lp)
             accepted += int((acc & occupied).sum())
-        self.u = np.where(occupied, self.u, ell + tau * rng.standard_normal(nk.shape))  # empty: prior draws
+        empty = ell + tau * rng.standard_normal(nk.shape)  # empty: prior draws, above the floor
+        low = ~occupied & (empty < self.log_floor)
+        if low.any():  # those below it from the prior truncated there (so all are its draws)
+            a = (self.log_floor - ell) / tau
+            from scipy.stats import truncnorm
+
+            empty[low] = truncnorm.rvs(a, np.inf, loc=ell, scale=tau, size=int(low.sum()), random_state=rng)
+        self.u = np.where(occupied, self.u, empty)
         return accepted, self.n_mh * int(occupied.sum())
 
     def params(self):
@@ -250,7 +261,14 @@ class _Beta:
         self.tau = float(prior["ab_logsd"])
         self.la = np.tile(np.log(np.asarray(prior["init_a"], dtype=np.float64)), (C, 1))
         self.lb = np.tile(np.log(np.asarray(prior["init_b"], dtype=np.float64)), (C, 1))
+        self.log_floor = _log_floor(prior)
+        lift = np.log(np.maximum(np.exp(2 * self.log_floor) / (np.exp(-self.la) + np.exp(-self.lb)), 1.0))
+        self.la, self.lb = self.la - lift, self.lb - lift  # a too concentrated start onto the floor
         self.n_mh = n_mh
+
+    def below_floor(self, la, lb):
+        """Whether 1/a + 1/b, about the variance of the component's logit, is below the floor's square."""
+        return np.exp(-la) + np.exp(-lb) < np.exp(2 * self.log_floor)
 
     def log_terms(self, logw):
         a, b = np.exp(self.la), np.exp(self.lb)
@@ -272,12 +290,19 @@ class _Beta:
                 e = step * rng.standard_normal(nk.shape)
                 pla, plb = self.la + e, self.lb + sign * e
                 lp_prop = logpost(pla, plb)
-                acc = np.log(rng.random(nk.shape)) < lp_prop - lp
+                acc = (np.log(rng.random(nk.shape)) < lp_prop - lp) & ~self.below_floor(pla, plb)
                 self.la, self.lb = np.where(acc, pla, self.la), np.where(acc, plb, self.lb)
                 lp = np.where(acc, lp_prop, lp)
                 accepted += int((acc & occupied).sum())
-        self.la = np.where(occupied, self.la, la0 + tau * rng.standard_normal(nk.shape))  # empty: prior draws
-        self.lb = np.where(occupied, self.lb, lb0 + tau * rng.standard_normal(nk.shape))
+        ea = la0 + tau * rng.standard_normal(nk.shape)  # empty: prior draws, above the floor
+        eb = lb0 + tau * rng.standard_normal(nk.shape)
+        for _ in range(_MAX_PRIOR_TRIES):
+            low = ~occupied & self.below_floor(ea, eb)
+            if not low.any():
+                break
+            ea[low] = (la0 + tau * rng.standard_normal(nk.shape))[low]
+            eb[low] = (lb0 + tau * rng.standard_normal(nk.shape))[low]
+        self.la, self.lb = np.where(occupied, self.la, ea), np.where(occupied, self.lb, eb)
         return accepted, 2 * self.n_mh * int(occupied.sum())
 
     def params(self):
@@ -285,6 +310,14 @@ class _Beta:
 
 
 _FAMILIES = {"gaussian": _Gaussian, "beta": _Beta}
+_MAX_PRIOR_TRIES = 1000
+"""Most rounds of redrawing empty Beta components below the floor from their prior (as the compiled sweeps)."""
+
+
+def _log_floor(prior: dict) -> float:
+    """log of the prior's ``scale_floor`` (the components' smallest spread), -inf without one."""
+    floor = float(prior.get("scale_floor", 0.0))
+    return float(np.log(floor)) if floor > 0 else -np.inf
 
 
 def _sample_numpy(x, counts, prior, K, C, tune, thin, n_keep, n_mh, family, random_seed):
@@ -411,6 +444,12 @@ class _CompiledChains:
         self.c_int = c_int.astype(np.int64)
         self.counts = counts
         self.a, self.b = float(prior["alpha_shape"]), float(prior["alpha_rate"])
+        self.log_floor = _log_floor(prior)
+        if family == "gaussian":
+            th2_0 = np.maximum(th2_0, self.log_floor)
+        else:  # shrink a too concentrated start onto the floor: 1/a + 1/b = floor^2
+            lift = np.log(np.maximum(np.exp(2 * self.log_floor) / (np.exp(-th1_0) + np.exp(-th2_0)), 1.0))
+            th1_0, th2_0 = th1_0 - lift, th2_0 - lift
         self.tune, self.thin, self.n_keep, self.n_mh = tune, thin, n_keep, n_mh
         self.label_swaps, self.hmc_steps, self.family = label_swaps, hmc_steps, family
         self.n_iter = tune + n_keep * thin
@@ -420,6 +459,8 @@ class _CompiledChains:
         self.out_ll = np.empty((C, n_keep))
         self.out_occ = np.empty((C, n_keep), dtype=np.int64)
         self.stats = np.zeros((C, 6))
+        self.minv = np.ones((C, 3 * K - 1))  # the Hamiltonian moves' adaptation, kept between stretches
+        self.hmc_eps = np.full((C, 1), 0.2)
         self.gens = _chain_streams(random_seed, C)
         self.family_code = kern.GAUSSIAN if family == "gaussian" else kern.BETA
         w0 = np.clip(np.asarray(prior["init_weight"], dtype=np.float64), 1e-10, None)
@@ -441,10 +482,10 @@ class _CompiledChains:
             v, th1, th2, alpha = self.state[c]
             self.state[c][3] = self.kern.run_chain(
                 self.family_code, self.xa, self.xb, self.c_int, self.c_frac, self.counts, self.m, self.s2, self.ell,
-                self.tau, self.loc1, self.loc2, self.a, self.b, v, th1, th2, float(alpha), it0, it_end, self.tune,
+                self.tau, self.loc1, self.loc2, self.a, self.b, self.log_floor, v, th1, th2, float(alpha), it0, it_end, self.tune,
                 self.thin, self.n_mh, self.label_swaps, self.hmc_steps, self.gens[c], self.out["weight"][c],
                 self.out[self.p1_name][c], self.out[self.p2_name][c], self.out_alpha[c], self.out_ll[c],
-                self.out_occ[c], self.stats[c],
+                self.out_occ[c], self.stats[c], self.minv[c], self.hmc_eps[c],
             )  # fmt: skip
 
         C = len(self.gens)
@@ -489,7 +530,7 @@ def fit_gibbs(
     backend: str = "numba",
     n_threads: int | None = None,
     start: str = "auto",
-    hmc_steps: int = 0,
+    hmc_steps: int | str = "auto",
 ) -> ClassFit:
     """Sample one class's mixture posterior with the blocked Gibbs sampler (module docstring).
 
@@ -590,8 +631,10 @@ class GibbsChains:
         backend: str = "numba",
         n_threads: int | None = None,
         start: str = "auto",
-        hmc_steps: int = 0,
+        hmc_steps: int | str = "auto",
     ) -> None:
+        if isinstance(hmc_steps, str) and hmc_steps != "auto":
+            raise ValueError(f"hmc_steps={hmc_steps!r} must be 'auto' or an integer >= 0.")
         for name, val, low in (
             ("n_components", n_components, 2),
             ("draws", draws, 1),
@@ -600,13 +643,13 @@ class GibbsChains:
             ("chains", chains, 1),
             ("n_mh", n_mh, 1),
             ("n_threads", 1 if n_threads is None else n_threads, 1),
-            ("hmc_steps", hmc_steps, 0),
+            ("hmc_steps", 0 if hmc_steps == "auto" else hmc_steps, 0),
         ):
             if int(val) != val or val < low:
                 raise ValueError(f"{name}={val} must be an integer >= {low}.")
         if backend not in ("numba", "numpy"):
             raise ValueError(f"backend={backend!r} is not one of ('numba', 'numpy').")
-        if backend == "numpy" and (label_swaps or hmc_steps):
+        if backend == "numpy" and (label_swaps or hmc_steps not in (0, "auto")):
             raise ValueError("backend='numpy' runs the plain blocked sweeps: set label_swaps=False and hmc_steps=0.")
         if family not in _FAMILIES:
             raise ValueError(f"family={family!r} is not one of {tuple(_FAMILIES)}.")
@@ -629,6 +672,8 @@ class GibbsChains:
         t0 = time.perf_counter()
         if start == "auto":
             start = "mode" if units > MODE_START_UNITS else "prior"
+        if hmc_steps == "auto":
+            hmc_steps = HMC_AUTO_STEPS if units > MODE_START_UNITS and backend == "numba" else 0
         if start == "mode":
             prior = mode_start(x, counts, prior, family)
         self.family, self.backend, self.start, self.thin, self.n_keep = family, backend, start, int(thin), n_keep
@@ -643,7 +688,7 @@ class GibbsChains:
                 x, counts, prior, K, C, int(tune), int(thin), n_keep, int(n_mh), bool(label_swaps), family,
                 random_seed, n_threads, int(hmc_steps),
             )  # fmt: skip
-        self.in_stretches = backend == "numba" and not hmc_steps
+        self.in_stretches = backend == "numba"
         self.runtime_s = time.perf_counter() - t0  # the start search and set-up; advance adds its stretches
 
     def advance(self, n_kept: int) -> None:

@@ -95,6 +95,12 @@ class PreparedData:
         Bins of the compression (0 when the rows are fitted as they are).
     borrowed : tuple of bool
         Whether each class's continuous points are the pooled ones (module docstring).
+    scale_floor : float
+        The smallest spread a mixture component may have on the working scale: the narrowest
+        distance between adjacent bin centres when compressed (binned counts carry no
+        information about structure narrower than a bin, and without a floor the likelihood
+        of counts at bin centres grows without bound as a component narrows onto one), 0 for
+        raw scores.
     """
 
     xs: list
@@ -106,6 +112,7 @@ class PreparedData:
     observed: xr.Dataset
     n_bins: int
     borrowed: tuple
+    scale_floor: float = 0.0
 
     @property
     def compressed(self) -> bool:
@@ -328,6 +335,7 @@ def prepare(
             coords={"class": [0, 1], "bin": centres, "atom": atoms},
         )
         used_bins = counts.shape[1]
+        scale_floor = float(np.min(np.diff(centres))) if centres.size > 1 else 0.0
     else:
         t_spread = _spread_on_input_scale(sub) if sub.n else sub.t
         xs = [t_spread[sub.y == c] for c in (0, 1)]
@@ -342,6 +350,7 @@ def prepare(
             coords={"obs_id": np.arange(given.n)},
         )
         used_bins = 0
+        scale_floor = 0.0
     xs, cs, borrowed = _fill_shapeless(xs, cs)
     return PreparedData(
         xs=xs,
@@ -353,4 +362,5 @@ def prepare(
         observed=observed,
         n_bins=used_bins,
         borrowed=borrowed,
+        scale_floor=scale_floor,
     )

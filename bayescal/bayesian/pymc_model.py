@@ -87,7 +87,11 @@ def build_model(n_components: int, family: str = "gaussian", binned: bool = Fals
     Data and hyperparameters are placeholders (``pm.Data``) set with :func:`pymc.set_data`;
     the model exposes the deterministic ``weight`` (K,) next to ``alpha``, ``v`` and the
     family's two component parameters (``mu`` and ``sigma``, or ``beta_a`` and ``beta_b``),
-    and the weighted log-likelihood as the potential ``loglik``.
+    and the weighted log-likelihood as the potential ``loglik``. Every component's spread on the
+    working scale, :math:`\sigma_k` or :math:`\sqrt{1/a_k + 1/b_k}` (about the standard
+    deviation of a Beta component's logit), is at least the data ``scale_floor`` (0 for raw
+    scores; the narrowest bin for compressed ones, :class:`bayescal.bayesian.preparation.PreparedData`):
+    the potential ``floor`` truncates the components' priors there.
 
     With ``binned=True`` (Gaussian components only) the data are bins instead of points: the
     finite working-scale edges ``lower`` and ``upper`` of each bin and its count ``counts``,
@@ -169,6 +173,10 @@ def build_model(n_components: int, family: str = "gaussian", binned: bool = Fals
         if not binned:
             log_prob = pt.logsumexp(pt.log(weight)[None, :] + log_phi, axis=1)  # (points,)
         pm.Potential("loglik", pt.sum(counts * log_prob))
+        # the components' spread on the working scale is at least scale_floor (the prior truncated there)
+        scale_floor = pm.Data("scale_floor", 0.0)
+        spread2 = sigma**2 if family == "gaussian" else 1.0 / a + 1.0 / b
+        pm.Potential("floor", pt.switch(pt.any(spread2 < scale_floor**2), -np.inf, 0.0))
     return model
 
 
@@ -227,6 +235,7 @@ def _set_data(model, prior, **data):
     import pymc as pm
 
     values = {k: np.asarray(prior[k], dtype=np.float64) for k in _DATA_KEYS[family_of(prior)]}
+    values["scale_floor"] = np.float64(prior.get("scale_floor", 0.0))
     pm.set_data(data | values, model=model)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import warnings
@@ -112,10 +113,11 @@ def test_bad_parameters_raise(params, match):
         DPMCalibrator(**(TINY | params)).fit(s, y)
 
 
-def test_hamiltonian_moves_run_on_raw_scores_and_are_refused_on_compressed_ones():
-    """route_options={"hmc_steps": L}: on raw scores the fit runs the moves (their acceptance is
-    reported) and is reproducible from the seed; on compressed scores, where the bin-centre
-    likelihood has spikes the moves would find, the fit is refused with the fix named."""
+def test_hamiltonian_moves_run_on_raw_and_compressed_scores():
+    """route_options={"hmc_steps": L}: the fit runs the moves (their acceptance is reported) and
+    is reproducible from the seed; on compressed scores every component stays at least as wide
+    as the narrowest bin (the floor that bounds the bin-centre likelihood, recorded with the
+    priors), so the moves find no spike."""
     s, y = monotone_data(300, np.random.default_rng(2))
     kw = TINY | {"random_state": 4, "components": "gaussian", "route_options": {"hmc_steps": 5}}
     a, b = DPMCalibrator(**kw).fit(s, y), DPMCalibrator(**kw).fit(s, y)
@@ -123,8 +125,11 @@ def test_hamiltonian_moves_run_on_raw_scores_and_are_refused_on_compressed_ones(
     assert 0.0 < a.diagnostics_["gaussian"]["class_1"]["hmc_acceptance"] <= 1.0
     plain = DPMCalibrator(**TINY, random_state=4, components="gaussian").fit(s, y)
     assert not np.array_equal(a.predict_proba(s), plain.predict_proba(s))
-    with pytest.raises(ValueError, match=r"compressed into .* bins .* Raise compress_above"):
-        DPMCalibrator(**(kw | {"compress_above": 100})).fit(s, y)
+    binned = DPMCalibrator(**(kw | {"compress_above": 100})).fit(s, y)
+    floor = json.loads(binned.idata_.attrs["priors"])[0]["scale_floor"]
+    assert floor == pytest.approx(np.diff(binned.idata_["observed_data"]["bin"].values).min())
+    assert binned.idata_["posterior"]["sigma"].values.min() >= floor * (1 - 1e-12)
+    assert 0.0 < binned.diagnostics_["gaussian"]["class_1"]["hmc_acceptance"] <= 1.0
 
 
 @pytest.mark.parametrize(("n_jobs", "components"), [(1, "select"), (2, "select"), (2, "gaussian")])
