@@ -132,7 +132,16 @@ from scipy.special import betaln, log_expit
 from bayescal.bayesian.class_fit import ClassFit
 from bayescal.bayesian.mode_start import mode_start
 
-__all__ = ["HMC_AUTO_STEPS", "MODE_START_UNITS", "THIN_RANGE", "THIN_UNITS", "GibbsChains", "default_thin", "fit_gibbs"]
+__all__ = [
+    "HMC_AUTO_STEPS",
+    "HMC_AUTO_UNITS",
+    "MODE_START_UNITS",
+    "THIN_RANGE",
+    "THIN_UNITS",
+    "GibbsChains",
+    "default_thin",
+    "fit_gibbs",
+]
 
 _V_EPS = 1e-12
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
@@ -141,10 +150,11 @@ THIN_UNITS = 7_200
 THIN_RANGE = (2, 40)
 """Smallest and largest default thinning (:func:`default_thin`)."""
 MODE_START_UNITS = 100_000
-"""Total count of a class above which the chains start at the posterior mode (``start="auto"``)
-and the compiled sweeps add Hamiltonian moves (``hmc_steps="auto"``)."""
+"""Total count of a class above which the chains start at the posterior mode (``start="auto"``)."""
+HMC_AUTO_UNITS = 20_000
+"""Total count of a class above which the compiled sweeps add Hamiltonian moves (``hmc_steps="auto"``)."""
 HMC_AUTO_STEPS = 20
-"""Leapfrog steps of the Hamiltonian moves that ``hmc_steps="auto"`` runs above :data:`MODE_START_UNITS`."""
+"""Leapfrog steps of the Hamiltonian moves that ``hmc_steps="auto"`` runs above :data:`HMC_AUTO_UNITS`."""
 
 
 def default_thin(n_units: float) -> int:
@@ -673,7 +683,7 @@ class GibbsChains:
         if start == "auto":
             start = "mode" if units > MODE_START_UNITS else "prior"
         if hmc_steps == "auto":
-            hmc_steps = HMC_AUTO_STEPS if units > MODE_START_UNITS and backend == "numba" else 0
+            hmc_steps = HMC_AUTO_STEPS if units > HMC_AUTO_UNITS and backend == "numba" else 0
         if start == "mode":
             prior = mode_start(x, counts, prior, family)
         self.family, self.backend, self.start, self.thin, self.n_keep = family, backend, start, int(thin), n_keep
