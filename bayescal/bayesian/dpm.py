@@ -85,8 +85,10 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     :math:`\pi \sim \mathrm{Beta}(1 + n_1, 1 + n_0)`. Atoms (exact 0 and 1, isolated
     heavy repeats) have class-conditional masses :math:`q_{ca}` whose prior is tied to the
     continuous map (:mod:`bayescal.bayesian.assembly`); lattice ties are spread over their
-    rounding cells and large data is binned (:mod:`bayescal.bayesian.preparation`). Each
-    posterior draw gives one calibration map
+    rounding cells and large data is binned (:mod:`bayescal.bayesian.preparation`), in which
+    case every component's prior is truncated below the narrowest bin width :math:`h`
+    (:math:`\sigma_{ck} \ge h`; binned counts carry nothing finer, and the likelihood of counts
+    at bin centres is bounded only above it). Each posterior draw gives one calibration map
 
     .. math:: P(y = 1 \mid t) = \frac{\pi (1 - Q_1) f_1(t)}{\pi (1 - Q_1) f_1(t) + (1 - \pi)(1 - Q_0) f_0(t)}
 
@@ -102,7 +104,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     :math:`\log \phi_{ck}(t) = a_{ck} \log \operatorname{expit}(t) + b_{ck} \log
     \operatorname{expit}(-t) - \log B(a_{ck}, b_{ck})`, with log-normal priors on the shapes
     centred where the component's logit mean and variance match the KDE quantities above
-    (:mod:`bayescal.bayesian.priors`). Its tails are exponential on the logit scale, as the
+    (:mod:`bayescal.bayesian.priors`; on binned scores truncated to :math:`1/a_{ck} + 1/b_{ck}
+    \ge h^2`, about the variance of the component's logit). Its tails are exponential on the logit scale, as the
     scores of boosted trees, naive Bayes and most classifiers are near 0 and 1, so the map
     there follows the data instead of the tail of the widest Gaussian. Neither family fits
     every classifier: Beta components cover scores piled near 0 and 1, Gaussian ones scores
@@ -200,7 +203,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     route_options : dict or None, default None
         Extra keyword arguments for the inference route (e.g. ``{"thin": 2}`` for Gibbs, or
         ``{"hmc_steps": 20}`` for its Hamiltonian moves, which raise the share of converged fits on
-        raw scores at about twice the time: :mod:`bayescal.bayesian.gibbs`).
+        raw scores at about twice the time; they run by default for a class of more than
+        :data:`~bayescal.bayesian.gibbs.HMC_AUTO_UNITS` scores: :mod:`bayescal.bayesian.gibbs`).
     null_stacking : bool, default True
         Average the map with the constant map of the no-signal model by pseudo-BMA+ weights;
         averaging needs at least :data:`AVERAGING_MIN_DRAWS` draws, otherwise it is skipped
@@ -526,7 +530,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         (:class:`bayescal.bayesian.gibbs.GibbsChains`), so the kept fit is still the posterior of
         ``components=<that family>`` with the same ``random_state``, at about 1.3 (10^3 scores)
         to 1.5 (compressed scores, where the warm-up is most of the sweeps) times one family's
-        cost instead of twice. With Hamiltonian moves or the numpy sweeps the chains run in one
+        cost instead of twice. With the numpy sweeps the chains run in one
         stretch and the comparison reads all their draws."""
         from bayescal._threads import map_in_threads, one_blas_thread
         from bayescal.bayesian.gibbs import GibbsChains

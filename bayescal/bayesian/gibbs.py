@@ -65,11 +65,24 @@ overconfident bimodal boosted --n 300 1000 --seeds 12 --others kde``, with and w
 R-hat <= 1.01 and ESS >= 400 from 0 to 36 of 84 at N = 1,000 (median lowest bulk ESS
 185 -> 423) and from 62 to 73 of 84 at N = 300, with the same coverage and error; a fit of
 10^3 scores with Gaussian components took 0.95 s against the plain sweeps' 0.51 s; with the
-calibrator's default ``components="select"``, whose two families' chains then run in one
-stretch each, 1.9 s against 0.62 s (``benchmarks/dpm_speed.py``). It
-needs raw points: at bin centres with large counts the likelihood grows without bound as a
-component narrows onto one bin, and the moves find those spikes, which the sweeps do not
-reach (``tests/bayesian/test_gibbs.py``), so the calibrator refuses it on compressed data.
+calibrator's default ``components="select"`` 1.4 s against 0.64 s, and at N = 10^4
+(compressed; with the floor below) 1.3 s against 0.56 s, with the map's worst R-hat 1.02
+against 1.30 and its lowest bulk ESS 76 against 5 (``benchmarks/dpm_speed.py``, one fit each).
+
+**Floor on the components' spread** (``prior["scale_floor"]``). At bin centres with large
+counts the weighted likelihood grows without bound as a component narrows onto one bin; the
+sweeps do not reach those spikes, but the Hamiltonian moves find them
+(``tests/bayesian/test_gibbs.py``). The calibrator therefore truncates the components' priors
+on compressed data at the narrowest bin, :math:`h` (binned counts say nothing about structure
+narrower than a bin): :math:`\sigma_k \ge h`, or for Beta components
+:math:`1/a_k + 1/b_k \ge h^2` (about the variance of the component's logit). Every update
+respects it: the Metropolis steps reject proposals below it, empty components are drawn from
+the truncated prior, a Hamiltonian trajectory that crosses it is rejected, and a start below it
+is raised onto it. Above the floor the likelihood is bounded, so the moves run on compressed
+data too; by default (``hmc_steps="auto"``) with :data:`HMC_AUTO_STEPS` leapfrog steps for a
+class of more than :data:`HMC_AUTO_UNITS` units, where the plain sweeps creep: on the monotone
+truth at N = 10^5-10^7 they lower the map's error and raise the band's coverage, at about
+twice the fit's time (``docs/evidence/coverage.md``, ``docs/evidence/speed.md``).
 
 **Start.** Every chain starts from the prior's ``init_*`` values (components at the class's
 quantiles, as wide as the KDE bandwidth). With many units the sweeps approach the
@@ -552,7 +565,8 @@ def fit_gibbs(
         Non-negative frequency weights.
     prior : dict
         Hyperparameters of ``family`` (:func:`bayescal.bayesian.priors.prior_keys`);
-        ``init_*`` start every chain.
+        ``init_*`` start every chain. An optional ``scale_floor`` (default 0) truncates the
+        components' priors below that spread (module docstring, "Floor").
     n_components : int
         Truncation level K (>= 2).
     draws : int, default 500
@@ -579,11 +593,13 @@ def fit_gibbs(
         random stream, so other draws from the same posterior).
     n_threads : int or None, default None
         Threads running the chains (None: one per chain, at most the machine's CPUs).
-    hmc_steps : int, default 0
+    hmc_steps : int or "auto", default "auto"
         Leapfrog steps of one Hamiltonian move of the sticks and components, with the
         allocations summed out, in every warm-up sweep and before each kept draw (module
-        docstring, "Hamiltonian moves"); 0 runs the plain sweeps. For raw points: at bin
-        centres with large counts the moves find the likelihood's spikes.
+        docstring, "Hamiltonian moves"); 0 runs the plain sweeps. "auto":
+        :data:`HMC_AUTO_STEPS` when the class's total count exceeds :data:`HMC_AUTO_UNITS`
+        (and the backend is numba), else 0. On bin centres give ``prior["scale_floor"]`` (the
+        calibrator does), or the moves find the likelihood's spikes (module docstring, "Floor").
     start : {"auto", "mode", "prior"}, default "auto"
         Where every chain starts: at the posterior mode found from the prior's ``init_*``
         values by :func:`bayescal.bayesian.mode_start.mode_start`, or at those values
@@ -617,8 +633,9 @@ class GibbsChains:
     of kept draws and :meth:`class_fit` returns the draws so far. A chain keeps its state and
     generator between stretches, so its draws are those of :func:`fit_gibbs` with the same
     arguments; ``components="select"`` uses this to stop the chains of the family it does not keep
-    (:class:`bayescal.bayesian.dpm.DPMCalibrator`). Stretches need the compiled sweeps without
-    Hamiltonian moves; otherwise the chains run in one.
+    (:class:`bayescal.bayesian.dpm.DPMCalibrator`). Stretches need the compiled sweeps (the
+    Hamiltonian moves' step size and mass, set in the warm-up, carry over); with the numpy
+    sweeps the chains run in one.
 
     Parameters are those of :func:`fit_gibbs`; the start search (``start``) runs here.
     """

@@ -304,6 +304,31 @@ def test_binned_likelihood_is_the_probability_of_the_bin_counts(rng):
     assert many @ log_density(0.5 * (edges[:-1] + edges[1:]), w, narrow["mu"], narrow["sigma"]) > 1e6
 
 
+@pytest.mark.parametrize("family", ["gaussian", "beta"])
+def test_the_model_truncates_the_components_spread_at_the_scale_floor(rng, family):
+    """The potential ``floor`` of the PyMC model is 0 while every component's spread (sigma, or
+    sqrt(1/a + 1/b) for Beta components) is at least ``scale_floor`` and -inf once one is below
+    it, as in the sampler (the floor of compressed scores); without a floor it is 0."""
+    from bayescal.bayesian.priors import resolve_priors
+
+    x = _piled(rng, 50) if family == "beta" else rng.normal(size=50)
+    ones = np.ones(x.size)
+    K = 3
+    prior = resolve_priors(None, [x, x], [ones, ones], K, family)[0]
+    model = pymc_model.build_model(K, family)
+    start = pymc_model._initial_values(prior)
+    if family == "gaussian":
+        spread = start["sigma"]
+    else:
+        spread = np.sqrt(1 / start["beta_a"] + 1 / start["beta_b"])
+    fn = model.compile_fn(model.replace_rvs_by_values([model["floor"]])[0])
+    names = ("sigma_log__",) if family == "gaussian" else ("beta_a_log__", "beta_b_log__")
+    point = {k: v for k, v in pymc_model._unconstrained(start).items() if k in names}
+    for floor, expected in ((0.0, 0.0), (0.99 * spread.min(), 0.0), (1.01 * spread.min(), -np.inf)):
+        pymc_model._set_data(model, prior | {"scale_floor": floor}, x=x, counts=ones)
+        assert float(fn(point)) == expected, floor
+
+
 def test_binned_likelihood_refuses_beta_components():
     with pytest.raises(ValueError, match="binned=True is written for Gaussian components"):
         pymc_model.build_model(3, "beta", binned=True)

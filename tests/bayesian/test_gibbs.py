@@ -74,11 +74,7 @@ MOVES = {"plain": {}, "label-swaps": {"label_swaps": True}, "hamiltonian": {"hmc
 
 @pytest.mark.parametrize(
     ("case", "moves"),
-    [
-        pytest.param(case, MOVES[name], id=f"{name}-{case}")
-        for name in MOVES
-        for case in sorted(CASES)
-    ],
+    [pytest.param(case, MOVES[name], id=f"{name}-{case}") for name in MOVES for case in sorted(CASES)],
 )
 def test_compiled_and_numpy_sweeps_sample_the_same_posterior(case, moves):
     """Posterior mean density and its 95 % band limits agree within Monte Carlo error at every grid point.
@@ -187,6 +183,7 @@ def test_generator_seed_is_accepted_and_not_reused():
         ({"backend": "numpy", "hmc_steps": 5}, "plain blocked sweeps"),
         ({"hmc_steps": -1}, "hmc_steps=-1"),
         ({"hmc_steps": 2.5}, "hmc_steps=2.5"),
+        ({"hmc_steps": "always"}, "must be 'auto' or an integer"),
     ],
 )
 def test_bad_options_raise(options, match):
@@ -419,12 +416,31 @@ def test_the_scale_floor_keeps_the_hamiltonian_moves_off_the_spikes_of_binned_co
             heavy = post["weight"].values > 0.01
             narrowest = [spreads(post)[c][heavy[c]].min() for c in range(4)]
             n_spiky = sum(s < 0.1 * width for s in narrowest)
-            assert (n_spiky >= 2 if spiky else n_spiky == 0), (steps, narrowest, width)
+            assert n_spiky >= 2 if spiky else n_spiky == 0, (steps, narrowest, width)
     for backend, steps in (("numba", 10), ("numba", 0), ("numpy", 0)):
         fit = fit_gibbs(x, counts, prior | {"scale_floor": width}, hmc_steps=steps, backend=backend, **kw)
         assert spreads(fit.posterior).min() >= width * (1 - 1e-12), (backend, steps)
         if steps:
             assert fit.diagnostics["hmc_acceptance"] > 0.3
+
+
+def test_hamiltonian_moves_run_by_default_on_large_classes_only():
+    """hmc_steps="auto": a class of more than HMC_AUTO_UNITS units gets the moves (their
+    acceptance is reported, and the draws are those of hmc_steps=HMC_AUTO_STEPS); a smaller one
+    runs the plain sweeps, as does the numpy backend."""
+    from bayescal.bayesian.gibbs import HMC_AUTO_STEPS, HMC_AUTO_UNITS
+
+    x, counts, _ = CASES["binned"]
+    kw = {"n_components": 5, "draws": 20, "tune": 20, "thin": 1, "random_seed": 3}
+    for scale, moves in ((1.0, False), (2 * HMC_AUTO_UNITS / counts.sum(), True)):
+        c = np.round(counts * scale)
+        assert (c.sum() > HMC_AUTO_UNITS) == moves
+        prior = resolve_priors(None, [x, x], [c, c], 5)[0] | {"scale_floor": np.diff(x).min()}
+        auto = fit_gibbs(x, c, prior, **kw)
+        explicit = fit_gibbs(x, c, prior, hmc_steps=HMC_AUTO_STEPS if moves else 0, **kw)
+        assert ("hmc_acceptance" in auto.diagnostics) == moves
+        np.testing.assert_array_equal(auto.posterior["mu"].values, explicit.posterior["mu"].values)
+        assert "hmc_acceptance" not in fit_gibbs(x, c, prior, backend="numpy", **kw).diagnostics
 
 
 @pytest.mark.parametrize(
@@ -485,6 +501,11 @@ def test_counts_give_the_posterior_of_the_repeated_points():
         means.append(dens.reshape(-1, grid.size))
         occupied.append(fit.sample_stats["n_occupied"].values.ravel())
     diff = means[0].mean(axis=0) - means[1].mean(axis=0)
-    se = np.sqrt(sum(m.var(axis=0) / array_stats.ess(m.reshape(4, -1, grid.size), chain_axis=0, draw_axis=1, method="mean") for m in means))
+    se = np.sqrt(
+        sum(
+            m.var(axis=0) / array_stats.ess(m.reshape(4, -1, grid.size), chain_axis=0, draw_axis=1, method="mean")
+            for m in means
+        )
+    )
     assert np.all(np.abs(diff) < 4 * se + 1e-3), (diff, se)
     assert abs(occupied[0].mean() - occupied[1].mean()) < 0.5, [o.mean() for o in occupied]
