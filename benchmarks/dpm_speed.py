@@ -11,8 +11,8 @@ in this process after one warm-up fit:
   ``diagnostics_["map"]``),
 * the same fit with one component family, ``components="gaussian"`` (the default before
   ``"select"``), and with ``components="auto"`` (both families fitted in full, averaged),
-* the same fit with the sampler's Hamiltonian moves (``route_options={"hmc_steps": 20}``), with
-  its map's R-hat and bulk ESS, where the scores are fitted raw (up to ``compress_above``),
+* the same fit with the sampler's Hamiltonian moves on both classes (``route_options={"hmc_steps": 20}``;
+  by default they run on classes of more than 20,000 scores), with its map's R-hat and bulk ESS,
 * ``predict_proba`` on all N scores,
 * ``IsotonicCalibrator`` fit + predict on the same data,
 * scikit-learn's ``BayesianGaussianMixture`` (20 components, Dirichlet-process prior,
@@ -124,7 +124,6 @@ def run(args: argparse.Namespace) -> None:
     )
     s, y = simulate(1000, 1)
     make_calibrator("dpm", inference=args.route, random_state=0).fit(s, y)  # warm-up
-    raw_max = make_calibrator("dpm").compress_above  # up to it the scores are fitted raw
 
     print(
         "| N | DPM fit s | of which sampler s | map R-hat / bulk ESS / tail ESS | components='gaussian' s "
@@ -149,7 +148,7 @@ def run(args: argparse.Namespace) -> None:
             lambda: make_calibrator("dpm", inference=args.route, random_state=0, components="auto").fit(s, y),
             args.repeats,
         )
-        if n <= raw_max and args.route == "gibbs":  # the sampler's Hamiltonian moves need the raw scores
+        if args.route == "gibbs":  # the sampler's Hamiltonian moves on every class
 
             def fit_hmc():
                 holder["h"] = make_calibrator(
@@ -159,7 +158,7 @@ def run(args: argparse.Namespace) -> None:
             conv_h = (best_of(fit_hmc, args.repeats), holder["h"].diagnostics_["map"])
             hmc = f"{conv_h[0]:.2f} ({conv_h[1]['rhat_max']:.3f} / {conv_h[1]['ess_bulk_min']:.0f})"
         else:
-            hmc = "not run (compressed)" if args.route == "gibbs" else f"not run (route {args.route})"
+            hmc = f"not run (route {args.route})"
         t_pred = best_of(lambda: holder["m"].predict_proba(s), args.repeats)
         t_iso = best_of(lambda: make_calibrator("isotonic").fit(s, y).predict_proba(s), args.repeats)
         if n <= args.bgm_max:

@@ -121,13 +121,16 @@ def speed_page(source: Path) -> str:
             + "\n"
             + _speed_table(loaded)
         )
+    from bayescal.bayesian.gibbs import HMC_AUTO_UNITS
+
     return (
         "# Speed\n\n"
         'Wall time of a full default DPM fit (`components="select"`: both component families started and '
         "compared on their first draws, the kept family's chains run on; both classes, posterior draws, "
         'map on the grid), of the same fit with one family (`components="gaussian"`) and with '
         '`components="auto"` (both families fitted in full, averaged), with the sampler\'s Hamiltonian moves '
-        '(`route_options={"hmc_steps": 20}`, on raw scores only), of `predict_proba` on '
+        'on both classes (`route_options={"hmc_steps": 20}`; by default they run on classes of more than '
+        f"{HMC_AUTO_UNITS:,} scores), of `predict_proba` on "
         "all N scores, of isotonic regression, and of scikit-learn's `BayesianGaussianMixture` on the "
         "same data; each the minimum over repeats.\n\n"
         + stamp(
