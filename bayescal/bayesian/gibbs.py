@@ -222,7 +222,8 @@ class _Gaussian:
         self.ell, self.tau = float(prior["sigma_logmean"]), float(prior["sigma_logsd"])
         self.mu = np.tile(np.asarray(prior["init_mu"], dtype=np.float64) - self.shift, (C, 1))
         self.log_floor = _log_floor(prior)
-        self.u = np.tile(np.maximum(np.log(np.asarray(prior["init_sigma"], dtype=np.float64)), self.log_floor), (C, 1))
+        _, u0 = _start_above_floor("gaussian", None, np.log(np.asarray(prior["init_sigma"], dtype=np.float64)), prior)
+        self.u = np.tile(u0, (C, 1))
         self.n_mh = n_mh
 
     def log_terms(self, logw):
@@ -282,11 +283,14 @@ class _Beta:
         self.la0 = np.asarray(prior["a_logloc"], dtype=np.float64)
         self.lb0 = np.asarray(prior["b_logloc"], dtype=np.float64)
         self.tau = float(prior["ab_logsd"])
-        self.la = np.tile(np.log(np.asarray(prior["init_a"], dtype=np.float64)), (C, 1))
-        self.lb = np.tile(np.log(np.asarray(prior["init_b"], dtype=np.float64)), (C, 1))
+        start_a, start_b = _start_above_floor(
+            "beta",
+            np.log(np.asarray(prior["init_a"], dtype=np.float64)),
+            np.log(np.asarray(prior["init_b"], dtype=np.float64)),
+            prior,
+        )
+        self.la, self.lb = np.tile(start_a, (C, 1)), np.tile(start_b, (C, 1))
         self.log_floor = _log_floor(prior)
-        lift = np.log(np.maximum(np.exp(2 * self.log_floor) / (np.exp(-self.la) + np.exp(-self.lb)), 1.0))
-        self.la, self.lb = self.la - lift, self.lb - lift  # a too concentrated start onto the floor
         self.n_mh = n_mh
 
     def below_floor(self, la, lb):
@@ -341,6 +345,17 @@ def _log_floor(prior: dict) -> float:
     """log of the prior's ``scale_floor`` (the components' smallest spread), -inf without one."""
     floor = float(prior.get("scale_floor", 0.0))
     return float(np.log(floor)) if floor > 0 else -np.inf
+
+
+def _start_above_floor(family: str, th1, th2, prior: dict):
+    """Start parameters (log sigma; or log a, log b) raised onto the prior's floor where below it:
+    a Gaussian scale to the floor, a too concentrated Beta component's shapes scaled down together
+    until 1/a + 1/b equals the floor's square."""
+    log_floor = _log_floor(prior)
+    if family == "gaussian":
+        return th1, np.maximum(th2, log_floor)
+    lift = np.log(np.maximum(np.exp(2 * log_floor) / (np.exp(-th1) + np.exp(-th2)), 1.0))
+    return th1 - lift, th2 - lift
 
 
 def _sample_numpy(x, counts, prior, K, C, tune, thin, n_keep, n_mh, family, random_seed):
@@ -468,11 +483,7 @@ class _CompiledChains:
         self.counts = counts
         self.a, self.b = float(prior["alpha_shape"]), float(prior["alpha_rate"])
         self.log_floor = _log_floor(prior)
-        if family == "gaussian":
-            th2_0 = np.maximum(th2_0, self.log_floor)
-        else:  # shrink a too concentrated start onto the floor: 1/a + 1/b = floor^2
-            lift = np.log(np.maximum(np.exp(2 * self.log_floor) / (np.exp(-th1_0) + np.exp(-th2_0)), 1.0))
-            th1_0, th2_0 = th1_0 - lift, th2_0 - lift
+        th1_0, th2_0 = _start_above_floor(family, th1_0, th2_0, prior)
         self.tune, self.thin, self.n_keep, self.n_mh = tune, thin, n_keep, n_mh
         self.label_swaps, self.hmc_steps, self.family = label_swaps, hmc_steps, family
         self.n_iter = tune + n_keep * thin
