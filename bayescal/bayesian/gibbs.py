@@ -222,7 +222,9 @@ class _Gaussian:
         self.ell, self.tau = float(prior["sigma_logmean"]), float(prior["sigma_logsd"])
         self.mu = np.tile(np.asarray(prior["init_mu"], dtype=np.float64) - self.shift, (C, 1))
         self.log_floor = _log_floor(prior)
-        _, u0 = _start_above_floor("gaussian", None, np.log(np.asarray(prior["init_sigma"], dtype=np.float64)), prior)
+        _, u0 = _start_above_floor(
+            "gaussian", self.mu, np.log(np.asarray(prior["init_sigma"], np.float64)), self.log_floor
+        )
         self.u = np.tile(u0, (C, 1))
         self.n_mh = n_mh
 
@@ -283,14 +285,14 @@ class _Beta:
         self.la0 = np.asarray(prior["a_logloc"], dtype=np.float64)
         self.lb0 = np.asarray(prior["b_logloc"], dtype=np.float64)
         self.tau = float(prior["ab_logsd"])
+        self.log_floor = _log_floor(prior)
         start_a, start_b = _start_above_floor(
             "beta",
             np.log(np.asarray(prior["init_a"], dtype=np.float64)),
             np.log(np.asarray(prior["init_b"], dtype=np.float64)),
-            prior,
+            self.log_floor,
         )
         self.la, self.lb = np.tile(start_a, (C, 1)), np.tile(start_b, (C, 1))
-        self.log_floor = _log_floor(prior)
         self.n_mh = n_mh
 
     def below_floor(self, la, lb):
@@ -347,11 +349,10 @@ def _log_floor(prior: dict) -> float:
     return float(np.log(floor)) if floor > 0 else -np.inf
 
 
-def _start_above_floor(family: str, th1, th2, prior: dict):
-    """Start parameters (log sigma; or log a, log b) raised onto the prior's floor where below it:
-    a Gaussian scale to the floor, a too concentrated Beta component's shapes scaled down together
-    until 1/a + 1/b equals the floor's square."""
-    log_floor = _log_floor(prior)
+def _start_above_floor(family: str, th1: np.ndarray, th2: np.ndarray, log_floor: float):
+    """Start parameters (mu, log sigma; or log a, log b) raised onto the floor ``exp(log_floor)``
+    where below it: a Gaussian scale to the floor, a too concentrated Beta component's shapes
+    scaled down together until 1/a + 1/b equals the floor's square."""
     if family == "gaussian":
         return th1, np.maximum(th2, log_floor)
     lift = np.log(np.maximum(np.exp(2 * log_floor) / (np.exp(-th1) + np.exp(-th2)), 1.0))
@@ -483,7 +484,7 @@ class _CompiledChains:
         self.counts = counts
         self.a, self.b = float(prior["alpha_shape"]), float(prior["alpha_rate"])
         self.log_floor = _log_floor(prior)
-        th1_0, th2_0 = _start_above_floor(family, th1_0, th2_0, prior)
+        th1_0, th2_0 = _start_above_floor(family, th1_0, th2_0, self.log_floor)
         self.tune, self.thin, self.n_keep, self.n_mh = tune, thin, n_keep, n_mh
         self.label_swaps, self.hmc_steps, self.family = label_swaps, hmc_steps, family
         self.n_iter = tune + n_keep * thin
