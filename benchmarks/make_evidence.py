@@ -186,19 +186,29 @@ PAGES = {
     "speed": (RESULTS / "dpm_speed.md", speed_page),
     "realdata": (RESULTS / "dpm_realdata.json", realdata_page),
 }
-KEPT_CELLS = {"coverage": 4}
-"""Pages whose table rows a rewrite must keep, by their leading cells (route, truth, N, seeds):
-a study run in parts (``dpm_coverage.py --resume``) does not shrink its page meanwhile."""
+KEPT_CELLS = {"coverage": 3}
+"""Pages whose table rows a rewrite must keep, by their leading cells (route, truth, N), with at
+least as many seeds (the next cell): a study run in parts (``dpm_coverage.py --resume``) does not
+shrink its page meanwhile, and one extended by more seeds rewrites it."""
 
 
-def _row_keys(text: str, cells: int) -> set[tuple[str, ...]]:
-    """The leading ``cells`` cells of a page's table rows (header and rule lines included)."""
-    return {tuple(c.strip() for c in ln.split("|")[1 : cells + 1]) for ln in text.splitlines() if ln.startswith("|")}
+def _row_seeds(text: str, cells: int) -> dict[tuple[str, ...], int]:
+    """The leading ``cells`` cells of a page's table rows, with the number in the cell after them
+    (the seeds; 0 where it is not a number, as in the header and rule lines)."""
+    out = {}
+    for ln in text.splitlines():
+        if ln.startswith("|"):
+            c = [x.strip() for x in ln.split("|")[1:-1]]
+            after = c[cells] if len(c) > cells else ""
+            out[tuple(c[:cells])] = int(after) if after.isdigit() else 0
+    return out
 
 
 def missing_rows(old: str, new: str, cells: int) -> list[tuple[str, ...]]:
-    """Rows of the page ``old`` (by their leading ``cells`` cells) that ``new`` no longer has."""
-    return sorted(_row_keys(old, cells) - _row_keys(new, cells))
+    """Rows of the page ``old`` (by their leading ``cells`` cells) that ``new`` no longer has,
+    or has with fewer seeds."""
+    before, after = _row_seeds(old, cells), _row_seeds(new, cells)
+    return sorted(key for key, seeds in before.items() if key not in after or after[key] < seeds)
 
 
 def main(argv: list[str] | None = None) -> int:
