@@ -90,6 +90,30 @@ def test_a_partial_study_does_not_shrink_the_coverage_page(tmp_path):
     assert "| gibbs | monotone | 300 | 2 |" in (out / "coverage.md").read_text()
 
 
+def test_a_cell_that_gained_seeds_rewrites_the_coverage_page(tmp_path):
+    """A study that extends a cell with more seeds rewrites the page without --allow-fewer-rows;
+    a cell of the page missing from the output still keeps it."""
+    results, out = tmp_path / "results", tmp_path / "evidence"
+    results.mkdir()
+    out.mkdir()
+    fields = benchmark_module("dpm_coverage").FIELDS
+    row = dict.fromkeys(fields, 0.5) | {"truth": "monotone", "n": 300, "route": "gibbs", "others": "{}"}
+    with open(results / "dpm_coverage.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields)
+        w.writeheader()
+        w.writerows([row | {"seed": s} for s in range(3)])
+    head = "# Coverage\n\n| route | truth | N | seeds |\n|---|---|---|---|\n| gibbs | monotone | 300 | 2 |\n"
+    (out / "coverage.md").write_text(head)
+    make_evidence = benchmark_module("make_evidence")
+    args = ["--results", str(results), "--out", str(out)]
+    assert make_evidence.main(args) == 0
+    assert "| gibbs | monotone | 300 | 3 |" in (out / "coverage.md").read_text()  # 3 seeds of the page's 2
+    kept = head + "| gibbs | ushape | 300 | 2 |\n"
+    (out / "coverage.md").write_text(kept)
+    assert make_evidence.main(args) == 0
+    assert (out / "coverage.md").read_text() == kept  # the ushape cell is not in the output: left alone
+
+
 def test_the_coverage_study_can_rerun_every_cell_of_the_committed_page():
     """dpm_coverage.py --cells-from docs/evidence/coverage.md --resume completes the page's
     study: each table row becomes one cell whose route label is the row's own."""
