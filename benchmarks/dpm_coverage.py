@@ -22,7 +22,15 @@ Truths kept aside for the final check (``HELD_OUT``; never used to choose settin
 * ``bimodal``: f0 = 0.6 Beta(2, 12) + 0.4 Beta(6, 4), f1 = Beta(7, 3), pi = 0.25;
 * ``boosted``: most scores piled near 0 and 1, some in between, as a boosted classifier
   gives: f0 = 0.7 Beta(0.6, 6) + 0.3 Beta(3, 3), f1 = 0.8 Beta(5, 0.8) + 0.2 Beta(2, 2),
-  pi = 0.2 (added after the default component families were chosen, and not used since).
+  pi = 0.2 (added after the default component families were chosen, and not used since);
+* added 2026-11-25, after every default in the calibrator was set, to check its claims on
+  shapes it was never fitted to: ``calibrated``, an already calibrated classifier: s ~ U(0, 1),
+  y ~ Bernoulli(s), so m(s) = s; ``weak``, a classifier with almost no signal (AUC about
+  0.56): f0 = Beta(4, 4), f1 = Beta(4.5, 3.5), pi = 0.5; ``separable``, a strong classifier
+  whose scores crowd both ends with finite densities there: f0 = Beta(1, 6), f1 = Beta(6, 1),
+  pi = 0.5; ``unequal_var``, decision values of classes with unequal spreads, so the map
+  rises and then falls again (a logistic of a quadratic): f0 = N(0, 1), f1 = N(1.5, 0.5^2),
+  pi = 0.3.
 
 For each (truth, N, seed) the script fits the DPM calibrator and reports, on 200 grid points
 between the 2.5 % and 97.5 % quantiles of the scores (the data region): the share of points
@@ -68,7 +76,7 @@ from scipy import stats
 from scipy.special import expit, logit
 
 DESIGN = ["monotone", "ushape", "rare", "piles", "plateau", "heavy", "overconfident"]
-HELD_OUT = ["skewed", "bimodal", "boosted"]
+HELD_OUT = ["skewed", "bimodal", "boosted", "calibrated", "weak", "separable", "unequal_var"]
 LEVELS = (0.5, 0.8, 0.95)
 FIELDS = [
     "truth",
@@ -161,6 +169,12 @@ TRUTHS = {
     "bimodal": _class_conditional(0.25, Mixture([(0.6, B(2, 12)), (0.4, B(6, 4))]), Mixture([(1, B(7, 3))])),
     "boosted": _class_conditional(
         0.2, Mixture([(0.7, B(0.6, 6)), (0.3, B(3, 3))]), Mixture([(0.8, B(5, 0.8)), (0.2, B(2, 2))])
+    ),
+    "calibrated": _map_first(B(1, 1), lambda s: np.asarray(s, dtype=float)),
+    "weak": _class_conditional(0.5, Mixture([(1, B(4, 4))]), Mixture([(1, B(4.5, 3.5))])),
+    "separable": _class_conditional(0.5, Mixture([(1, B(1, 6))]), Mixture([(1, B(6, 1))])),
+    "unequal_var": _class_conditional(
+        0.3, Mixture([(1, stats.norm(0.0, 1.0))]), Mixture([(1, stats.norm(1.5, 0.5))]), "decision"
     ),
 }
 
