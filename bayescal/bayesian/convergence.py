@@ -32,6 +32,7 @@ __all__ = [
     "ess_bulk",
     "ess_tail",
     "map_convergence",
+    "mcse_mean",
     "meets_target",
     "remedy_thin",
     "rhat_rank",
@@ -193,6 +194,18 @@ def ess_tail(draws: np.ndarray, prob: tuple[float, float] = (0.05, 0.95)) -> np.
     return _valid_ess(draws, np.minimum(low, high))
 
 
+def mcse_mean(draws: np.ndarray) -> np.ndarray:
+    r"""Monte Carlo standard error of the posterior mean, shape (P,), of ``draws`` (P, chains, draws)
+    per point: :math:`s / \sqrt{\mathrm{ESS}}`, with :math:`s` the standard deviation of all draws
+    and the ESS of the split chains' raw values, as ``arviz_stats`` ``array_stats.mcse(...,
+    method="mean")`` (Vehtari et al. 2021). It is how far the mean of these draws may lie from
+    the posterior mean it estimates: the Monte Carlo part of the posterior-mean map's error."""
+    P = draws.shape[0]
+    sd = np.std(draws.reshape(P, -1), axis=1, ddof=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sd / np.sqrt(_valid_ess(draws, _ess(_split_chains(draws))))
+
+
 def map_convergence(
     grid_draws: np.ndarray, shape: tuple[int, int], grid: np.ndarray, region: np.ndarray, to_input
 ) -> dict[str, float]:
@@ -215,15 +228,18 @@ def map_convergence(
     dict
         ``ess_bulk_min``, ``ess_bulk_median``, ``ess_tail_min``, ``rhat_max``, ``rhat_max_score``,
         ``chain_gap_at_rhat_max`` (spread of the chains' means there),
-        ``band_width_at_rhat_max`` (the 95 % band's width there) and ``meets_target``
-        (R-hat <= :data:`RHAT_TARGET` and both ESS >= :data:`ESS_TARGET` at every point checked).
+        ``band_width_at_rhat_max`` (the 95 % band's width there), ``mcse_mean_max`` and
+        ``mcse_mean_max_score`` (the largest Monte Carlo standard error of the posterior-mean map,
+        :func:`mcse_mean`, and where it is) and ``meets_target`` (R-hat <= :data:`RHAT_TARGET`
+        and both ESS >= :data:`ESS_TARGET` at every point checked).
     """
     inside = np.flatnonzero((grid >= region[0]) & (grid <= region[1]))
     if inside.size == 0:
         inside = np.arange(grid.size)
     pick = inside[np.unique(np.linspace(0, inside.size - 1, min(64, inside.size)).round().astype(int))]
     draws = np.moveaxis(grid_draws[:, pick].reshape(*shape, pick.size), -1, 0)
-    bulk, tail = ess_bulk(draws), ess_tail(draws)
+    bulk, tail, mcse = ess_bulk(draws), ess_tail(draws), mcse_mean(draws)
+    noisiest = int(np.nanargmax(mcse)) if np.any(np.isfinite(mcse)) else 0
     out = {
         "ess_bulk_min": float(np.nanmin(bulk)),
         "ess_bulk_median": float(np.nanmedian(bulk)),
@@ -232,6 +248,8 @@ def map_convergence(
         "rhat_max_score": float("nan"),
         "chain_gap_at_rhat_max": float("nan"),
         "band_width_at_rhat_max": float("nan"),
+        "mcse_mean_max": float(mcse[noisiest]),
+        "mcse_mean_max_score": float(to_input(grid[pick[noisiest]])),
     }
     if shape[0] > 1:
         rhat = rhat_rank(draws)

@@ -9,6 +9,7 @@ from bayescal.bayesian.convergence import (
     ess_bulk,
     ess_tail,
     map_convergence,
+    mcse_mean,
     remedy_thin,
     rhat_rank,
     thin_for_target,
@@ -46,6 +47,9 @@ def test_rhat_and_ess_equal_arviz_stats_point_by_point(C, D):
         array_stats.ess(draws, chain_axis=1, draw_axis=2, method="tail", prob=(0.05, 0.95)),
         rtol=1e-10,
     )
+    np.testing.assert_allclose(
+        mcse_mean(draws), array_stats.mcse(draws, chain_axis=1, draw_axis=2, method="mean"), rtol=1e-10
+    )
     if C > 1:
         ref = array_stats.rhat(draws, chain_axis=1, draw_axis=2)
         np.testing.assert_allclose(rhat_rank(draws), ref, rtol=1e-10)
@@ -76,6 +80,18 @@ def test_meets_target_only_when_every_point_has_small_rhat_and_enough_effective_
     assert not _map_check(apart)["meets_target"]
     few = rng.normal(size=(4, 60, 8))  # well mixed but 240 draws: too few for ESS 400
     assert not _map_check(few)["meets_target"]
+
+
+def test_the_map_check_reports_where_the_mean_map_carries_the_most_monte_carlo_error():
+    """An autocorrelated point's mean is estimated from fewer effective draws, so its Monte Carlo
+    standard error, sd / sqrt(ESS), is the largest, and it is reported with its score."""
+    rng = np.random.default_rng(5)
+    draws = rng.normal(size=(2, 1000, 8))
+    for t in range(1, 1000):  # point 5: an AR(1) chain with phi = 0.99, same spread
+        draws[:, t, 5] = 0.99 * draws[:, t - 1, 5] + np.sqrt(1 - 0.99**2) * draws[:, t, 5]
+    conv = _map_check(draws)
+    assert conv["mcse_mean_max_score"] == pytest.approx(np.linspace(-1.0, 1.0, 8)[5])
+    assert conv["mcse_mean_max"] > 3 * (1.0 / np.sqrt(2000))  # iid draws would give about 0.022
 
 
 def test_warning_names_the_thinning_of_its_remedy():
