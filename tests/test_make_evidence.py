@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 
 from _paths import ROOT, benchmark_module
 
@@ -68,9 +69,9 @@ def test_the_speed_page_shows_the_run_under_load_beside_the_idle_one(tmp_path):
     assert "dpm_speed.py --load" in loaded and "dpm_speed_load.md" in loaded  # its own source and command
 
 
-def test_a_partial_study_does_not_shrink_the_coverage_page(tmp_path):
-    """A study run in parts (dpm_coverage.py --resume) leaves the committed page alone until its
-    output holds every row and seed the page has; --allow-fewer-rows rewrites it anyway."""
+def _coverage_setup(tmp_path, seeds: int, page: str) -> tuple[list[str], Path]:
+    """A coverage study output of ``seeds`` seeds of one cell (gibbs, monotone, N = 300) and the
+    committed ``page``; returns make_evidence's arguments on them and the page's path."""
     results, out = tmp_path / "results", tmp_path / "evidence"
     results.mkdir()
     out.mkdir()
@@ -79,39 +80,38 @@ def test_a_partial_study_does_not_shrink_the_coverage_page(tmp_path):
     with open(results / "dpm_coverage.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=fields)
         w.writeheader()
-        w.writerows([row | {"seed": 0}, row | {"seed": 1}])
-    committed = "# Coverage\n\n| route | truth | N | seeds |\n|---|---|---|---|\n| gibbs | monotone | 300 | 3 |\n"
-    (out / "coverage.md").write_text(committed)
+        w.writerows([row | {"seed": s} for s in range(seeds)])
+    (out / "coverage.md").write_text(page)
+    return ["--results", str(results), "--out", str(out)], out / "coverage.md"
+
+
+_PAGE_HEAD = "# Coverage\n\n| route | truth | N | seeds |\n|---|---|---|---|\n"
+
+
+def test_a_partial_study_does_not_shrink_the_coverage_page(tmp_path):
+    """A study run in parts (dpm_coverage.py --resume) leaves the committed page alone until its
+    output holds every row and seed the page has; --allow-fewer-rows rewrites it anyway."""
+    committed = _PAGE_HEAD + "| gibbs | monotone | 300 | 3 |\n"
+    args, page = _coverage_setup(tmp_path, 2, committed)
     make_evidence = benchmark_module("make_evidence")
-    args = ["--results", str(results), "--out", str(out)]
     assert make_evidence.main(args) == 0
-    assert (out / "coverage.md").read_text() == committed  # 2 seeds of the page's 3: left alone
+    assert page.read_text() == committed  # 2 seeds of the page's 3: left alone
     assert make_evidence.main([*args, "--allow-fewer-rows"]) == 0
-    assert "| gibbs | monotone | 300 | 2 |" in (out / "coverage.md").read_text()
+    assert "| gibbs | monotone | 300 | 2 |" in page.read_text()
 
 
 def test_a_cell_that_gained_seeds_rewrites_the_coverage_page(tmp_path):
     """A study that extends a cell with more seeds rewrites the page without --allow-fewer-rows;
     a cell of the page missing from the output still keeps it."""
-    results, out = tmp_path / "results", tmp_path / "evidence"
-    results.mkdir()
-    out.mkdir()
-    fields = benchmark_module("dpm_coverage").FIELDS
-    row = dict.fromkeys(fields, 0.5) | {"truth": "monotone", "n": 300, "route": "gibbs", "others": "{}"}
-    with open(results / "dpm_coverage.csv", "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=fields)
-        w.writeheader()
-        w.writerows([row | {"seed": s} for s in range(3)])
-    head = "# Coverage\n\n| route | truth | N | seeds |\n|---|---|---|---|\n| gibbs | monotone | 300 | 2 |\n"
-    (out / "coverage.md").write_text(head)
+    head = _PAGE_HEAD + "| gibbs | monotone | 300 | 2 |\n"
+    args, page = _coverage_setup(tmp_path, 3, head)
     make_evidence = benchmark_module("make_evidence")
-    args = ["--results", str(results), "--out", str(out)]
     assert make_evidence.main(args) == 0
-    assert "| gibbs | monotone | 300 | 3 |" in (out / "coverage.md").read_text()  # 3 seeds of the page's 2
+    assert "| gibbs | monotone | 300 | 3 |" in page.read_text()  # 3 seeds of the page's 2
     kept = head + "| gibbs | ushape | 300 | 2 |\n"
-    (out / "coverage.md").write_text(kept)
+    page.write_text(kept)
     assert make_evidence.main(args) == 0
-    assert (out / "coverage.md").read_text() == kept  # the ushape cell is not in the output: left alone
+    assert page.read_text() == kept  # the ushape cell is not in the output: left alone
 
 
 def test_the_coverage_study_can_rerun_every_cell_of_the_committed_page():

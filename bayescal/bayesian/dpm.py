@@ -918,10 +918,14 @@ def _worst(convergences) -> dict[str, float]:
     """The least converged of several maps' convergence summaries (largest R-hat, with its
     score and gap; smallest ESS; largest Monte Carlo error of the mean, with its score)."""
     items = list(convergences)
-    out = dict(max(items, key=lambda c: -np.inf if np.isnan(c["rhat_max"]) else c["rhat_max"]))
+
+    def largest(key: str) -> dict:
+        return max(items, key=lambda c: -np.inf if np.isnan(c[key]) else c[key])
+
+    out = dict(largest("rhat_max"))
     for key in ("ess_bulk_min", "ess_bulk_median", "ess_tail_min"):
         out[key] = float(min(c[key] for c in items))
-    noisiest = max(items, key=lambda c: -np.inf if np.isnan(c["mcse_mean_max"]) else c["mcse_mean_max"])
+    noisiest = largest("mcse_mean_max")
     out |= {key: noisiest[key] for key in ("mcse_mean_max", "mcse_mean_max_score")}
     out["meets_target"] = meets_target(out)
     return out
