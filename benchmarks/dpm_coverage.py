@@ -211,6 +211,7 @@ def run_one(
     """One (truth, N, seed) fit of the DPM and of ``others``; ``known`` holds MAEs of other
     calibrators already measured on the same data (they depend on the data alone), not refitted."""
     from bayescal import make_calibrator
+    from bayescal._registry import get_calibrator_class
 
     s, y, true_map, kind = simulate(truth, n, seed)
     grid = region_grid(s)
@@ -254,6 +255,8 @@ def run_one(
             continue
         try:
             params = {"score_kind": kind}
+            if "random_state" in get_calibrator_class(name)().get_params():  # a calibrator that draws: seeded too
+                params["random_state"] = seed
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 p = make_calibrator(name, **params).fit(s, y).predict_proba(grid)[:, 1]
