@@ -45,6 +45,18 @@ same KDE quantities (centre :math:`m_k`, variance :math:`h^2`) gives the prior c
 :math:`\log b_k \sim \mathcal N(\ell^b_k, \tau^2)`, :math:`\tau` = ``ab_logsd`` = 1; the
 chains start at the centres (``init_a``, ``init_b``).
 
+Here, for the Beta family only, :math:`h` is the bandwidth of a class of at most
+:data:`BETA_PRIOR_MAX_UNITS` scores, :math:`h \max(1, n / 1000)^{1/5}`: it stops shrinking
+with :math:`n`. A Beta component's concentration :math:`a_k + b_k` sets both its width and
+its shape near 0 and 1. With the prior's :math:`h^2` falling as :math:`n^{-2/5}`, at
+:math:`10^5` scores the prior centred the shapes 3-4 prior standard deviations above those
+of a class that is itself one Beta density, and the posterior tiled the class with narrow
+components whose tails, and so the map near 0 and 1, missed the truth; the kept family
+then was the Gaussian one, whose tails miss it too. The Gaussian family's scale prior keeps
+the bandwidth at :math:`n`: there the same change narrowed no tails and lowered the band's
+coverage at the kinks of a map with a flat stretch. The measured effect is in
+``docs/evidence/coverage.md`` (``benchmarks/dpm_coverage.py``).
+
 Precedence is user > KDE-informed > default: :func:`resolve_priors` starts from the
 defaults, overwrites with the KDE-informed values, then with what the user passed.
 
@@ -66,7 +78,7 @@ import numpy as np
 
 from bayescal._stats import silverman_bandwidth, weighted_mean_std, weighted_quantile
 
-__all__ = ["DEFAULT_PRIOR", "PRIOR_KEYS", "kde_prior", "prior_keys", "resolve_priors"]
+__all__ = ["BETA_PRIOR_MAX_UNITS", "DEFAULT_PRIOR", "PRIOR_KEYS", "kde_prior", "prior_keys", "resolve_priors"]
 
 _SCALAR = {
     "gaussian": ("alpha_shape", "alpha_rate", "mu_scale", "sigma_logmean", "sigma_logsd"),
@@ -83,6 +95,10 @@ PRIOR_KEYS = SCALAR_KEYS + VECTOR_KEYS
 
 DEFAULT_PRIOR: dict[str, float] = {"alpha_shape": 1.0, "alpha_rate": 1.0, "sigma_logsd": 1.0, "ab_logsd": 1.0}
 """The data-free default layer (the rest comes from the class's scores)."""
+
+BETA_PRIOR_MAX_UNITS = 1000
+"""The Beta components' shape priors are centred with the bandwidth :math:`h` of a class of at
+most this many scores (the module docstring says why)."""
 
 _POSITIVE = ("alpha_shape", "alpha_rate", "mu_scale", "sigma_logsd", "init_sigma", "ab_logsd", "init_a", "init_b")
 
@@ -122,8 +138,9 @@ def kde_prior(x: np.ndarray, counts: np.ndarray, n_components: int, family: str 
     order = np.argsort(np.abs(2 * np.arange(K) + 1 - K), kind="stable")  # centre-out: heaviest sticks mid-class
     loc = weighted_quantile(x, (order + 0.5) / K, counts)
     if family == "beta":
-        a_log = np.log1p(np.exp(np.clip(loc, -700, 700))) - 2.0 * np.log(h)
-        b_log = np.log1p(np.exp(np.clip(-loc, -700, 700))) - 2.0 * np.log(h)
+        h_shape = h * max(1.0, float(counts.sum()) / BETA_PRIOR_MAX_UNITS) ** 0.2  # h at <= that many scores
+        a_log = np.log1p(np.exp(np.clip(loc, -700, 700))) - 2.0 * np.log(h_shape)
+        b_log = np.log1p(np.exp(np.clip(-loc, -700, 700))) - 2.0 * np.log(h_shape)
         return {
             "a_logloc": a_log,
             "b_logloc": b_log,

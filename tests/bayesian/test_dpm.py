@@ -80,6 +80,28 @@ def test_priors_precedence_user_over_kde_over_default(rng):
     np.testing.assert_array_equal(both[1]["mu_loc"], np.zeros(4))
 
 
+def test_beta_shape_prior_does_not_narrow_the_components_as_the_class_grows(rng):
+    """A class that is one Beta density has the same shapes at 10^3 and 10^5 scores: the Beta
+    components' prior centres stop following the KDE bandwidth above BETA_PRIOR_MAX_UNITS,
+    while the Gaussian components' scale prior keeps it (h ~ n^(-1/5))."""
+    from scipy.special import logit
+
+    from bayescal.bayesian.priors import BETA_PRIOR_MAX_UNITS, kde_prior
+
+    x = logit(rng.beta(2, 5, 2000))
+    small, big = np.ones_like(x), np.full_like(x, 50.0)  # the same shape with 2,000 and 100,000 scores
+    beta_small, beta_big = (kde_prior(x, c, 8, family="beta") for c in (small, big))
+    np.testing.assert_allclose(beta_big["a_logloc"], beta_small["a_logloc"])
+    np.testing.assert_allclose(beta_big["b_logloc"], beta_small["b_logloc"])
+    at_cap = kde_prior(x, np.full_like(x, BETA_PRIOR_MAX_UNITS / x.size), 8, family="beta")
+    h_cap = 1.06 * x.std() * BETA_PRIOR_MAX_UNITS**-0.2  # the prior's h is Silverman's at the cap
+    np.testing.assert_allclose(at_cap["a_logloc"], beta_small["a_logloc"])
+    first = np.quantile(x, 3.5 / 8)  # the first (heaviest) stick's centre: the middle quantile, centre-out
+    np.testing.assert_allclose(at_cap["a_logloc"][0], np.log1p(np.exp(first)) - 2 * np.log(h_cap), atol=0.01)
+    gauss_small, gauss_big = (kde_prior(x, c, 8)["sigma_logmean"] for c in (small, big))
+    assert gauss_big - gauss_small == pytest.approx(-0.2 * np.log(50))
+
+
 @pytest.mark.parametrize(
     "priors, match",
     [
