@@ -31,6 +31,13 @@ Truths kept aside for the final check (``HELD_OUT``; never used to choose settin
   pi = 0.5; ``unequal_var``, decision values of classes with unequal spreads, so the map
   rises and then falls again (a logistic of a quadratic): f0 = N(0, 1), f1 = N(1.5, 0.5^2),
   pi = 0.3.
+* added 2026-11-25 (second batch), after the Beta components' shape prior stopped shrinking
+  with N (:data:`bayescal.bayesian.priors.BETA_PRIOR_MAX_UNITS`), a change judged on the truths
+  above, so these check it on shapes no setting has seen: ``asym_piles``, negatives piled at 0
+  and positives spread towards 1 with a pile there: f0 = Beta(0.5, 8), f1 = Beta(2, 0.7),
+  pi = 0.25; ``mid_confident``, scores crowded mid-range: f0 = Beta(6, 9), f1 = Beta(9, 7),
+  pi = 0.3; ``mixed_piles``, each class half piled at its end and half spread:
+  f0 = 0.5 Beta(0.5, 5) + 0.5 Beta(3, 6), f1 = 0.5 Beta(6, 3) + 0.5 Beta(5, 0.5), pi = 0.5.
 
 For each (truth, N, seed) the script fits the DPM calibrator and reports, on 200 grid points
 between the 2.5 % and 97.5 % quantiles of the scores (the data region): the share of points
@@ -76,7 +83,18 @@ from scipy import stats
 from scipy.special import expit, logit
 
 DESIGN = ["monotone", "ushape", "rare", "piles", "plateau", "heavy", "overconfident"]
-HELD_OUT = ["skewed", "bimodal", "boosted", "calibrated", "weak", "separable", "unequal_var"]
+HELD_OUT = [
+    "skewed",
+    "bimodal",
+    "boosted",
+    "calibrated",
+    "weak",
+    "separable",
+    "unequal_var",
+    "asym_piles",
+    "mid_confident",
+    "mixed_piles",
+]
 LEVELS = (0.5, 0.8, 0.95)
 FIELDS = [
     "truth",
@@ -175,6 +193,11 @@ TRUTHS = {
     "separable": _class_conditional(0.5, Mixture([(1, B(1, 6))]), Mixture([(1, B(6, 1))])),
     "unequal_var": _class_conditional(
         0.3, Mixture([(1, stats.norm(0.0, 1.0))]), Mixture([(1, stats.norm(1.5, 0.5))]), "decision"
+    ),
+    "asym_piles": _class_conditional(0.25, Mixture([(1, B(0.5, 8))]), Mixture([(1, B(2, 0.7))])),
+    "mid_confident": _class_conditional(0.3, Mixture([(1, B(6, 9))]), Mixture([(1, B(9, 7))])),
+    "mixed_piles": _class_conditional(
+        0.5, Mixture([(0.5, B(0.5, 5)), (0.5, B(3, 6))]), Mixture([(0.5, B(6, 3)), (0.5, B(5, 0.5))])
     ),
 }
 

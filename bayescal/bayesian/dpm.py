@@ -120,9 +120,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     For decision values, or a route that fits Gaussian components only, it is the Gaussian
     model alone. On piled scores it keeps Beta components, where Gaussian ones alone leave the
     95 % band covering about 0.6 of the true map up to 1,000 scores; on the real datasets of
-    ``benchmarks/dpm_realdata.py`` it keeps Gaussian components on most cells; at 10^4 scores,
-    where both families fit the bulk of the densities about equally well, it keeps Beta
-    components on most replicates of piled scores and Gaussian ones on the monotone truth
+    ``benchmarks/dpm_realdata.py`` it keeps Gaussian components on most cells
     (``benchmarks/family_criterion_study.py``,
     ``docs/evidence/coverage.md``, ``docs/evidence/realdata.md``). The choice, the comparison
     and the pilot's size are in ``diagnostics_["family_selection"]``.
