@@ -358,7 +358,7 @@ def warn_convergence(diagnostics: dict, inference: str, raw_scores: bool = False
             remedy = (
                 f"route_options={{'thin': {thin}}} runs {REMEDY_SWEEPS_COMPRESSED} times the sweeps after the warm-up; "
                 "on five simulated truths of 10^4 (compressed) scores that lowered the map's error in four and raised "
-                "the 95% band's coverage on three (monotone truth: 0.978 -> 1.000), at 1.4-4.7 times the fit's time; "
+                "the 95% band's coverage on four (monotone truth: 0.978 -> 1.000), at 1.4-5.3 times the fit's time; "
                 "from 10^5 scores, where the sampler's Hamiltonian moves already run, it changed the coverage by at "
                 f"most 0.01 on six cells; no fit reached {target} (benchmarks/convergence_remedy.py); either way"
             )
