@@ -103,9 +103,10 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     probability itself, written on the logit scale,
     :math:`\log \phi_{ck}(t) = a_{ck} \log \operatorname{expit}(t) + b_{ck} \log
     \operatorname{expit}(-t) - \log B(a_{ck}, b_{ck})`, with log-normal priors on the shapes
-    centred where the component's logit mean and variance match the KDE quantities above
-    (:mod:`bayescal.bayesian.priors`; on binned scores truncated to :math:`1/a_{ck} + 1/b_{ck}
-    \ge h^2`, about the variance of the component's logit). Its tails are exponential on the logit scale, as the
+    centred where the component's logit mean and variance match the KDE quantities above,
+    the bandwidth taken at no more than 1,000 scores a class (:mod:`bayescal.bayesian.priors`;
+    on binned scores truncated to :math:`1/a_{ck} + 1/b_{ck} \ge h^2`, about the variance of
+    the component's logit). Its tails are exponential on the logit scale, as the
     scores of boosted trees, naive Bayes and most classifiers are near 0 and 1, so the map
     there follows the data instead of the tail of the widest Gaussian. Neither family fits
     every classifier: Beta components cover scores piled near 0 and 1, Gaussian ones scores

@@ -46,16 +46,17 @@ same KDE quantities (centre :math:`m_k`, variance :math:`h^2`) gives the prior c
 chains start at the centres (``init_a``, ``init_b``).
 
 Here, for the Beta family only, :math:`h` is the bandwidth of a class of at most
-:data:`BETA_PRIOR_MAX_UNITS` scores, :math:`h \max(1, n / 1000)^{1/5}`: it stops shrinking
+:data:`BETA_PRIOR_MAX_UNITS` scores, :math:`h \max(1, n / 1000)^{1/5}`: it does not shrink
 with :math:`n`. A Beta component's concentration :math:`a_k + b_k` sets both its width and
-its shape near 0 and 1. With the prior's :math:`h^2` falling as :math:`n^{-2/5}`, at
-:math:`10^5` scores the prior centred the shapes 3-4 prior standard deviations above those
-of a class that is itself one Beta density, and the posterior tiled the class with narrow
-components whose tails, and so the map near 0 and 1, missed the truth; the kept family
-then was the Gaussian one, whose tails miss it too. The Gaussian family's scale prior keeps
-the bandwidth at :math:`n`: there the same change narrowed no tails and lowered the band's
-coverage at the kinks of a map with a flat stretch. The measured effect is in
-``docs/evidence/coverage.md`` (``benchmarks/dpm_coverage.py``).
+its shape near 0 and 1, so a prior whose :math:`h^2` fell as :math:`n^{-2/5}` would centre the
+shapes, at :math:`10^5` scores, 3-4 prior standard deviations above those of a class that is
+itself one Beta density; the posterior would tile the class with narrow components whose
+tails, and so the map near 0 and 1, miss the truth. Components are the mixture's building
+blocks, not smoothing kernels: more scores do not make a density's features narrower. The
+Gaussian family's scale prior keeps the bandwidth of all :math:`n` scores, since the same
+change there lowered the band's coverage at the kinks of a map with a flat stretch. The
+changelog records the measured effect of both; ``docs/evidence/coverage.md`` the coverage
+now (``benchmarks/dpm_coverage.py``).
 
 Precedence is user > KDE-informed > default: :func:`resolve_priors` starts from the
 defaults, overwrites with the KDE-informed values, then with what the user passed.
