@@ -200,10 +200,12 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     n_jobs : int, default 1
         Threads fitting the two classes (1 or 2).
     route_options : dict or None, default None
-        Extra keyword arguments for the inference route (e.g. ``{"thin": 2}`` for Gibbs, or
+        Extra keyword arguments for the inference route (e.g. ``{"thin": 2}`` for Gibbs,
         ``{"hmc_steps": 20}`` for its Hamiltonian moves, which raise the share of converged fits on
         raw scores at about twice the time; they run by default for a class of more than
-        :data:`~bayescal.bayesian.gibbs.HMC_AUTO_UNITS` scores: :mod:`bayescal.bayesian.gibbs`).
+        :data:`~bayescal.bayesian.gibbs.HMC_AUTO_UNITS` scores; or ``{"start": "single"}``, chains
+        that start from one component per class instead of every component occupied:
+        :mod:`bayescal.bayesian.gibbs`).
     null_stacking : bool, default True
         Average the map with the constant map of the no-signal model by pseudo-BMA+ weights;
         averaging needs at least :data:`AVERAGING_MIN_DRAWS` draws, otherwise it is skipped

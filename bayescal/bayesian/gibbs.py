@@ -96,7 +96,10 @@ from the KDE start left the map's error at 0.0008 and the 95 % band's coverage a
 0.89 (12 seeds); at 10^6, on three held-out truths (8 seeds), the mode start raised coverage
 by 0.01-0.06 and lowered the error; at
 N <= 10^4 (4 truths, 16 seeds) the mode start changed neither coverage nor error, so there
-the search is not run.
+the search is not run. ``start="single"`` instead starts every chain with one component
+holding the whole class (:func:`bayescal.bayesian.mode_start.single_start`), from which the
+sweeps add components rather than empty them; ``benchmarks/start_study.py`` compares the two
+starts and long runs.
 
 **Chains and randomness.** Each chain has its own ``numpy.random.Generator`` spawned from
 ``random_seed`` (:meth:`numpy.random.SeedSequence.spawn`), so a chain's draws depend on the
@@ -143,12 +146,13 @@ import xarray as xr
 from scipy.special import betaln, log_expit
 
 from bayescal.bayesian.class_fit import ClassFit
-from bayescal.bayesian.mode_start import mode_start
+from bayescal.bayesian.mode_start import mode_start, single_start
 
 __all__ = [
     "HMC_AUTO_STEPS",
     "HMC_AUTO_UNITS",
     "MODE_START_UNITS",
+    "STARTS",
     "THIN_RANGE",
     "THIN_UNITS",
     "GibbsChains",
@@ -164,6 +168,8 @@ THIN_RANGE = (2, 40)
 """Smallest and largest default thinning (:func:`default_thin`)."""
 MODE_START_UNITS = 100_000
 """Total count of a class above which the chains start at the posterior mode (``start="auto"``)."""
+STARTS = ("auto", "mode", "prior", "single")
+"""The values of ``start`` (:func:`fit_gibbs`)."""
 HMC_AUTO_UNITS = 20_000
 """Total count of a class above which the compiled sweeps add Hamiltonian moves (``hmc_steps="auto"``)."""
 HMC_AUTO_STEPS = 20
@@ -612,11 +618,13 @@ def fit_gibbs(
         :data:`HMC_AUTO_STEPS` when the class's total count exceeds :data:`HMC_AUTO_UNITS`
         (and the backend is numba), else 0. On bin centres give ``prior["scale_floor"]`` (the
         calibrator does), or the moves find the likelihood's spikes (module docstring, "Floor").
-    start : {"auto", "mode", "prior"}, default "auto"
+    start : {"auto", "mode", "prior", "single"}, default "auto"
         Where every chain starts: at the posterior mode found from the prior's ``init_*``
-        values by :func:`bayescal.bayesian.mode_start.mode_start`, or at those values
-        themselves. "auto": the mode when the class's total count exceeds
-        :data:`MODE_START_UNITS`, where the warm-up sweeps alone fall short of the
+        values by :func:`bayescal.bayesian.mode_start.mode_start`, at those values
+        themselves ("prior"), or with one component holding the whole class
+        (:func:`bayescal.bayesian.mode_start.single_start`, the customary start of a
+        Dirichlet-process-mixture sampler). "auto": the mode when the class's total count
+        exceeds :data:`MODE_START_UNITS`, where the warm-up sweeps alone fall short of the
         high-posterior region (module docstring), else the prior's values.
 
     Returns
@@ -692,8 +700,8 @@ class GibbsChains:
             raise ValueError("backend='numpy' runs the plain blocked sweeps: set label_swaps=False and hmc_steps=0.")
         if family not in _FAMILIES:
             raise ValueError(f"family={family!r} is not one of {tuple(_FAMILIES)}.")
-        if start not in ("auto", "mode", "prior"):
-            raise ValueError(f"start={start!r} is not one of ('auto', 'mode', 'prior').")
+        if start not in STARTS:
+            raise ValueError(f"start={start!r} is not one of {STARTS}.")
         x = np.asarray(x, dtype=np.float64)
         counts = np.asarray(counts, dtype=np.float64)
         if x.ndim != 1 or counts.shape != x.shape or not np.all(np.isfinite(x)):
@@ -715,6 +723,8 @@ class GibbsChains:
             hmc_steps = HMC_AUTO_STEPS if units > HMC_AUTO_UNITS and backend == "numba" else 0
         if start == "mode":
             prior = mode_start(x, counts, prior, family)
+        elif start == "single":
+            prior = single_start(x, counts, prior, family)
         self.family, self.backend, self.start, self.thin, self.n_keep = family, backend, start, int(thin), n_keep
         self.n_iter, self.K, self.C = n_iter, K, C
         self.x, self.counts, self.prior, self.random_seed = x, counts, prior, random_seed

@@ -1,4 +1,5 @@
-r"""Where the sampler's chains start: the mode of one class's mixture posterior, found by L-BFGS.
+r"""Where the sampler's chains start: the mode of one class's mixture posterior, found by L-BFGS,
+or a single component holding the whole class.
 
 The blocked Gibbs sampler moves the components by small steps once the data are many: given
 the parameters the allocations are nearly determined and given the allocations the
@@ -21,10 +22,23 @@ of the objective: the result only sets where the chains begin (``init_*``), and 
 sweeps that follow sample the full model. A component that the search empties keeps a tiny
 weight and goes on as the sampler's empty components do, drawn from its prior.
 
+**One component** (:func:`single_start`). The customary start of a Dirichlet-process-mixture
+sampler puts every point in one cluster (Neal 2000): here component 1 holds all the weight,
+with the class's weighted mean and standard deviation on the working scale (for Beta
+components, the shapes whose logit has that mean and variance,
+:math:`a = (1 + e^{m})/v`, :math:`b = (1 + e^{-m})/v`, as in :mod:`bayescal.bayesian.priors`),
+and the other components are empty at their prior's ``init_*`` values. The sweeps then add
+components as the data ask for them, where from the KDE-informed start (every component
+occupied) they must empty the ones the posterior does not hold, which at thousands of scores
+takes them far longer than the warm-up. Comparing fits from the two starts shows how much of
+a fit is its start rather than its posterior.
+
 References
 ----------
 Liu, D. C. & Nocedal, J. (1989). On the limited memory BFGS method for large scale
 optimization. Mathematical Programming 45, 503-528.
+Neal, R. M. (2000). Markov chain sampling methods for Dirichlet process mixture models.
+Journal of Computational and Graphical Statistics 9, 249-265.
 """
 
 from __future__ import annotations
@@ -33,7 +47,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import betaln, digamma, log_expit, logsumexp
 
-__all__ = ["MODE_MAX_ITER", "log_posterior", "mode_start"]
+__all__ = ["MODE_MAX_ITER", "log_posterior", "mode_start", "single_start"]
 
 MODE_MAX_ITER = 500
 """Most L-BFGS iterations of the search (each one pass over the class's points)."""
@@ -169,3 +183,49 @@ def mode_start(
     if family == "gaussian":
         return out | {"init_mu": theta[K : 2 * K] + shift, "init_sigma": np.exp(theta[2 * K :])}
     return out | {"init_a": np.exp(theta[K : 2 * K]), "init_b": np.exp(theta[2 * K :])}
+
+
+def single_start(x: np.ndarray, counts: np.ndarray, prior: dict, family: str = "gaussian") -> dict:
+    r"""The class's hyperparameters with ``init_*`` set to one component holding the whole class
+    (module docstring, "One component").
+
+    Parameters
+    ----------
+    x : ndarray of shape (n,)
+        Working-scale points (raw scores or bin centres).
+    counts : ndarray of shape (n,)
+        Their positive frequency weights.
+    prior : dict
+        The class's hyperparameters (:func:`bayescal.bayesian.priors.prior_keys`).
+    family : {"gaussian", "beta"}, default "gaussian"
+        Component family.
+
+    Returns
+    -------
+    dict
+        A copy of ``prior`` whose ``init_weight`` is 1 on the first component and 0 elsewhere,
+        and whose first ``init_mu``, ``init_sigma`` (or ``init_a``, ``init_b``) match the
+        class's weighted mean and variance; the other components keep their ``init_*`` values.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    counts = np.asarray(counts, dtype=np.float64)
+    mean = float(np.average(x, weights=counts))
+    var = float(np.average((x - mean) ** 2, weights=counts))
+    if not var > 0:  # one distinct point: as narrow as the KDE-informed start's components
+        spread = (
+            np.square(prior["init_sigma"])
+            if family == "gaussian"
+            else 1.0 / np.asarray(prior["init_a"]) + 1.0 / np.asarray(prior["init_b"])
+        )
+        var = float(np.min(spread))
+    weight = np.zeros(np.asarray(prior["init_weight"]).size)
+    weight[0] = 1.0
+    out = dict(prior, init_weight=weight)
+    if family == "gaussian":
+        mu, sigma = np.array(prior["init_mu"], dtype=np.float64), np.array(prior["init_sigma"], dtype=np.float64)
+        mu[0], sigma[0] = mean, np.sqrt(var)
+        return out | {"init_mu": mu, "init_sigma": sigma}
+    a, b = np.array(prior["init_a"], dtype=np.float64), np.array(prior["init_b"], dtype=np.float64)
+    a[0] = (1.0 + np.exp(min(mean, 700.0))) / var
+    b[0] = (1.0 + np.exp(min(-mean, 700.0))) / var
+    return out | {"init_a": a, "init_b": b}

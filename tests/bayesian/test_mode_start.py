@@ -1,4 +1,4 @@
-"""Tests of the chains' start at the posterior mode (:mod:`bayescal.bayesian.mode_start`)."""
+"""Tests of the chains' starts: the posterior mode and one component (:mod:`bayescal.bayesian.mode_start`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from scipy.special import logit
 
 from bayescal.bayesian import mixture
 from bayescal.bayesian.gibbs import fit_gibbs
-from bayescal.bayesian.mode_start import log_posterior, mode_start
+from bayescal.bayesian.mode_start import log_posterior, mode_start, single_start
 from bayescal.bayesian.priors import resolve_priors
 
 
@@ -63,7 +63,54 @@ def test_start_option_validated_and_recorded():
         fit_gibbs(x, c, prior, start="best", **kw)
     assert fit_gibbs(x, c, prior, **kw).diagnostics["start"] == "prior"  # 500 units: "auto" keeps the KDE start
     assert fit_gibbs(x, c, prior, start="mode", **kw).diagnostics["start"] == "mode"
+    assert fit_gibbs(x, c, prior, start="single", **kw).diagnostics["start"] == "single"
     assert fit_gibbs(x, c * 1000, prior, **kw).diagnostics["start"] == "mode"
+
+
+@pytest.mark.parametrize("family", ["gaussian", "beta"])
+def test_single_start_is_one_component_with_the_class_mean_and_spread(family):
+    """The first component holds all the weight, with the class's weighted mean and variance on
+    the working scale (for Beta components: log(a / b) and 1/a + 1/b, the logit's mean and variance
+    to first order); the others keep their start, and the prior passed in is not modified."""
+    x, c = _class(family)
+    prior = resolve_priors(None, [x, x], [c, c], 6, family)[0]
+    before = {k: np.copy(v) for k, v in prior.items()}
+    start = single_start(x, c, prior, family)
+    for key, value in before.items():
+        np.testing.assert_array_equal(prior[key], value)
+    np.testing.assert_array_equal(start["init_weight"], [1.0, 0, 0, 0, 0, 0])
+    mean = np.average(x, weights=c)
+    var = np.average((x - mean) ** 2, weights=c)
+    if family == "gaussian":
+        np.testing.assert_allclose([start["init_mu"][0], start["init_sigma"][0] ** 2], [mean, var], rtol=1e-12)
+        keys = ("init_mu", "init_sigma")
+    else:
+        a, b = start["init_a"][0], start["init_b"][0]
+        np.testing.assert_allclose([np.log(a / b), 1 / a + 1 / b], [mean, var], rtol=1e-12)
+        keys = ("init_a", "init_b")
+    for key in keys:
+        np.testing.assert_array_equal(start[key][1:], prior[key][1:])
+
+
+@pytest.mark.parametrize("family", ["gaussian", "beta"])
+def test_chains_from_one_component_add_components_rather_than_empty_them(family):
+    """After one sweep from the single start the chains hold a few components, where from the
+    KDE-informed start (every component at a quantile) they hold nearly all of them; and the
+    single start is reproducible from the seed."""
+    x, c = _class(family, n=5000)
+    prior = resolve_priors(None, [x, x], [c, c], 20, family)[0]
+    kw = {"n_components": 20, "draws": 1, "tune": 0, "thin": 1, "chains": 4, "family": family, "hmc_steps": 0}
+
+    def occupied(start, seed=0):
+        fit = fit_gibbs(x, c, prior, start=start, random_seed=seed, **kw)
+        return fit.sample_stats["n_occupied"].values, fit.posterior
+
+    single, post = occupied("single")
+    assert single.max() <= 3
+    assert occupied("prior")[0].min() >= 15
+    again = occupied("single")[1]
+    for name in ("weight", *mixture.PARAMS[family]):
+        np.testing.assert_array_equal(post[name].values, again[name].values)
 
 
 def test_chains_from_the_mode_start_where_the_long_warm_up_ends():
