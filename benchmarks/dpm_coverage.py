@@ -229,10 +229,20 @@ def _other_calibrators(requested):
 
 
 def run_one(
-    truth: str, n: int, seed: int, route: str, options: dict, others: list[str], known: dict | None = None
+    truth: str,
+    n: int,
+    seed: int,
+    route: str,
+    options: dict,
+    others: list[str],
+    known: dict | None = None,
+    extra: dict | None = None,
 ) -> dict:
     """One (truth, N, seed) fit of the DPM and of ``others``; ``known`` holds MAEs of other
-    calibrators already measured on the same data (they depend on the data alone), not refitted."""
+    calibrators already measured on the same data (they depend on the data alone), not refitted.
+    ``extra``, when given, receives ``occupied``: the mean number of occupied mixture components
+    per class and kept draw (``mean_occupied`` of the route's diagnostics, over the fitted
+    families and both classes)."""
     from bayescal import make_calibrator
     from bayescal._registry import get_calibrator_class
 
@@ -246,6 +256,9 @@ def run_one(
         warnings.simplefilter("ignore")
         model = make_calibrator("dpm", inference=route, random_state=seed, score_kind=kind, **options).fit(s, y)
     elapsed = time.perf_counter() - t0
+    if extra is not None:
+        fits = [d for d in model.diagnostics_.values() if isinstance(d, dict) and "class_0" in d]
+        extra["occupied"] = float(np.mean([f[f"class_{c}"].get("mean_occupied", np.nan) for f in fits for c in (0, 1)]))
     draws = model.calibration_map(grid).values.reshape(-1, grid.size)
     mean = model.predict_proba(grid)[:, 1]
     row = {"truth": truth, "n": n, "seed": seed, "route": _label(route, options), "time_s": elapsed}

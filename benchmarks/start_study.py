@@ -1,0 +1,158 @@
+"""How much of a default DPM fit is its start: the sampler's chains from the KDE-informed start,
+from one component, and run twenty times longer.
+
+Why. The blocked Gibbs sampler starts every chain from the KDE-informed values: all
+``n_components`` components occupied, at the class's quantiles and as wide as its KDE
+bandwidth. Given the parameters the allocations are nearly fixed and given the allocations
+the parameters are, so from thousands of scores on the sweeps empty the components that the
+posterior does not hold far more slowly than the warm-up lasts, and the kept draws carry
+more occupied components than the posterior does. Starting from one component
+(``route_options={"start": "single"}``, :func:`bayescal.bayesian.mode_start.single_start`;
+the customary start of Neal 2000) the sweeps add components as the data ask instead.
+Running twenty times the sweeps per kept draw (``route_options={"thin": 20 * default}``)
+brings the chains from the default start closer to the posterior itself. Comparing the
+three on the coverage study's truths (:mod:`dpm_coverage`) separates what the model's
+posterior does from what the start does.
+
+For each (truth, N, seed) and configuration the script fits the default calibrator with that
+configuration and records the columns of :mod:`dpm_coverage` plus ``occupied``, the mean
+number of occupied components per class and kept draw. The long runs are made only where the
+scores are compressed (N above ``compress_above``), where a sweep costs the same at every N.
+
+Usage::
+
+    python benchmarks/start_study.py --truths monotone plateau --n 1000 10000 --seeds 16
+    python benchmarks/start_study.py --summarise      # the table of benchmarks/results/start_study.csv
+
+Rows are appended to ``--out`` as they finish (``--resume`` skips those already there); the
+summary is written to ``benchmarks/results/start_study.md`` with the date and machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from dpm_coverage import DESIGN, FIELDS, HELD_OUT, TRUTHS, cell_summary, run_one
+
+CONFIGS = {
+    "default": {},
+    "single": {"route_options": {"start": "single"}},
+    "long": {"route_options": {"thin": 40}},
+}
+"""The configurations: the calibrator's defaults, chains from one component, and twenty times
+the sweeps per kept draw (the default thinning from 3,600 scores a class is 2)."""
+LONG_MIN_N = 10_000
+"""Smallest N of the long runs (compressed scores: every class above the thinning's floor)."""
+OUT_FIELDS = ["config", *FIELDS, "occupied"]
+RESULTS = Path(__file__).parent / "results"
+
+
+def _rows(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    with open(path) as fh:  # a rerun replaces the earlier row
+        return list({(r["config"], r["truth"], r["n"], r["seed"]): r for r in csv.DictReader(fh)}.values())
+
+
+def one_row(config: str, truth: str, n: int, seed: int) -> dict:
+    """One (truth, N, seed) fit in configuration ``config``: the coverage study's row
+    (:func:`dpm_coverage.run_one`, the KDE calibrator as the other) with ``config`` and ``occupied``."""
+    extra: dict = {}
+    row = run_one(truth, n, seed, "gibbs", CONFIGS[config], ["kde"], None, extra)
+    return row | {"config": config, "route": "gibbs", **extra}
+
+
+def summarise(path: Path) -> str:
+    """Means over seeds per (truth, N, configuration) as a markdown table."""
+    rows = _rows(path)
+    order = DESIGN + HELD_OUT
+    keys = sorted(
+        {(r["truth"], int(r["n"]), r["config"]) for r in rows},
+        key=lambda k: (order.index(k[0]), k[1], list(CONFIGS).index(k[2])),
+    )
+    head = (
+        "| truth | N | start | seeds | 95 % cov (se) | 80 % | 50 % | MAE DPM | MAE KDE | occupied components "
+        "| R-hat max | ESS bulk / tail min | time s |"
+    )
+    lines = [head, "|---" * (head.count("|") - 1) + "|"]
+    for truth, n, config in keys:
+        sel = [r for r in rows if (r["truth"], int(r["n"]), r["config"]) == (truth, n, config)]
+        c = cell_summary([{k: v for k, v in r.items() if k != "config"} for r in sel])
+        lines.append(
+            f"| {truth}{' (held out)' if truth in HELD_OUT else ''} | {n} | {config} | {c['seeds']} "
+            f"| {c['cov95']:.3f} ({c['cov95_se']:.3f}) | {c['cov80']:.3f} | {c['cov50']:.3f} | {c['mae']:.4f} "
+            f"| {c['others'].get('kde', float('nan')):.4f} | {c['occupied']:.1f} | {c['rhat_max']:.2f} "
+            f"| {c['ess_bulk_min']:.0f} / {c['ess_tail_min']:.0f} | {c['time_s']:.1f} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument(
+        "--truths",
+        nargs="+",
+        default=["monotone", "ushape", "piles", "plateau", "heavy", "overconfident"],
+        choices=list(TRUTHS),
+    )
+    ap.add_argument("--n", nargs="+", type=int, default=[1000, 10000])
+    ap.add_argument("--seeds", type=int, default=16)
+    ap.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
+    ap.add_argument("--out", type=Path, default=RESULTS / "start_study.csv")
+    ap.add_argument("--resume", action="store_true", help="skip the rows already in --out")
+    ap.add_argument("--summarise", action="store_true", help="only write the table of --out")
+    args = ap.parse_args()
+    if not args.summarise:
+        done = (
+            {(r["config"], r["truth"], int(r["n"]), int(r["seed"])) for r in _rows(args.out)} if args.resume else set()
+        )
+        new = not args.out.exists()
+        with open(args.out, "a", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=OUT_FIELDS)
+            if new:
+                writer.writeheader()
+            for truth in args.truths:
+                for n in args.n:
+                    for config in args.configs:
+                        if config == "long" and n < LONG_MIN_N:
+                            continue
+                        for seed in range(args.seeds):
+                            if (config, truth, n, seed) in done:
+                                continue
+                            row = one_row(config, truth, n, seed)
+                            writer.writerow(row)
+                            fh.flush()
+                            print(
+                                f"{config} {truth} N={n} seed={seed} cov95={row['cov95']:.3f} mae={row['mae']:.4f} "
+                                f"occupied={row['occupied']:.1f} rhat={row['rhat_max']:.3f} {row['time_s']:.1f}s",
+                                flush=True,
+                            )
+    table = summarise(args.out)
+    stamp = (
+        f"*Written {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by `benchmarks/start_study.py` from "
+        f"`{args.out.name}` ({platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}).*"
+    )
+    legend = (
+        "Rows: `default`, the calibrator's defaults (chains from the KDE-informed start, every component "
+        'occupied); `single`, `route_options={"start": "single"}` (chains from one component per class); '
+        '`long`, `route_options={"thin": 40}` (twenty times the default\'s sweeps per kept draw, from 10^4 '
+        "scores). Columns as on the coverage page (`docs/evidence/coverage.md`), means over seeds; *occupied "
+        "components* is the mean number of components holding any score, per class and kept draw. Command: "
+        "`python benchmarks/start_study.py --truths monotone ushape piles plateau heavy overconfident weak "
+        "calibrated --n 1000 10000 --seeds 16`."
+    )
+    (RESULTS / "start_study.md").write_text(f"# Start study\n\n{stamp}\n\n{legend}\n\n{table}\n")
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
