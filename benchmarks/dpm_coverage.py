@@ -147,6 +147,7 @@ def _class_conditional(pi, f0, f1, kind="probability"):
         a, b = pi * f1.pdf(g), (1 - pi) * f0.pdf(g)
         return a / (a + b)
 
+    true_map.class_densities = (pi, f0, f1)  # for studies of the class densities' bands
     return simulate, true_map, kind
 
 

@@ -76,3 +76,17 @@ def test_the_start_study_compares_the_starts_on_one_replicate(tmp_path):
         writer.writerows(rows)
     table = study.summarise(path)
     assert "| monotone | 3000 | default | 1 |" in table and "| monotone | 3000 | single | 1 |" in table
+
+
+def test_the_band_dispersion_study_measures_both_densities_and_their_ratio():
+    """One small replicate per seed: posterior means, spreads and coverage at the nine score
+    quantiles for each class density and the map's log-odds, summarised in three table rows."""
+    study = benchmark_module("band_dispersion_study")
+    rows = [study.replicate("monotone", 400, seed, {"draws": 60, "tune": 60}) for seed in (0, 1)]
+    for row in rows:
+        for name in ("f0", "f1", "ratio"):
+            assert row[f"{name}_err"].shape == row[f"{name}_sd"].shape == (9,)
+            assert np.all(row[f"{name}_sd"] > 0) and np.all(np.isfinite(row[f"{name}_err"]))
+            assert 0.0 <= row[f"{name}_cov50"] <= row[f"{name}_cov95"] <= 1.0
+    table = study.summarise("monotone", 400, rows).splitlines()
+    assert len(table) == 3 and all(line.startswith("| monotone | 400 | 2 |") for line in table)
