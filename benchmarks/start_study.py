@@ -148,7 +148,8 @@ def main() -> None:
         "scores). Columns as on the coverage page (`docs/evidence/coverage.md`), means over seeds; *occupied "
         "components* is the mean number of components holding any score, per class and kept draw. Command: "
         "`python benchmarks/start_study.py --truths monotone ushape piles plateau heavy overconfident weak "
-        "calibrated --n 1000 10000 --seeds 16`."
+        "calibrated --n 1000 10000 --seeds 16`, then `python benchmarks/start_study.py --truths monotone --n 10000 "
+        "--seeds 48 --resume` (the monotone cells at 10^4 to 48 seeds)."
     )
     (RESULTS / "start_study.md").write_text(f"# Start study\n\n{stamp}\n\n{legend}\n\n{table}\n")
     print(table)
