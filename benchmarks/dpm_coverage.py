@@ -319,6 +319,18 @@ def _page_cells(page: Path, options: dict) -> list[tuple[str, dict, str, int, ra
     return cells
 
 
+def parse_options(items: list[str], error) -> dict:
+    """``--option NAME=JSON`` items as a dict of calibrator parameters; ``error`` (the parser's
+    ``error`` method) reports an item without ``=``."""
+    options = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep:
+            error(f"--option {item!r}: write NAME=JSON, e.g. chains=4")
+        options[name] = json.loads(value)
+    return options
+
+
 def _label(route: str, options: dict) -> str:
     """The row's ``route`` column: the inference route, with the component family when set."""
     return route if "components" not in options else f"{route} ({options['components']})"
@@ -449,12 +461,7 @@ def main() -> None:
     if not args.summarise:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         new = not args.out.exists()
-        options = {}
-        for item in args.option:
-            name, sep, value = item.partition("=")
-            if not sep:
-                ap.error(f"--option {item!r}: write NAME=JSON, e.g. chains=4")
-            options[name] = json.loads(value)
+        options = parse_options(args.option, ap.error)
         others = _other_calibrators(args.others)
         known = _known_others(args.others_from or args.out)
         done = (

@@ -25,7 +25,8 @@ Usage::
     python benchmarks/start_study.py --summarise      # the table of benchmarks/results/start_study.csv
 
 Rows are appended to ``--out`` as they finish (``--resume`` skips those already there); the
-summary is written to ``benchmarks/results/start_study.md`` with the date and machine.
+summary is written beside it, with the suffix ``.md`` (by default
+``benchmarks/results/start_study.md``), with the date and machine.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def one_row(config: str, truth: str, n: int, seed: int) -> dict:
     (:func:`dpm_coverage.run_one`, the KDE calibrator as the other) with ``config`` and ``occupied``."""
     extra: dict = {}
     row = run_one(truth, n, seed, "gibbs", CONFIGS[config], ["kde"], None, extra)
-    return row | {"config": config, "route": "gibbs", **extra}
+    return row | {"config": config, **extra}
 
 
 def summarise(path: Path) -> str:
@@ -151,7 +152,7 @@ def main() -> None:
         "calibrated --n 1000 10000 --seeds 16`, then `python benchmarks/start_study.py --truths monotone --n 10000 "
         "--seeds 48 --resume` (the monotone cells at 10^4 to 48 seeds)."
     )
-    (RESULTS / "start_study.md").write_text(f"# Start study\n\n{stamp}\n\n{legend}\n\n{table}\n")
+    args.out.with_suffix(".md").write_text(f"# Start study\n\n{stamp}\n\n{legend}\n\n{table}\n")
     print(table)
 
 
