@@ -24,11 +24,13 @@ import numpy as np
 from bayescal._warnings import warn
 
 __all__ = [
+    "CHECK_POINTS",
     "ESS_TARGET",
     "MAP_RHAT_WARN",
     "REMEDY_HMC_STEPS",
     "REMEDY_SWEEPS_COMPRESSED",
     "RHAT_TARGET",
+    "check_points",
     "ess_bulk",
     "ess_tail",
     "map_convergence",
@@ -54,6 +56,10 @@ coverage study, mean worst R-hat 1.01-1.04 and lowest bulk ESS 100-540 of 1000 d
 N <= 10^3; 1.04-1.15 and 15-95 at 10^4; 1.35-1.84 above), which
 :attr:`DPMCalibrator.diagnostics_` records (``meets_target``). The warning marks fits whose
 chains clearly disagree rather than every default fit."""
+
+
+CHECK_POINTS = 64
+"""Most grid points of the data region at which :func:`map_convergence` checks the map's draws."""
 
 
 def _split_chains(draws: np.ndarray) -> np.ndarray:
@@ -206,6 +212,16 @@ def mcse_mean(draws: np.ndarray) -> np.ndarray:
         return sd / np.sqrt(_valid_ess(draws, _ess(_split_chains(draws))))
 
 
+def check_points(grid: np.ndarray, region: np.ndarray) -> np.ndarray:
+    """Indices of the grid points :func:`map_convergence` checks: up to :data:`CHECK_POINTS`
+    evenly spaced ones of those inside ``region`` (all of them when none is), so that the
+    points chosen from these points are these points again."""
+    inside = np.flatnonzero((grid >= region[0]) & (grid <= region[1]))
+    if inside.size == 0:
+        inside = np.arange(grid.size)
+    return inside[np.unique(np.linspace(0, inside.size - 1, min(CHECK_POINTS, inside.size)).round().astype(int))]
+
+
 def map_convergence(
     grid_draws: np.ndarray, shape: tuple[int, int], grid: np.ndarray, region: np.ndarray, to_input
 ) -> dict[str, float]:
@@ -233,10 +249,7 @@ def map_convergence(
         :func:`mcse_mean`, and where it is) and ``meets_target`` (R-hat <= :data:`RHAT_TARGET`
         and both ESS >= :data:`ESS_TARGET` at every point checked).
     """
-    inside = np.flatnonzero((grid >= region[0]) & (grid <= region[1]))
-    if inside.size == 0:
-        inside = np.arange(grid.size)
-    pick = inside[np.unique(np.linspace(0, inside.size - 1, min(64, inside.size)).round().astype(int))]
+    pick = check_points(grid, region)
     draws = np.moveaxis(grid_draws[:, pick].reshape(*shape, pick.size), -1, 0)
     bulk, tail, mcse = ess_bulk(draws), ess_tail(draws), mcse_mean(draws)
     noisiest = int(np.nanargmax(mcse)) if np.any(np.isfinite(mcse)) else 0

@@ -32,7 +32,7 @@ from bayescal.base import BayesianCalibrator, PosteriorClassConditional
 from bayescal.bayesian import mixture
 from bayescal.bayesian.assembly import flat_draws, slot_models
 from bayescal.bayesian.averaging import CONSTANT
-from bayescal.bayesian.convergence import map_convergence, meets_target, warn_convergence
+from bayescal.bayesian.convergence import check_points, map_convergence, meets_target, warn_convergence
 from bayescal.bayesian.preparation import PreparedData, prepare
 from bayescal.data import ScoreData, from_working, to_working
 
@@ -490,18 +490,23 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         attrs: dict,
         priors: list[dict],
         region: np.ndarray,
+        check_only: bool = False,
     ) -> tuple[xr.DataTree, np.ndarray, list[dict]]:
         """The posterior of one family from its classes' route fits (assembled with stream
         ``seed``), its map draws on ``grid_`` and their convergence over the working-scale
         ``region``, which go with the route's diagnostics to ``diagnostics_[family]``. Returns the
-        posterior, the grid draws and the priors (as lists)."""
+        posterior, the grid draws and the priors (as lists). With ``check_only`` the map is drawn
+        only at the grid points the convergence check reads
+        (:func:`bayescal.bayesian.convergence.check_points`; the same values there), as for a
+        pilot fit whose map is not kept."""
         from bayescal.bayesian.assembly import assemble_posterior
 
         priors_listed = [{k: np.asarray(v).tolist() for k, v in p.items()} for p in priors]
         tree = assemble_posterior(fits, prep, np.random.default_rng(seed), attrs | {"priors": priors_listed}, family)
         post = tree["posterior"]
         pi, weight, params, atom_prob = _flat_draws(post)
-        grid = mixture.map_draws(self.grid_, np.empty(0), pi, weight, *params[family], atom_prob, family)
+        points = self.grid_[check_points(self.grid_, region)] if check_only else self.grid_
+        grid = mixture.map_draws(points, np.empty(0), pi, weight, *params[family], atom_prob, family)
         self.diagnostics_[family] = {
             f"class_{c}": {k: v for k, v in fits[c].diagnostics.items() if isinstance(v, (bool, int, float, str))}
             for c in (0, 1)
@@ -509,7 +514,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             "map": map_convergence(
                 grid,
                 (post.sizes["chain"], post.sizes["draw"]),
-                self.grid_,
+                points,
                 region,
                 lambda t: from_working(t, self.score_kind),
             )
@@ -545,9 +550,11 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
 
         with one_blas_thread():  # as in _fit_families
             started = dict(zip(families, map_in_threads(pilot, families, len(families)), strict=True))
+        # the comparison reads the pilot posteriors and their map's ESS; the kept family's map on
+        # the whole grid is drawn once, from its final draws
         fits = {
             family: self._family_posterior(
-                prep, family, [c.class_fit() for c in chains], seeds[family][2], attrs, priors, region
+                prep, family, [c.class_fit() for c in chains], seeds[family][2], attrs, priors, region, True
             )
             for family, (priors, chains) in started.items()
         }
@@ -558,10 +565,11 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             with one_blas_thread():
                 for c in chains:
                     c.advance(c.n_keep)
-            fits[chosen] = self._family_posterior(
+        return {
+            chosen: self._family_posterior(
                 prep, chosen, [c.class_fit() for c in chains], seeds[chosen][2], attrs, priors, region
             )
-        return {chosen: fits[chosen]}
+        }
 
     def _combine(
         self, prep: PreparedData, fits: dict[str, tuple[xr.DataTree, np.ndarray, list[dict]]], rng: np.random.Generator

@@ -5,7 +5,9 @@ import pytest
 from arviz_stats.base import array_stats
 
 from bayescal.bayesian.convergence import (
+    CHECK_POINTS,
     RHAT_TARGET,
+    check_points,
     ess_bulk,
     ess_tail,
     map_convergence,
@@ -69,6 +71,23 @@ def _map_check(draws_cpd):
     C, D, P = draws_cpd.shape
     grid = np.linspace(-1.0, 1.0, P)
     return map_convergence(draws_cpd.reshape(C * D, P), (C, D), grid, np.array([-1.0, 1.0]), lambda t: t)
+
+
+def test_the_check_reads_the_same_points_from_the_whole_grid_as_from_its_own_points():
+    """A pilot fit's map is drawn only at the points the check reads (components="select"): the
+    check must then find exactly those points again and report what it reports from the grid."""
+    rng = np.random.default_rng(7)
+    grid = np.linspace(-4.0, 5.0, 1024)
+    region = np.array([-1.3, 2.2])
+    pick = check_points(grid, region)
+    assert pick.size == CHECK_POINTS
+    assert np.all((grid[pick] >= region[0]) & (grid[pick] <= region[1]))
+    np.testing.assert_array_equal(check_points(grid[pick], region), np.arange(CHECK_POINTS))
+    draws = rng.normal(size=(2 * 300, grid.size)).cumsum(axis=0) / 30.0  # slow chains: a check with content
+    whole = map_convergence(draws, (2, 300), grid, region, lambda t: t)
+    assert whole == map_convergence(draws[:, pick], (2, 300), grid[pick], region, lambda t: t)
+    outside = np.array([9.0, 10.0])  # no grid point in the region: the check reads the whole grid's spread
+    np.testing.assert_array_equal(check_points(grid[check_points(grid, outside)], outside), np.arange(CHECK_POINTS))
 
 
 def test_meets_target_only_when_every_point_has_small_rhat_and_enough_effective_draws():

@@ -903,7 +903,8 @@ def test_auto_components_weigh_each_family_by_how_well_it_predicts_the_labels(se
 def test_select_components_keep_the_family_whose_densities_fit_better(tmp_path):
     """components="select", the default: Beta components on scores piled near 0 and 1, Gaussian ones on
     logit-normal scores (each by a leave-one-out margin of about two standard errors), each the
-    very posterior of that family fitted alone with the same seed; decision values take
+    very posterior of that family fitted alone with the same seed (map and its convergence check);
+    decision values take
     Gaussian components without a comparison; the model saves and loads."""
     rng = np.random.default_rng(0)
     y = (rng.random(1000) < 0.3).astype(int)
@@ -920,6 +921,7 @@ def test_select_components_keep_the_family_whose_densities_fit_better(tmp_path):
         assert _present_families(chosen.idata_["posterior"]) == [family]
         alone = DPMCalibrator(random_state=1, components=family, **TINY).fit(s, y)
         np.testing.assert_array_equal(chosen.calibration_map(grid).values, alone.calibration_map(grid).values)
+        assert chosen.diagnostics_["map"] == alone.diagnostics_["map"]  # checked on the kept draws, as alone
     decision = DPMCalibrator(random_state=1, components="select", score_kind="decision", **TINY)
     decision.fit(np.log(piles / (1 - piles)), y)
     assert "family_selection" not in decision.diagnostics_
