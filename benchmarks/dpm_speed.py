@@ -17,7 +17,11 @@ in this process after one warm-up fit:
 * ``IsotonicCalibrator`` fit + predict on the same data,
 * scikit-learn's ``BayesianGaussianMixture`` (20 components, Dirichlet-process prior,
   variational) fitted to each class's logit scores (up to ``--bgm-max`` scores; it does not
-  compress, so its cost grows with N),
+  compress, so its cost grows with N), once with scikit-learn's defaults (at most 100
+  variational iterations, which on these scores end before its convergence test is met: it
+  warns ``ConvergenceWarning`` and ``converged_`` is False) and once run to convergence
+  (``max_iter`` raised to :data:`BGM_CONVERGED_MAX_ITER`, up to ``--bgm-converged-max``
+  scores), with the iterations it took per class,
 
 and, in a fresh Python process, the first fit (import + fit, N = 10^4), which for the
 PyMC routes includes compilation (empty or warm cache, whatever the machine has).
@@ -40,6 +44,7 @@ import os
 import subprocess
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -58,6 +63,11 @@ def times_of(fn, repeats: int) -> list[float]:
         fn()
         times.append(time.perf_counter() - t0)
     return times
+
+
+BGM_CONVERGED_MAX_ITER = 100_000
+"""``max_iter`` of the converged ``BayesianGaussianMixture`` column: far above the iterations its
+convergence test (``tol=1e-3`` on the lower bound's change) needs on these scores."""
 
 
 def best_of(fn, repeats: int) -> float:
@@ -94,6 +104,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--route", default="gibbs")
     ap.add_argument("--bgm-max", type=int, default=10**5)
+    ap.add_argument("--bgm-converged-max", type=int, default=10**4)
     ap.add_argument(
         "--load", action="store_true", help="time it all while another process multiplies matrices (DPM fit: min (max))"
     )
@@ -108,6 +119,7 @@ def main() -> None:
 
 def run(args: argparse.Namespace) -> None:
     from scipy.special import logit
+    from sklearn.exceptions import ConvergenceWarning
     from sklearn.mixture import BayesianGaussianMixture
 
     from bayescal import make_calibrator
@@ -128,9 +140,10 @@ def run(args: argparse.Namespace) -> None:
     print(
         "| N | DPM fit s | of which sampler s | map R-hat / bulk ESS / tail ESS | components='gaussian' s "
         "| components='auto' s | hmc_steps=20 s (R-hat / bulk ESS) | DPM predict_proba(N) s "
-        "| isotonic fit+predict s | BayesianGaussianMixture s |"
+        "| isotonic fit+predict s | BayesianGaussianMixture s (defaults; converged) "
+        "| BayesianGaussianMixture to convergence s (iterations per class) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for n in args.n:
         s, y = simulate(n)
         holder = {}
@@ -164,15 +177,31 @@ def run(args: argparse.Namespace) -> None:
         if n <= args.bgm_max:
             t = logit(np.clip(s, 1e-12, 1 - 1e-12))
 
-            def fit_bgm():
-                for c in (0, 1):
-                    BayesianGaussianMixture(
-                        n_components=20, weight_concentration_prior_type="dirichlet_process", random_state=0
-                    ).fit(t[y == c, None])
+            def fit_bgm(**options):
+                fitted = []
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    for c in (0, 1):
+                        fitted.append(
+                            BayesianGaussianMixture(
+                                n_components=20,
+                                weight_concentration_prior_type="dirichlet_process",
+                                random_state=0,
+                                **options,
+                            ).fit(t[y == c, None])
+                        )
+                holder["bgm"] = fitted
 
-            bgm = f"{best_of(fit_bgm, args.repeats):.2f}"
+            t_bgm = best_of(fit_bgm, args.repeats)
+            bgm = f"{t_bgm:.2f} ({'yes' if all(b.converged_ for b in holder['bgm']) else 'no'})"
         else:
             bgm = f"not run (N > {args.bgm_max})"
+        if n <= args.bgm_converged_max:
+            t_conv = best_of(lambda: fit_bgm(max_iter=BGM_CONVERGED_MAX_ITER), args.repeats)
+            its = " / ".join(str(b.n_iter_) if b.converged_ else f">{b.n_iter_}" for b in holder["bgm"])
+            bgm_conv = f"{t_conv:.2f} ({its})"
+        else:
+            bgm_conv = f"not run (N > {args.bgm_converged_max})"
         diag = holder["m"].diagnostics_
         sampler = sum(
             diag[f][f"class_{c}"].get("runtime_s", float("nan"))
@@ -193,6 +222,7 @@ def run(args: argparse.Namespace) -> None:
             f"{t_pred:.2f}",
             f"{t_iso:.2f}",
             bgm,
+            bgm_conv,
         ]
         print("| " + " | ".join(cols) + " |", flush=True)
     print(f"load average (1, 5, 15 min) after: {os.getloadavg()}")

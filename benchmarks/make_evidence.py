@@ -131,8 +131,13 @@ def speed_page(source: Path) -> str:
         '`components="auto"` (both families fitted in full, averaged), with the sampler\'s Hamiltonian moves '
         'on both classes (`route_options={"hmc_steps": 20}`; by default they run on classes of more than '
         f"{HMC_AUTO_UNITS:,} scores), of `predict_proba` on "
-        "all N scores, of isotonic regression, and of scikit-learn's `BayesianGaussianMixture` on the "
-        "same data; each the minimum over repeats.\n\n"
+        "all N scores, of isotonic regression, and of scikit-learn's `BayesianGaussianMixture` (20 "
+        "components, Dirichlet-process prior; a point fit without bands) on each class's logit scores; each "
+        "the minimum over repeats. `BayesianGaussianMixture` is timed twice: with scikit-learn's defaults "
+        "(at most 100 variational iterations; on these scores it stops there before its convergence test "
+        "is met, warns `ConvergenceWarning` and leaves `converged_` False, as the column says) and run on "
+        "until that test is met (the change of its lower bound, a sum over the class's scores, below "
+        "`tol=1e-3`), with the iterations each class took.\n\n"
         + stamp(
             source,
             "python benchmarks/dpm_speed.py | tee benchmarks/results/dpm_speed.md && "

@@ -65,9 +65,10 @@ overconfident bimodal boosted --n 300 1000 --seeds 12 --others kde``, with and w
 R-hat <= 1.01 and ESS >= 400 from 0 to 36 of 84 at N = 1,000 (median lowest bulk ESS
 185 -> 423) and from 62 to 73 of 84 at N = 300, with the same coverage and error; a fit of
 10^3 scores with Gaussian components took 0.95 s against the plain sweeps' 0.51 s; with the
-calibrator's default ``components="select"`` 1.6 s against 0.68 s, and at N = 10^4
-(compressed; with the floor below) 1.4 s against 0.67 s, with the map's worst R-hat 1.07
-against 1.11 and its lowest bulk ESS 55 against 17 (``benchmarks/dpm_speed.py``, one fit each).
+calibrator's default ``components="select"`` 2.34 s against 0.95 s, and at N = 10^4
+(compressed; with the floor below) 2.10 s against 0.95 s, with the map's worst R-hat 1.07
+against 1.11 and its lowest bulk ESS 55 against 17 (``benchmarks/dpm_speed.py``, 2026-11-27,
+2-core machine, one fit each).
 
 **Floor on the components' spread** (``prior["scale_floor"]``). At bin centres with large
 counts the weighted likelihood grows without bound as a component narrows onto one bin; the
