@@ -243,7 +243,8 @@ def run_one(
     calibrators already measured on the same data (they depend on the data alone), not refitted.
     ``extra``, when given, receives ``occupied``: the mean number of occupied mixture components
     per class and kept draw (``mean_occupied`` of the route's diagnostics, over the fitted
-    families and both classes)."""
+    families and both classes), and ``family``: the component family ``components="select"``
+    kept (empty when the fit did not choose)."""
     from bayescal import make_calibrator
     from bayescal._registry import get_calibrator_class
 
@@ -260,6 +261,7 @@ def run_one(
     if extra is not None:
         fits = [d for d in model.diagnostics_.values() if isinstance(d, dict) and "class_0" in d]
         extra["occupied"] = float(np.mean([f[f"class_{c}"].get("mean_occupied", np.nan) for f in fits for c in (0, 1)]))
+        extra["family"] = model.diagnostics_.get("family_selection", {}).get("chosen", "")
     draws = model.calibration_map(grid).values.reshape(-1, grid.size)
     mean = model.predict_proba(grid)[:, 1]
     row = {"truth": truth, "n": n, "seed": seed, "route": _label(route, options), "time_s": elapsed}

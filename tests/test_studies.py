@@ -90,3 +90,20 @@ def test_the_band_dispersion_study_measures_both_densities_and_their_ratio():
             assert 0.0 <= row[f"{name}_cov50"] <= row[f"{name}_cov95"] <= 1.0
     table = study.summarise("monotone", 400, rows).splitlines()
     assert len(table) == 3 and all(line.startswith("| monotone | 400 | 2 |") for line in table)
+
+
+def test_the_select_pilot_study_pairs_the_default_with_the_short_pilots_choice(tmp_path):
+    """On scores piled near 0 and 1 the short pilot keeps Beta components, as the default does,
+    and the two rules then give the very same map; the short rule's time counts the pilot; the
+    summary has the cell's row."""
+    study = benchmark_module("select_pilot_study")
+    default, short = study.replicate_rows("piles", 300, 0)
+    assert default["family"] == short["family"] == "beta"
+    assert (short["cov95"], short["mae"]) == (default["cov95"], default["mae"])
+    assert short["time_s"] > short["pilot_s"] > 0.0
+    path = tmp_path / "pilot.csv"
+    with open(path, "w", newline="") as fh:
+        writer = study.csv.DictWriter(fh, fieldnames=study.OUT_FIELDS)
+        writer.writeheader()
+        writer.writerows([default, short])
+    assert "| piles | 300 | 1 | 1.00 | 1.00 / 1.00 |" in study.summarise(path)
