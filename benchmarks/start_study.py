@@ -68,7 +68,7 @@ def one_row(config: str, truth: str, n: int, seed: int) -> dict:
     (:func:`dpm_coverage.run_one`, the KDE calibrator as the other) with ``config`` and ``occupied``."""
     extra: dict = {}
     row = run_one(truth, n, seed, "gibbs", CONFIGS[config], ["kde"], None, extra)
-    return row | {"config": config, **extra}
+    return row | {"config": config, "occupied": extra["occupied"]}
 
 
 def summarise(path: Path) -> str:
