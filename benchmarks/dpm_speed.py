@@ -174,24 +174,20 @@ def run(args: argparse.Namespace) -> None:
             hmc = f"not run (route {args.route})"
         t_pred = best_of(lambda: holder["m"].predict_proba(s), args.repeats)
         t_iso = best_of(lambda: make_calibrator("isotonic").fit(s, y).predict_proba(s), args.repeats)
+        t = logit(np.clip(s, 1e-12, 1 - 1e-12))
+
+        def fit_bgm(**options):
+            """Both classes' BayesianGaussianMixture fits (kept in ``holder["bgm"]``)."""
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                holder["bgm"] = [
+                    BayesianGaussianMixture(
+                        n_components=20, weight_concentration_prior_type="dirichlet_process", random_state=0, **options
+                    ).fit(t[y == c, None])
+                    for c in (0, 1)
+                ]
+
         if n <= args.bgm_max:
-            t = logit(np.clip(s, 1e-12, 1 - 1e-12))
-
-            def fit_bgm(**options):
-                fitted = []
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", ConvergenceWarning)
-                    for c in (0, 1):
-                        fitted.append(
-                            BayesianGaussianMixture(
-                                n_components=20,
-                                weight_concentration_prior_type="dirichlet_process",
-                                random_state=0,
-                                **options,
-                            ).fit(t[y == c, None])
-                        )
-                holder["bgm"] = fitted
-
             t_bgm = best_of(fit_bgm, args.repeats)
             bgm = f"{t_bgm:.2f} ({'yes' if all(b.converged_ for b in holder['bgm']) else 'no'})"
         else:

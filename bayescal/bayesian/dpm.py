@@ -554,7 +554,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         # the whole grid is drawn once, from its final draws
         fits = {
             family: self._family_posterior(
-                prep, family, [c.class_fit() for c in chains], seeds[family][2], attrs, priors, region, True
+                prep, family, [c.class_fit() for c in chains], seeds[family][2], attrs, priors, region, check_only=True
             )
             for family, (priors, chains) in started.items()
         }
