@@ -51,10 +51,11 @@ MAP_RHAT_WARN = 1.2
 """Largest R-hat of the map draws (at the worst of 64 points of the data region) that fits silently.
 
 Vehtari et al. (2021) ask for R-hat <= :data:`RHAT_TARGET` and ESS >= :data:`ESS_TARGET` before a
-posterior is trusted; the default Gibbs route mostly does not reach that on the map (on the
-coverage study, mean worst R-hat 1.01-1.04 and lowest bulk ESS 100-540 of 1000 draws at
-N <= 10^3; 1.04-1.15 and 15-95 at 10^4; 1.35-1.84 above), which
-:attr:`DPMCalibrator.diagnostics_` records (``meets_target``). The warning marks fits whose
+posterior is trusted; the default Gibbs route mostly does not reach that on the map. Per truth
+of the coverage study (``docs/evidence/coverage.md``, rows written 2026-11-25), the mean worst
+R-hat and lowest bulk ESS of 1000 draws are 1.01-1.02 and 180-710 at N = 300, 1.01-1.09 and
+50-510 at 10^3, 1.04-1.17 and 12-96 at 10^4, and 1.10-1.34 and 8-28 from 10^5 to 10^7;
+:attr:`DPMCalibrator.diagnostics_` records whether a fit meets the target (``meets_target``). The warning marks fits whose
 chains clearly disagree rather than every default fit."""
 
 
