@@ -1,12 +1,13 @@
-"""Does the convergence warning's remedy work? Default fits, then refits with the thinning it names.
+"""Does the convergence warning's remedy work? Default fits, then refits with the remedy it names.
 
 For each truth of ``benchmarks/dpm_coverage.py``, N and seed the script fits the default DPM
-calibrator, computes the thinning the convergence warning names
-(:func:`bayescal.bayesian.convergence.remedy_thin`: on raw scores the sweeps that would give
-the map 400 effective draws if its ESS grew in proportion; on compressed scores ten times the
-fit's sweeps), refits with ``route_options={"thin": k}`` (with ``--hmc-steps L`` also
-``"hmc_steps": L``, the sampler's Hamiltonian moves, where the scores are not compressed) and
-reports, for both fits, the map's worst split R-hat, lowest bulk and tail ESS over the data
+calibrator and, when the fit misses R-hat <= 1.01 and ESS >= 400, refits it with the remedy
+the convergence warning names (:func:`bayescal.bayesian.convergence.warn_convergence`): on raw
+scores the thinning that would give the map 400 effective draws if its ESS grew in
+proportion (:func:`~bayescal.bayesian.convergence.thin_for_target`, ``route_options={"thin": k}``;
+with ``--hmc-steps L`` also ``"hmc_steps": L``, the sampler's Hamiltonian moves); on compressed
+scores long Hamiltonian trajectories (:func:`~bayescal.bayesian.convergence.remedy_compressed`).
+It reports, for both fits, the map's worst split R-hat, lowest bulk and tail ESS over the data
 region, whether it meets R-hat <= 1.01 and ESS >= 400 (``diagnostics_["map"]["meets_target"]``),
 the 95 % band's pointwise coverage of the true map and the posterior-mean map's mean absolute
 error (on 200 points between the 2.5 % and 97.5 % quantiles of the scores, as
@@ -17,15 +18,21 @@ Usage::
     python benchmarks/convergence_remedy.py [--truths monotone piles ...] [--n 300 1000 10000]
         [--seeds 4] [--max-thin 400] | tee benchmarks/results/convergence_remedy.md
 
-Refits whose thinning would exceed ``--max-thin`` are not run (reported as such), nor are
-refits of raw-score fits that already meet the target. The table at the end gives per
-(truth, N) the share of default and of remedied fits meeting the target, and over the
-refitted replicates the mean 95 % coverage and MAE of the default fits and of the refits.
+Refits whose thinning would exceed ``--max-thin`` are not run (reported as such).
+``--remedy-options JSON`` refits with those ``route_options`` instead of the named remedy, to
+measure another one on the same replicates, e.g. ``--remedy-options '{"hmc_steps": 300}'``;
+``--remedy-params JSON`` adds other calibrator parameters to that refit (``'{"draws": 1000}'``).
+The table at the end gives per (truth, N) the share of default and of remedied fits meeting
+the target, and over the refitted replicates the mean 95 % coverage and MAE of the default
+fits and of the refits. Results: ``benchmarks/results/convergence_remedy*.md`` (those written
+before the compressed scores' remedy was the long trajectories measured ten times the sweeps,
+``route_options={"thin": 10 * thin}``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import sys
 import time
@@ -42,7 +49,7 @@ def main() -> None:
     from dpm_coverage import DESIGN, HELD_OUT, region_grid, simulate
 
     from bayescal import make_calibrator
-    from bayescal.bayesian.convergence import remedy_thin
+    from bayescal.bayesian.convergence import remedy_compressed, thin_for_target
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--truths", nargs="+", default=["monotone", "piles", "plateau", "heavy"], choices=DESIGN + HELD_OUT)
@@ -55,13 +62,31 @@ def main() -> None:
         default=0,
         help="add route_options hmc_steps to the remedy where the scores are not compressed",
     )
+    ap.add_argument(
+        "--remedy-options",
+        type=json.loads,
+        default=None,
+        help="route_options of the refit (JSON), instead of the thinning the warning names",
+    )
+    ap.add_argument(
+        "--remedy-params",
+        type=json.loads,
+        default={},
+        help="other calibrator parameters of the refit (JSON), e.g. '{\"draws\": 1000}'",
+    )
     args = ap.parse_args()
+    for name in ("remedy_options", "remedy_params"):
+        value = getattr(args, name)
+        if value is not None and not isinstance(value, dict):
+            ap.error(f"--{name.replace('_', '-')} must be a JSON object, e.g. '{{\"hmc_steps\": 300}}'")
 
-    def fit(s, y, kind, seed, options):
+    def fit(s, y, kind, seed, options, params=None):
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = make_calibrator("dpm", random_state=seed, score_kind=kind, route_options=options).fit(s, y)
+            model = make_calibrator(
+                "dpm", random_state=seed, score_kind=kind, route_options=options, **(params or {})
+            ).fit(s, y)
         return model, time.perf_counter() - t0
 
     def band_error(model, s, true_map):
@@ -83,7 +108,9 @@ def main() -> None:
         f"*{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.system()} {platform.machine()}, "
         f"Python {platform.python_version()}; `python benchmarks/convergence_remedy.py {' '.join(sys.argv[1:])}`*\n"
     )
-    print("| truth | N | seed | default: R-hat / bulk / tail ESS / meets / 95 % cov / MAE / s | thin | remedy: same |")
+    print(
+        "| truth | N | seed | default: R-hat / bulk / tail ESS / meets / 95 % cov / MAE / s | remedy | remedy: same |"
+    )
     print("|---|---|---|---|---|---|")
     met: dict[tuple[str, int], list[tuple[bool, bool | None]]] = {}
     paired: dict[tuple[str, int], list[tuple[float, float, float, float]]] = {}
@@ -95,22 +122,31 @@ def main() -> None:
                 conv = model.diagnostics_["map"]
                 cov, mae = band_error(model, s, true_map)
                 raw = not model.idata_.attrs["compressed"]
-                thin = remedy_thin(model.diagnostics_, raw_scores=raw)
-                if conv["meets_target"] and raw:
-                    remedy, ok = "not needed", None
-                elif thin is None or thin > args.max_thin:
-                    remedy, ok = f"not run (thin {thin} > {args.max_thin})", None
+                if args.remedy_options is not None:
+                    options, params = dict(args.remedy_options), dict(args.remedy_params)
+                elif raw:
+                    thin = thin_for_target(model.diagnostics_)
+                    options = (
+                        None
+                        if thin is None
+                        else {"thin": thin} | ({"hmc_steps": args.hmc_steps} if args.hmc_steps else {})
+                    )
+                    params = {}
                 else:
-                    options = {"thin": thin}
-                    if args.hmc_steps and raw:
-                        options["hmc_steps"] = args.hmc_steps
-                    fixed, elapsed2 = fit(s, y, kind, seed, options)
+                    options, params = remedy_compressed()
+                label = json.dumps(options) + (f" {json.dumps(params)}" if params else "")
+                if conv["meets_target"]:
+                    remedy, ok = "not needed", None
+                elif options is None or options.get("thin", 0) > args.max_thin:
+                    remedy, ok = f"not run (thin > {args.max_thin})", None
+                else:
+                    fixed, elapsed2 = fit(s, y, kind, seed, options, params)
                     cov2, mae2 = band_error(fixed, s, true_map)
                     remedy = fmt(fixed.diagnostics_["map"], elapsed2, cov2, mae2)
                     ok = fixed.diagnostics_["map"]["meets_target"]
                     paired.setdefault((truth, n), []).append((cov, cov2, mae, mae2))
                 met.setdefault((truth, n), []).append((conv["meets_target"], ok))
-                print(f"| {truth} | {n} | {seed} | {fmt(conv, elapsed, cov, mae)} | {thin} | {remedy} |", flush=True)
+                print(f"| {truth} | {n} | {seed} | {fmt(conv, elapsed, cov, mae)} | {label} | {remedy} |", flush=True)
     print(
         "\n| truth | N | default fits meeting the target | after the remedy (of those run) "
         "| 95 % coverage, default -> remedy (se of the difference) | MAE, default -> remedy |"

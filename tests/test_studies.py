@@ -107,3 +107,16 @@ def test_the_select_pilot_study_pairs_the_default_with_the_short_pilots_choice(t
         writer.writeheader()
         writer.writerows([default, short])
     assert "| piles | 300 | 1 | 1.00 | 1.00 / 1.00 |" in study.summarise(path)
+
+
+def test_the_convergence_remedy_study_refits_a_fit_that_misses_the_target(monkeypatch, capsys):
+    """A default fit of 10^3 scores misses R-hat <= 1.01 and ESS >= 400; the study refits it with
+    the remedy given (here a tiny one, for speed) and reports both fits and the cell's summary."""
+    study = benchmark_module("convergence_remedy")
+    argv = ["convergence_remedy.py", "--truths", "monotone", "--n", "1000", "--seeds", "1"]
+    argv += ["--remedy-options", '{"thin": 2}', "--remedy-params", '{"draws": 60, "tune": 60}']
+    monkeypatch.setattr(study.sys, "argv", argv)
+    study.main()
+    out = capsys.readouterr().out
+    assert "| monotone | 1000 | 0 | " in out and '| {"thin": 2} {"draws": 60, "tune": 60} | ' in out
+    assert "| monotone | 1000 | 0 / 1 | " in out and "(1 run)" in out

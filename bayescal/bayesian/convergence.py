@@ -28,7 +28,8 @@ __all__ = [
     "ESS_TARGET",
     "MAP_RHAT_WARN",
     "REMEDY_HMC_STEPS",
-    "REMEDY_SWEEPS_COMPRESSED",
+    "REMEDY_LONG_DRAWS",
+    "REMEDY_LONG_HMC_STEPS",
     "RHAT_TARGET",
     "check_points",
     "ess_bulk",
@@ -36,7 +37,7 @@ __all__ = [
     "map_convergence",
     "mcse_mean",
     "meets_target",
-    "remedy_thin",
+    "remedy_compressed",
     "rhat_rank",
     "thin_for_target",
     "warn_convergence",
@@ -288,8 +289,35 @@ def meets_target(conv: dict) -> bool:
 
 REMEDY_HMC_STEPS = 20
 """Leapfrog steps of the Hamiltonian moves that the convergence warning names for raw scores."""
-REMEDY_SWEEPS_COMPRESSED = 10
-"""How many times the fit's sweeps per kept draw the convergence warning names for compressed scores."""
+REMEDY_LONG_HMC_STEPS = 300
+"""Leapfrog steps of the Hamiltonian moves that the convergence warning names for compressed scores."""
+REMEDY_LONG_DRAWS = 1000
+"""Kept draws per chain that the convergence warning names with them (a move precedes each)."""
+
+
+def remedy_compressed() -> tuple[dict, dict]:
+    """The refit the convergence warning names for compressed scores, as (``route_options``, other
+    calibrator parameters): Hamiltonian moves of :data:`REMEDY_LONG_HMC_STEPS` leapfrog steps
+    before each of :data:`REMEDY_LONG_DRAWS` kept draws per chain.
+
+    The default sweeps move the map by small steps (given the allocations of large bin counts
+    the parameters are nearly fixed, and vice versa), and more of them raise its effective
+    sample size little; the default's short Hamiltonian moves (20 steps, from 20,000 scores a
+    class) do not change that. Long trajectories, with the allocations summed out, cross the
+    posterior in a few moves, as NUTS does on the same model at hundreds of times the cost.
+    ``benchmarks/convergence_remedy.py`` measures it (``benchmarks/results/convergence_remedy_long_hmc.md``,
+    2026-11-27, 2-core machine): on five design truths at 10^4 compressed scores (4 seeds each) it
+    met R-hat <= :data:`RHAT_TARGET` and ESS >= :data:`ESS_TARGET` in 15 of 20 fits (worst R-hat
+    at most 1.013; no default fit met it, their worst R-hat 1.07-1.40), on two held-out truths
+    in 5 of 6; from 10^5 to 10^7 scores in 2 of 24, with R-hat 1.002-1.062 on 19 and 1.13-1.32
+    on 5, whose chains stayed in separate modes. It lowered the posterior-mean map's error on
+    most cells (by up to half: 0.0099 -> 0.0049 on the overconfident truth at 10^4), and
+    where the chains converge the band is the model's: on the plateau truth at 10^5 it covers
+    0.855 (0.894 by default). A fit takes 18-44 s, 7-40 times the default's time. With 500
+    draws per chain (the default) the same moves met the target in 7 of 44 fits
+    (``convergence_remedy_long_hmc_500.md``).
+    """
+    return {"hmc_steps": REMEDY_LONG_HMC_STEPS}, {"draws": REMEDY_LONG_DRAWS}
 
 
 def thin_for_target(diagnostics: dict) -> int | None:
@@ -304,7 +332,7 @@ def thin_for_target(diagnostics: dict) -> int | None:
     ``components="select"``: up to 10^3 scores 24 of 48 fits met the target after it, 14 of
     them already by default, and 32 of 48 with the Hamiltonian moves added; Beta components
     on scores piled near 0 and 1 mix worst, none of 6 at 10^3 either way). On compressed
-    scores the ESS does not grow in proportion, and the warning names :func:`remedy_thin`.
+    scores the ESS does not grow in proportion, and the warning names :func:`remedy_compressed`.
     """
     thins = _class_thins(diagnostics)
     conv = diagnostics["map"]
@@ -313,26 +341,6 @@ def thin_for_target(diagnostics: dict) -> int | None:
         return None
     factor = max(ESS_TARGET / ess, 2.0 if conv["rhat_max"] > RHAT_TARGET else 1.0)
     return int(np.ceil(max(thins) * factor))
-
-
-def remedy_thin(diagnostics: dict, raw_scores: bool) -> int | None:
-    """The Gibbs thinning the convergence warning names, or None when the fit did not thin.
-
-    On raw scores, :func:`thin_for_target`. On compressed scores the map's effective sample
-    size does not grow in proportion to the sweeps (the chains creep: given the parameters,
-    the allocations of large counts are nearly fixed, and vice versa), so no affordable thinning
-    reaches :data:`ESS_TARGET`; there the remedy is :data:`REMEDY_SWEEPS_COMPRESSED` times the
-    largest ``thin`` the classes used (ten times the sweeps after the warm-up), which moves the
-    chains' means closer to the posterior's where the plain sweeps run (classes of up to
-    :data:`~bayescal.bayesian.gibbs.HMC_AUTO_UNITS` scores); above that the default's
-    Hamiltonian moves already do, and it changes little. ``benchmarks/convergence_remedy.py``
-    measures its effect on the band's coverage and the map's error against the true map of
-    simulated truths.
-    """
-    if raw_scores:
-        return thin_for_target(diagnostics)
-    thins = _class_thins(diagnostics)
-    return REMEDY_SWEEPS_COMPRESSED * max(thins) if thins else None
 
 
 def _class_thins(diagnostics: dict) -> list[int]:
@@ -350,31 +358,32 @@ def warn_convergence(diagnostics: dict, inference: str, raw_scores: bool = False
     """Warn when the map's chains disagree (:data:`MAP_RHAT_WARN`) or a sampler diverged.
 
     The warning names a remedy and what it achieved on simulated truths
-    (``benchmarks/convergence_remedy.py``): for the Gibbs route the thinning of
-    :func:`remedy_thin`, with :data:`REMEDY_HMC_STEPS` Hamiltonian moves when the fit was
-    on the raw scores (``raw_scores``; on compressed ones the moves run by default on the
-    large classes, where the thinning alone is named); for other routes more draws.
+    (``benchmarks/convergence_remedy.py``): for the Gibbs route on raw scores (``raw_scores``)
+    the thinning of :func:`thin_for_target` with :data:`REMEDY_HMC_STEPS` Hamiltonian moves,
+    on compressed scores the long Hamiltonian trajectories of :func:`remedy_compressed`; for
+    other routes more draws.
     """
     conv, n_div = diagnostics["map"], diagnostics["divergences"]
     if conv["rhat_max"] > MAP_RHAT_WARN:
-        thin = remedy_thin(diagnostics, raw_scores)
         target = f"R-hat <= {RHAT_TARGET} and ESS >= {ESS_TARGET}"
-        if thin is None:
+        if not _class_thins(diagnostics):
             remedy = "More draws, tune and chains raise the ESS"
         elif raw_scores:
             remedy = (
-                f"route_options={{'thin': {thin}, 'hmc_steps': {REMEDY_HMC_STEPS}}} runs the sweeps that would give "
-                f"{ESS_TARGET} effective draws, with Hamiltonian moves; measured on simulated truths that reaches "
-                f"{target} in 32 of 48 fits of up to 10^3 scores (benchmarks/convergence_remedy.py --hmc-steps "
-                f"{REMEDY_HMC_STEPS}); where it does not"
+                f"route_options={{'thin': {thin_for_target(diagnostics)}, 'hmc_steps': {REMEDY_HMC_STEPS}}} runs "
+                f"the sweeps that would give {ESS_TARGET} effective draws, with Hamiltonian moves; measured on "
+                f"simulated truths that reaches {target} in 32 of 48 fits of up to 10^3 scores "
+                f"(benchmarks/convergence_remedy.py --hmc-steps {REMEDY_HMC_STEPS}); where it does not"
             )
         else:
+            options, params = remedy_compressed()
             remedy = (
-                f"route_options={{'thin': {thin}}} runs {REMEDY_SWEEPS_COMPRESSED} times the sweeps after the warm-up; "
-                "on five simulated truths of 10^4 (compressed) scores that lowered the map's error in four and raised "
-                "the 95% band's coverage on four (monotone truth: 0.978 -> 1.000), at 1.4-5.3 times the fit's time; "
-                "from 10^5 scores, where the sampler's Hamiltonian moves already run, it changed the coverage by at "
-                f"most 0.01 on six cells; no fit reached {target} (benchmarks/convergence_remedy.py); either way"
+                f"draws={params['draws']}, route_options={{'hmc_steps': {options['hmc_steps']}}} runs Hamiltonian "
+                f"moves of {options['hmc_steps']} leapfrog steps (the allocations summed out) before each of "
+                f"{params['draws']} draws per chain; on simulated truths of compressed scores that met {target} in "
+                "20 of 26 fits of 10^4 scores (seven truths; no default fit did) and in 2 of 24 from 10^5 to 10^7 "
+                "scores, where most reached R-hat 1.01-1.06 and some chains stayed in separate modes, at 18-44 s a "
+                "fit (benchmarks/convergence_remedy.py); either way"
             )
         warn(
             f"The chains disagree on the calibration map: R-hat {conv['rhat_max']:.2f} at score "
