@@ -2,31 +2,28 @@
 
 For each truth of ``benchmarks/dpm_coverage.py``, N and seed the script fits the default DPM
 calibrator and, when the fit misses R-hat <= 1.01 and ESS >= 400, refits it with the remedy
-the convergence warning names (:func:`bayescal.bayesian.convergence.warn_convergence`): on raw
-scores the thinning that would give the map 400 effective draws if its ESS grew in
-proportion (:func:`~bayescal.bayesian.convergence.thin_for_target`, ``route_options={"thin": k}``;
-with ``--hmc-steps L`` also ``"hmc_steps": L``, the sampler's Hamiltonian moves); on compressed
-scores long Hamiltonian trajectories (:func:`~bayescal.bayesian.convergence.remedy_compressed`).
-It reports, for both fits, the map's worst split R-hat, lowest bulk and tail ESS over the data
-region, whether it meets R-hat <= 1.01 and ESS >= 400 (``diagnostics_["map"]["meets_target"]``),
-the 95 % band's pointwise coverage of the true map and the posterior-mean map's mean absolute
-error (on 200 points between the 2.5 % and 97.5 % quantiles of the scores, as
-``benchmarks/dpm_coverage.py``), and the fit time.
+the convergence warning names (:func:`bayescal.bayesian.convergence.remedy`: long Hamiltonian
+trajectories). It reports, for both fits, the map's worst split R-hat, lowest bulk and tail
+ESS over the data region, whether it meets R-hat <= 1.01 and ESS >= 400
+(``diagnostics_["map"]["meets_target"]``), the 95 % band's pointwise coverage of the true map
+and the posterior-mean map's mean absolute error (on 200 points between the 2.5 % and 97.5 %
+quantiles of the scores, as ``benchmarks/dpm_coverage.py``), and the fit time.
 
 Usage::
 
     python benchmarks/convergence_remedy.py [--truths monotone piles ...] [--n 300 1000 10000]
-        [--seeds 4] [--max-thin 400] | tee benchmarks/results/convergence_remedy.md
+        [--seeds 4] | tee benchmarks/results/convergence_remedy_long_hmc.md
 
-Refits whose thinning would exceed ``--max-thin`` are not run (reported as such).
 ``--remedy-options JSON`` refits with those ``route_options`` instead of the named remedy, to
-measure another one on the same replicates, e.g. ``--remedy-options '{"hmc_steps": 300}'``;
-``--remedy-params JSON`` adds other calibrator parameters to that refit (``'{"draws": 1000}'``).
+measure another one on the same replicates, e.g. ``--remedy-options '{"thin": 20}'``;
+``--remedy-params JSON`` sets other calibrator parameters of that refit (``'{"draws": 1000}'``).
 The table at the end gives per (truth, N) the share of default and of remedied fits meeting
 the target, and over the refitted replicates the mean 95 % coverage and MAE of the default
-fits and of the refits. Results: ``benchmarks/results/convergence_remedy*.md`` (those written
-before the compressed scores' remedy was the long trajectories measured ten times the sweeps,
-``route_options={"thin": 10 * thin}``).
+fits and of the refits. Results: ``benchmarks/results/convergence_remedy*.md``; the files
+without ``long_hmc`` in their names were written by earlier versions of this script, when
+the warning named a thinning (``route_options={"thin": k}``, on raw scores the sweeps that
+would give 400 effective draws if the ESS grew in proportion, with ``--hmc-steps 20`` short
+Hamiltonian moves; on compressed scores ten times the fit's sweeps).
 """
 
 from __future__ import annotations
@@ -49,24 +46,17 @@ def main() -> None:
     from dpm_coverage import DESIGN, HELD_OUT, region_grid, simulate
 
     from bayescal import make_calibrator
-    from bayescal.bayesian.convergence import remedy_compressed, thin_for_target
+    from bayescal.bayesian.convergence import remedy
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--truths", nargs="+", default=["monotone", "piles", "plateau", "heavy"], choices=DESIGN + HELD_OUT)
     ap.add_argument("--n", nargs="+", type=int, default=[300, 1000, 10000])
     ap.add_argument("--seeds", type=int, default=4)
-    ap.add_argument("--max-thin", type=int, default=400)
-    ap.add_argument(
-        "--hmc-steps",
-        type=int,
-        default=0,
-        help="add route_options hmc_steps to the remedy where the scores are not compressed",
-    )
     ap.add_argument(
         "--remedy-options",
         type=json.loads,
         default=None,
-        help="route_options of the refit (JSON), instead of the thinning the warning names",
+        help="route_options of the refit (JSON), instead of the remedy the warning names",
     )
     ap.add_argument(
         "--remedy-params",
@@ -121,32 +111,21 @@ def main() -> None:
                 model, elapsed = fit(s, y, kind, seed, None)
                 conv = model.diagnostics_["map"]
                 cov, mae = band_error(model, s, true_map)
-                raw = not model.idata_.attrs["compressed"]
                 if args.remedy_options is not None:
                     options, params = dict(args.remedy_options), dict(args.remedy_params)
-                elif raw:
-                    thin = thin_for_target(model.diagnostics_)
-                    options = (
-                        None
-                        if thin is None
-                        else {"thin": thin} | ({"hmc_steps": args.hmc_steps} if args.hmc_steps else {})
-                    )
-                    params = {}
                 else:
-                    options, params = remedy_compressed()
+                    options, params = remedy()
                 label = json.dumps(options) + (f" {json.dumps(params)}" if params else "")
                 if conv["meets_target"]:
-                    remedy, ok = "not needed", None
-                elif options is None or options.get("thin", 0) > args.max_thin:
-                    remedy, ok = f"not run (thin > {args.max_thin})", None
+                    outcome, ok = "not needed", None
                 else:
                     fixed, elapsed2 = fit(s, y, kind, seed, options, params)
                     cov2, mae2 = band_error(fixed, s, true_map)
-                    remedy = fmt(fixed.diagnostics_["map"], elapsed2, cov2, mae2)
+                    outcome = fmt(fixed.diagnostics_["map"], elapsed2, cov2, mae2)
                     ok = fixed.diagnostics_["map"]["meets_target"]
                     paired.setdefault((truth, n), []).append((cov, cov2, mae, mae2))
                 met.setdefault((truth, n), []).append((conv["meets_target"], ok))
-                print(f"| {truth} | {n} | {seed} | {fmt(conv, elapsed, cov, mae)} | {label} | {remedy} |", flush=True)
+                print(f"| {truth} | {n} | {seed} | {fmt(conv, elapsed, cov, mae)} | {label} | {outcome} |", flush=True)
     print(
         "\n| truth | N | default fits meeting the target | after the remedy (of those run) "
         "| 95 % coverage, default -> remedy (se of the difference) | MAE, default -> remedy |"

@@ -27,9 +27,8 @@ __all__ = [
     "CHECK_POINTS",
     "ESS_TARGET",
     "MAP_RHAT_WARN",
+    "REMEDY_DRAWS",
     "REMEDY_HMC_STEPS",
-    "REMEDY_LONG_DRAWS",
-    "REMEDY_LONG_HMC_STEPS",
     "RHAT_TARGET",
     "check_points",
     "ess_bulk",
@@ -37,9 +36,8 @@ __all__ = [
     "map_convergence",
     "mcse_mean",
     "meets_target",
-    "remedy_compressed",
+    "remedy",
     "rhat_rank",
-    "thin_for_target",
     "warn_convergence",
 ]
 
@@ -287,60 +285,40 @@ def meets_target(conv: dict) -> bool:
     return bool(rhat <= RHAT_TARGET and min(bulk, tail) >= ESS_TARGET)
 
 
-REMEDY_HMC_STEPS = 20
-"""Leapfrog steps of the Hamiltonian moves that the convergence warning names for raw scores."""
-REMEDY_LONG_HMC_STEPS = 300
-"""Leapfrog steps of the Hamiltonian moves that the convergence warning names for compressed scores."""
-REMEDY_LONG_DRAWS = 1000
+REMEDY_HMC_STEPS = 300
+"""Leapfrog steps of the Hamiltonian moves that the convergence warning names as its remedy."""
+REMEDY_DRAWS = 1000
 """Kept draws per chain that the convergence warning names with them (a move precedes each)."""
 
 
-def remedy_compressed() -> tuple[dict, dict]:
-    """The refit the convergence warning names for compressed scores, as (``route_options``, other
-    calibrator parameters): Hamiltonian moves of :data:`REMEDY_LONG_HMC_STEPS` leapfrog steps
-    before each of :data:`REMEDY_LONG_DRAWS` kept draws per chain.
+def remedy() -> tuple[dict, dict]:
+    """The refit the convergence warning names for the Gibbs route, as (``route_options``, other
+    calibrator parameters): Hamiltonian moves of :data:`REMEDY_HMC_STEPS` leapfrog steps, with
+    the allocations summed out, before each of :data:`REMEDY_DRAWS` kept draws per chain.
 
-    The default sweeps move the map by small steps (given the allocations of large bin counts
-    the parameters are nearly fixed, and vice versa), and more of them raise its effective
-    sample size little; the default's short Hamiltonian moves (20 steps, from 20,000 scores a
-    class) do not change that. Long trajectories, with the allocations summed out, cross the
-    posterior in a few moves, as NUTS does on the same model at hundreds of times the cost.
-    ``benchmarks/convergence_remedy.py`` measures it (``benchmarks/results/convergence_remedy_long_hmc.md``,
-    2026-11-27, 2-core machine): on five design truths at 10^4 compressed scores (4 seeds each) it
-    met R-hat <= :data:`RHAT_TARGET` and ESS >= :data:`ESS_TARGET` in 15 of 20 fits (worst R-hat
-    at most 1.013; no default fit met it, their worst R-hat 1.07-1.40), on two held-out truths
-    in 5 of 6; from 10^5 to 10^7 scores in 2 of 24, with R-hat 1.002-1.062 on 19 and 1.13-1.32
-    on 5, whose chains stayed in separate modes. It lowered the posterior-mean map's error on
-    most cells (by up to half: 0.0099 -> 0.0049 on the overconfident truth at 10^4), and
-    where the chains converge the band is the model's: on the plateau truth at 10^5 it covers
-    0.855 (0.894 by default). A fit takes 18-44 s, 7-40 times the default's time. With 500
-    draws per chain (the default) the same moves met the target in 7 of 44 fits
-    (``convergence_remedy_long_hmc_500.md``).
+    The sweeps move the map by small steps (given the allocations the parameters are nearly
+    fixed, and vice versa), so more of them raise its effective sample size little, least on
+    compressed scores, where the counts are large; the default's short Hamiltonian moves (20
+    steps, from 20,000 scores a class) do not change that. Long trajectories cross the posterior
+    in a few moves, as NUTS does on the same model at hundreds of times the cost.
+    ``benchmarks/convergence_remedy.py`` measures it (``benchmarks/results/convergence_remedy_long_hmc*.md``,
+    2026-11-27, 2-core machine; four to seven truths, 2-4 seeds each):
+
+    - up to 10^3 raw scores: R-hat <= :data:`RHAT_TARGET` and ESS >= :data:`ESS_TARGET` in 28 of
+      32 fits after it (10 by default; the thinning named before reached 8 of 24 at 10^3);
+    - at 10^4 compressed scores: in 15 of 20 fits on five design truths (worst R-hat at most
+      1.013; no default fit met the target, their worst R-hat 1.07-1.40) and 5 of 6 on two
+      held-out truths (ten times the sweeps, named before, met it in none);
+    - from 10^5 to 10^7 scores: in 2 of 24, with R-hat 1.002-1.062 on 19 and 1.13-1.32 on 5,
+      whose chains stayed in separate modes.
+
+    It lowered the posterior-mean map's error on most cells (by up to half: 0.0099 -> 0.0049 on
+    the overconfident truth at 10^4), and where the chains converge the band is the model's: on
+    the plateau truth at 10^5 it covers 0.855 (0.894 by default). A fit takes 11-44 s, 7-40
+    times the default's time. With the default 500 draws per chain the same moves met the target
+    in 7 of 44 compressed fits (``convergence_remedy_long_hmc_500.md``).
     """
-    return {"hmc_steps": REMEDY_LONG_HMC_STEPS}, {"draws": REMEDY_LONG_DRAWS}
-
-
-def thin_for_target(diagnostics: dict) -> int | None:
-    """The Gibbs thinning that would give the map :data:`ESS_TARGET` effective draws, or None.
-
-    The map's effective sample size grows about in proportion to the sweeps run while they
-    are fewer than its autocorrelation time allows, so the suggestion scales the largest
-    ``thin`` the classes used by ``ESS_TARGET`` over the lowest bulk or tail ESS, and at least
-    doubles it while R-hat exceeds :data:`RHAT_TARGET`. None when the fit did not thin (a
-    route other than Gibbs). Whether that reaches the target is an empirical question:
-    ``benchmarks/convergence_remedy.py`` measures it (four truths, six seeds each, the default
-    ``components="select"``: up to 10^3 scores 24 of 48 fits met the target after it, 14 of
-    them already by default, and 32 of 48 with the Hamiltonian moves added; Beta components
-    on scores piled near 0 and 1 mix worst, none of 6 at 10^3 either way). On compressed
-    scores the ESS does not grow in proportion, and the warning names :func:`remedy_compressed`.
-    """
-    thins = _class_thins(diagnostics)
-    conv = diagnostics["map"]
-    ess = min(conv["ess_bulk_min"], conv["ess_tail_min"])
-    if not thins or not ess > 0:
-        return None
-    factor = max(ESS_TARGET / ess, 2.0 if conv["rhat_max"] > RHAT_TARGET else 1.0)
-    return int(np.ceil(max(thins) * factor))
+    return {"hmc_steps": REMEDY_HMC_STEPS}, {"draws": REMEDY_DRAWS}
 
 
 def _class_thins(diagnostics: dict) -> list[int]:
@@ -354,42 +332,32 @@ def _class_thins(diagnostics: dict) -> list[int]:
     ]
 
 
-def warn_convergence(diagnostics: dict, inference: str, raw_scores: bool = False) -> None:
+def warn_convergence(diagnostics: dict, inference: str) -> None:
     """Warn when the map's chains disagree (:data:`MAP_RHAT_WARN`) or a sampler diverged.
 
     The warning names a remedy and what it achieved on simulated truths
-    (``benchmarks/convergence_remedy.py``): for the Gibbs route on raw scores (``raw_scores``)
-    the thinning of :func:`thin_for_target` with :data:`REMEDY_HMC_STEPS` Hamiltonian moves,
-    on compressed scores the long Hamiltonian trajectories of :func:`remedy_compressed`; for
-    other routes more draws.
+    (``benchmarks/convergence_remedy.py``): for the Gibbs route the long Hamiltonian
+    trajectories of :func:`remedy`; for other routes more draws.
     """
     conv, n_div = diagnostics["map"], diagnostics["divergences"]
     if conv["rhat_max"] > MAP_RHAT_WARN:
-        target = f"R-hat <= {RHAT_TARGET} and ESS >= {ESS_TARGET}"
-        if not _class_thins(diagnostics):
-            remedy = "More draws, tune and chains raise the ESS"
-        elif raw_scores:
-            remedy = (
-                f"route_options={{'thin': {thin_for_target(diagnostics)}, 'hmc_steps': {REMEDY_HMC_STEPS}}} runs "
-                f"the sweeps that would give {ESS_TARGET} effective draws, with Hamiltonian moves; measured on "
-                f"simulated truths that reaches {target} in 32 of 48 fits of up to 10^3 scores "
-                f"(benchmarks/convergence_remedy.py --hmc-steps {REMEDY_HMC_STEPS}); where it does not"
-            )
-        else:
-            options, params = remedy_compressed()
-            remedy = (
+        if _class_thins(diagnostics):
+            options, params = remedy()
+            advice = (
                 f"draws={params['draws']}, route_options={{'hmc_steps': {options['hmc_steps']}}} runs Hamiltonian "
                 f"moves of {options['hmc_steps']} leapfrog steps (the allocations summed out) before each of "
-                f"{params['draws']} draws per chain; on simulated truths of compressed scores that met {target} in "
-                "20 of 26 fits of 10^4 scores (seven truths; no default fit did) and in 2 of 24 from 10^5 to 10^7 "
-                "scores, where most reached R-hat 1.01-1.06 and some chains stayed in separate modes, at 18-44 s a "
-                "fit (benchmarks/convergence_remedy.py); either way"
+                f"{params['draws']} draws per chain; on simulated truths that met R-hat <= {RHAT_TARGET} and ESS >= "
+                f"{ESS_TARGET} in 28 of 32 fits of up to 10^3 scores, 20 of 26 of 10^4 (no default fit there did) "
+                "and 2 of 24 from 10^5 to 10^7, where most reached R-hat 1.01-1.06 and some chains stayed in "
+                "separate modes, at 11-44 s a fit (benchmarks/convergence_remedy.py); either way"
             )
+        else:
+            advice = "More draws, tune and chains raise the ESS"
         warn(
             f"The chains disagree on the calibration map: R-hat {conv['rhat_max']:.2f} at score "
             f"{conv['rhat_max_score']:.4g}, where their means differ by {conv['chain_gap_at_rhat_max']:.3g} "
             f"against a 95% band {conv['band_width_at_rhat_max']:.3g} wide (bulk ESS down to "
-            f"{conv['ess_bulk_min']:.0f}); the credible band is not reliable there. {remedy}, refit with another "
+            f"{conv['ess_bulk_min']:.0f}); the credible band is not reliable there. {advice}, refit with another "
             "random_state and compare the maps there before acting on the band."
         )
     if n_div > 0:

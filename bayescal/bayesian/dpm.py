@@ -396,7 +396,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         )
         self._combine(prep, fits, np.random.default_rng(seeds[3]))
         self.idata_.attrs["diagnostics"] = json.dumps(self.diagnostics_)
-        warn_convergence(self.diagnostics_, self.inference, raw_scores=not prep.compressed)
+        warn_convergence(self.diagnostics_, self.inference)
 
     def _select_family(self, prep: PreparedData, fits: dict) -> str:
         r"""The family that ``components="select"`` keeps: of the families' full fits, the one
