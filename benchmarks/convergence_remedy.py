@@ -102,6 +102,11 @@ def main() -> None:
         "| truth | N | seed | default: R-hat / bulk / tail ESS / meets / 95 % cov / MAE / s | remedy | remedy: same |"
     )
     print("|---|---|---|---|---|---|")
+    if args.remedy_options is None:
+        options, params = remedy()
+    else:
+        options, params = args.remedy_options, args.remedy_params
+    label = json.dumps(options) + (f" {json.dumps(params)}" if params else "")
     met: dict[tuple[str, int], list[tuple[bool, bool | None]]] = {}
     paired: dict[tuple[str, int], list[tuple[float, float, float, float]]] = {}
     for truth in args.truths:
@@ -111,11 +116,6 @@ def main() -> None:
                 model, elapsed = fit(s, y, kind, seed, None)
                 conv = model.diagnostics_["map"]
                 cov, mae = band_error(model, s, true_map)
-                if args.remedy_options is not None:
-                    options, params = dict(args.remedy_options), dict(args.remedy_params)
-                else:
-                    options, params = remedy()
-                label = json.dumps(options) + (f" {json.dumps(params)}" if params else "")
                 if conv["meets_target"]:
                     outcome, ok = "not needed", None
                 else:

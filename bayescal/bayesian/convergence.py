@@ -54,8 +54,8 @@ posterior is trusted; the default Gibbs route mostly does not reach that on the 
 of the coverage study (``docs/evidence/coverage.md``, rows written 2026-11-25), the mean worst
 R-hat and lowest bulk ESS of 1000 draws are 1.01-1.02 and 180-710 at N = 300, 1.01-1.09 and
 50-510 at 10^3, 1.04-1.17 and 12-96 at 10^4, and 1.10-1.34 and 8-28 from 10^5 to 10^7;
-:attr:`DPMCalibrator.diagnostics_` records whether a fit meets the target (``meets_target``). The warning marks fits whose
-chains clearly disagree rather than every default fit."""
+:attr:`DPMCalibrator.diagnostics_` records whether a fit meets the target (``meets_target``).
+The warning marks fits whose chains clearly disagree rather than every default fit."""
 
 
 CHECK_POINTS = 64
@@ -321,17 +321,6 @@ def remedy() -> tuple[dict, dict]:
     return {"hmc_steps": REMEDY_HMC_STEPS}, {"draws": REMEDY_DRAWS}
 
 
-def _class_thins(diagnostics: dict) -> list[int]:
-    """The ``thin`` of every class fit in ``diagnostics`` (empty for routes that do not thin)."""
-    return [
-        fits[f"class_{c}"]["thin"]
-        for fits in diagnostics.values()
-        if isinstance(fits, dict) and "class_0" in fits
-        for c in (0, 1)
-        if "thin" in fits[f"class_{c}"]
-    ]
-
-
 def warn_convergence(diagnostics: dict, inference: str) -> None:
     """Warn when the map's chains disagree (:data:`MAP_RHAT_WARN`) or a sampler diverged.
 
@@ -341,7 +330,7 @@ def warn_convergence(diagnostics: dict, inference: str) -> None:
     """
     conv, n_div = diagnostics["map"], diagnostics["divergences"]
     if conv["rhat_max"] > MAP_RHAT_WARN:
-        if _class_thins(diagnostics):
+        if inference == "gibbs":
             options, params = remedy()
             advice = (
                 f"draws={params['draws']}, route_options={{'hmc_steps': {options['hmc_steps']}}} runs Hamiltonian "
