@@ -37,7 +37,8 @@ seeds (``benchmarks/results/dpm_coverage.csv``, route ``gibbs``), which also giv
 calibrator's MAE; a cell that the coverage study did not run has no DPM columns.
 
 Measured (2026-11-27, 2-core machine, ``benchmarks/results/logspline_study.md``; 30 seeds a
-design cell, 20 a held-out one, 10 at 10^5-10^7; 0.3-1.1 s per fit at every N):
+design cell, 20 a held-out one or one at 10^5, 10 for the monotone truth at 10^5-10^7;
+0.3-1.1 s per fit at every N):
 
 * Equal knots. On smooth truths the band is honest and the mean about as accurate as the
   DPM's: monotone 0.947-0.967 at every N from 300 to 10^6 (0.927, se 0.024, at 10^7; the DPM
@@ -48,14 +49,19 @@ design cell, 20 a held-out one, 10 at 10^5-10^7; 0.3-1.1 s per fit at every N):
   heavy-tailed and skewed scores is up to 13 times less accurate than the DPM's (at 10^4:
   piles MAE 0.0245 against 0.0062, heavy 0.105 against 0.009, skewed 0.138 against 0.010):
   equal knots over the long tails of the working scale leave few where the data are.
+* Equal knots at 10^5 on nine other truths (20 seeds): the mean map is less accurate than the
+  DPM's on every one (by 0.0002 on weak to 0.010 on piles) and above the KDE's on boosted,
+  separable, piles and the plateau; the band covers 0.95-0.97 on five, 0.91-0.92 on boosted,
+  separable and piles, 0.53 on the plateau.
 * Quantile knots. The plateau's band is honest (0.919-0.962 at 300-10^4, MAE below the
   KDE's) but the mean map is less accurate than the DPM's on every other design cell but
   one (the rare class at 300), and on piles far less (MAE 0.09-0.11).
 
 So neither version is a replacement for the DPM: each meets the coverage bar only on the
-shapes its knots suit. What the study does show is that, on the smooth monotone truth, a
-posterior with independent draws matches the DPM's band and error at 10^5-10^7 in under a
-second, where the DPM's chains do not converge.
+shapes its knots suit, and its mean map is mostly less accurate. Only on the smooth monotone
+truth does a posterior with independent draws match the DPM's band and error at 10^5-10^7
+(in under a second, where the DPM's chains do not converge); at 10^5 on other truths the
+DPM's free scales win.
 
 Usage::
 
