@@ -508,7 +508,13 @@ def score_density_check(
     ci_prob = check_ci_prob(ci_prob)
     points_per_bin = check_integer(points_per_bin, "points_per_bin", 2)
     if np.ndim(bins) == 0:
-        edges = np.linspace(s.min(), s.max(), check_integer(bins, "bins") + 1)
+        n_bins = check_integer(bins, "bins")
+        if not s.max() > s.min():
+            raise ValueError(
+                f"Every score equals {s.min():.6g}, so bins={n_bins} equal-width bins over their range would "
+                "have no width: pass bins as edges around the scores, e.g. bins=[0.0, 0.5, 1.0]."
+            )
+        edges = np.linspace(s.min(), s.max(), n_bins + 1)
     else:
         edges = check_scores(bins, score_kind=kind, name="bins")
         if edges.size < 2 or np.any(np.diff(edges) <= 0):

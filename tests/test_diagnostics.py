@@ -289,6 +289,11 @@ def test_bad_input_raises_clear_errors(skewed):
         D.calibration_error_posterior(decision, d.scores)
     with pytest.raises(ValueError, match="increasing"):
         D.score_density_check(dpm, d.scores, d.y, bins=[0.5, 0.2, 0.9])
+    same = np.full(6, 0.3)  # no range to split into bins: an error naming bins, not infinite densities
+    with pytest.raises(ValueError, match=r"Every score equals 0\.3.*pass bins as edges"):
+        D.score_density_check(dpm, same, np.array([0, 1, 0, 1, 0, 1]))
+    checked = D.score_density_check(dpm, same, np.array([0, 1, 0, 1, 0, 1]), bins=[0.0, 0.5, 1.0], random_state=0)
+    assert np.isfinite(checked["observed_density"]).all() and np.isfinite(checked["density"]).all()
 
 
 # ----------------------------------------------------------------------------- properties
