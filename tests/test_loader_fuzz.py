@@ -278,6 +278,23 @@ def test_every_structural_mutation_is_refused(name, tmp_path):
     _check_structural(name, tmp_path, keep=None, seed=4)
 
 
+@pytest.mark.parametrize(
+    "name, label",
+    [
+        ("kde", "/density_ one shorter"),  # the grid no longer spans the score range
+        ("spline", "/cv_scores_ one shorter"),  # not the n_knots x Cs grid of its parameters
+        ("spline", "NaN in /cv_scores_"),  # a row is scored for every C or for none
+        ("venn_abers", "/values___0 one shorter"),  # a table's probabilities outnumber its values by one
+    ],
+)
+def test_cross_attribute_damage_is_refused(name, label, tmp_path):
+    """Damage that each attribute's own declaration allows but the attributes together do not."""
+    edit = dict(_structural_cases(name, 4))[label]
+    tree = _tree(name)
+    edit(tree)
+    assert _load_checked(_write(tree, tmp_path / f"{name}-mutated.nc"), name) == "refused"
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_a_huge_declared_variable_is_refused_without_allocating(name, tmp_path):
     """A stored variable (chosen with a seed) replaced by an unwritten 2**28-element dataset."""

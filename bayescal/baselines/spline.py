@@ -192,6 +192,23 @@ class SplineCalibration(Calibrator):
             raise ValueError("n_knots must hold at least one number of knots, e.g. (3, 5).")
         return knots, Cs, check_integer(self.cv, "cv", 2)
 
+    def _check_fitted(self) -> None:
+        """``cv_scores_`` is the grid of ``n_knots`` x ``Cs``, a row all NaN (knots not tried) or
+        all finite, and ``C_`` the penalty of its smallest score (1 when none was scored)."""
+        super()._check_fitted()
+        n_knots, Cs, _ = self._check_params()
+        scores = self.cv_scores_
+        if scores.shape != (len(n_knots), len(Cs)):
+            raise ValueError(
+                f"cv_scores_ has shape {scores.shape}, not (len(n_knots), len(Cs)) = {(len(n_knots), len(Cs))}."
+            )
+        nan = np.isnan(scores)
+        if np.any(nan.any(axis=1) & ~nan.all(axis=1)):
+            raise ValueError("cv_scores_ has a row with NaN beside scores: each number of knots is scored for every C.")
+        chosen = 1.0 if nan.all() else Cs[int(np.unravel_index(np.nanargmin(scores), scores.shape)[1])]
+        if self.C_ != chosen:
+            raise ValueError(f"C_={self.C_} is not the penalty {chosen} that cv_scores_ selects.")
+
     @staticmethod
     def _knots(t: np.ndarray, k: int) -> np.ndarray:
         knots = np.unique(np.quantile(t, np.linspace(0.05, 0.95, k)))

@@ -147,8 +147,8 @@ class VennAbers(Calibrator):
 
     _fitted_schema = {
         "values_": schema.array_list("f", ("v",), order="increasing", length="folds"),
-        "p0_": schema.array_list("f", ("p",), low=0.0, high=1.0, length="folds"),
-        "p1_": schema.array_list("f", ("p",), low=0.0, high=1.0, length="folds"),
+        "p0_": schema.array_list("f", ("v+1",), low=0.0, high=1.0, length="folds"),
+        "p1_": schema.array_list("f", ("v+1",), low=0.0, high=1.0, length="folds"),
     }
 
     def __init__(
