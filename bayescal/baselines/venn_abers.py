@@ -133,7 +133,8 @@ class VennAbers(Calibrator):
     values_ : list of ndarray
         Per fold (one for IVAP), the distinct working-scale calibration scores.
     p0_, p1_ : list of ndarray
-        Per fold, the tables :math:`p_0, p_1` over the slots.
+        Per fold, the tables :math:`p_0, p_1` over the slots: one more than the fold's
+        ``values_`` (below the first value, between each two, above the last).
 
     References
     ----------
