@@ -85,7 +85,6 @@ def test_chunking_matches_the_authors_loop_with_ties(seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(20, 300))
     s = np.sort(np.round(rng.beta(0.5, 0.5, n), int(rng.integers(1, 3))))  # heavy ties
-    cw = np.arange(n + 1, dtype=np.float64)
     n_bins = np.arange(1, n // 3)
     model, start, at_start, before_start = _binnings(_Spread(s, s, np.ones(n)), n_bins)  # all binnings at once
     for m, b in enumerate(n_bins):

@@ -15,9 +15,8 @@ from sklearn.calibration import CalibratedClassifierCV
 from sklearn.frozen import FrozenEstimator
 from sklearn.isotonic import isotonic_regression
 from sklearn.linear_model import LogisticRegression
-from sklearn.svm import LinearSVC
 
-from bayescal import datasets, metrics
+from bayescal import metrics
 from bayescal.baselines.quadratic import QuadraticScaling
 from bayescal.baselines.spline import SplineCalibration, natural_cubic_basis
 from bayescal.baselines.temperature import TemperatureScaling
@@ -195,7 +194,7 @@ def _slow_tables(t, y):
 
 def test_venn_abers_tables_equal_the_definition():
     rng = np.random.default_rng(0)
-    for trial in range(15):
+    for _ in range(15):
         n = int(rng.integers(2, 120))
         y = rng.integers(0, 2, n)
         t = np.round(rng.normal(size=n) + y, int(rng.integers(0, 3)))
