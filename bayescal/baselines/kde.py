@@ -424,17 +424,15 @@ class KDECalibrator(ClassConditional, Calibrator):
         missing = [n for n in needed if not hasattr(self, n)]
         if missing:
             raise ValueError(f"the {self.kernel!r} kernel needs the fitted attributes {missing}.")
-        if gaussian:
-            # the grid of _gaussian_grid: [lo - h, hi + h] (h the narrower bandwidth) and two steps beyond each end
-            lo, hi = self.kde_range_
-            h, step = float(np.min(self.bandwidth_)), self.grid_step_
-            first, last = lo - h - 2 * step, hi + h + 2 * step
-            end = self.grid_start_ + (self.density_.shape[1] - 1) * step
-            tol = 0.5 * step + 4 * np.spacing(max(abs(lo), abs(hi)) + h)  # a step may be below the scores' spacing
-            if not (abs(self.grid_start_ - first) <= tol and abs(end - last) <= tol):
+        if gaussian:  # the grid is the one the fit builds from kde_range_ and the narrower bandwidth
+            h = float(np.min(self.bandwidth_))
+            start, step, n = _gaussian_grid(self.kde_range_[0] - h, self.kde_range_[1] + h, h)
+            if self.density_.shape[1] != n or not np.allclose(
+                [self.grid_start_, self.grid_step_], [start, step], rtol=1e-9, atol=0.0
+            ):
                 raise ValueError(
-                    f"the density grid [{self.grid_start_}, {end}] does not span kde_range_ {[lo, hi]} "
-                    f"widened by the bandwidth {h} and two steps of {step}."
+                    f"the density grid (start {self.grid_start_}, step {self.grid_step_}, {self.density_.shape[1]} "
+                    f"points) is not the grid {start}, {step}, {n} points of kde_range_ and bandwidth_."
                 )
         if not gaussian and any(w.sum() <= 0 for w in self.support_weight_):
             raise ValueError("support_weight_ gives a class no weight.")
