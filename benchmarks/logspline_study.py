@@ -137,17 +137,21 @@ def class_draws(counts: np.ndarray, design: np.ndarray, rng: np.random.Generator
         g = design @ beta
         return counts @ (g - logsumexp(g)) - 0.5 * lam * beta @ penalty @ beta - 0.5 * RIDGE * beta @ beta
 
+    def gradient_and_precision(beta, lam):
+        """The objective's gradient and negative Hessian (the Laplace approximation's precision)."""
+        g = design @ beta
+        p = np.exp(g - logsumexp(g))
+        bp = design.T @ p
+        grad = design.T @ (counts - total * p) - lam * penalty @ beta - RIDGE * beta
+        return grad, (design.T * (total * p)) @ design - total * np.outer(bp, bp) + lam * penalty + RIDGE * np.eye(J)
+
     beta = np.zeros(J)
     modes = []
     for log_lam in LOG_LAMBDA[::-1]:  # smooth to rough, each mode starting from the smoother one
         lam = float(np.exp(log_lam))
         value = objective(beta, lam)
         for _ in range(200):
-            g = design @ beta
-            p = np.exp(g - logsumexp(g))
-            grad = design.T @ (counts - total * p) - lam * penalty @ beta - RIDGE * beta
-            bp = design.T @ p
-            hess = (design.T * (total * p)) @ design - total * np.outer(bp, bp) + lam * penalty + RIDGE * np.eye(J)
+            grad, hess = gradient_and_precision(beta, lam)
             step = linalg.solve(hess, grad, assume_a="sym")
             t = 1.0
             while True:  # halve the step until the objective does not fall
@@ -159,10 +163,7 @@ def class_draws(counts: np.ndarray, design: np.ndarray, rng: np.random.Generator
             beta, value = trial, new
             if np.abs(t * step).max() < 1e-7:
                 break
-        g = design @ beta
-        p = np.exp(g - logsumexp(g))
-        bp = design.T @ p
-        hess = (design.T * (total * p)) @ design - total * np.outer(bp, bp) + lam * penalty + RIDGE * np.eye(J)
+        hess = gradient_and_precision(beta, lam)[1]  # at the mode
         log_marginal = (
             value + 0.5 * (J - 2) * log_lam - 0.5 * np.linalg.slogdet(hess)[1] + a * log_lam - b * lam
         )  # Laplace marginal likelihood of lambda, with its prior and the log-scale Jacobian
