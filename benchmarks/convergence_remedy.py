@@ -16,7 +16,8 @@ Usage::
 
 ``--remedy-options JSON`` refits with those ``route_options`` instead of the named remedy, to
 measure another one on the same replicates, e.g. ``--remedy-options '{"thin": 20}'``;
-``--remedy-params JSON`` sets other calibrator parameters of that refit (``'{"draws": 1000}'``).
+``--remedy-params JSON``, given with it, sets other calibrator parameters of that refit
+(``'{"draws": 1000}'``).
 The table at the end gives per (truth, N) the share of default and of remedied fits meeting
 the target, and over the refitted replicates the mean 95 % coverage and MAE of the default
 fits and of the refits. Results: ``benchmarks/results/convergence_remedy*.md``; the files
@@ -61,7 +62,7 @@ def main() -> None:
     ap.add_argument(
         "--remedy-params",
         type=json.loads,
-        default={},
+        default=None,
         help="other calibrator parameters of the refit (JSON), e.g. '{\"draws\": 1000}'",
     )
     args = ap.parse_args()
@@ -103,9 +104,11 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|")
     if args.remedy_options is None:
+        if args.remedy_params is not None:
+            ap.error("--remedy-params sets the parameters of a refit with --remedy-options; pass both")
         options, params = remedy()
     else:
-        options, params = args.remedy_options, args.remedy_params
+        options, params = args.remedy_options, args.remedy_params or {}
     label = json.dumps(options) + (f" {json.dumps(params)}" if params else "")
     met: dict[tuple[str, int], list[tuple[bool, bool | None]]] = {}
     paired: dict[tuple[str, int], list[tuple[float, float, float, float]]] = {}

@@ -117,7 +117,7 @@ def test_the_map_check_reports_where_the_mean_map_carries_the_most_monte_carlo_e
 def test_warning_names_the_long_trajectories_for_the_sampler_and_more_draws_otherwise():
     conv = {"rhat_max": 1.3, "rhat_max_score": 0.2, "chain_gap_at_rhat_max": 0.05, "band_width_at_rhat_max": 0.1}
     conv |= {"ess_bulk_min": 8.0, "ess_bulk_median": 30.0, "ess_tail_min": 20.0, "meets_target": False}
-    gibbs = {"gaussian": {"class_0": {"thin": 2}, "class_1": {"thin": 5}, "map": conv}, "map": conv, "divergences": 0}
+    gibbs = {"gaussian": {"class_0": {}, "class_1": {}, "map": conv}, "map": conv, "divergences": 0}
     assert remedy() == ({"hmc_steps": 300}, {"draws": 1000})
     with pytest.warns(UserWarning, match=r"draws=1000, route_options=\{'hmc_steps': 300\} runs Hamiltonian moves"):
         warn_convergence(gibbs, "gibbs")
