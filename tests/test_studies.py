@@ -153,3 +153,52 @@ def test_the_logspline_candidates_density_integrates_the_bins_it_was_fitted_to()
     mass = np.diff(norm.cdf(edges))
     truth = mass / mass.sum()
     assert np.abs(p - truth).max() < 0.002
+
+
+def test_the_student_t_mixtures_log_density_is_the_weighted_sum_of_student_t_densities():
+    """The study's kernel, which replaces the Gaussian one while a Student-t fit is scored, is
+    log sum_k w_k t_nu(t | mu_k, sigma_k) for each mixture of the leading axes."""
+    from scipy.stats import t as student_t
+
+    study = benchmark_module("student_t_study")
+    rng = np.random.default_rng(1)
+    w = rng.dirichlet(np.ones(5), size=(3, 2))
+    mu, sigma = rng.normal(size=(3, 2, 5)), rng.uniform(0.2, 2.0, size=(3, 2, 5))
+    pts = np.linspace(-30.0, 30.0, 41)
+    got = study.t_log_density(pts, w, mu, sigma, 4.0)
+    want = np.log((w[..., None] * student_t.pdf(pts, 4.0, mu[..., None], sigma[..., None])).sum(axis=-2))
+    assert got.shape == (3, 2, 41)
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+def test_the_student_t_sampler_with_many_degrees_of_freedom_samples_the_gaussian_model():
+    """With nu = 10^6 a Student-t component is a Gaussian one, so the study's sampler must give the
+    package's Gaussian sampler's posterior: the two posterior-mean densities of one class agree
+    within Monte Carlo error, and both follow the true density. With nu = 4 the same data give a
+    density that still follows it (the two models differ only in their tails)."""
+    from bayescal.bayesian.gibbs import fit_gibbs
+    from bayescal.bayesian.mixture import log_density
+    from bayescal.bayesian.priors import resolve_priors
+
+    study = benchmark_module("student_t_study")
+    x = np.random.default_rng(2).normal(size=300)
+    counts = np.ones_like(x)
+    prior = resolve_priors(None, [x, x], [counts, counts], 20)[0]
+    pts = np.linspace(-2.0, 2.0, 9)
+    truth = norm.pdf(pts)
+
+    def mean_density(fit, kernel):
+        post = fit.posterior
+        flat = [post[v].values.reshape(-1, post.sizes["component"]) for v in ("weight", "mu", "sigma")]
+        return np.exp(kernel(pts, *flat)).mean(axis=0)
+
+    gauss = mean_density(fit_gibbs(x, counts, prior, n_components=20, random_seed=0, draws=300), log_density)
+    big_nu = study.fit_student_t(x, counts, prior, n_components=20, random_seed=0, draws=300, nu=1e6)
+    t_big = mean_density(big_nu, lambda t, w, m, s: study.t_log_density(t, w, m, s, 1e6))
+    assert big_nu.posterior["weight"].shape == (2, 300, 20)
+    np.testing.assert_allclose(big_nu.posterior["weight"].sum("component"), 1.0, rtol=1e-9)
+    assert np.abs(t_big - gauss).max() < 0.02, (t_big, gauss)
+    assert np.abs(t_big - truth).max() < 0.06 and np.abs(gauss - truth).max() < 0.06
+    nu4 = study.fit_student_t(x, counts, prior, n_components=20, random_seed=0, draws=300, nu=4.0)
+    t4 = mean_density(nu4, lambda t, w, m, s: study.t_log_density(t, w, m, s, 4.0))
+    assert np.abs(t4 - truth).max() < 0.06, t4
