@@ -198,6 +198,8 @@ def candidates_page(source: Path) -> str:
     sys.path.insert(0, str(HERE))
     from student_t_study import summarise
 
+    runs = source.with_suffix(".md")  # the study's table, with the command of each run that wrote rows
+    runs_text = runs.read_text() if runs.is_file() else ""
     splines = source.with_name("logspline_study.md")
     spline_part = ""
     if splines.is_file():
@@ -222,7 +224,8 @@ def candidates_page(source: Path) -> str:
         "`benchmarks/candidate_study.py` (a tail-compressed working scale, Beta components, choosing the "
         "family per fit), `benchmarks/shared_atoms_study.py` (components shared by the two classes), "
         "`benchmarks/start_study.py` (starts and long runs) and `benchmarks/binned_likelihood_study.py` "
-        "(finer bins), whose docstrings hold their results.\n\n"
+        "(finer bins), whose docstrings and outputs in `benchmarks/results/` hold their results; the "
+        "variational candidates are on `vi.md`.\n\n"
         "## Student-t components\n\n"
         "`benchmarks/student_t_study.py`: the calibrator's pipeline with each Gaussian component replaced "
         "by a Student-t one with fixed degrees of freedom (the same priors, sampler moves and thinning), "
@@ -234,7 +237,7 @@ def candidates_page(source: Path) -> str:
         "for speed).\n\n"
         + stamp(source, "python benchmarks/student_t_study.py && python benchmarks/make_evidence.py")
         + "\n"
-        + "\n".join(ln for ln in source.with_suffix(".md").read_text().splitlines() if ln.startswith("- "))
+        + "\n".join(ln for ln in runs_text.splitlines() if ln.startswith("- "))
         + "\n\n"
         + summarise(source)
         + "\n"
