@@ -205,9 +205,18 @@ class SplineCalibration(Calibrator):
         nan = np.isnan(scores)
         if np.any(nan.any(axis=1) & ~nan.all(axis=1)):
             raise ValueError("cv_scores_ has a row with NaN beside scores: each number of knots is scored for every C.")
-        chosen = 1.0 if nan.all() else Cs[int(np.unravel_index(np.nanargmin(scores), scores.shape)[1])]
+        chosen = self._select(scores, n_knots, Cs)[1]
         if self.C_ != chosen:
             raise ValueError(f"C_={self.C_} is not the penalty {chosen} that cv_scores_ selects.")
+
+    @staticmethod
+    def _select(scores: np.ndarray, n_knots, Cs) -> tuple[int, float]:
+        """The number of knots and the penalty of the smallest cross-validated loss in ``scores``
+        (``n_knots`` x ``Cs``, NaN where not scored); the fewest knots and C = 1 when none was scored."""
+        if np.all(np.isnan(scores)):
+            return int(min(n_knots)), 1.0
+        i, j = (int(v) for v in np.unravel_index(np.nanargmin(scores), scores.shape))
+        return int(n_knots[i]), float(Cs[j])
 
     @staticmethod
     def _knots(t: np.ndarray, k: int) -> np.ndarray:
@@ -260,11 +269,7 @@ class SplineCalibration(Calibrator):
                         p = np.clip(expit(Dt @ beta + b0), 1e-15, 1 - 1e-15)
                         loss = -np.sum(ws[test] * (ys[test] * np.log(p) + (1 - ys[test]) * np.log1p(-p)))
                         scores[i, j] = (0.0 if np.isnan(scores[i, j]) else scores[i, j]) + loss / ws.sum()
-        if np.all(np.isnan(scores)):
-            k, C = int(min(n_knots)), 1.0
-        else:
-            i, j = (int(v) for v in np.unravel_index(np.nanargmin(scores), scores.shape))
-            k, C = int(n_knots[i]), float(Cs[j])
+        k, C = self._select(scores, n_knots, Cs)
         knots = self._knots(z, k)
         if knots.size < 3:  # at most two distinct scores: a line in t (Platt's family), or a constant
             knots = np.empty(0)
