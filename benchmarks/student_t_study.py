@@ -80,7 +80,7 @@ from dpm_coverage import FIELDS, HELD_OUT, TRUTHS, _rows, cell_summary, cells, r
 
 from bayescal.bayesian._gibbs_kernels import binomial
 from bayescal.bayesian.class_fit import ClassFit
-from bayescal.bayesian.gibbs import _chain_streams, _log_floor, default_thin
+from bayescal.bayesian.gibbs import _chain_streams, _log_floor, _start_above_floor, default_thin, start_sticks
 
 RESULTS = Path(__file__).parent / "results"
 ROUTE = "student_t"
@@ -217,22 +217,22 @@ def fit_student_t(
     shift = float(np.average(x, weights=counts))
     log_floor = _log_floor(prior)
     c_int = np.floor(counts)
-    w0 = np.clip(np.asarray(prior["init_weight"], dtype=np.float64), 1e-10, None)
-    w0 = w0 / w0.sum()
-    rest = 1.0 - np.concatenate([[0.0], np.cumsum(w0)[:-1]])
-    v0 = np.clip(w0[:-1] / np.maximum(rest[:-1], 1e-300), 1e-12, 1 - 1e-12)
+    data = (x - shift, c_int.astype(np.int64), counts - c_int, np.asarray(prior["mu_loc"], np.float64) - shift)
+    hyper = (float(prior["mu_scale"]) ** 2, float(prior["sigma_logmean"]), float(prior["sigma_logsd"]), log_floor)
+    hyper += (float(nu), float(prior["alpha_shape"]), float(prior["alpha_rate"]))
+    mu0, u0 = _start_above_floor(
+        "gaussian",
+        np.asarray(prior["init_mu"], np.float64) - shift,
+        np.log(np.asarray(prior["init_sigma"], np.float64)),
+        log_floor,
+    )
+    v0 = start_sticks(prior["init_weight"])
     thin = default_thin(counts.sum())
+    run = (int(tune), thin, int(draws), int(n_mh))
     gens = _chain_streams(random_seed, chains)
 
-    def chain(c: int):
-        return _t_chain(
-            x - shift, c_int.astype(np.int64), counts - c_int, np.asarray(prior["mu_loc"], np.float64) - shift,
-            float(prior["mu_scale"]) ** 2, float(prior["sigma_logmean"]), float(prior["sigma_logsd"]), log_floor,
-            float(nu), float(prior["alpha_shape"]), float(prior["alpha_rate"]),
-            np.asarray(prior["init_mu"], np.float64) - shift,
-            np.maximum(np.log(np.asarray(prior["init_sigma"], np.float64)), log_floor), v0.copy(),
-            int(tune), thin, int(draws), int(n_mh), gens[c],
-        )  # fmt: skip
+    def chain(c: int):  # the start's arrays are copied: the sweeps update them in place
+        return _t_chain(*data, *hyper, mu0.copy(), u0.copy(), v0.copy(), *run, gens[c])
 
     with ThreadPoolExecutor(max_workers=min(chains, os.cpu_count() or 1)) as pool:
         results = list(pool.map(chain, range(chains)))

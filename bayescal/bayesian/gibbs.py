@@ -159,6 +159,7 @@ __all__ = [
     "GibbsChains",
     "default_thin",
     "fit_gibbs",
+    "start_sticks",
 ]
 
 _V_EPS = 1e-12
@@ -205,6 +206,15 @@ def default_thin(n_units: float) -> int:
     """
     low, high = THIN_RANGE
     return int(min(max(THIN_UNITS // max(float(n_units), 1.0), low), high))
+
+
+def start_sticks(init_weight) -> np.ndarray:
+    """The K - 1 stick fractions whose stick-breaking weights are ``init_weight`` (floored at 1e-10
+    and renormalised), each within [1e-12, 1 - 1e-12]: where every chain's sticks start."""
+    w0 = np.clip(np.asarray(init_weight, dtype=np.float64), 1e-10, None)
+    w0 = w0 / w0.sum()
+    rest = 1.0 - np.concatenate([[0.0], np.cumsum(w0)[:-1]])
+    return np.clip(w0[:-1] / np.maximum(rest[:-1], 1e-300), _V_EPS, 1 - _V_EPS)
 
 
 def _log_weights(v: np.ndarray) -> np.ndarray:
@@ -378,10 +388,7 @@ def _sample_numpy(x, counts, prior, K, C, tune, thin, n_keep, n_mh, family, rand
     c_int_i = c_int.astype(np.int64)
     a, b = float(prior["alpha_shape"]), float(prior["alpha_rate"])
 
-    w0 = np.clip(np.asarray(prior["init_weight"], dtype=np.float64), 1e-10, None)
-    w0 = w0 / w0.sum()
-    rest = 1.0 - np.concatenate([[0.0], np.cumsum(w0)[:-1]])
-    v = np.tile(np.clip(w0[:-1] / np.maximum(rest[:-1], 1e-300), _V_EPS, 1 - _V_EPS), (C, 1))
+    v = np.tile(start_sticks(prior["init_weight"]), (C, 1))
     alpha = np.full(C, a / b)
 
     n_iter = tune + n_keep * thin
@@ -505,10 +512,7 @@ class _CompiledChains:
         self.hmc_eps = np.full((C, 1), 0.2)
         self.gens = _chain_streams(random_seed, C)
         self.family_code = kern.GAUSSIAN if family == "gaussian" else kern.BETA
-        w0 = np.clip(np.asarray(prior["init_weight"], dtype=np.float64), 1e-10, None)
-        w0 = w0 / w0.sum()
-        rest = 1.0 - np.concatenate([[0.0], np.cumsum(w0)[:-1]])
-        v0 = np.clip(w0[:-1] / np.maximum(rest[:-1], 1e-300), _V_EPS, 1 - _V_EPS)
+        v0 = start_sticks(prior["init_weight"])
         self.state = [[v0.copy(), th1_0.copy(), th2_0.copy(), self.a / self.b] for _ in range(C)]
         self.it = 0  # sweeps run so far
         self.workers = min(C, n_threads if n_threads is not None else (os.cpu_count() or 1))
