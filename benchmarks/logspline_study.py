@@ -83,7 +83,6 @@ models by using integrated nested Laplace approximations. JRSS B 71, 319-392.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import platform
@@ -98,7 +97,7 @@ from scipy.special import expit, logsumexp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dpm_coverage import LEVELS, TRUTHS, region_grid, simulate
+from dpm_coverage import LEVELS, TRUTHS, _rows, region_grid, simulate
 
 RESULTS = Path(__file__).parent / "results"
 LOG_LAMBDA = np.linspace(np.log(1e-2), np.log(1e7), 40)
@@ -231,8 +230,7 @@ def dpm_rows(path: Path = RESULTS / "dpm_coverage.csv") -> dict[tuple[str, int, 
     """The default DPM's rows of the coverage study by (truth, N, seed)."""
     if not path.exists():
         return {}
-    with path.open() as f:
-        return {(r["truth"], int(r["n"]), int(r["seed"])): r for r in csv.DictReader(f) if r["route"] == "gibbs"}
+    return {(r["truth"], int(r["n"]), int(r["seed"])): r for r in _rows(path) if r["route"] == "gibbs"}
 
 
 def summarise(truth: str, n: int, rows: list[dict], dpm: dict) -> str:
