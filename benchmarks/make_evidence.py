@@ -16,7 +16,8 @@ docs/evidence/speed.md       benchmarks/results/dpm_speed.md (its stdout)       
                              and dpm_speed_load.md (``--load``), when present
 docs/evidence/realdata.md    benchmarks/results/dpm_realdata.json                 benchmarks/dpm_realdata.py
 docs/evidence/candidates.md  benchmarks/results/student_t_study.csv and .md, and  benchmarks/student_t_study.py,
-                             logspline_study.md when present                      benchmarks/logspline_study.py
+                             logspline_study.md and logistic_experts_study.md     benchmarks/logspline_study.py,
+                             when present                                         benchmarks/logistic_experts_study.py
 ===========================  ===================================================  =============================
 
 Usage::
@@ -200,21 +201,32 @@ def candidates_page(source: Path) -> str:
 
     runs = source.with_suffix(".md")  # the study's table, with the command of each run that wrote rows
     runs_text = runs.read_text() if runs.is_file() else ""
-    splines = source.with_name("logspline_study.md")
-    spline_part = ""
-    if splines.is_file():
-        body = splines.read_text().split("\n", 1)[1].strip()  # its own title dropped
-        spline_part = (
-            "\n## Penalised-spline log-densities\n\n"
-            "`benchmarks/logspline_study.py`: each class's log density a cubic B-spline with a "
-            "second-order random-walk prior on its coefficients (Bayesian P-splines), drawn independently "
-            "from Laplace approximations over a grid of smoothing precisions, with equally spaced or "
-            "quantile knots. Not a Dirichlet-process mixture: measured to see whether a model whose draws "
-            "converge by construction would be worth its change of model. Columns: the candidate's band "
-            "coverage (standard error of the 95 % one) and MAE; the default calibrator's 95 % coverage and "
-            "MAE on the same seeds (its rows of the coverage study) and the KDE calibrator's MAE; the seeds so "
-            "paired; the fit time in seconds. The run that wrote each table is stamped above it.\n\n" + body + "\n"
-        )
+    spline_part = _study_section(
+        source.with_name("logspline_study.md"),
+        "Penalised-spline log-densities",
+        "`benchmarks/logspline_study.py`: each class's log density a cubic B-spline with a "
+        "second-order random-walk prior on its coefficients (Bayesian P-splines), drawn independently "
+        "from Laplace approximations over a grid of smoothing precisions, with equally spaced or "
+        "quantile knots. Not a Dirichlet-process mixture: measured to see whether a model whose draws "
+        "converge by construction would be worth its change of model. Columns: the candidate's band "
+        "coverage (standard error of the 95 % one) and MAE; the default calibrator's 95 % coverage and "
+        "MAE on the same seeds (its rows of the coverage study) and the KDE calibrator's MAE; the seeds so "
+        "paired; the fit time in seconds. The run that wrote each table is stamped above it.",
+    )
+    experts_part = _study_section(
+        source.with_name("logistic_experts_study.md"),
+        "A Dirichlet-process mixture of logistic experts",
+        "`benchmarks/logistic_experts_study.py`: one Dirichlet-process mixture of the pooled scores whose "
+        "components each carry a logistic map of the working scale, shrunk towards one common line (the "
+        "DP-GLM of Hannah, Blei & Powell 2011), so that the labels place the partition of the score axis "
+        "and a logistic-linear map is one expert. Not class-conditional mixtures: measured to see whether "
+        "letting the components carry the map would make the band honest at kinks. Columns: the "
+        "candidate's band coverage (standard error of the 95 % one), data-weighted coverage, MAE, width, "
+        "the map's worst R-hat and lowest bulk ESS, the fits meeting R-hat <= 1.01 and ESS >= 400 and "
+        "the fit time (numpy sweeps on the rows, a study script); then the default calibrator's coverage, "
+        "MAE and width on the same seeds (its rows of the coverage study), the KDE and Platt calibrators' "
+        "MAE there, and the seeds so paired.",
+    )
     return (
         "# Candidate models for the class densities\n\n"
         "Models measured against the calibrator's on the replicates of `benchmarks/dpm_coverage.py` "
@@ -242,7 +254,17 @@ def candidates_page(source: Path) -> str:
         + summarise(source)
         + "\n"
         + spline_part
+        + experts_part
     )
+
+
+def _study_section(path: Path, title: str, description: str) -> str:
+    """A section of the candidates page from a study's markdown output ``path`` (its own title
+    dropped; empty when the study has not been run)."""
+    if not path.is_file():
+        return ""
+    body = path.read_text().split("\n", 1)[1].strip()
+    return f"\n## {title}\n\n{description}\n\n{body}\n"
 
 
 def _markdown(text: str) -> str:

@@ -60,7 +60,10 @@ Measured (2026-11-22, 2-core machine; ``coverage`` and ``realdata`` below):
   ========  ====  =====  ==============  ===============  =========
 
   so the U-shaped truth's band is too narrow (the DPM's: 0.943 at both N), and the MAE is a
-  little above the DPM's. Not a warm-up problem: 2000 warm-up sweeps leave U-shaped/300 at
+  little above the DPM's. On the plateau truth (a map with kinks; 2026-11-27, ``coverage --truth
+  plateau --n 1000 --seeds 10``) it covers 0.722 (se 0.039), MAE 0.0440 against the DPM's 0.0353
+  and the KDE calibrator's 0.0407 on the same seeds (learned b 1.2-4.3): sharing the atoms does not
+  make the band honest at kinks either. Not a warm-up problem: 2000 warm-up sweeps leave U-shaped/300 at
   0.885 (10 seeds). That, a PyMC version of the model and atoms for tied scores are
   what stand between this sketch and the calibrator's default.
 

@@ -202,3 +202,52 @@ def test_the_student_t_sampler_with_many_degrees_of_freedom_samples_the_gaussian
     nu4 = study.fit_student_t(x, counts, prior, n_components=20, random_seed=0, draws=300, nu=4.0)
     t4 = mean_density(nu4, lambda t, w, m, s: study.t_log_density(t, w, m, s, 4.0))
     assert np.abs(t4 - truth).max() < 0.06, t4
+
+
+def test_the_logistic_expert_step_samples_the_experts_conditional_posterior():
+    """The study's expert update (an independence Metropolis step from a Laplace proposal) leaves
+    the expert's conditional posterior, a logistic regression with a Gaussian prior, invariant:
+    its draws' mean and standard deviation match those of that posterior integrated on a grid."""
+    from scipy.special import log_expit
+
+    study = benchmark_module("logistic_experts_study")
+    rng = np.random.default_rng(3)
+    z = rng.normal(size=40)
+    y = (rng.random(40) < 1 / (1 + np.exp(-(0.3 + 1.5 * z)))).astype(float)
+    k = np.zeros(40, dtype=int)
+    beta0, omega = np.array([0.0, 0.5]), np.array([1.0, 0.8])
+    beta = np.zeros((1, 2))
+    draws = []
+    for _ in range(4000):
+        study._update_experts(rng, z, y, k, beta, beta0, omega, 1)
+        draws.append(beta[0].copy())
+    draws = np.array(draws[200:])
+    a, b = np.meshgrid(np.linspace(-3, 3.5, 261), np.linspace(-2, 5, 281), indexing="ij")
+    eta = a[..., None] + b[..., None] * z
+    logp = (y * log_expit(eta) + (1 - y) * log_expit(-eta)).sum(-1)
+    logp += -0.5 * ((a - beta0[0]) / omega[0]) ** 2 - 0.5 * ((b - beta0[1]) / omega[1]) ** 2
+    p = np.exp(logp - logp.max())
+    p /= p.sum()
+    mean = np.array([(p * a).sum(), (p * b).sum()])
+    sd = np.sqrt(np.array([(p * a**2).sum(), (p * b**2).sum()]) - mean**2)
+    np.testing.assert_allclose(draws.mean(0), mean, atol=0.06)
+    np.testing.assert_allclose(draws.std(0), sd, rtol=0.1)
+
+
+def test_the_logistic_experts_map_follows_a_logistic_truth_with_nested_bands():
+    """On scores whose map is logistic on the working scale (one expert suffices) the study's
+    posterior-mean map follows the truth over the central scores, and its bands are nested."""
+    from scipy.special import expit, logit
+
+    study = benchmark_module("logistic_experts_study")
+    rng = np.random.default_rng(4)
+    s = rng.beta(2, 2, 400)
+    y = (rng.random(400) < expit(2 * logit(s))).astype(float)
+    post = study.fit_logistic_experts(logit(s), y, tune=100, draws=100, thin=1, random_seed=0)
+    assert post["weight"].shape == (2, 100, 20)
+    grid = logit(np.linspace(0.2, 0.8, 13))
+    draws = study.map_draws(post, grid)
+    assert np.abs(draws.mean(0) - expit(2 * grid)).max() < 0.08
+    lo50, hi50 = np.quantile(draws, [0.25, 0.75], axis=0)
+    lo95, hi95 = np.quantile(draws, [0.025, 0.975], axis=0)
+    assert np.all(lo95 <= lo50) and np.all(hi50 <= hi95)
