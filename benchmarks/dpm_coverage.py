@@ -218,6 +218,39 @@ def simulate(truth: str, n: int, seed: int):
     return s, y, true_map, kind
 
 
+def data_points(scores: np.ndarray, grid: np.ndarray, seed: int) -> np.ndarray:
+    """Up to 500 of the observed ``scores`` inside the data region ``grid``, drawn with ``seed``:
+    the points of the data-weighted coverage."""
+    inside = scores[(scores >= grid[0]) & (scores <= grid[-1])]
+    return np.random.default_rng(seed).choice(inside, size=min(500, inside.size), replace=False)
+
+
+def band_scores(
+    draws: np.ndarray, mean: np.ndarray, truth: np.ndarray, data_draws: np.ndarray, data_truth: np.ndarray
+) -> dict[str, float]:
+    """How a posterior's map draws on the region grid (``draws``: draws x grid, posterior mean
+    ``mean``) and at the data points (``data_draws``) meet the true map there (``truth``,
+    ``data_truth``): the coverage of the equal-tailed bands of :data:`LEVELS` (``cov50`` ..),
+    the 95 % band's width, its coverage where the truth is strictly inside (0, 1)
+    (``cov95_open``) and the largest distance from a truth of 0 or 1 to it (``edge_gap``), its
+    coverage at the data points (``cov95_data``) and the mean absolute error of ``mean``."""
+    row: dict[str, float] = {}
+    for q in LEVELS:
+        lo, hi = np.quantile(draws, [(1 - q) / 2, (1 + q) / 2], axis=0)
+        inside = (lo <= truth) & (truth <= hi)
+        row[f"cov{round(100 * q)}"] = float(np.mean(inside))
+        if q == 0.95:
+            row["width"] = float(np.mean(hi - lo))
+            open_ = (truth > 0) & (truth < 1)
+            row["cov95_open"] = float(np.mean(inside[open_]))
+            gap = np.where(truth <= 0, lo, 1 - hi)[~open_]
+            row["edge_gap"] = float(gap.max()) if gap.size else float("nan")
+    lo, hi = np.quantile(data_draws, [0.025, 0.975], axis=0)
+    row["cov95_data"] = float(np.mean((lo <= data_truth) & (data_truth <= hi)))
+    row["mae"] = float(np.mean(np.abs(mean - truth)))
+    return row
+
+
 def _other_calibrators(requested):
     from bayescal._registry import calibrators, get_calibrator_class
 
@@ -251,8 +284,7 @@ def run_one(
     s, y, true_map, kind = simulate(truth, n, seed)
     grid = region_grid(s)
     truth_vals = true_map(grid)
-    inside = s[(s >= grid[0]) & (s <= grid[-1])]
-    data_pts = np.random.default_rng(seed).choice(inside, size=min(500, inside.size), replace=False)
+    data_pts = data_points(s, grid, seed)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -262,24 +294,14 @@ def run_one(
         fits = [d for d in model.diagnostics_.values() if isinstance(d, dict) and "class_0" in d]
         extra["occupied"] = float(np.mean([f[f"class_{c}"].get("mean_occupied", np.nan) for f in fits for c in (0, 1)]))
         extra["family"] = model.diagnostics_.get("family_selection", {}).get("chosen", "")
-    draws = model.calibration_map(grid).values.reshape(-1, grid.size)
-    mean = model.predict_proba(grid)[:, 1]
     row = {"truth": truth, "n": n, "seed": seed, "route": _label(route, options), "time_s": elapsed}
-    for q in LEVELS:
-        lo, hi = np.quantile(draws, [(1 - q) / 2, (1 + q) / 2], axis=0)
-        inside = (lo <= truth_vals) & (truth_vals <= hi)
-        row[f"cov{round(100 * q)}"] = float(np.mean(inside))
-        if q == 0.95:
-            row["width"] = float(np.mean(hi - lo))
-            open_ = (truth_vals > 0) & (truth_vals < 1)
-            row["cov95_open"] = float(np.mean(inside[open_]))
-            gap = np.where(truth_vals <= 0, lo, 1 - hi)[~open_]
-            row["edge_gap"] = float(gap.max()) if gap.size else float("nan")
-    dd = model.calibration_map(data_pts).values.reshape(-1, data_pts.size)
-    lo, hi = np.quantile(dd, [0.025, 0.975], axis=0)
-    tv = true_map(data_pts)
-    row["cov95_data"] = float(np.mean((lo <= tv) & (tv <= hi)))
-    row["mae"] = float(np.mean(np.abs(mean - truth_vals)))
+    row |= band_scores(
+        model.calibration_map(grid).values.reshape(-1, grid.size),
+        model.predict_proba(grid)[:, 1],
+        truth_vals,
+        model.calibration_map(data_pts).values.reshape(-1, data_pts.size),
+        true_map(data_pts),
+    )
     conv = model.diagnostics_["map"]
     row.update(
         {

@@ -85,9 +85,6 @@ JASA 96, 161-173.
 from __future__ import annotations
 
 import argparse
-import csv
-import os
-import platform
 import sys
 import time
 import warnings
@@ -97,7 +94,18 @@ import numpy as np
 from scipy.special import expit, log_expit, logsumexp
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dpm_coverage import FIELDS, HELD_OUT, LEVELS, TRUTHS, _rows, cell_summary, cells, region_grid, simulate
+from _study_files import appending, stamp_runs
+from dpm_coverage import (
+    HELD_OUT,
+    TRUTHS,
+    _rows,
+    band_scores,
+    cell_summary,
+    cells,
+    data_points,
+    region_grid,
+    simulate,
+)
 
 RESULTS = Path(__file__).parent / "results"
 ROUTE = "logistic experts"
@@ -307,32 +315,17 @@ def run_experts(truth: str, n: int, seed: int) -> dict:
 
     s, y, true_map, kind = simulate(truth, n, seed)
     grid = region_grid(s)
-    truth_vals = true_map(grid)
-    inside = s[(s >= grid[0]) & (s <= grid[-1])]
-    data_pts = np.random.default_rng(seed).choice(inside, size=min(500, inside.size), replace=False)
+    data_pts = data_points(s, grid, seed)
     t0 = time.perf_counter()
     t = to_working(s, kind)
     post = fit_logistic_experts(t, y, random_seed=seed)
     g_t = to_working(grid, kind)
     draws = map_draws(post, g_t)
     elapsed = time.perf_counter() - t0
-    mean = draws.mean(0)
     row = {"truth": truth, "n": n, "seed": seed, "route": ROUTE, "time_s": elapsed, "others": "{}"}
-    for q in LEVELS:
-        lo, hi = np.quantile(draws, [(1 - q) / 2, (1 + q) / 2], axis=0)
-        inside_band = (lo <= truth_vals) & (truth_vals <= hi)
-        row[f"cov{round(100 * q)}"] = float(np.mean(inside_band))
-        if q == 0.95:
-            row["width"] = float(np.mean(hi - lo))
-            open_ = (truth_vals > 0) & (truth_vals < 1)
-            row["cov95_open"] = float(np.mean(inside_band[open_]))
-            gap = np.where(truth_vals <= 0, lo, 1 - hi)[~open_]
-            row["edge_gap"] = float(gap.max()) if gap.size else float("nan")
-    dd = map_draws(post, to_working(data_pts, kind))
-    lo, hi = np.quantile(dd, [0.025, 0.975], axis=0)
-    tv = true_map(data_pts)
-    row["cov95_data"] = float(np.mean((lo <= tv) & (tv <= hi)))
-    row["mae"] = float(np.mean(np.abs(mean - truth_vals)))
+    row |= band_scores(
+        draws, draws.mean(0), true_map(grid), map_draws(post, to_working(data_pts, kind)), true_map(data_pts)
+    )
     region = np.quantile(t, [0.025, 0.975])
     shape = post["weight"].shape[:2]
     with warnings.catch_warnings():
@@ -389,36 +382,25 @@ def main() -> None:
     args = ap.parse_args()
     if any(n > 10_000 for n in args.n):
         ap.error("--n above 10000: the sampler runs on the rows, without binning (module docstring)")
-    new = not args.out.exists()
-    with args.out.open("a", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=FIELDS)
-        if new:
-            writer.writeheader()
+    with appending(args.out) as write:
         for truth in args.truths:
             for n in args.n:
                 for seed in range(args.first_seed, args.first_seed + args.seeds):
                     row = run_experts(truth, n, seed)
-                    writer.writerow({k: row.get(k, "") for k in FIELDS})
-                    fh.flush()
+                    write(row)
                     print(f"{truth} {n} {seed}: cov95 {row['cov95']:.3f} mae {row['mae']:.4f} "
                           f"rhat {row['rhat_max']:.3f} {row['time_s']:.1f} s", flush=True)  # fmt: skip
     command = (
         f"python benchmarks/logistic_experts_study.py --truths {' '.join(args.truths)} "
         f"--n {' '.join(map(str, args.n))} --seeds {args.seeds} --first-seed {args.first_seed}"
     )
-    md = args.out.with_suffix(".md")
-    runs = [ln for ln in md.read_text().splitlines() if ln.startswith("- ")] if md.exists() and not new else []
-    if args.seeds > 0:
-        runs.append(
-            f"- {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} ({platform.system()} {platform.machine()}, "
-            f"{os.cpu_count()} cores, Python {platform.python_version()}): `{command}`"
-        )
-    md.write_text(
-        "# A Dirichlet-process mixture of logistic experts against the DPM\n\n"
+    stamp_runs(
+        args.out,
+        "A Dirichlet-process mixture of logistic experts against the DPM",
         f"Rows of `{args.out.name}`, written by these runs (each appends its rows); the DPM columns are the "
-        "default calibrator's rows of `dpm_coverage.csv` on the same seeds:\n\n"
-        + "\n".join(runs)
-        + f"\n\n{summarise(args.out)}\n"
+        "default calibrator's rows of `dpm_coverage.csv` on the same seeds:",
+        command if args.seeds > 0 else None,
+        summarise(args.out),
     )
     print(summarise(args.out))
 

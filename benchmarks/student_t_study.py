@@ -61,10 +61,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
 import math
 import os
-import platform
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -76,7 +74,8 @@ from numba import njit
 from scipy.special import gammaln
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dpm_coverage import FIELDS, HELD_OUT, TRUTHS, _rows, cell_summary, cells, run_one
+from _study_files import appending, stamp_runs
+from dpm_coverage import HELD_OUT, TRUTHS, _rows, cell_summary, cells, run_one
 
 from bayescal.bayesian._gibbs_kernels import binomial
 from bayescal.bayesian.class_fit import ClassFit
@@ -348,36 +347,25 @@ def main() -> None:
     args = ap.parse_args()
     if any(n > 10_000 for n in args.n):
         ap.error("--n above 10000: the Gaussian sampler then adds moves this one lacks (module docstring)")
-    new = not args.out.exists()
-    with args.out.open("a", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=FIELDS)
-        if new:
-            writer.writeheader()
+    with appending(args.out) as write:
         for truth in args.truths:
             for n in args.n:
                 for seed in range(args.first_seed, args.first_seed + args.seeds):
                     for name in args.candidates:
                         row = run_candidate(name, truth, n, seed, args.nu)
-                        writer.writerow({k: row.get(k, "") for k in FIELDS})
-                        fh.flush()
+                        write(row)
                         print(f"{row['route']} {truth} {n} {seed}: cov95 {row['cov95']:.3f} mae {row['mae']:.4f} "
                               f"rhat {row['rhat_max']:.3f} {row['time_s']:.1f} s", flush=True)  # fmt: skip
     command = (
         f"python benchmarks/student_t_study.py --truths {' '.join(args.truths)} --n {' '.join(map(str, args.n))} "
         f"--seeds {args.seeds} --first-seed {args.first_seed} --nu {args.nu:g} --candidates {' '.join(args.candidates)}"
     )
-    md = args.out.with_suffix(".md")
-    runs = [ln for ln in md.read_text().splitlines() if ln.startswith("- ")] if md.exists() and not new else []
-    if args.seeds > 0:
-        runs.append(
-            f"- {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} ({platform.system()} {platform.machine()}, "
-            f"{os.cpu_count()} cores, Python {platform.python_version()}): `{command}`"
-        )
-    md.write_text(
-        "# Student-t components against Gaussian ones\n\n"
-        f"Rows of `{args.out.name}`, written by these runs (each appends its rows):\n\n"
-        + "\n".join(runs)
-        + f"\n\n{summarise(args.out)}\n"
+    stamp_runs(
+        args.out,
+        "Student-t components against Gaussian ones",
+        f"Rows of `{args.out.name}`, written by these runs (each appends its rows):",
+        command if args.seeds > 0 else None,
+        summarise(args.out),
     )
     print(summarise(args.out))
 
