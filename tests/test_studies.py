@@ -137,16 +137,18 @@ def test_the_logspline_study_draws_nested_bands_that_follow_the_smooth_truth(kno
     assert line.startswith("| monotone | 1000 | 1 | ") and "| 0.900 | 0.0100 | 0.0200 | 1 |" in line
 
 
-def test_the_logspline_candidates_density_integrates_the_bins_it_was_fitted_to():
+@pytest.mark.parametrize("penalty", ["rw2", "curvature"])
+def test_the_logspline_candidates_density_integrates_the_bins_it_was_fitted_to(penalty):
     """On counts drawn from a known density the posterior-mean bin probabilities match it (the
-    Laplace draws are centred where the likelihood is)."""
+    Laplace draws are centred where the likelihood is), under either smoothness penalty."""
     study = benchmark_module("logspline_study")
     rng = np.random.default_rng(0)
     edges = np.linspace(-4.0, 4.0, 201)
     centres = 0.5 * (edges[1:] + edges[:-1])
     counts = np.histogram(rng.normal(size=20_000), edges)[0].astype(float)
-    design = study.bspline_design(centres, study.inner_knots(centres, -4.0, 4.0, 30, "equal"))
-    beta = study.class_draws(counts, design, rng, 400)
+    inner = study.inner_knots(centres, -4.0, 4.0, 30, "equal")
+    design = study.bspline_design(centres, inner)
+    beta = study.class_draws(counts, design, rng, 400, study.penalty_matrix(inner, penalty))
     g = beta @ design.T
     p = np.exp(g - g.max(axis=1, keepdims=True))
     p = (p / p.sum(axis=1, keepdims=True)).mean(axis=0)
@@ -251,3 +253,21 @@ def test_the_logistic_experts_map_follows_a_logistic_truth_with_nested_bands():
     lo50, hi50 = np.quantile(draws, [0.25, 0.75], axis=0)
     lo95, hi95 = np.quantile(draws, [0.025, 0.975], axis=0)
     assert np.all(lo95 <= lo50) and np.all(hi50 <= hi95)
+
+
+def test_the_splines_curvature_penalty_is_the_integrated_squared_second_derivative():
+    """With unequal (quantile) knots the curvature penalty leaves constants and lines
+    unpenalised (rank J - 2) and gives t^2 on [-4, 4] its integral of 2^2, 32."""
+    study = benchmark_module("logspline_study")
+    inner = study.inner_knots(np.random.default_rng(0).normal(size=1000), -4.0, 4.0, 12, "quantile")
+    omega = study.penalty_matrix(inner, "curvature")
+    x = np.linspace(-4.0, 4.0, 200)
+    design = study.bspline_design(x, inner)
+
+    def penalty_of(f):
+        beta = np.linalg.lstsq(design, f(x), rcond=None)[0]
+        return beta @ omega @ beta
+
+    assert abs(penalty_of(lambda t: 1.0 + 0.0 * t)) < 1e-9 and abs(penalty_of(lambda t: 2.0 * t - 1.0)) < 1e-9
+    assert penalty_of(lambda t: t**2) == pytest.approx(32.0, rel=1e-9)
+    assert np.linalg.matrix_rank(omega) == omega.shape[0] - 2
