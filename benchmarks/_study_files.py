@@ -7,10 +7,12 @@ import contextlib
 import csv
 import os
 import platform
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))
 from dpm_coverage import FIELDS
 
 

@@ -271,3 +271,29 @@ def test_the_splines_curvature_penalty_is_the_integrated_squared_second_derivati
     assert abs(penalty_of(lambda t: 1.0 + 0.0 * t)) < 1e-9 and abs(penalty_of(lambda t: 2.0 * t - 1.0)) < 1e-9
     assert penalty_of(lambda t: t**2) == pytest.approx(32.0, rel=1e-9)
     assert np.linalg.matrix_rank(omega) == omega.shape[0] - 2
+
+
+def test_a_studys_rows_and_run_lines_accumulate_until_its_csv_is_started_afresh(tmp_path):
+    """The candidate studies append rows to their CSV and stamp each run's command in the .md
+    beside it; a run that starts a new CSV drops the run lines of rows that are gone."""
+    import csv
+
+    files = benchmark_module("_study_files")
+    out = tmp_path / "study.csv"
+    for run in ("first", "second"):
+        with files.appending(out) as write:
+            write({"truth": run, "n": 1, "seed": 0, "cov95": 0.9, "not a column": 1})
+        files.stamp_runs(out, "T", "intro", f"cmd {run}", "| table |")
+    rows = list(csv.DictReader(out.open()))
+    assert [r["truth"] for r in rows] == ["first", "second"] and rows[0]["cov50"] == ""
+    md = out.with_suffix(".md").read_text()
+    assert md.startswith("# T\n\nintro\n\n- ") and "`cmd first`" in md and "`cmd second`" in md
+    assert md.endswith("| table |\n")
+    files.stamp_runs(out, "T", "intro", None, "| new table |")  # a rewrite of the table alone
+    assert out.with_suffix(".md").read_text().count("`cmd") == 2
+    out.unlink()
+    with files.appending(out) as write:
+        write({"truth": "third"})
+    files.stamp_runs(out, "T", "intro", "cmd third", "| t |")
+    md = out.with_suffix(".md").read_text()
+    assert "`cmd third`" in md and "`cmd first`" not in md
