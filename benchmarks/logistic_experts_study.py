@@ -148,12 +148,9 @@ def _expert_sums(z, y, k, beta, K):
     return ll, g, h
 
 
-def _gauss_logpdf2(beta, mean, prec):
-    """log N(beta; mean, H^-1) up to a constant, for K 2-vectors with 2x2 precisions (K, 3: h11, h12, h22)."""
-    d = beta - mean
-    quad = prec[:, 0] * d[:, 0] ** 2 + 2 * prec[:, 1] * d[:, 0] * d[:, 1] + prec[:, 2] * d[:, 1] ** 2
-    logdet = np.log(prec[:, 0] * prec[:, 2] - prec[:, 1] ** 2)
-    return 0.5 * logdet - 0.5 * quad
+def _quad_form(d, prec):
+    """d' H d for K 2-vectors ``d`` and 2x2 precisions (K, 3: h11, h12, h22)."""
+    return prec[:, 0] * d[:, 0] ** 2 + 2 * prec[:, 1] * d[:, 0] * d[:, 1] + prec[:, 2] * d[:, 1] ** 2
 
 
 def _update_experts(rng, z, y, k, beta, beta0, omega, K):
@@ -185,14 +182,14 @@ def _update_experts(rng, z, y, k, beta, beta0, omega, K):
         ll, _, _ = _expert_sums(z, y, k, b, K)
         return ll - 0.5 * (lam * (b - beta0) ** 2).sum(1)
 
-    log_r = log_target(prop) - log_target(beta) + _gauss_logpdf2(beta, mode, H) - _gauss_logpdf2(prop, mode, H)
+    # the proposal's log density ratio q(beta) / q(prop): its normalising constants cancel
+    log_r = log_target(prop) - log_target(beta) + 0.5 * (_quad_form(prop - mode, H) - _quad_form(beta - mode, H))
     accept = np.log(rng.random(K)) < log_r
     beta[accept] = prop[accept]
-    return accept
 
 
 def _chain(t, z, y, prior, beta_hat, K, tune, draws, thin, rng):
-    """One chain's kept draws: weights, means, scales, experts (K, 2) and the concentration."""
+    """One chain's kept draws of what the map reads: weights, means, scales and experts (K, 2)."""
     n = t.size
     a_alpha, b_alpha = float(prior["alpha_shape"]), float(prior["alpha_rate"])
     m, s2 = np.asarray(prior["mu_loc"], float), float(prior["mu_scale"]) ** 2
@@ -206,7 +203,7 @@ def _chain(t, z, y, prior, beta_hat, K, tune, draws, thin, rng):
     omega = np.array([0.5, 0.5])
     alpha = a_alpha / b_alpha
     step_sigma = np.full(K, 0.3)
-    out = {"weight": [], "mu": [], "sigma": [], "beta": [], "alpha": [], "omega": []}
+    out = {"weight": [], "mu": [], "sigma": [], "beta": []}
     for it in range(tune + draws * thin):
         # 1. allocations
         eta = beta[:, 0][None, :] + z[:, None] * beta[:, 1][None, :]
@@ -260,15 +257,8 @@ def _chain(t, z, y, prior, beta_hat, K, tune, draws, thin, rng):
             acc = np.log(rng.random(2)) < lpo(om, lo) - lpo(omega, np.log(omega))
             omega = np.where(acc, om, omega)
         if it >= tune and (it - tune) % thin == thin - 1:
-            for key, val in (
-                ("weight", w),
-                ("mu", mu),
-                ("sigma", sigma),
-                ("beta", beta),
-                ("alpha", alpha),
-                ("omega", omega),
-            ):
-                out[key].append(np.array(val, copy=True))
+            for key, val in (("weight", w), ("mu", mu), ("sigma", sigma), ("beta", beta)):
+                out[key].append(val.copy())
     return {key: np.array(val) for key, val in out.items()}
 
 

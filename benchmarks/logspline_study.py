@@ -133,11 +133,16 @@ def inner_knots(t: np.ndarray, lo: float, hi: float, n_basis: int, rule: str, de
     return np.r_[lo, np.quantile(t, np.linspace(0.0, 1.0, n_basis - degree + 1)[1:-1]), hi]
 
 
-def bspline_design(x: np.ndarray, inner: np.ndarray, degree: int = 3) -> np.ndarray:
-    """The (len(x), len(inner) + degree - 1) B-spline design matrix on the knots ``inner``,
-    extended beyond each end by ``degree`` knots at the end interval's spacing."""
+def _extended_knots(inner: np.ndarray, degree: int = 3) -> np.ndarray:
+    """The knots ``inner`` extended beyond each end by ``degree`` knots at the end interval's spacing."""
     h0, h1 = inner[1] - inner[0], inner[-1] - inner[-2]
-    knots = np.r_[inner[0] - h0 * np.arange(degree, 0, -1), inner, inner[-1] + h1 * np.arange(1, degree + 1)]
+    return np.r_[inner[0] - h0 * np.arange(degree, 0, -1), inner, inner[-1] + h1 * np.arange(1, degree + 1)]
+
+
+def bspline_design(x: np.ndarray, inner: np.ndarray, degree: int = 3) -> np.ndarray:
+    """The (len(x), len(inner) + degree - 1) B-spline design matrix on the knots ``inner``
+    (:func:`_extended_knots`)."""
+    knots = _extended_knots(inner, degree)
     return BSpline.design_matrix(np.clip(x, inner[0], inner[-1]), knots, degree).toarray()
 
 
@@ -153,8 +158,7 @@ def penalty_matrix(inner: np.ndarray, rule: str, degree: int = 3) -> np.ndarray:
     if rule == "rw2":
         diff2 = np.diff(np.eye(J), 2, axis=0)
         return diff2.T @ diff2
-    h0, h1 = inner[1] - inner[0], inner[-1] - inner[-2]
-    knots = np.r_[inner[0] - h0 * np.arange(degree, 0, -1), inner, inner[-1] + h1 * np.arange(1, degree + 1)]
+    knots = _extended_knots(inner, degree)
     nodes, weights = np.polynomial.legendre.leggauss(3)  # exact: the product of two linear pieces is quadratic
     a, b = inner[:-1], inner[1:]
     x = (0.5 * (b - a)[:, None] * nodes + 0.5 * (a + b)[:, None]).ravel()

@@ -208,8 +208,9 @@ def candidates_page(source: Path) -> str:
         "second-order random-walk prior on its coefficients (Bayesian P-splines), drawn independently "
         "from Laplace approximations over a grid of smoothing precisions, with equally spaced or "
         "quantile knots, penalising the coefficients' second differences or (`--penalty curvature`) the "
-        "log density's integrated squared second derivative. Not a Dirichlet-process mixture: measured to see whether a model whose draws "
-        "converge by construction would be worth its change of model. Columns: the candidate's band "
+        "log density's integrated squared second derivative. Not a Dirichlet-process mixture: measured to "
+        "see whether a model whose draws converge by construction would be worth its change of model. "
+        "Columns: the candidate's band "
         "coverage (standard error of the 95 % one) and MAE; the default calibrator's 95 % coverage and "
         "MAE on the same seeds (its rows of the coverage study) and the KDE calibrator's MAE; the seeds so "
         "paired; the fit time in seconds. The run that wrote each table is stamped above it.",
