@@ -17,21 +17,21 @@ from dpm_coverage import FIELDS
 
 
 @contextlib.contextmanager
-def appending(path: Path) -> Iterator[Callable[[dict], None]]:
-    """A function that appends one row (the coverage study's :data:`FIELDS`) to the CSV ``path``
-    and flushes it, so an interrupted run keeps its rows. When the file is new its header is
+def appending(path: Path, fields: list[str] = FIELDS) -> Iterator[Callable[[dict], None]]:
+    """A function that appends one row (its ``fields``, by default the coverage study's
+    :data:`FIELDS`) to the CSV ``path`` and flushes it, so an interrupted run keeps its rows. When the file is new its header is
     written, and the run lines of an earlier ``.md`` beside it (:func:`stamp_runs`), whose rows are
     gone, are dropped."""
     new = not path.exists()
     if new:
         path.with_suffix(".md").unlink(missing_ok=True)
     with path.open("a", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=FIELDS)
+        writer = csv.DictWriter(fh, fieldnames=fields)
         if new:
             writer.writeheader()
 
         def write(row: dict) -> None:
-            writer.writerow({k: row.get(k, "") for k in FIELDS})
+            writer.writerow({k: row.get(k, "") for k in fields})
             fh.flush()
 
         yield write
