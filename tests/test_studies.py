@@ -334,3 +334,48 @@ def test_the_polya_tree_map_follows_a_smooth_truth():
     assert row["mae"] < 0.02, row
     assert row["cov95"] > 0.8, row
     assert row["is_ess"] >= 1.0
+
+
+def test_the_change_point_recursion_gives_the_exact_posterior_of_the_partitions():
+    """The change-point study's backward recursion gives the marginal likelihood summed over every
+    partition of the bins, and its forward draws follow each partition's posterior probability
+    (enumerated here over the 16 partitions of five bins)."""
+    import itertools
+
+    from scipy.special import logsumexp
+
+    study = benchmark_module("change_point_study")
+    rng = np.random.default_rng(6)
+    B, q = 5, 0.3
+    log_ml = np.full((B + 1, B + 1), -np.inf)
+    for i in range(B):
+        for j in range(i + 1, B + 1):
+            log_ml[i, j] = rng.normal(-2.0 * (j - i), 1.0)
+    log_post = {}
+    for breaks in itertools.product([0, 1], repeat=B - 1):
+        ends = [b + 1 for b in range(B - 1) if breaks[b]] + [B]
+        starts = [0] + ends[:-1]
+        pieces = tuple(zip(starts, ends, strict=True))
+        log_post[pieces] = (
+            sum(log_ml[i, j] for i, j in pieces) + sum(breaks) * np.log(q) + (B - 1 - sum(breaks)) * np.log1p(-q)
+        )
+    Q = study.backward(log_ml, q)
+    assert np.isclose(Q[0], logsumexp(list(log_post.values())))
+    draws = 40_000
+    counts: dict = {}
+    for _ in range(draws):
+        key = tuple(study.sample_partition(log_ml, Q, q, rng))
+        counts[key] = counts.get(key, 0) + 1
+    for pieces, lp in log_post.items():
+        p = np.exp(lp - Q[0])
+        assert abs(counts.get(pieces, 0) / draws - p) < 4 * np.sqrt(p * (1 - p) / draws) + 1e-3, (pieces, p)
+
+
+def test_the_change_point_map_follows_a_logistic_truth():
+    """On the monotone truth at N = 10^3 (a map logistic-linear on the working scale, one piece)
+    the study's posterior-mean map is close to the truth and its band covers most of it."""
+    study = benchmark_module("change_point_study")
+    row = study.run_change_points("monotone", 1000, 0, draws=300)
+    assert row["mae"] < 0.02, row
+    assert row["cov95"] > 0.8, row
+    assert 1.0 <= row["pieces"] < 4.0, row

@@ -1,0 +1,321 @@
+r"""A product-partition model of the map (piecewise logistic-linear, random change points), as a
+candidate for the core issue.
+
+Why. The calibrator's band fails where the map has kinks or flat stretches (the plateau truth of
+``benchmarks/dpm_coverage.py``), and its chains do not converge above N = 300. The candidate
+models measured so far model the class densities and are smooth everywhere or rough
+everywhere (``docs/evidence/candidates.md``). This one models the map directly, as pieces that
+each follow a logistic line of the working scale, with the number and places of the breaks
+random: a flat stretch is one piece, a kink is a break, and a map that is logistic-linear on
+the working scale (as it is for two Beta class densities with opposite shape shifts, and for
+Platt-calibratable classifiers) is one piece. The posterior over the breaks is computed exactly
+by a recursion over the bins (Barry & Hartigan 1993; Fearnhead 2006), so its draws are
+independent (there are no chains to converge) and cost the same at every N.
+
+**Model.** The scores on the working scale t are sorted into B bins of equal count
+(B = N / 10 within [10, 100]); bin b holds :math:`n_b` scores, :math:`k_b` positives and mean
+:math:`\bar t_b`. A partition of the bins into contiguous pieces has each of the B - 1 bin
+boundaries a break with probability q, :math:`q` uniform on :data:`BREAK_RATES` (12 values,
+log-spaced from 10^-4 to 1/2). In a piece S with centre :math:`c_S` (its scores' mean),
+
+.. math::
+    k_b \sim \mathrm{Binomial}(n_b, \operatorname{expit}(a_S + b_S (\bar t_b - c_S))), \quad
+    a_S \sim \mathcal N(\hat a + \hat b c_S, 2^2), \quad b_S \sim \mathcal N(\hat b, 2^2),
+
+independently across pieces, with :math:`(\hat a, \hat b)` the logistic fit of all bins with a
+N(0, 5^2) ridge (Platt scaling on the working scale): each piece is shrunk towards one line.
+A draw's map at t is its piece's line, :math:`\operatorname{expit}(a_S + b_S (t - c_S))`.
+
+**Posterior.** Each of the B(B + 1)/2 candidate pieces gets the Laplace approximation of its
+marginal likelihood and of its line's posterior (Newton's method on the two parameters, each
+step shortened so that no bin's log-odds moves by more than 2). With
+:math:`m(i, j)` the log marginal likelihood of the piece of bins i..j-1, the backward recursion
+:math:`Q(i) = \log \sum_{j > i} \exp[m(i, j) + (j - i - 1) \log(1 - q) + [j < B] \log q + Q(j)]`,
+:math:`Q(B) = 0`, gives the marginal likelihood :math:`Q(0)` of each q, so q is drawn from its
+exact posterior; then the pieces are drawn forwards, each end j with probability proportional
+to the recursion's term, and each piece's line from its Laplace posterior. Approximations: the
+scores of a bin sit at its mean, and each piece's posterior is Gaussian.
+
+**Measured** (2026-11-27, 2-core machine, 10 seeds a cell at N = 300, 10^3 and 10^4 on the
+seven design truths and the ten held-out ones, 6 at 10^5 on four; 0.1-0.9 s a fit;
+``benchmarks/results/change_point_study.md``): rejected. On the design truths it is the DPM's
+equal (95 % coverage inside 0.92-0.98 in 12 of 21 cells against the default calibrator's 13 on
+the same seeds) and honest where the DPM is not, at the plateau's kinks: 0.930 / 0.961 / 0.955
+at 10^3 / 10^4 / 10^5 (the DPM 0.903 / 0.904 / 0.903), with the smaller error from 10^4 on. The
+held-out truths undo it: inside the bar in 9 of 30 cells against the DPM's 19. Where the map
+curves on the working scale the posterior settles on a few pieces whose lines miss the curve,
+and the band does not carry that error: unequal variances 0.66-0.68 at every N, bimodal
+0.78-0.81, asymmetric piles 0.77-0.81, mixed piles 0.77 at 10^4, the U shape 0.855 at 10^4,
+heavy-tailed decision values 0.856 at 10^5. Where the map is one line the posterior still
+mixes over one and two pieces and the band is too wide (monotone 1.00 at 300-10^4, 80 % bands
+0.89-0.97). Scores piled at 0 and 1 leave few scores where the map rises, nearly separable
+bins whose pieces' Laplace posteriors are likely too sure there (piles 0.86 / 0.88 at 300 /
+10^3, se 0.06 / 0.08: fits cover 1.00 or as little as 0.22). At 10^5 the bins' means stand for 1,000 scores
+each and bias one-piece maps (monotone 0.913, se 0.062).
+
+**Not the calibrator's model.** The architecture models the class densities by
+Dirichlet-process mixtures and reads the map off by Bayes' rule; this models the map itself.
+Adopting it would be the owners' decision; the script measures whether it would be worth
+proposing.
+
+Run::
+
+    python benchmarks/change_point_study.py --truths plateau monotone --n 300 1000 --seeds 8
+
+It appends one row per (truth, N, seed) to ``--out`` (CSV, the coverage study's columns and
+``pieces``, the posterior mean number of pieces) and writes the table of means, paired with the
+default calibrator's rows of ``benchmarks/results/dpm_coverage.csv`` on the same seeds, to the
+same name with ``.md``.
+
+References
+----------
+Barry, D. & Hartigan, J. A. (1993). A Bayesian analysis for change point problems. JASA 88,
+309-319.
+Fearnhead, P. (2006). Exact and efficient Bayesian inference for multiple changepoint problems.
+Statistics and Computing 16, 203-213.
+Platt, J. (1999). Probabilistic outputs for support vector machines and comparisons to
+regularized likelihood methods. Advances in Large Margin Classifiers, 61-74.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import special
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _study_files import appending, stamp_runs
+from dpm_coverage import (
+    FIELDS,
+    HELD_OUT,
+    TRUTHS,
+    _rows,
+    band_scores,
+    cell_summary,
+    cells,
+    data_points,
+    region_grid,
+    simulate,
+)
+
+RESULTS = Path(__file__).parent / "results"
+ROUTE = "change points"
+BREAK_RATES = np.exp(np.linspace(np.log(1e-4), np.log(0.5), 12))
+"""Support of the break probability q per bin boundary (uniform prior)."""
+PIECE_SD = 2.0
+"""Prior standard deviation of a piece's intercept and slope around the common line."""
+RIDGE_SD = 5.0
+"""Prior standard deviation of the common line's intercept and slope around 0 (keeps it finite
+on separable bins)."""
+MAX_STEP = 2.0
+"""Largest change of any bin's linear predictor in one Newton step."""
+BIN_RANGE = (10, 100)
+"""Fewest and most bins (N / 10 within the range)."""
+
+
+def bin_scores(t: np.ndarray, y: np.ndarray, n_bins: int):
+    """Counts, positives and mean score of ``n_bins`` bins of equal count of the sorted ``t``, and
+    the ``n_bins - 1`` cut points between them (midway between neighbouring scores)."""
+    order = np.argsort(t, kind="stable")
+    ts, ys = t[order], y[order].astype(float)
+    edges = np.linspace(0, t.size, n_bins + 1).astype(int)
+    n = np.diff(edges).astype(float)
+    k = np.add.reduceat(ys, edges[:-1])
+    mean = np.add.reduceat(ts, edges[:-1]) / n
+    cuts = (ts[edges[1:-1] - 1] + ts[edges[1:-1]]) / 2
+    return n, k, mean, cuts
+
+
+def _newton(n, k, x, prior_mean, prior_sd, a, b, steps=200):
+    """Posterior modes of logistic lines, one per row of (n, k, x) (pieces x bins, zero counts
+    outside a piece), with independent normal priors on intercept and slope; the Hessians' entries."""
+    prec = 1.0 / prior_sd**2
+    for _ in range(steps):
+        p = special.expit(a[:, None] + b[:, None] * x)
+        r, w = k - n * p, n * p * (1 - p)
+        ga, gb = r.sum(1) - prec * (a - prior_mean[0]), (r * x).sum(1) - prec * (b - prior_mean[1])
+        haa, hab, hbb = w.sum(1) + prec, (w * x).sum(1), (w * x * x).sum(1) + prec
+        det = haa * hbb - hab**2
+        da, db = (hbb * ga - hab * gb) / det, (haa * gb - hab * ga) / det
+        # a step moves no bin's linear predictor by more than MAX_STEP (logistic Newton overshoots)
+        reach = np.abs(da) + np.abs(db) * np.abs(x).max(1)
+        shrink = np.minimum(1.0, MAX_STEP / np.maximum(reach, 1e-300))
+        da, db = da * shrink, db * shrink
+        a, b = a + da, b + db
+        if max(np.abs(da).max(), np.abs(db).max()) < 1e-9:
+            break
+    p = special.expit(a[:, None] + b[:, None] * x)
+    w = n * p * (1 - p)
+    return a, b, (w.sum(1) + prec, (w * x).sum(1), (w * x * x).sum(1) + prec)
+
+
+def common_line(n, k, mean) -> tuple[float, float]:
+    """The ridge-regularised logistic fit of all bins (intercept, slope on the working scale)."""
+    a, b, _ = _newton(
+        n[None], k[None], mean[None], (np.zeros(1), np.zeros(1)), RIDGE_SD, np.zeros(1), np.ones(1)
+    )  # fmt: skip
+    return float(a[0]), float(b[0])
+
+
+def piece_posteriors(n, k, mean) -> dict:
+    """Laplace approximations for every candidate piece (bins i..j-1, 0 <= i < j <= B): its log
+    marginal likelihood ``log_ml`` (B + 1, B + 1; -inf where i >= j), and per piece (in the
+    order of ``start``, ``end``) its centre, line mode and the Cholesky factor of its covariance."""
+    B = n.size
+    start, end = np.triu_indices(B + 1, 1)
+    inside = (np.arange(B) >= start[:, None]) & (np.arange(B) < end[:, None])
+    nn, kk = n * inside, k * inside
+    centre = (nn * mean).sum(1) / nn.sum(1)
+    x = mean[None, :] - centre[:, None]
+    a0, b0 = common_line(n, k, mean)
+    prior_mean = (a0 + b0 * centre, np.full(start.size, b0))
+    a, b, (haa, hab, hbb) = _newton(nn, kk, x, prior_mean, PIECE_SD, prior_mean[0].copy(), prior_mean[1].copy())
+    eta = a[:, None] + b[:, None] * x
+    log_lik = (kk * special.log_expit(eta) + (nn - kk) * special.log_expit(-eta)).sum(1)
+    log_prior = -0.5 * ((a - prior_mean[0]) ** 2 + (b - prior_mean[1]) ** 2) / PIECE_SD**2 - np.log(
+        2 * np.pi * PIECE_SD**2
+    )
+    det = haa * hbb - hab**2
+    log_ml = np.full((B + 1, B + 1), -np.inf)
+    log_ml[start, end] = log_lik + log_prior + np.log(2 * np.pi) - 0.5 * np.log(det)
+    cov = np.stack([np.stack([hbb, -hab], 1), np.stack([-hab, haa], 1)], 1) / det[:, None, None]
+    index = np.full((B + 1, B + 1), -1)
+    index[start, end] = np.arange(start.size)
+    return {"log_ml": log_ml, "index": index, "centre": centre, "a": a, "b": b, "chol": np.linalg.cholesky(cov)}
+
+
+def _end_terms(log_ml: np.ndarray, Q: np.ndarray, i: int, q: float) -> tuple[np.ndarray, np.ndarray]:
+    """The ends j > i of a piece starting at bin i and the log weights of each in the recursion."""
+    B = log_ml.shape[0] - 1
+    j = np.arange(i + 1, B + 1)
+    return j, log_ml[i, j] + (j - i - 1) * np.log1p(-q) + np.where(j < B, np.log(q), 0.0) + Q[j]
+
+
+def backward(log_ml: np.ndarray, q: float) -> np.ndarray:
+    """The recursion's Q(i), i = 0..B: the log marginal likelihood of bins i..B-1 given that a
+    piece starts at i; Q(0) is the data's given q."""
+    B = log_ml.shape[0] - 1
+    Q = np.full(B + 1, -np.inf)
+    Q[B] = 0.0
+    for i in range(B - 1, -1, -1):
+        Q[i] = special.logsumexp(_end_terms(log_ml, Q, i, q)[1])
+    return Q
+
+
+def sample_partition(log_ml: np.ndarray, Q: np.ndarray, q: float, rng: np.random.Generator) -> list[tuple[int, int]]:
+    """One partition drawn from its exact posterior given q: pieces (i, j) of bins i..j-1."""
+    B, i, pieces = log_ml.shape[0] - 1, 0, []
+    while i < B:
+        j, terms = _end_terms(log_ml, Q, i, q)
+        end = int(j[rng.choice(j.size, p=special.softmax(terms))])
+        pieces.append((i, end))
+        i = end
+    return pieces
+
+
+def map_draws(t, y, points, draws: int, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+    """``draws`` independent posterior draws of the map at ``points`` (working scale) and the
+    posterior mean number of pieces."""
+    n_bins = int(np.clip(t.size // 10, *BIN_RANGE))
+    n, k, mean, cuts = bin_scores(t, y, n_bins)
+    post = piece_posteriors(n, k, mean)
+    Qs = [backward(post["log_ml"], q) for q in BREAK_RATES]
+    which_q = rng.choice(BREAK_RATES.size, size=draws, p=special.softmax([Q[0] for Q in Qs]))
+    point_bin = np.searchsorted(cuts, points)
+    out, n_pieces = np.empty((draws, points.size)), 0
+    for d in range(draws):
+        pieces = sample_partition(post["log_ml"], Qs[which_q[d]], BREAK_RATES[which_q[d]], rng)
+        n_pieces += len(pieces)
+        for i, j in pieces:
+            p = post["index"][i, j]
+            a, b = np.array([post["a"][p], post["b"][p]]) + post["chol"][p] @ rng.standard_normal(2)
+            sel = (point_bin >= i) & (point_bin < j)
+            out[d, sel] = special.expit(a + b * (points[sel] - post["centre"][p]))
+    return out, n_pieces / draws
+
+
+def run_change_points(truth: str, n: int, seed: int, draws: int = 1000) -> dict:
+    """One replicate scored as ``dpm_coverage.run_one`` scores the calibrator (no other calibrators)."""
+    from bayescal.data import to_working
+
+    s, y, true_map, kind = simulate(truth, n, seed)
+    grid = region_grid(s)
+    data_pts = data_points(s, grid, seed)
+    rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    maps, pieces = map_draws(to_working(s, kind), y, to_working(np.concatenate([grid, data_pts]), kind), draws, rng)
+    elapsed = time.perf_counter() - t0
+    m_grid, m_data = maps[:, : grid.size], maps[:, grid.size :]
+    row = {"truth": truth, "n": n, "seed": seed, "route": ROUTE, "time_s": elapsed, "pieces": pieces}
+    row |= band_scores(m_grid, m_grid.mean(0), true_map(grid), m_data, true_map(data_pts))
+    row |= {"rhat_max": float("nan"), "ess_bulk_min": float(draws), "ess_tail_min": float(draws), "others": "{}"}
+    return row
+
+
+def summarise(path: Path) -> str:
+    """Means over seeds per (truth, N), beside the default calibrator's rows on the same seeds."""
+    default = {
+        (r["truth"], int(r["n"]), int(r["seed"])): r
+        for r in _rows(RESULTS / "dpm_coverage.csv")
+        if r["route"] == "gibbs"
+    }
+    head = (
+        "| truth | N | seeds | 95 % cov (se) | 80 % | 50 % | 95 % data-weighted | MAE | width | pieces | time s "
+        "| DPM 95 % cov | DPM 80 % | DPM 50 % | DPM MAE | DPM width | MAE KDE | seeds paired |"
+    )
+    lines = [head, "|---" * (head.count("|") - 1) + "|"]
+    for key, sel in cells(_rows(path)):
+        c = cell_summary(sel)
+        paired = [default[(key[1], key[2], int(r["seed"]))] for r in sel if (key[1], key[2], int(r["seed"])) in default]
+        d = cell_summary(paired) if paired else {}
+
+        def get(name, fmt, src=d):
+            return format(src[name], fmt) if name in src else "-"
+
+        lines.append(
+            f"| {key[1]}{' (held out)' if key[1] in HELD_OUT else ''} | {key[2]} | {c['seeds']} "
+            f"| {c['cov95']:.3f} ({c['cov95_se']:.3f}) | {c['cov80']:.3f} | {c['cov50']:.3f} | {c['cov95_data']:.3f} "
+            f"| {c['mae']:.4f} | {c['width']:.3f} | {c['pieces']:.1f} | {c['time_s']:.2f} | {get('cov95', '.3f')} "
+            f"| {get('cov80', '.3f')} | {get('cov50', '.3f')} | {get('mae', '.4f')} | {get('width', '.3f')} "
+            f"| {get('kde', '.4f', d.get('others', {}))} | {len(paired)} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--truths", nargs="+", default=["plateau", "monotone"], choices=list(TRUTHS))
+    ap.add_argument("--n", nargs="+", type=int, default=[300, 1000])
+    ap.add_argument("--seeds", type=int, default=8)
+    ap.add_argument("--first-seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=RESULTS / "change_point_study.csv")
+    args = ap.parse_args()
+    with appending(args.out, FIELDS + ["pieces"]) as write:
+        for truth in args.truths:
+            for n in args.n:
+                for seed in range(args.first_seed, args.first_seed + args.seeds):
+                    row = run_change_points(truth, n, seed)
+                    write(row)
+                    print(f"{truth} {n} {seed}: cov95 {row['cov95']:.3f} mae {row['mae']:.4f} "
+                          f"pieces {row['pieces']:.1f} {row['time_s']:.2f} s", flush=True)  # fmt: skip
+    command = (
+        f"python benchmarks/change_point_study.py --truths {' '.join(args.truths)} "
+        f"--n {' '.join(map(str, args.n))} --seeds {args.seeds} --first-seed {args.first_seed}"
+    )
+    stamp_runs(
+        args.out,
+        "A product-partition model of the map against the DPM",
+        f"Rows of `{args.out.name}`, written by these runs (each appends its rows); the DPM columns are the "
+        "default calibrator's rows of `dpm_coverage.csv` on the same seeds:",
+        command if args.seeds > 0 else None,
+        summarise(args.out),
+    )
+    print(summarise(args.out))
+
+
+if __name__ == "__main__":
+    main()
