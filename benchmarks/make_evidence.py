@@ -17,8 +17,9 @@ docs/evidence/speed.md       benchmarks/results/dpm_speed.md (its stdout)       
 docs/evidence/realdata.md    benchmarks/results/dpm_realdata.json                 benchmarks/dpm_realdata.py
 docs/evidence/candidates.md  benchmarks/results/student_t_study.csv and .md, and  benchmarks/student_t_study.py,
                              logspline_study.md, logistic_experts_study.md and    benchmarks/logspline_study.py,
-                             polya_tree_study.md, when present                    benchmarks/logistic_experts_study.py,
-                                                                                  benchmarks/polya_tree_study.py
+                             polya_tree_study.md and change_point_study.md, when  benchmarks/logistic_experts_study.py,
+                             present                                              benchmarks/polya_tree_study.py,
+                                                                                  benchmarks/change_point_study.py
 ===========================  ===================================================  =============================
 
 Usage::
@@ -209,6 +210,7 @@ rows on `coverage.md` (the plateau's band below 0.92, chains that do not converg
 | penalised-spline log-densities | `logspline_study.py` | yes | equal knots: honest on smooth maps, but the plateau's band too narrow and the error on piled, heavy-tailed and skewed scores many times the default's; quantile knots: the plateau honest, the error above the KDE calibrator's on every held-out truth |
 | a mixture of logistic experts | `logistic_experts_study.py` | no | too narrow where the map is not logistic, too wide where it is |
 | mixtures of Pólya trees | `polya_tree_study.py` | given the centring | rough draws over-cover smooth maps; the plateau under-covers below 10^4; error above the KDE calibrator's on heavy-tailed scores and the plateau |
+| pieces of logistic lines with random breaks, a model of the map (product partition) | `change_point_study.py` | yes | honest at the plateau's kinks, but under-covers maps that curve on the working scale (most held-out truths) and over-covers one-line maps |
 | NUTS on the binned likelihood | `binned_likelihood_study.py` | no | mixes better per draw, at hundreds of times the default's time (trees of 256-512 gradients per draw), and still misses R-hat <= 1.01 at 10^5 |
 | one-component starts, twenty times the sweeps | `start_study.py` | no | lower error, but at 10^4 R-hat stays at 1.03-1.10 with five times the time, and the plateau still misses |
 """
@@ -266,13 +268,25 @@ def candidates_page(source: Path) -> str:
         "the fit time; then the default calibrator's coverage, MAE and width on the same seeds (its rows "
         "of the coverage study), the KDE calibrator's MAE there, and the seeds so paired.",
     )
+    change_point_part = _study_section(
+        source.with_name("change_point_study.md"),
+        "A product-partition model of the map",
+        "`benchmarks/change_point_study.py`: the map itself as contiguous pieces of the binned scores, each "
+        "a logistic line of the working scale shrunk towards the common (Platt) line, with a break at each bin "
+        "boundary with probability q; the partition's posterior is computed exactly by a recursion over the "
+        "bins, so the draws are independent. Not class densities: measured to see whether breaks in the map "
+        "would make the band honest at kinks. Columns: the candidate's band coverage (standard error of the "
+        "95 % one), data-weighted coverage, MAE, width, the posterior mean number of pieces and the fit time; "
+        "then the default calibrator's coverage, MAE and width on the same seeds (its rows of the coverage "
+        "study), the KDE calibrator's MAE there, and the seeds so paired.",
+    )
     return (
-        "# Candidate models for the class densities\n\n"
+        "# Candidate models for the Bayesian core\n\n"
         "Models measured against the calibrator's on the replicates of `benchmarks/dpm_coverage.py` "
         "(same truths, N and seeds; `coverage.md` describes the truths, the columns and the bar), to choose "
         "the class densities by evidence. None of them is the default: each fails the bar on more cells "
         "than the model it would replace. The overview lists every candidate study; the sections after it "
-        "hold the tables of the Student-t, P-spline, logistic-experts and Pólya-tree studies, and the other "
+        "hold the tables of the Student-t, P-spline, logistic-experts, Pólya-tree and change-point studies, and the other "
         "scripts' docstrings and outputs in `benchmarks/results/` hold theirs. The variational candidates "
         "are on `vi.md`.\n\n"
         f"{OVERVIEW}\n"
@@ -294,6 +308,7 @@ def candidates_page(source: Path) -> str:
         + spline_part
         + experts_part
         + polya_part
+        + change_point_part
     )
 
 
