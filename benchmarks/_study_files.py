@@ -1,8 +1,11 @@
-"""The output files of the candidate studies: rows appended to a CSV with the coverage study's
-columns, and beside it a markdown file stamped with the command of every run that wrote rows."""
+"""What the candidate studies share: their replicates (the coverage study's truths, N and seeds),
+their rows appended to a CSV with the coverage study's columns, the table of those rows beside
+the default calibrator's on the same seeds, and a markdown file stamped with the command of every
+run that wrote rows."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import csv
 import os
@@ -13,7 +16,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dpm_coverage import FIELDS
+from dpm_coverage import FIELDS, HELD_OUT, TRUTHS, _rows, cell_summary, cells
+
+RESULTS = Path(__file__).parent / "results"
 
 
 @contextlib.contextmanager
@@ -49,3 +54,90 @@ def stamp_runs(path: Path, title: str, intro: str, command: str | None, table: s
             f"{os.cpu_count()} cores, Python {platform.python_version()}): `{command}`"
         )
     md.write_text(f"# {title}\n\n{intro}\n\n" + "\n".join(runs) + f"\n\n{table}\n")
+
+
+def replicate_arguments(
+    ap: argparse.ArgumentParser, out: Path, n: tuple[int, ...] = (300, 1000), seeds: int = 8
+) -> None:
+    """Add the replicates' options to ``ap``: ``--truths``, ``--n``, ``--seeds``, ``--first-seed``
+    and ``--out`` (the CSV, by default ``out``)."""
+    ap.add_argument("--truths", nargs="+", default=["plateau", "monotone"], choices=list(TRUTHS))
+    ap.add_argument("--n", nargs="+", type=int, default=list(n))
+    ap.add_argument("--seeds", type=int, default=seeds)
+    ap.add_argument("--first-seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=out)
+
+
+def run_replicates(args: argparse.Namespace, run: Callable[[str, int, int], dict], fields: list[str] = FIELDS) -> None:
+    """Append ``run(truth, n, seed)`` to ``args.out`` for every truth, N and seed of ``args``
+    (:func:`replicate_arguments`), printing a line per row."""
+    with appending(args.out, fields) as write:
+        for truth in args.truths:
+            for n in args.n:
+                for seed in range(args.first_seed, args.first_seed + args.seeds):
+                    row = run(truth, n, seed)
+                    write(row)
+                    print(f"{row['route']} {truth} {n} {seed}: cov95 {row['cov95']:.3f} mae {row['mae']:.4f} "
+                          f"{row['time_s']:.2f} s", flush=True)  # fmt: skip
+
+
+def command_line(script: str, args: argparse.Namespace, options: tuple[str, ...] = ()) -> str:
+    """The command that reruns ``args`` of ``benchmarks/<script>``: the replicates' options and ``options``."""
+    parts = [f"python benchmarks/{script} --truths {' '.join(args.truths)} --n {' '.join(map(str, args.n))}"]
+    parts.append(f"--seeds {args.seeds} --first-seed {args.first_seed}")
+    parts += [f"--{name.replace('_', '-')} {getattr(args, name)}" for name in options]
+    return " ".join(parts)
+
+
+def paired_table(path: Path, own: tuple[tuple[str, Callable[[dict, list[dict]], str]], ...] = ()) -> str:
+    """A markdown table of a study's rows in the CSV ``path``, one line per (variant, truth, N):
+    the means over seeds of the bands' coverage (standard error of the 95 % one), the 95 %
+    coverage at the data points, the MAE and the width; the study's ``own`` columns (a header
+    and a function of the cell's summary, :func:`dpm_coverage.cell_summary`, and rows); the fit
+    time; then the default calibrator's rows of ``dpm_coverage.csv`` on the same seeds (95 /
+    80 / 50 % coverage, MAE, width), the KDE and Platt calibrators' MAE there, and the seeds so
+    paired (``-`` where the coverage study has no such rows)."""
+    default = {
+        (r["truth"], int(r["n"]), int(r["seed"])): r
+        for r in _rows(RESULTS / "dpm_coverage.csv")
+        if r["route"] == "gibbs"
+    }
+    head = (
+        "| variant | truth | N | seeds | 95 % cov (se) | 80 % | 50 % | 95 % data-weighted | MAE | width | "
+        + "".join(f"{name} | " for name, _ in own)
+        + "time s | DPM 95 % cov | DPM 80 % | DPM 50 % | DPM MAE | DPM width | MAE KDE | MAE Platt | seeds paired |"
+    )
+    lines = [head, "|---" * (head.count("|") - 1) + "|"]
+    for (variant, truth, n), sel in cells(_rows(path)):
+        c = cell_summary(sel)
+        paired = [default[(truth, n, int(r["seed"]))] for r in sel if (truth, n, int(r["seed"])) in default]
+        d = cell_summary(paired) if paired else {}
+
+        def get(name, fmt, src=d):
+            return format(src[name], fmt) if name in src else "-"
+
+        others = d.get("others", {})
+        lines.append(
+            f"| {variant} | {truth}{' (held out)' if truth in HELD_OUT else ''} | {n} | {c['seeds']} "
+            f"| {c['cov95']:.3f} ({c['cov95_se']:.3f}) | {c['cov80']:.3f} | {c['cov50']:.3f} | {c['cov95_data']:.3f} "
+            f"| {c['mae']:.4f} | {c['width']:.3f} | "
+            + "".join(f"{column(c, sel)} | " for _, column in own)
+            + f"{c['time_s']:.2f} | {get('cov95', '.3f')} | {get('cov80', '.3f')} | {get('cov50', '.3f')} "
+            f"| {get('mae', '.4f')} | {get('width', '.3f')} | {get('kde', '.4f', others)} "
+            f"| {get('platt', '.4f', others)} | {len(paired)} |"
+        )
+    return "\n".join(lines)
+
+
+def finish_study(args: argparse.Namespace, title: str, command: str, table: Callable[[Path], str]) -> None:
+    """Stamp the run (``command``, unless ``--seeds 0`` wrote no rows) and the ``table`` of all rows
+    of ``args.out`` into its ``.md`` (:func:`stamp_runs`) under ``title``, and print the table."""
+    stamp_runs(
+        args.out,
+        title,
+        f"Rows of `{args.out.name}`, written by these runs (each appends its rows); the DPM columns are the "
+        "default calibrator's rows of `dpm_coverage.csv` on the same seeds:",
+        command if args.seeds > 0 else None,
+        table(args.out),
+    )
+    print(table(args.out))

@@ -94,20 +94,9 @@ import numpy as np
 from scipy.special import expit, log_expit, logsumexp
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _study_files import appending, stamp_runs
-from dpm_coverage import (
-    HELD_OUT,
-    TRUTHS,
-    _rows,
-    band_scores,
-    cell_summary,
-    cells,
-    data_points,
-    region_grid,
-    simulate,
-)
+from _study_files import RESULTS, command_line, finish_study, paired_table, replicate_arguments, run_replicates
+from dpm_coverage import band_scores, data_points, region_grid, simulate
 
-RESULTS = Path(__file__).parent / "results"
 ROUTE = "logistic experts"
 BETA0_SD = 2.0
 """Prior standard deviation of the experts' common line around the logistic fit (z units)."""
@@ -331,71 +320,34 @@ def run_experts(truth: str, n: int, seed: int) -> dict:
 
 
 def summarise(path: Path) -> str:
-    """Means over seeds per (truth, N), beside the default calibrator's rows on the same seeds."""
+    """The table of the study's rows beside the default calibrator's on the same seeds
+    (:func:`_study_files.paired_table`), with the map's worst R-hat, lowest bulk ESS and the fits
+    meeting R-hat <= 1.01 and ESS >= 400."""
     from bayescal.bayesian.convergence import meets_target
 
-    default = {
-        (r["truth"], int(r["n"]), int(r["seed"])): r
-        for r in _rows(RESULTS / "dpm_coverage.csv")
-        if r["route"] == "gibbs"
-    }
-    head = (
-        "| truth | N | seeds | 95 % cov (se) | 80 % | 50 % | 95 % data-weighted | MAE | width | R-hat max "
-        "| ESS bulk min | converged | time s | DPM 95 % cov | DPM 80 % | DPM MAE | DPM width | MAE KDE | MAE Platt "
-        "| seeds paired |"
+    return paired_table(
+        path,
+        (
+            ("R-hat max", lambda c, sel: f"{c['rhat_max']:.3f}"),
+            ("ESS bulk min", lambda c, sel: f"{c['ess_bulk_min']:.0f}"),
+            ("converged", lambda c, sel: f"{sum(bool(meets_target(r)) for r in sel)}/{len(sel)}"),
+        ),
     )
-    lines = [head, "|---" * (head.count("|") - 1) + "|"]
-    for key, sel in cells(_rows(path)):
-        c = cell_summary(sel)
-        conv = sum(bool(meets_target(r)) for r in sel)
-        paired = [default[(key[1], key[2], int(r["seed"]))] for r in sel if (key[1], key[2], int(r["seed"])) in default]
-        d = cell_summary(paired) if paired else {}
-
-        def get(name, fmt, src=d):
-            return format(src[name], fmt) if name in src else "-"
-
-        others = d.get("others", {})
-        lines.append(
-            f"| {key[1]}{' (held out)' if key[1] in HELD_OUT else ''} | {key[2]} | {c['seeds']} "
-            f"| {c['cov95']:.3f} ({c['cov95_se']:.3f}) | {c['cov80']:.3f} | {c['cov50']:.3f} | {c['cov95_data']:.3f} "
-            f"| {c['mae']:.4f} | {c['width']:.3f} | {c['rhat_max']:.3f} | {c['ess_bulk_min']:.0f} | {conv}/{len(sel)} "
-            f"| {c['time_s']:.1f} | {get('cov95', '.3f')} | {get('cov80', '.3f')} | {get('mae', '.4f')} "
-            f"| {get('width', '.3f')} | {get('kde', '.4f', others)} | {get('platt', '.4f', others)} | {len(paired)} |"
-        )
-    return "\n".join(lines)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--truths", nargs="+", default=["plateau", "monotone"], choices=list(TRUTHS))
-    ap.add_argument("--n", nargs="+", type=int, default=[300, 1000])
-    ap.add_argument("--seeds", type=int, default=12)
-    ap.add_argument("--first-seed", type=int, default=0)
-    ap.add_argument("--out", type=Path, default=RESULTS / "logistic_experts_study.csv")
+    replicate_arguments(ap, RESULTS / "logistic_experts_study.csv", seeds=12)
     args = ap.parse_args()
     if any(n > 10_000 for n in args.n):
         ap.error("--n above 10000: the sampler runs on the rows, without binning (module docstring)")
-    with appending(args.out) as write:
-        for truth in args.truths:
-            for n in args.n:
-                for seed in range(args.first_seed, args.first_seed + args.seeds):
-                    row = run_experts(truth, n, seed)
-                    write(row)
-                    print(f"{truth} {n} {seed}: cov95 {row['cov95']:.3f} mae {row['mae']:.4f} "
-                          f"rhat {row['rhat_max']:.3f} {row['time_s']:.1f} s", flush=True)  # fmt: skip
-    command = (
-        f"python benchmarks/logistic_experts_study.py --truths {' '.join(args.truths)} "
-        f"--n {' '.join(map(str, args.n))} --seeds {args.seeds} --first-seed {args.first_seed}"
-    )
-    stamp_runs(
-        args.out,
+    run_replicates(args, run_experts)
+    finish_study(
+        args,
         "A Dirichlet-process mixture of logistic experts against the DPM",
-        f"Rows of `{args.out.name}`, written by these runs (each appends its rows); the DPM columns are the "
-        "default calibrator's rows of `dpm_coverage.csv` on the same seeds:",
-        command if args.seeds > 0 else None,
-        summarise(args.out),
+        command_line("logistic_experts_study.py", args),
+        summarise,
     )
-    print(summarise(args.out))
 
 
 if __name__ == "__main__":

@@ -210,7 +210,7 @@ rows on `coverage.md` (the plateau's band below 0.92, chains that do not converg
 | penalised-spline log-densities | `logspline_study.py` | yes | equal knots: honest on smooth maps, but the plateau's band too narrow and the error on piled, heavy-tailed and skewed scores many times the default's; quantile knots: the plateau honest, the error above the KDE calibrator's on every held-out truth |
 | a mixture of logistic experts | `logistic_experts_study.py` | no | too narrow where the map is not logistic, too wide where it is |
 | mixtures of Pólya trees | `polya_tree_study.py` | given the centring | rough draws over-cover smooth maps; the plateau under-covers below 10^4; error above the KDE calibrator's on heavy-tailed scores and the plateau |
-| pieces of logistic lines with random breaks, a model of the map (product partition) | `change_point_study.py` | yes | honest at the plateau's kinks, but under-covers maps that curve on the working scale (most held-out truths) and over-covers one-line maps |
+| pieces of logistic lines with random breaks, a model of the map (product partition) | `change_point_study.py` | yes | honest at the plateau's kinks, but with lines as pieces under-covers maps that curve on the working scale and over-covers one-line maps; quadratic pieces still miss the bar on two thirds of the held-out cells |
 | NUTS on the binned likelihood | `binned_likelihood_study.py` | no | mixes better per draw, at hundreds of times the default's time (trees of 256-512 gradients per draw), and still misses R-hat <= 1.01 at 10^5 |
 | one-component starts, twenty times the sweeps | `start_study.py` | no | lower error, but at 10^4 R-hat stays at 1.03-1.10 with five times the time, and the plateau still misses |
 """
@@ -272,7 +272,7 @@ def candidates_page(source: Path) -> str:
         source.with_name("change_point_study.md"),
         "A product-partition model of the map",
         "`benchmarks/change_point_study.py`: the map itself as contiguous pieces of the binned scores, each "
-        "a logistic line of the working scale shrunk towards the common (Platt) line, with a break at each bin "
+        "a logistic line (or with `--degree 2` a quadratic) of the working scale shrunk towards the common (Platt) line, with a break at each bin "
         "boundary with probability q; the partition's posterior is computed exactly by a recursion over the "
         "bins, so the draws are independent. Not class densities: measured to see whether breaks in the map "
         "would make the band honest at kinks. Columns: the candidate's band coverage (standard error of the "

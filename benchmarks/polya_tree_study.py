@@ -112,21 +112,9 @@ import numpy as np
 from scipy import special, stats
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _study_files import appending, stamp_runs
-from dpm_coverage import (
-    FIELDS,
-    HELD_OUT,
-    TRUTHS,
-    _rows,
-    band_scores,
-    cell_summary,
-    cells,
-    data_points,
-    region_grid,
-    simulate,
-)
+from _study_files import RESULTS, command_line, finish_study, paired_table, replicate_arguments, run_replicates
+from dpm_coverage import FIELDS, band_scores, data_points, region_grid, simulate
 
-RESULTS = Path(__file__).parent / "results"
 PRECISIONS = np.exp(np.linspace(np.log(0.1), np.log(300.0), 13))
 """Support of the precision c (uniform prior): alpha_j = c j^2."""
 PROPOSALS = 256
@@ -305,68 +293,28 @@ def route_label(base: str, precision: str) -> str:
 
 
 def summarise(path: Path) -> str:
-    """Means over seeds per (variant, truth, N), beside the default calibrator's rows on the same seeds."""
-    default = {
-        (r["truth"], int(r["n"]), int(r["seed"])): r
-        for r in _rows(RESULTS / "dpm_coverage.csv")
-        if r["route"] == "gibbs"
-    }
-    head = (
-        "| variant | truth | N | seeds | 95 % cov (se) | 80 % | 50 % | 95 % data-weighted | MAE | width "
-        "| centrings (Kish ESS) | time s | DPM 95 % cov | DPM 80 % | DPM MAE | DPM width | MAE KDE | seeds paired |"
-    )
-    lines = [head, "|---" * (head.count("|") - 1) + "|"]
-    for key, sel in cells(_rows(path)):
-        c = cell_summary(sel)
-        paired = [default[(key[1], key[2], int(r["seed"]))] for r in sel if (key[1], key[2], int(r["seed"])) in default]
-        d = cell_summary(paired) if paired else {}
-
-        def get(name, fmt, src=d):
-            return format(src[name], fmt) if name in src else "-"
-
-        lines.append(
-            f"| {key[0]} | {key[1]}{' (held out)' if key[1] in HELD_OUT else ''} | {key[2]} | {c['seeds']} "
-            f"| {c['cov95']:.3f} ({c['cov95_se']:.3f}) | {c['cov80']:.3f} | {c['cov50']:.3f} | {c['cov95_data']:.3f} "
-            f"| {c['mae']:.4f} | {c['width']:.3f} | {c['is_ess']:.0f} | {c['time_s']:.2f} | {get('cov95', '.3f')} "
-            f"| {get('cov80', '.3f')} | {get('mae', '.4f')} | {get('width', '.3f')} "
-            f"| {get('kde', '.4f', d.get('others', {}))} | {len(paired)} |"
-        )
-    return "\n".join(lines)
+    """The table of the study's rows beside the default calibrator's on the same seeds
+    (:func:`_study_files.paired_table`), with the centrings' Kish ESS (the smaller class's)."""
+    return paired_table(path, (("centrings (Kish ESS)", lambda c, sel: f"{c['is_ess']:.0f}"),))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--truths", nargs="+", default=["plateau", "monotone"], choices=list(TRUTHS))
-    ap.add_argument("--n", nargs="+", type=int, default=[300, 1000])
-    ap.add_argument("--seeds", type=int, default=8)
-    ap.add_argument("--first-seed", type=int, default=0)
+    replicate_arguments(ap, RESULTS / "polya_tree_study.csv")
     ap.add_argument("--base", choices=["auto", "normal"], default="auto")
     ap.add_argument("--precision", choices=["global", "node"], default="global")
-    ap.add_argument("--out", type=Path, default=RESULTS / "polya_tree_study.csv")
     args = ap.parse_args()
     if any(n > 100_000 for n in args.n):
         ap.error("--n above 100000: the centrings are weighted on the rows, without binning")
-    with appending(args.out, FIELDS + ["is_ess"]) as write:
-        for truth in args.truths:
-            for n in args.n:
-                for seed in range(args.first_seed, args.first_seed + args.seeds):
-                    row = run_polya_tree(truth, n, seed, args.base, args.precision)
-                    write(row)
-                    print(f"{row['route']} {truth} {n} {seed}: cov95 {row['cov95']:.3f} mae {row['mae']:.4f} "
-                          f"centrings {row['is_ess']:.0f} {row['time_s']:.2f} s", flush=True)  # fmt: skip
-    command = (
-        f"python benchmarks/polya_tree_study.py --truths {' '.join(args.truths)} --n {' '.join(map(str, args.n))} "
-        f"--seeds {args.seeds} --first-seed {args.first_seed} --base {args.base} --precision {args.precision}"
+    run_replicates(
+        args, lambda truth, n, seed: run_polya_tree(truth, n, seed, args.base, args.precision), FIELDS + ["is_ess"]
     )
-    stamp_runs(
-        args.out,
+    finish_study(
+        args,
         "Mixtures of Pólya trees against the DPM",
-        f"Rows of `{args.out.name}`, written by these runs (each appends its rows); the DPM columns are the "
-        "default calibrator's rows of `dpm_coverage.csv` on the same seeds:",
-        command if args.seeds > 0 else None,
-        summarise(args.out),
+        command_line("polya_tree_study.py", args, ("base", "precision")),
+        summarise,
     )
-    print(summarise(args.out))
 
 
 if __name__ == "__main__":

@@ -299,6 +299,32 @@ def test_a_studys_rows_and_run_lines_accumulate_until_its_csv_is_started_afresh(
     assert "`cmd third`" in md and "`cmd first`" not in md
 
 
+def test_a_studys_table_pairs_its_rows_with_the_default_calibrators_on_the_same_seeds(tmp_path):
+    """A candidate study's table averages its rows per cell, adds its own columns, and pairs
+    the cell with the default calibrator's rows of the coverage study on the same seeds."""
+    import csv
+
+    files = benchmark_module("_study_files")
+    out = tmp_path / "study.csv"
+    base = {"truth": "monotone", "n": 300, "route": "cand", "cov50": 0.5, "cov80": 0.8, "cov95_data": 1.0}
+    base |= {"mae": 0.02, "width": 0.1, "time_s": 1.0, "others": "{}", "extra": 3.0}
+    with files.appending(out, files.FIELDS + ["extra"]) as write:
+        write(base | {"seed": 0, "cov95": 0.9})
+        write(base | {"seed": 1, "cov95": 1.0})
+        write(base | {"seed": 10**6, "cov95": 0.95, "n": 1000})  # a seed the coverage study never ran
+    table = files.paired_table(out, (("extra", lambda c, sel: f"{c['extra']:.1f} of {len(sel)}"),))
+    head, _, first, second = table.splitlines()
+    assert head.count("|") == first.count("|") == second.count("|")
+    assert first.startswith(
+        "| cand | monotone | 300 | 2 | 0.950 (0.050) | 0.800 | 0.500 | 1.000 | 0.0200 | 0.100 | 3.0 of 2 |"
+    )
+    dpm = {r["seed"]: r for r in csv.DictReader(open(files.RESULTS / "dpm_coverage.csv"))
+           if r["route"] == "gibbs" and r["truth"] == "monotone" and r["n"] == "300" and r["seed"] in ("0", "1")}  # fmt: skip
+    expected = (float(dpm["0"]["cov95"]) + float(dpm["1"]["cov95"])) / 2
+    assert f"| 1.00 | {expected:.3f} |" in first and first.endswith("| 2 |")
+    assert second.endswith("| - | - | - | - | - | - | - | 0 |")
+
+
 @pytest.mark.parametrize("precision", ["global", "node"])
 def test_the_polya_trees_marginal_likelihood_averages_its_likelihood_over_the_prior(precision):
     """The closed-form marginal likelihood of the Pólya-tree study (the product over nodes of
@@ -379,3 +405,26 @@ def test_the_change_point_map_follows_a_logistic_truth():
     assert row["mae"] < 0.02, row
     assert row["cov95"] > 0.8, row
     assert 1.0 <= row["pieces"] < 4.0, row
+
+
+def test_a_change_point_pieces_laplace_marginal_likelihood_matches_its_integral():
+    """The change-point study's Laplace approximation of a piece's log marginal likelihood (the
+    binomial likelihood of its bins times the normal prior of its line, integrated over the line)
+    is within 0.05 nats of the integral computed on a grid, for a piece of 100 scores."""
+    from scipy.special import log_expit, logsumexp
+
+    study = benchmark_module("change_point_study")
+    n = np.full(5, 20.0)
+    mean = np.linspace(-1.0, 1.0, 5)
+    k = np.array([3.0, 6.0, 9.0, 14.0, 16.0])
+    post = study.piece_posteriors(n, k, mean)
+    laplace = post["log_ml"][0, 5]
+    a0, b0 = study.common_line(n, k, mean)
+    centre = mean.mean()
+    a, b = np.meshgrid(np.linspace(-4, 4, 801), np.linspace(-4, 6, 1001), indexing="ij")
+    eta = a[..., None] + b[..., None] * (mean - centre)
+    log_lik = (k * log_expit(eta) + (n - k) * log_expit(-eta)).sum(-1)
+    sd = study.PIECE_SD
+    log_prior = -0.5 * (((a - a0 - b0 * centre) / sd) ** 2 + ((b - b0) / sd) ** 2) - np.log(2 * np.pi * sd**2)
+    integral = logsumexp(log_lik + log_prior) + np.log(0.01 * 0.01)
+    assert abs(laplace - integral) < 0.05, (laplace, integral)
