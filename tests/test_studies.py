@@ -407,6 +407,15 @@ def test_the_change_point_map_follows_a_logistic_truth():
     assert 1.0 <= row["pieces"] < 4.0, row
 
 
+def test_the_pooled_change_point_band_mixes_the_model_with_the_default_calibrator():
+    """``pool=True`` scores an equal mixture of the change-point posterior and the default DPM
+    calibrator's, whose mean map follows a smooth truth."""
+    study = benchmark_module("change_point_study")
+    row = study.run_change_points("monotone", 300, 0, pool=True)
+    assert row["route"] == "change points + DPM, pooled"
+    assert row["mae"] < 0.04 and row["cov95"] > 0.8, row
+
+
 def test_a_change_point_pieces_laplace_marginal_likelihood_matches_its_integral():
     """The change-point study's Laplace approximation of a piece's log marginal likelihood (the
     binomial likelihood of its bins times the normal prior of its line, integrated over the line)
