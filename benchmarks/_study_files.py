@@ -82,10 +82,16 @@ def run_replicates(args: argparse.Namespace, run: Callable[[str, int, int], dict
 
 
 def command_line(script: str, args: argparse.Namespace, options: tuple[str, ...] = ()) -> str:
-    """The command that reruns ``args`` of ``benchmarks/<script>``: the replicates' options and ``options``."""
+    """The command that reruns ``args`` of ``benchmarks/<script>``: the replicates' options and
+    ``options`` (a flag, an option whose value is a bool, only when it is set)."""
     parts = [f"python benchmarks/{script} --truths {' '.join(args.truths)} --n {' '.join(map(str, args.n))}"]
     parts.append(f"--seeds {args.seeds} --first-seed {args.first_seed}")
-    parts += [f"--{name.replace('_', '-')} {getattr(args, name)}" for name in options]
+    for name in options:
+        value, flag = getattr(args, name), f"--{name.replace('_', '-')}"
+        if value is True:
+            parts.append(flag)
+        elif value is not False:
+            parts.append(f"{flag} {value}")
     return " ".join(parts)
 
 

@@ -106,7 +106,7 @@ from scipy import special
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _study_files import RESULTS, command_line, finish_study, paired_table, replicate_arguments, run_replicates
-from dpm_coverage import FIELDS, band_scores, data_points, region_grid, simulate
+from dpm_coverage import FIELDS, band_scores, data_points, fit_dpm, region_grid, simulate
 
 ROUTE = "change points"
 BREAK_RATES = np.exp(np.linspace(np.log(1e-4), np.log(0.5), 12))
@@ -256,13 +256,13 @@ def run_change_points(truth: str, n: int, seed: int, draws: int = 1000, degree: 
     grid = region_grid(s)
     data_pts = data_points(s, grid, seed)
     rng = np.random.default_rng(seed)
+    scores = np.concatenate([grid, data_pts])
     t0 = time.perf_counter()
     route = ROUTE if degree == 1 else f"{ROUTE} (degree {degree})"
     if pool:
-        dpm = _default_map_draws(s, y, kind, seed, np.concatenate([grid, data_pts]))
+        dpm = fit_dpm(s, y, kind, seed).calibration_map(scores).values.reshape(-1, scores.size)
         draws, route = dpm.shape[0], f"{route} + DPM, pooled"
-    points = to_working(np.concatenate([grid, data_pts]), kind)
-    maps, pieces = map_draws(to_working(s, kind), y, points, draws, rng, degree)
+    maps, pieces = map_draws(to_working(s, kind), y, to_working(scores, kind), draws, rng, degree)
     if pool:
         maps = np.concatenate([maps, dpm])
     elapsed = time.perf_counter() - t0
@@ -272,19 +272,6 @@ def run_change_points(truth: str, n: int, seed: int, draws: int = 1000, degree: 
     ess = float("nan") if pool else float(draws)  # the pooled DPM draws come from chains
     row |= {"rhat_max": float("nan"), "ess_bulk_min": ess, "ess_tail_min": ess, "others": "{}"}
     return row
-
-
-def _default_map_draws(s, y, kind: str, seed: int, points: np.ndarray) -> np.ndarray:
-    """The default DPM calibrator's map draws (draws x points) on the replicate, seeded as the
-    coverage study seeds it."""
-    import warnings
-
-    from bayescal import make_calibrator
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = make_calibrator("dpm", random_state=seed, score_kind=kind).fit(s, y)
-    return model.calibration_map(points).values.reshape(-1, points.size)
 
 
 def summarise(path: Path) -> str:
@@ -307,7 +294,7 @@ def main() -> None:
     finish_study(
         args,
         "A product-partition model of the map against the DPM",
-        command_line("change_point_study.py", args, ("degree",)) + (" --pool" if args.pool else ""),
+        command_line("change_point_study.py", args, ("degree", "pool")),
         summarise,
     )
 

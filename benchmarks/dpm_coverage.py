@@ -251,6 +251,16 @@ def band_scores(
     return row
 
 
+def fit_dpm(s: np.ndarray, y: np.ndarray, kind: str, seed: int, **params):
+    """The DPM calibrator fitted to a replicate as the coverage study fits it (``random_state=seed``,
+    the replicate's score kind, ``params`` such as ``inference``), its warnings silenced."""
+    from bayescal import make_calibrator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return make_calibrator("dpm", random_state=seed, score_kind=kind, **params).fit(s, y)
+
+
 def _other_calibrators(requested):
     from bayescal._registry import calibrators, get_calibrator_class
 
@@ -286,9 +296,7 @@ def run_one(
     truth_vals = true_map(grid)
     data_pts = data_points(s, grid, seed)
     t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = make_calibrator("dpm", inference=route, random_state=seed, score_kind=kind, **options).fit(s, y)
+    model = fit_dpm(s, y, kind, seed, inference=route, **options)
     elapsed = time.perf_counter() - t0
     if extra is not None:
         fits = [d for d in model.diagnostics_.values() if isinstance(d, dict) and "class_0" in d]

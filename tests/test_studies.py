@@ -437,3 +437,17 @@ def test_a_change_point_pieces_laplace_marginal_likelihood_matches_its_integral(
     log_prior = -0.5 * (((a - a0 - b0 * centre) / sd) ** 2 + ((b - b0) / sd) ** 2) - np.log(2 * np.pi * sd**2)
     integral = logsumexp(log_lik + log_prior) + np.log(0.01 * 0.01)
     assert abs(laplace - integral) < 0.05, (laplace, integral)
+
+
+def test_a_studys_command_line_names_its_options_and_set_flags_only():
+    """The command stamped beside a study's rows reruns it: the replicates' options, each named
+    option with its value, and a flag only when it is set."""
+    import argparse
+
+    files = benchmark_module("_study_files")
+    args = argparse.Namespace(
+        truths=["plateau"], n=[300, 1000], seeds=2, first_seed=5, degree=2, pool=True, quiet=False
+    )
+    assert files.command_line("x.py", args, ("degree", "pool", "quiet")) == (
+        "python benchmarks/x.py --truths plateau --n 300 1000 --seeds 2 --first-seed 5 --degree 2 --pool"
+    )
