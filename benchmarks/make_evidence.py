@@ -213,6 +213,7 @@ rows on `coverage.md` (the plateau's band below 0.92, chains that do not converg
 | pieces of logistic lines with random breaks, a model of the map (product partition) | `change_point_study.py` | yes | honest at the plateau's kinks, but with lines as pieces under-covers maps that curve on the working scale and over-covers one-line maps; quadratic pieces still miss the bar on two thirds of the held-out cells; pooled with the DPM's posterior it trades under-coverage for over-coverage |
 | NUTS on the binned likelihood | `binned_likelihood_study.py` | no | mixes better per draw, at hundreds of times the default's time (trees of 256-512 gradients per draw), and still misses R-hat <= 1.01 at 10^5 |
 | one-component starts, twenty times the sweeps | `start_study.py` | no | lower error, but at 10^4 R-hat stays at 1.03-1.10 with five times the time, and the plateau still misses |
+| merge-split moves of Gaussian components (Richardson & Green 1997, for the fixed truncation) | `start_study.py` | no | empty surplus components and lower the error, but at 10^4 the chains converge no better, at three times the time; with eight times the sweeps as well, still short of R-hat <= 1.01 |
 """
 """The candidates page's overview: one row per candidate study, its verdict in words (the numbers
 are in its section or docstring, so the row does not go stale when a study is rerun)."""

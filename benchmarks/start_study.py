@@ -12,7 +12,9 @@ the customary start of Neal 2000) the sweeps add components as the data ask inst
 Running twenty times the sweeps per kept draw (``route_options={"thin": 20 * default}``)
 brings the chains from the default start closer to the posterior itself. Comparing the
 three on the coverage study's truths (:mod:`dpm_coverage`) separates what the model's
-posterior does from what the start does.
+posterior does from what the start does. With Gaussian components alone the script also
+measures merge-split moves (``route_options={"merge_split": 20}``, :mod:`bayescal.bayesian.gibbs`),
+which jump between numbers of occupied components, with and without eight times the sweeps.
 
 For each (truth, N, seed) and configuration the script fits the default calibrator with that
 configuration and records the columns of :mod:`dpm_coverage` plus ``occupied``, the mean
@@ -47,9 +49,16 @@ CONFIGS = {
     "default": {},
     "single": {"route_options": {"start": "single"}},
     "long": {"route_options": {"thin": 40}},
+    "gaussian": {"components": "gaussian"},
+    "gaussian_merge": {"components": "gaussian", "route_options": {"merge_split": 20}},
+    "gaussian_long": {"components": "gaussian", "route_options": {"thin": 16}},
+    "gaussian_merge_long": {"components": "gaussian", "route_options": {"merge_split": 20, "thin": 16}},
 }
 """The configurations: the calibrator's defaults, chains from one component, and twenty times
-the sweeps per kept draw (the default thinning from 3,600 scores a class is 2)."""
+the sweeps per kept draw (the default thinning from 3,600 scores a class is 2); and, with
+Gaussian components alone (the merge-split moves are written for them), the plain sweeps, 20
+merge-split proposals a sweep (:func:`bayescal.bayesian._gibbs_kernels.merge_split_move`), and
+both with eight times the sweeps per kept draw."""
 LONG_MIN_N = 10_000
 """Smallest N of the long runs (compressed scores: every class above the thinning's floor)."""
 OUT_FIELDS = ["config", *FIELDS, "occupied"]
@@ -123,7 +132,7 @@ def main() -> None:
             for truth in args.truths:
                 for n in args.n:
                     for config in args.configs:
-                        if config == "long" and n < LONG_MIN_N:
+                        if "thin" in CONFIGS[config].get("route_options", {}) and n < LONG_MIN_N:
                             continue
                         for seed in range(args.seeds):
                             if (config, truth, n, seed) in done:
@@ -150,7 +159,13 @@ def main() -> None:
         "components* is the mean number of components holding any score, per class and kept draw. Command: "
         "`python benchmarks/start_study.py --truths monotone ushape piles plateau heavy overconfident weak "
         "calibrated --n 1000 10000 --seeds 16`, then `python benchmarks/start_study.py --truths monotone --n 10000 "
-        "--seeds 48 --resume` (the monotone cells at 10^4 to 48 seeds)."
+        "--seeds 48 --resume` (the monotone cells at 10^4 to 48 seeds). With Gaussian components alone: "
+        "`gaussian`, `gaussian_merge` (`route_options={\"merge_split\": 20}`: 20 merge-split proposals a sweep), "
+        "`gaussian_long` and `gaussian_merge_long` (the same with `thin=16`, eight times the sweeps per kept "
+        "draw at 10^4); command: `python benchmarks/start_study.py --configs gaussian gaussian_merge "
+        "gaussian_long gaussian_merge_long --truths monotone ushape plateau heavy overconfident weak calibrated "
+        "bimodal --n 10000 --seeds 6`, then `--configs gaussian --truths monotone --n 10000 --seeds 1` (seed 0 "
+        "again: its first run's time included compiling the changed sweeps)."
     )
     args.out.with_suffix(".md").write_text(f"# Start study\n\n{stamp}\n\n{legend}\n\n{table}\n")
     print(table)

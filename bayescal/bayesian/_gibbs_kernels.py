@@ -366,6 +366,220 @@ def truncated_normal(gen, mean, sd, lower):  # pragma: no cover - compiled
             return mean + sd * z
 
 
+@_inline
+def stick_log_density(v, alpha):  # pragma: no cover - compiled
+    r"""Log density of the stick-breaking weights in their free coordinates :math:`w_1 .. w_{K-1}`,
+    from their sticks ``v``, less a constant: :math:`\sum_{k<K} [(\alpha - 1) \log(1 - v_k) - \log R_k]`,
+    :math:`R_k = \prod_{l<k} (1 - v_l)` (the Beta(1, alpha) sticks and the Jacobian
+    :math:`|\partial v / \partial w| = \prod_k 1 / R_k`)."""
+    acc = 0.0
+    log_r = 0.0
+    for k in range(v.shape[0]):
+        l1 = math.log1p(-v[k])
+        acc += (alpha - 1.0) * l1 - log_r
+        log_r += l1
+    return acc
+
+
+@_inline
+def class_loglik(family, xa, xb, c_all, logw, th1, th2, E, top, tot, bits):  # pragma: no cover - compiled
+    r"""The class's weighted log-likelihood :math:`\sum_i c_i \log \sum_k w_k \phi_k(x_i)` (less the
+    points-only constant) for log weights ``logw`` and components ``th1``, ``th2`` as the sweeps hold them."""
+    K = logw.shape[0]
+    n = xa.shape[0]
+    for i in range(n):
+        top[i] = -np.inf
+    for k in range(K):
+        if family == GAUSSIAN:
+            log_terms(family, xa, xb, logw[k] - th2[k], th1[k], math.exp(-th2[k]), E[k], top)
+        else:
+            a = math.exp(th1[k])
+            b = math.exp(th2[k])
+            log_terms(family, xa, xb, logw[k] - lbeta(a, b), a, b, E[k], top)
+    exp_shifted_sums(E, top, tot, bits)
+    value = 0.0
+    for i in range(n):
+        value += c_all[i] * (top[i] + math.log(tot[i]))
+    return value
+
+
+@_inline
+def gaussian_logprior(t1, t2, mk, s2, ell, tau, log_floor):  # pragma: no cover - compiled
+    """Log prior of one Gaussian component (centred mean ``t1``, log scale ``t2``) less a constant;
+    -inf below the floor."""
+    if t2 < log_floor:
+        return -np.inf
+    return -0.5 * (t1 - mk) ** 2 / s2 - 0.5 * ((t2 - ell) / tau) ** 2
+
+
+@_inline
+def merge_split_logjac(u1, u2, u3, sd):  # pragma: no cover - compiled
+    r"""Log Jacobian of the split of a Gaussian component (mean, log scale ``log sd``) by
+    :math:`(u_1, u_2, u_3)` into two (means, log scales), at fixed weights' share :math:`u_1`:
+    :math:`\sigma / (2 \sqrt{u_1 (1 - u_1)} (1 - u_2^2) u_3 (1 - u_3))` (Richardson & Green 1997,
+    eq. 12, on log scales)."""
+    return (
+        math.log(sd)
+        - math.log(2.0)
+        - 0.5 * math.log(u1 * (1.0 - u1))
+        - math.log1p(-u2 * u2)
+        - math.log(u3)
+        - math.log1p(-u3)
+    )
+
+
+@_inline
+def merge_split_move(
+    xa,
+    xb,
+    c_all,
+    v,
+    th1,
+    th2,
+    alpha,
+    m,
+    s2,
+    ell,
+    tau,
+    log_floor,
+    r_scale,
+    gen,
+    E,
+    top,
+    tot,
+    bits,
+    logw,
+    v_old,
+    lt_old,
+):  # pragma: no cover - compiled
+    r"""One merge-or-split proposal for Gaussian components on the class's posterior with the
+    allocations summed out (given :math:`\alpha`), accepted by Metropolis-Hastings; returns
+    (accepted, the log target after the move).
+
+    An ordered pair (j, k) is drawn uniformly, and a merge or a split with probability 1/2.
+    A merge replaces components j and k by one at j that keeps their pooled weight share's first
+    two moments (Richardson & Green 1997) and sends k, as a spare, to a draw from its prior
+    with weight :math:`r (w_j + w_k)`, :math:`-\log r \sim \mathrm{Gamma}(2, \text{r\_scale})`;
+    a split is its inverse: j is split by :math:`u_1, |u_2| \sim \mathrm{Beta}(2, 2)` (u_2 with
+    a random sign) and :math:`u_3 \sim U(0, 1)`, and the spare at k is discarded. The pair's total
+    weight is kept, so the other components' weights are unchanged. ``lt_old`` is the log target
+    (:func:`class_loglik` + :func:`stick_log_density` + the components' log priors) at the
+    current state; ``logw`` and ``v_old`` are work arrays.
+
+    References
+    ----------
+    Richardson, S. & Green, P. J. (1997). On Bayesian analysis of mixtures with an unknown number
+    of components. JRSS B 59, 731-792.
+    """
+    K = th1.shape[0]
+    j = int(gen.random() * K)
+    k = int(gen.random() * (K - 1))
+    if k >= j:
+        k += 1
+    merge = gen.random() < 0.5
+    log_weights(v, logw)
+    wj = math.exp(logw[j])
+    wk = math.exp(logw[k])
+    tot_w = wj + wk
+    mj, mk_, uj, uk = th1[j], th1[k], th2[j], th2[k]
+    log_norm_sp = -0.5 * math.log(2.0 * math.pi * s2) - 0.5 * math.log(2.0 * math.pi * tau * tau)
+    if log_floor > -np.inf:
+        log_norm_sp -= math.log(0.5 * math.erfc((log_floor - ell) / (tau * math.sqrt(2.0))))
+    if merge:
+        u1 = wj / tot_w
+        if not 0.0 < u1 < 1.0:
+            return False, lt_old
+        s2j = math.exp(2.0 * uj)
+        s2k = math.exp(2.0 * uk)
+        mu = u1 * mj + (1.0 - u1) * mk_
+        var = u1 * s2j + (1.0 - u1) * s2k + u1 * (1.0 - u1) * (mj - mk_) ** 2
+        sd = math.sqrt(var)
+        u2 = (mu - mj) / (sd * math.sqrt((1.0 - u1) / u1))
+        u3 = u1 * s2j / ((1.0 - u2 * u2) * var)
+        if not (abs(u2) < 1.0 and 0.0 < u3 < 1.0):
+            return False, lt_old
+        e_r = gen.gamma(2.0, r_scale)
+        r = math.exp(-e_r)
+        if not 0.0 < r < 1.0:
+            return False, lt_old
+        mu_sp = m[k] + math.sqrt(s2) * gen.standard_normal()
+        u_sp = truncated_normal(gen, ell, tau, log_floor)
+        new_wj = (1.0 - r) * tot_w
+        new_wk = r * tot_w
+        new_j1, new_j2, new_k1, new_k2 = mu, math.log(sd), mu_sp, u_sp
+        log_q_sp = gaussian_logprior(mu_sp, u_sp, m[k], s2, ell, tau, log_floor) + log_norm_sp
+        log_q_r = math.log(e_r) - e_r / r_scale - 2.0 * math.log(r_scale) + e_r
+        log_g = math.log(6.0 * u1 * (1.0 - u1)) + math.log(3.0 * abs(u2) * (1.0 - abs(u2)))
+        log_extra = log_g - log_q_sp - log_q_r - merge_split_logjac(u1, u2, u3, sd)
+    else:
+        r = wk / tot_w
+        if not 0.0 < r < 1.0:
+            return False, lt_old
+        e_r = -math.log(r)
+        u1 = gen.beta(2.0, 2.0)
+        u2 = gen.beta(2.0, 2.0) * (1.0 if gen.random() < 0.5 else -1.0)
+        u3 = gen.random()
+        if not (0.0 < u1 < 1.0 and 0.0 < u3 < 1.0 and abs(u2) < 1.0):
+            return False, lt_old
+        sd = math.exp(uj)
+        new_j1 = mj - u2 * sd * math.sqrt((1.0 - u1) / u1)
+        new_k1 = mj + u2 * sd * math.sqrt(u1 / (1.0 - u1))
+        new_j2 = 0.5 * math.log(u3 * (1.0 - u2 * u2) * sd * sd / u1)
+        new_k2 = 0.5 * math.log((1.0 - u3) * (1.0 - u2 * u2) * sd * sd / (1.0 - u1))
+        if new_j2 < log_floor or new_k2 < log_floor:
+            return False, lt_old
+        new_wj = u1 * tot_w
+        new_wk = (1.0 - u1) * tot_w
+        log_q_sp = gaussian_logprior(mk_, uk, m[k], s2, ell, tau, log_floor) + log_norm_sp
+        log_q_r = math.log(e_r) - e_r / r_scale - 2.0 * math.log(r_scale) + e_r
+        log_g = math.log(6.0 * u1 * (1.0 - u1)) + math.log(3.0 * abs(u2) * (1.0 - abs(u2)))
+        log_extra = log_q_sp + log_q_r - log_g + merge_split_logjac(u1, u2, u3, sd)
+    # the new sticks: only those between the pair (and the first of it) change
+    lo = min(j, k)
+    hi = max(j, k)
+    d_lo = (new_wj if lo == j else new_wk) - (wj if lo == j else wk)
+    for i in range(K - 1):
+        v_old[i] = v[i]
+    log_r = 0.0
+    ok = True
+    for i in range(K - 1):
+        if i >= lo and i <= hi:
+            r_i = math.exp(log_r) - (d_lo if i > lo else 0.0)
+            wi = math.exp(logw[i])
+            if i == j:
+                wi = new_wj
+            elif i == k:
+                wi = new_wk
+            vi = wi / r_i if r_i > 0.0 else 2.0
+            if not 1e-12 <= vi <= 1.0 - 1e-12:
+                ok = False
+                break
+            v[i] = vi
+        log_r += math.log1p(-v_old[i])
+    if not ok:
+        for i in range(K - 1):
+            v[i] = v_old[i]
+        return False, lt_old
+    th1[j] = new_j1
+    th2[j] = new_j2
+    th1[k] = new_k1
+    th2[k] = new_k2
+    log_weights(v, logw)
+    lt_new = class_loglik(GAUSSIAN, xa, xb, c_all, logw, th1, th2, E, top, tot, bits) + stick_log_density(v, alpha)
+    for i in range(K):
+        lt_new += gaussian_logprior(th1[i], th2[i], m[i], s2, ell, tau, log_floor)
+    log_acc = lt_new - lt_old + log_extra
+    if lt_new > -np.inf and log_acc == log_acc and math.log(gen.random()) < log_acc:
+        return True, lt_new
+    for i in range(K - 1):
+        v[i] = v_old[i]
+    th1[j] = mj
+    th2[j] = uj
+    th1[k] = mk_
+    th2[k] = uk
+    return False, lt_old
+
+
 @_jit
 def run_chain(
     family,
@@ -394,6 +608,7 @@ def run_chain(
     n_mh,
     label_swaps,
     n_leap,
+    n_sm,
     gen,
     out_w,
     out_1,
@@ -417,7 +632,9 @@ def run_chain(
     ``log_floor`` is the log of the components' smallest spread (:func:`below_floor`; ``-inf``
     for none): proposals below it are rejected and empty components drawn above it. ``stats`` accumulates
     the Metropolis acceptance counts and proposals of the component steps (``stats[0:2]``), of
-    the label swaps (``stats[2:4]``) and the Hamiltonian acceptance (``stats[4:6]``).
+    the label swaps (``stats[2:4]``), the Hamiltonian acceptance (``stats[4:6]``) and the merge-split
+    proposals accepted and made (``stats[6:8]``; ``n_sm`` a sweep, Gaussian components only:
+    :func:`merge_split_move`).
     """
     K = th1.shape[0]
     n = xa.shape[0]
@@ -455,6 +672,8 @@ def run_chain(
     da_n = 0.0
     h_bar = 0.0
     log_eps_bar = 0.0
+    v_old = np.empty(K - 1)
+    r_scale = 0.5 * math.log(2.0 + np.sum(c_all))
     for it in range(it0, n_iter):
         # ---- 1. allocations
         log_weights(v, logw)
@@ -662,6 +881,19 @@ def run_chain(
                             acc_c += 1.0
                 th1[k] = la
                 th2[k] = lb
+        # ---- 5b. merge-split proposals with the allocations summed out (Gaussian components)
+        if n_sm > 0 and family == GAUSSIAN:
+            log_weights(v, logw)
+            lt = class_loglik(family, xa, xb, c_all, logw, th1, th2, E, topv, totv, ebits) + stick_log_density(v, alpha)
+            for k in range(K):
+                lt += gaussian_logprior(th1[k], th2[k], m[k], s2, ell, tau, log_floor)
+            for _ in range(n_sm):
+                accepted, lt = merge_split_move(
+                    xa, xb, c_all, v, th1, th2, alpha, m, s2, ell, tau, log_floor, r_scale, gen, E, topv, totv, ebits,
+                    logw, v_old, lt,
+                )  # fmt: skip
+                stats[6] += 1.0 if accepted else 0.0
+                stats[7] += 1.0
         # ---- 6. a Hamiltonian move of sticks and components with the allocations summed out
         # (every warm-up sweep, for the adaptation; after it, before each kept draw)
         if n_leap > 0 and (it < tune or (it - tune) % thin == 0):
