@@ -17,9 +17,10 @@ docs/evidence/speed.md       benchmarks/results/dpm_speed.md (its stdout)       
 docs/evidence/realdata.md    benchmarks/results/dpm_realdata.json                 benchmarks/dpm_realdata.py
 docs/evidence/candidates.md  benchmarks/results/student_t_study.csv and .md, and  benchmarks/student_t_study.py,
                              logspline_study.md, logistic_experts_study.md and    benchmarks/logspline_study.py,
-                             polya_tree_study.md and change_point_study.md, when  benchmarks/logistic_experts_study.py,
-                             present                                              benchmarks/polya_tree_study.py,
-                                                                                  benchmarks/change_point_study.py
+                             polya_tree_study.md, change_point_study.md and       benchmarks/logistic_experts_study.py,
+                             gp_map_study.md, when present                        benchmarks/polya_tree_study.py,
+                                                                                  benchmarks/change_point_study.py,
+                                                                                  benchmarks/gp_map_study.py
 ===========================  ===================================================  =============================
 
 Usage::
@@ -211,6 +212,7 @@ rows on `coverage.md` (the plateau's band below 0.92, chains that do not converg
 | a mixture of logistic experts | `logistic_experts_study.py` | no | too narrow where the map is not logistic, too wide where it is |
 | mixtures of Pólya trees | `polya_tree_study.py` | given the centring | rough draws over-cover smooth maps; the plateau under-covers below 10^4; error above the KDE calibrator's on heavy-tailed scores and the plateau |
 | pieces of logistic lines with random breaks, a model of the map (product partition) | `change_point_study.py` | yes | honest at the plateau's kinks, but with lines as pieces under-covers maps that curve on the working scale and over-covers one-line maps; quadratic pieces still miss the bar on two thirds of the held-out cells; pooled with the DPM's posterior it trades under-coverage for over-coverage |
+| a Gaussian process on the map's log-odds (logistic line plus Matérn deviation, hyperparameters on a grid) | `gp_map_study.py` | given the hyperparameters (Laplace) | over-covers the smooth truths (monotone, overconfident, rare: 95 % bands near 1.00, 50 % bands near 0.65) and under-covers piled scores at 300 / 10^3 and the U shape; inside the bar on far fewer design cells than the default |
 | NUTS on the binned likelihood | `binned_likelihood_study.py` | no | mixes better per draw, at hundreds of times the default's time (trees of 256-512 gradients per draw), and still misses R-hat <= 1.01 at 10^5 |
 | one-component starts, twenty times the sweeps | `start_study.py` | no | lower error, but at 10^4 R-hat stays at 1.03-1.10 with five times the time, and the plateau still misses |
 | merge-split moves of Gaussian components (Richardson & Green 1997, for the fixed truncation) | `start_study.py` | no | empty surplus components and lower the error, but at 10^4 the chains converge no better, at three times the time; with eight times the sweeps as well, still short of R-hat <= 1.01 |
@@ -281,13 +283,26 @@ def candidates_page(source: Path) -> str:
         "then the default calibrator's coverage, MAE and width on the same seeds (its rows of the coverage "
         "study), the KDE calibrator's MAE there, and the seeds so paired.",
     )
+    gp_part = _study_section(
+        source.with_name("gp_map_study.md"),
+        "A Gaussian-process model of the map",
+        "`benchmarks/gp_map_study.py`: the map's log-odds a Gaussian process on the working scale (a "
+        "logistic line plus a Matérn-5/2 deviation whose length scale and amplitude are drawn from a grid "
+        "by their Laplace marginal likelihoods) on up to 200 bins of equal count; given the grid point "
+        "the posterior is the Laplace approximation's Gaussian, so the draws are independent. Columns: the "
+        "candidate's band coverage (standard error of the 95 % one), data-weighted coverage, MAE, width, the "
+        "posterior mean length scale (in standard deviations of the scores) and the fit time; then the "
+        "default calibrator's coverage, MAE and width on the same seeds (its rows of the coverage study), "
+        "the KDE calibrator's MAE there, and the seeds so paired.",
+    )
     return (
         "# Candidate models for the Bayesian core\n\n"
         "Models measured against the calibrator's on the replicates of `benchmarks/dpm_coverage.py` "
         "(same truths, N and seeds; `coverage.md` describes the truths, the columns and the bar), to choose "
         "the class densities by evidence. None of them is the default: each fails the bar on more cells "
         "than the model it would replace. The overview lists every candidate study; the sections after it "
-        "hold the tables of the Student-t, P-spline, logistic-experts, Pólya-tree and change-point studies, and the other "
+        "hold the tables of the Student-t, P-spline, logistic-experts, Pólya-tree, change-point and "
+        "Gaussian-process studies, and the other "
         "scripts' docstrings and outputs in `benchmarks/results/` hold theirs. The variational candidates "
         "are on `vi.md`.\n\n"
         f"{OVERVIEW}\n"
@@ -310,6 +325,7 @@ def candidates_page(source: Path) -> str:
         + experts_part
         + polya_part
         + change_point_part
+        + gp_part
     )
 
 

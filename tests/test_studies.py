@@ -439,6 +439,39 @@ def test_a_change_point_pieces_laplace_marginal_likelihood_matches_its_integral(
     assert abs(laplace - integral) < 0.05, (laplace, integral)
 
 
+def test_the_gp_studys_laplace_marginal_likelihood_matches_its_integral():
+    """The GP-map study's Laplace approximation (Rasmussen & Williams, algorithm 3.1) of the log
+    marginal likelihood of two bins of 40 scores, the binomial likelihood integrated over the
+    latent log-odds' normal prior, is within 0.05 nats of the integral on a grid, and its mode
+    is the fixed point f = K grad log p(k | f)."""
+    from scipy.special import log_expit, logsumexp
+    from scipy.stats import multivariate_normal
+
+    study = benchmark_module("gp_map_study")
+    n, k, u = np.array([40.0, 40.0]), np.array([10.0, 31.0]), np.array([-0.5, 0.8])
+    K = study.kernel(u, u, 0.7, 1.0) + study.JITTER * np.eye(2)
+    fit = study.laplace(n, k, K, np.zeros(2))
+    assert np.allclose(fit["f"], K @ fit["grad"], atol=1e-8)
+    sd = np.sqrt(np.diag(K))
+    f1, f2 = np.meshgrid(np.linspace(-6 * sd[0], 6 * sd[0], 1201), np.linspace(-6 * sd[1], 6 * sd[1], 1201))
+    f = np.stack([f1, f2], axis=-1)
+    log_lik = (k * log_expit(f) + (n - k) * log_expit(-f)).sum(-1)
+    log_prior = multivariate_normal(np.zeros(2), K).logpdf(f)
+    cell = (12 * sd[0] / 1200) * (12 * sd[1] / 1200)
+    integral = logsumexp(log_lik + log_prior) + np.log(cell)
+    assert abs(fit["log_ml"] - integral) < 0.05, (fit["log_ml"], integral)
+
+
+def test_the_gp_map_follows_a_logistic_truth():
+    """On the monotone truth at N = 10^3 (a map logistic-linear on the working scale, which the
+    GP's line holds) the study's posterior-mean map is close to the truth and its band covers
+    most of it."""
+    study = benchmark_module("gp_map_study")
+    row = study.run_gp("monotone", 1000, 0, draws=300)
+    assert row["mae"] < 0.02, row
+    assert row["cov95"] > 0.8, row
+
+
 def test_a_studys_command_line_names_its_options_and_set_flags_only():
     """The command stamped beside a study's rows reruns it: the replicates' options, each named
     option with its value, and a flag only when it is set."""
