@@ -13,12 +13,64 @@ import platform
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).parent))
-from dpm_coverage import FIELDS, HELD_OUT, TRUTHS, _rows, cell_summary, cells
+from dpm_coverage import (
+    FIELDS,
+    HELD_OUT,
+    TRUTHS,
+    _rows,
+    band_scores,
+    cell_summary,
+    cells,
+    data_points,
+    region_grid,
+    simulate,
+)
 
 RESULTS = Path(__file__).parent / "results"
+
+
+@dataclass
+class Replicate:
+    """One (truth, N, seed) replicate of the coverage study: the scores ``s`` (of ``kind``), labels
+    ``y``, the true map, and the points a band is scored at (:func:`dpm_coverage.region_grid` and
+    :func:`dpm_coverage.data_points`; ``points`` is the two concatenated)."""
+
+    truth: str
+    n: int
+    seed: int
+    s: np.ndarray
+    y: np.ndarray
+    kind: str
+    true_map: Callable
+    grid: np.ndarray
+    data_pts: np.ndarray
+
+    @property
+    def points(self) -> np.ndarray:
+        return np.concatenate([self.grid, self.data_pts])
+
+
+def replicate(truth: str, n: int, seed: int) -> Replicate:
+    """The replicate ``(truth, n, seed)`` (:func:`dpm_coverage.simulate`)."""
+    s, y, true_map, kind = simulate(truth, n, seed)
+    grid = region_grid(s)
+    return Replicate(truth, n, seed, s, y, kind, true_map, grid, data_points(s, grid, seed))
+
+
+def scored_row(rep: Replicate, route: str, maps: np.ndarray, elapsed: float, **extra) -> dict:
+    """The coverage study's row of map draws ``maps`` (draws, points) at ``rep.points``: the
+    replicate, ``route``, the fit time, ``extra`` columns and the bands' scores
+    (:func:`dpm_coverage.band_scores`, the posterior mean as the point estimate)."""
+    m_grid, m_data = maps[:, : rep.grid.size], maps[:, rep.grid.size :]
+    row = {"truth": rep.truth, "n": rep.n, "seed": rep.seed, "route": route, "time_s": elapsed} | extra
+    row |= band_scores(m_grid, m_grid.mean(0), rep.true_map(rep.grid), m_data, rep.true_map(rep.data_pts))
+    return row
 
 
 @contextlib.contextmanager

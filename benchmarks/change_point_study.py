@@ -105,8 +105,17 @@ import numpy as np
 from scipy import special
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _study_files import RESULTS, command_line, finish_study, paired_table, replicate_arguments, run_replicates
-from dpm_coverage import FIELDS, band_scores, data_points, fit_dpm, region_grid, simulate
+from _study_files import (
+    RESULTS,
+    command_line,
+    finish_study,
+    paired_table,
+    replicate,
+    replicate_arguments,
+    run_replicates,
+    scored_row,
+)
+from dpm_coverage import FIELDS, fit_dpm
 
 ROUTE = "change points"
 BREAK_RATES = np.exp(np.linspace(np.log(1e-4), np.log(0.5), 12))
@@ -252,23 +261,18 @@ def run_change_points(truth: str, n: int, seed: int, draws: int = 1000, degree: 
     DPM calibrator's (``random_state=seed``): as many draws from each as the calibrator keeps."""
     from bayescal.data import to_working
 
-    s, y, true_map, kind = simulate(truth, n, seed)
-    grid = region_grid(s)
-    data_pts = data_points(s, grid, seed)
+    rep = replicate(truth, n, seed)
     rng = np.random.default_rng(seed)
-    scores = np.concatenate([grid, data_pts])
+    scores = rep.points
     t0 = time.perf_counter()
     route = ROUTE if degree == 1 else f"{ROUTE} (degree {degree})"
     if pool:
-        dpm = fit_dpm(s, y, kind, seed).calibration_map(scores).values.reshape(-1, scores.size)
+        dpm = fit_dpm(rep.s, rep.y, rep.kind, seed).calibration_map(scores).values.reshape(-1, scores.size)
         draws, route = dpm.shape[0], f"{route} + DPM, pooled"
-    maps, pieces = map_draws(to_working(s, kind), y, to_working(scores, kind), draws, rng, degree)
+    maps, pieces = map_draws(to_working(rep.s, rep.kind), rep.y, to_working(scores, rep.kind), draws, rng, degree)
     if pool:
         maps = np.concatenate([maps, dpm])
-    elapsed = time.perf_counter() - t0
-    m_grid, m_data = maps[:, : grid.size], maps[:, grid.size :]
-    row = {"truth": truth, "n": n, "seed": seed, "route": route, "time_s": elapsed, "pieces": pieces}
-    row |= band_scores(m_grid, m_grid.mean(0), true_map(grid), m_data, true_map(data_pts))
+    row = scored_row(rep, route, maps, time.perf_counter() - t0, pieces=pieces)
     ess = float("nan") if pool else float(draws)  # the pooled DPM draws come from chains
     row |= {"rhat_max": float("nan"), "ess_bulk_min": ess, "ess_tail_min": ess, "others": "{}"}
     return row

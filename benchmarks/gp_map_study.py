@@ -70,9 +70,18 @@ import numpy as np
 from scipy import linalg, special
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _study_files import RESULTS, command_line, finish_study, paired_table, replicate_arguments, run_replicates
+from _study_files import (
+    RESULTS,
+    command_line,
+    finish_study,
+    paired_table,
+    replicate,
+    replicate_arguments,
+    run_replicates,
+    scored_row,
+)
 from change_point_study import bin_scores
-from dpm_coverage import FIELDS, band_scores, data_points, region_grid, simulate
+from dpm_coverage import FIELDS
 
 ROUTE = "GP map"
 LINE_SD = 5.0
@@ -167,17 +176,11 @@ def run_gp(truth: str, n: int, seed: int, draws: int = 1000) -> dict:
     """One replicate scored as ``dpm_coverage.run_one`` scores the calibrator (no other calibrators)."""
     from bayescal.data import to_working
 
-    s, y, true_map, kind = simulate(truth, n, seed)
-    grid = region_grid(s)
-    data_pts = data_points(s, grid, seed)
+    rep = replicate(truth, n, seed)
     rng = np.random.default_rng(seed)
-    scores = np.concatenate([grid, data_pts])
     t0 = time.perf_counter()
-    maps, length = map_draws(to_working(s, kind), y, to_working(scores, kind), draws, rng)
-    elapsed = time.perf_counter() - t0
-    m_grid, m_data = maps[:, : grid.size], maps[:, grid.size :]
-    row = {"truth": truth, "n": n, "seed": seed, "route": ROUTE, "time_s": elapsed, "length": length}
-    row |= band_scores(m_grid, m_grid.mean(0), true_map(grid), m_data, true_map(data_pts))
+    maps, length = map_draws(to_working(rep.s, rep.kind), rep.y, to_working(rep.points, rep.kind), draws, rng)
+    row = scored_row(rep, ROUTE, maps, time.perf_counter() - t0, length=length)
     row |= {"rhat_max": float("nan"), "ess_bulk_min": float(draws), "ess_tail_min": float(draws), "others": "{}"}
     return row
 

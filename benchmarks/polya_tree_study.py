@@ -112,8 +112,17 @@ import numpy as np
 from scipy import special, stats
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _study_files import RESULTS, command_line, finish_study, paired_table, replicate_arguments, run_replicates
-from dpm_coverage import FIELDS, band_scores, data_points, region_grid, simulate
+from _study_files import (
+    RESULTS,
+    command_line,
+    finish_study,
+    paired_table,
+    replicate,
+    replicate_arguments,
+    run_replicates,
+    scored_row,
+)
+from dpm_coverage import FIELDS
 
 PRECISIONS = np.exp(np.linspace(np.log(0.1), np.log(300.0), 13))
 """Support of the precision c (uniform prior): alpha_j = c j^2."""
@@ -260,26 +269,23 @@ def run_polya_tree(truth: str, n: int, seed: int, base: str, precision: str, dra
     from bayescal.bayesian.convergence import map_convergence
     from bayescal.data import from_working, to_working
 
-    s, y, true_map, kind = simulate(truth, n, seed)
-    grid = region_grid(s)
-    data_pts = data_points(s, grid, seed)
+    rep = replicate(truth, n, seed)
+    kind, y = rep.kind, rep.y
     rng = np.random.default_rng(seed)
     family = "beta" if kind == "probability" and base == "auto" else "normal"
     t0 = time.perf_counter()
-    t = to_working(s, kind)
-    points = to_working(np.concatenate([grid, data_pts]), kind)
+    t = to_working(rep.s, kind)
+    points = to_working(rep.points, kind)
     fits = [fit_polya_tree(t[y == c], family, precision, rng) for c in (0, 1)]
     log_f0, log_f1 = (log_density_draws(f, points, draws, rng) for f in fits)
     pi = rng.beta(1.0 + y.sum(), 1.0 + (1 - y).sum(), size=(draws, 1))
     maps = special.expit(special.logit(pi) + log_f1 - log_f0)
-    elapsed = time.perf_counter() - t0
-    m_grid, m_data = maps[:, : grid.size], maps[:, grid.size :]
-    row = {"truth": truth, "n": n, "seed": seed, "route": route_label(base, precision), "time_s": elapsed}
-    row |= band_scores(m_grid, m_grid.mean(0), true_map(grid), m_data, true_map(data_pts))
+    row = scored_row(rep, route_label(base, precision), maps, time.perf_counter() - t0)
+    m_grid = maps[:, : rep.grid.size]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         conv = map_convergence(
-            m_grid, (2, draws // 2), points[: grid.size], np.quantile(t, [0.025, 0.975]),
+            m_grid, (2, draws // 2), points[: rep.grid.size], np.quantile(t, [0.025, 0.975]),
             lambda v: from_working(v, kind),
         )  # fmt: skip
     row |= {k: conv[k] for k in ("rhat_max", "ess_bulk_min", "ess_tail_min")}
