@@ -339,15 +339,14 @@ def run_one(
 def _page_cells(page: Path, options: dict) -> list[tuple[str, dict, str, int, range]]:
     """The cells of an evidence page's table as (route, options, truth, N, seeds): a row
     ``| gibbs (select) | piles | 300 | 24 | ...`` is route gibbs with ``components="select"``
-    (on top of ``options``), truth piles, N = 300, seeds 0-23."""
+    (on top of ``options``; :func:`_route_of`), truth piles, N = 300, seeds 0-23."""
     cells = []
     for line in page.read_text().splitlines():
         c = [x.strip() for x in line.split("|")[1:-1]]
         if len(c) < 4 or not c[2].isdigit():
             continue
-        route, _, family = c[0].partition(" (")
-        cell_options = options | ({"components": family.rstrip(")")} if family else {})
-        cells.append((route, cell_options, c[1].split(" (")[0], int(c[2]), range(int(c[3]))))
+        route, own = _route_of(c[0])
+        cells.append((route, options | own, c[1].split(" (")[0], int(c[2]), range(int(c[3]))))
     return cells
 
 
@@ -364,8 +363,21 @@ def parse_options(items: list[str], error) -> dict:
 
 
 def _label(route: str, options: dict) -> str:
-    """The row's ``route`` column: the inference route, with the component family when set."""
-    return route if "components" not in options else f"{route} ({options['components']})"
+    """The row's ``route`` column: the inference route, with the component family and any other
+    calibrator parameter set (``gibbs (gaussian)``, ``gibbs (n_bins=4096)``)."""
+    parts = [str(options["components"])] if "components" in options else []
+    parts += [f"{k}={json.dumps(v)}" for k, v in sorted(options.items()) if k != "components"]
+    return route if not parts else f"{route} ({', '.join(parts)})"
+
+
+def _route_of(label: str) -> tuple[str, dict]:
+    """The route and calibrator parameters of a ``route`` column (the inverse of :func:`_label`)."""
+    route, _, inner = label.partition(" (")
+    options: dict = {}
+    for part in filter(None, inner.rstrip(")").split(", ")):
+        name, sep, value = part.partition("=")
+        options |= {name: json.loads(value)} if sep else {"components": part}
+    return route, options
 
 
 def _known_others(path: Path) -> dict[tuple[str, int, int], dict]:

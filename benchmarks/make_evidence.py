@@ -115,7 +115,10 @@ def coverage_page(source: Path) -> str:
         '(`--option \'components="gaussian"\'`, the default before `"select"`); `gibbs (auto)` averages '
         'Gaussian and Beta components by their label scores (`components="auto"`, with fewer seeds). '
         'Beta components alone (`components="beta"`) are '
-        "not in this study; `--option 'components=\"beta\"'` adds them as `gibbs (beta)`.\n\n"
+        "not in this study; `--option 'components=\"beta\"'` adds them as `gibbs (beta)`. A route that names "
+        "other parameters is the default calibrator with those set, on the same seeds: `n_bins=4096` (four "
+        "times finer bins of the compressed scores) and `n_components=40` (twice the truncation), two "
+        "resolutions that could limit the band at 10^6-10^7 scores.\n\n"
         + stamp(source, "python benchmarks/dpm_coverage.py && python benchmarks/make_evidence.py")
         + "\n"
         + summarise(source)
