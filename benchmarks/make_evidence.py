@@ -218,7 +218,7 @@ rows on `coverage.md` (the plateau's band below 0.92, chains that do not converg
 | a Gaussian process on the map's log-odds (logistic line plus Matérn deviation, hyperparameters on a grid) | `gp_map_study.py` | given the hyperparameters (Laplace) | over-covers the smooth truths (monotone, overconfident, rare: 95 % bands near 1.00, 50 % bands near 0.65) and under-covers piled scores at 300 / 10^3 and the U shape; inside the bar on far fewer design cells than the default |
 | NUTS on the binned likelihood | `binned_likelihood_study.py` | no | mixes better per draw, at hundreds of times the default's time (trees of 256-512 gradients per draw), and still misses R-hat <= 1.01 at 10^5 |
 | one-component starts, twenty times the sweeps | `start_study.py` | no | lower error, but at 10^4 R-hat stays at 1.03-1.10 with five times the time, and the plateau still misses |
-| merge-split moves of Gaussian components (Richardson & Green 1997, for the fixed truncation) | `start_study.py` | no | empty surplus components and lower the error, but at 10^4 the chains converge no better, at three times the time; with eight times the sweeps as well, still short of R-hat <= 1.01 |
+| merge-split moves of Gaussian components (Richardson & Green 1997, for the fixed truncation) | `start_study.py` | no | empty surplus components and lower the error, but at 10^4 the chains converge no better, at three times the time, and plain sweeps given that time do as well on the error and better on R-hat; with eight times the sweeps as well, still short of R-hat <= 1.01 |
 """
 """The candidates page's overview: one row per candidate study, its verdict in words (the numbers
 are in its section or docstring, so the row does not go stale when a study is rerun)."""
