@@ -481,7 +481,7 @@ def merge_split_move(
     wj = math.exp(logw[j])
     wk = math.exp(logw[k])
     tot_w = wj + wk
-    mj, mk_, uj, uk = th1[j], th1[k], th2[j], th2[k]
+    mu_j, mu_k, ls_j, ls_k = th1[j], th1[k], th2[j], th2[k]
     log_norm_sp = -0.5 * math.log(2.0 * math.pi * s2) - 0.5 * math.log(2.0 * math.pi * tau * tau)
     if log_floor > -np.inf:
         log_norm_sp -= math.log(0.5 * math.erfc((log_floor - ell) / (tau * math.sqrt(2.0))))
@@ -489,12 +489,12 @@ def merge_split_move(
         u1 = wj / tot_w
         if not 0.0 < u1 < 1.0:
             return False, lt_old
-        s2j = math.exp(2.0 * uj)
-        s2k = math.exp(2.0 * uk)
-        mu = u1 * mj + (1.0 - u1) * mk_
-        var = u1 * s2j + (1.0 - u1) * s2k + u1 * (1.0 - u1) * (mj - mk_) ** 2
+        s2j = math.exp(2.0 * ls_j)
+        s2k = math.exp(2.0 * ls_k)
+        mu = u1 * mu_j + (1.0 - u1) * mu_k
+        var = u1 * s2j + (1.0 - u1) * s2k + u1 * (1.0 - u1) * (mu_j - mu_k) ** 2
         sd = math.sqrt(var)
-        u2 = (mu - mj) / (sd * math.sqrt((1.0 - u1) / u1))
+        u2 = (mu - mu_j) / (sd * math.sqrt((1.0 - u1) / u1))
         u3 = u1 * s2j / ((1.0 - u2 * u2) * var)
         if not (abs(u2) < 1.0 and 0.0 < u3 < 1.0):
             return False, lt_old
@@ -521,16 +521,16 @@ def merge_split_move(
         u3 = gen.random()
         if not (0.0 < u1 < 1.0 and 0.0 < u3 < 1.0 and abs(u2) < 1.0):
             return False, lt_old
-        sd = math.exp(uj)
-        new_j1 = mj - u2 * sd * math.sqrt((1.0 - u1) / u1)
-        new_k1 = mj + u2 * sd * math.sqrt(u1 / (1.0 - u1))
+        sd = math.exp(ls_j)
+        new_j1 = mu_j - u2 * sd * math.sqrt((1.0 - u1) / u1)
+        new_k1 = mu_j + u2 * sd * math.sqrt(u1 / (1.0 - u1))
         new_j2 = 0.5 * math.log(u3 * (1.0 - u2 * u2) * sd * sd / u1)
         new_k2 = 0.5 * math.log((1.0 - u3) * (1.0 - u2 * u2) * sd * sd / (1.0 - u1))
         if new_j2 < log_floor or new_k2 < log_floor:
             return False, lt_old
         new_wj = u1 * tot_w
         new_wk = (1.0 - u1) * tot_w
-        log_q_sp = gaussian_logprior(mk_, uk, m[k], s2, ell, tau, log_floor) + log_norm_sp
+        log_q_sp = gaussian_logprior(mu_k, ls_k, m[k], s2, ell, tau, log_floor) + log_norm_sp
         log_q_r = math.log(e_r) - e_r / r_scale - 2.0 * math.log(r_scale) + e_r
         log_g = math.log(6.0 * u1 * (1.0 - u1)) + math.log(3.0 * abs(u2) * (1.0 - abs(u2)))
         log_extra = log_q_sp + log_q_r - log_g + merge_split_logjac(u1, u2, u3, sd)
@@ -573,10 +573,10 @@ def merge_split_move(
         return True, lt_new
     for i in range(K - 1):
         v[i] = v_old[i]
-    th1[j] = mj
-    th2[j] = uj
-    th1[k] = mk_
-    th2[k] = uk
+    th1[j] = mu_j
+    th2[j] = ls_j
+    th1[k] = mu_k
+    th2[k] = ls_k
     return False, lt_old
 
 
