@@ -120,6 +120,32 @@ def replicate_arguments(
     ap.add_argument("--out", type=Path, default=out)
 
 
+def study_parser(doc: str, script: str, n: tuple[int, ...] = (300, 1000), seeds: int = 8) -> argparse.ArgumentParser:
+    """The command line of ``benchmarks/<script>``: its docstring ``doc`` as the description and the
+    replicates' options (:func:`replicate_arguments`), with ``--out`` by default the CSV of the
+    script's name in ``benchmarks/results``. A study adds its own options to it."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    replicate_arguments(ap, RESULTS / f"{Path(script).stem}.csv", n, seeds)
+    return ap
+
+
+def run_study(
+    args: argparse.Namespace,
+    script: str,
+    title: str,
+    run: Callable[[str, int, int], dict],
+    table: Callable[[Path], str],
+    fields: list[str] = FIELDS,
+    options: tuple[str, ...] = (),
+) -> None:
+    """Run a study from its parsed command line (:func:`study_parser`): append ``run(truth, n,
+    seed)`` for every replicate (:func:`run_replicates`), then stamp the command that reruns it,
+    with the study's ``options`` (:func:`command_line`), and its ``table`` under ``title``
+    (:func:`finish_study`)."""
+    run_replicates(args, run, fields)
+    finish_study(args, title, command_line(script, args, options), table)
+
+
 def run_replicates(args: argparse.Namespace, run: Callable[[str, int, int], dict], fields: list[str] = FIELDS) -> None:
     """Append ``run(truth, n, seed)`` to ``args.out`` for every truth, N and seed of ``args``
     (:func:`replicate_arguments`), printing a line per row."""

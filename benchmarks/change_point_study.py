@@ -96,7 +96,6 @@ regularized likelihood methods. Advances in Large Margin Classifiers, 61-74.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -105,16 +104,7 @@ import numpy as np
 from scipy import special
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _study_files import (
-    RESULTS,
-    command_line,
-    finish_study,
-    paired_table,
-    replicate,
-    replicate_arguments,
-    run_replicates,
-    scored_row,
-)
+from _study_files import paired_table, replicate, run_study, scored_row, study_parser
 from dpm_coverage import FIELDS, fit_dpm
 
 ROUTE = "change points"
@@ -285,21 +275,18 @@ def summarise(path: Path) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    replicate_arguments(ap, RESULTS / "change_point_study.csv")
+    ap = study_parser(__doc__, "change_point_study.py")
     ap.add_argument("--degree", type=int, choices=[1, 2], default=1, help="pieces' polynomial degree")
     ap.add_argument("--pool", action="store_true", help="score an equal mixture with the default DPM's posterior")
     args = ap.parse_args()
-    run_replicates(
+    run_study(
         args,
-        lambda truth, n, seed: run_change_points(truth, n, seed, degree=args.degree, pool=args.pool),
-        FIELDS + ["pieces"],
-    )
-    finish_study(
-        args,
+        "change_point_study.py",
         "A product-partition model of the map against the DPM",
-        command_line("change_point_study.py", args, ("degree", "pool")),
+        lambda truth, n, seed: run_change_points(truth, n, seed, degree=args.degree, pool=args.pool),
         summarise,
+        FIELDS + ["pieces"],
+        ("degree", "pool"),
     )
 
 

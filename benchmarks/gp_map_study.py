@@ -61,7 +61,6 @@ nonparametric Bayesian credible sets. Annals of Statistics 43, 1391-1428.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -70,16 +69,7 @@ import numpy as np
 from scipy import linalg, special
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _study_files import (
-    RESULTS,
-    command_line,
-    finish_study,
-    paired_table,
-    replicate,
-    replicate_arguments,
-    run_replicates,
-    scored_row,
-)
+from _study_files import paired_table, replicate, run_study, scored_row, study_parser
 from change_point_study import bin_scores
 from dpm_coverage import FIELDS
 
@@ -192,15 +182,14 @@ def summarise(path: Path) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    replicate_arguments(ap, RESULTS / "gp_map_study.csv")
-    args = ap.parse_args()
-    run_replicates(args, run_gp, FIELDS + ["length"])
-    finish_study(
+    args = study_parser(__doc__, "gp_map_study.py").parse_args()
+    run_study(
         args,
+        "gp_map_study.py",
         "A Gaussian-process model of the map against the DPM",
-        command_line("gp_map_study.py", args),
+        run_gp,
         summarise,
+        FIELDS + ["length"],
     )
 
 

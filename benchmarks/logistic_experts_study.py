@@ -84,7 +84,6 @@ JASA 96, 161-173.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 import warnings
@@ -94,8 +93,7 @@ import numpy as np
 from scipy.special import expit, log_expit, logsumexp
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _study_files import RESULTS, command_line, finish_study, paired_table, replicate_arguments, run_replicates
-from dpm_coverage import band_scores, data_points, region_grid, simulate
+from _study_files import paired_table, replicate, run_study, scored_row, study_parser
 
 ROUTE = "logistic experts"
 BETA0_SD = 2.0
@@ -295,27 +293,20 @@ def run_experts(truth: str, n: int, seed: int) -> dict:
     from bayescal.bayesian.convergence import map_convergence
     from bayescal.data import from_working, to_working
 
-    s, y, true_map, kind = simulate(truth, n, seed)
-    grid = region_grid(s)
-    data_pts = data_points(s, grid, seed)
+    rep = replicate(truth, n, seed)
     t0 = time.perf_counter()
-    t = to_working(s, kind)
-    post = fit_logistic_experts(t, y, random_seed=seed)
-    g_t = to_working(grid, kind)
-    draws = map_draws(post, g_t)
-    elapsed = time.perf_counter() - t0
-    row = {"truth": truth, "n": n, "seed": seed, "route": ROUTE, "time_s": elapsed, "others": "{}"}
-    row |= band_scores(
-        draws, draws.mean(0), true_map(grid), map_draws(post, to_working(data_pts, kind)), true_map(data_pts)
-    )
-    region = np.quantile(t, [0.025, 0.975])
-    shape = post["weight"].shape[:2]
+    t = to_working(rep.s, rep.kind)
+    post = fit_logistic_experts(t, rep.y, random_seed=seed)
+    maps = map_draws(post, to_working(rep.points, rep.kind))
+    row = scored_row(rep, ROUTE, maps, time.perf_counter() - t0, others="{}")
+    g_t = to_working(rep.grid, rep.kind)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        conv = map_convergence(draws, shape, g_t, region, lambda v: from_working(v, kind))
-    row.update(
-        {"rhat_max": conv["rhat_max"], "ess_bulk_min": conv["ess_bulk_min"], "ess_tail_min": conv["ess_tail_min"]}
-    )
+        conv = map_convergence(
+            maps[:, : rep.grid.size], post["weight"].shape[:2], g_t, np.quantile(t, [0.025, 0.975]),
+            lambda v: from_working(v, rep.kind),
+        )  # fmt: skip
+    row |= {k: conv[k] for k in ("rhat_max", "ess_bulk_min", "ess_tail_min")}
     return row
 
 
@@ -336,18 +327,14 @@ def summarise(path: Path) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    replicate_arguments(ap, RESULTS / "logistic_experts_study.csv", seeds=12)
+    ap = study_parser(__doc__, "logistic_experts_study.py", seeds=12)
     args = ap.parse_args()
     if any(n > 10_000 for n in args.n):
         ap.error("--n above 10000: the sampler runs on the rows, without binning (module docstring)")
-    run_replicates(args, run_experts)
-    finish_study(
-        args,
-        "A Dirichlet-process mixture of logistic experts against the DPM",
-        command_line("logistic_experts_study.py", args),
+    run_study(
+        args, "logistic_experts_study.py", "A Dirichlet-process mixture of logistic experts against the DPM", run_experts,
         summarise,
-    )
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

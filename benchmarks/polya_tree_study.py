@@ -102,7 +102,6 @@ Ma, L. (2017). Adaptive shrinkage in Pólya tree type models. Bayesian Analysis 
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 import warnings
@@ -112,16 +111,7 @@ import numpy as np
 from scipy import special, stats
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _study_files import (
-    RESULTS,
-    command_line,
-    finish_study,
-    paired_table,
-    replicate,
-    replicate_arguments,
-    run_replicates,
-    scored_row,
-)
+from _study_files import paired_table, replicate, run_study, scored_row, study_parser
 from dpm_coverage import FIELDS
 
 PRECISIONS = np.exp(np.linspace(np.log(0.1), np.log(300.0), 13))
@@ -305,21 +295,20 @@ def summarise(path: Path) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    replicate_arguments(ap, RESULTS / "polya_tree_study.csv")
+    ap = study_parser(__doc__, "polya_tree_study.py")
     ap.add_argument("--base", choices=["auto", "normal"], default="auto")
     ap.add_argument("--precision", choices=["global", "node"], default="global")
     args = ap.parse_args()
     if any(n > 100_000 for n in args.n):
         ap.error("--n above 100000: the centrings are weighted on the rows, without binning")
-    run_replicates(
-        args, lambda truth, n, seed: run_polya_tree(truth, n, seed, args.base, args.precision), FIELDS + ["is_ess"]
-    )
-    finish_study(
+    run_study(
         args,
+        "polya_tree_study.py",
         "Mixtures of Pólya trees against the DPM",
-        command_line("polya_tree_study.py", args, ("base", "precision")),
+        lambda truth, n, seed: run_polya_tree(truth, n, seed, args.base, args.precision),
         summarise,
+        FIELDS + ["is_ess"],
+        ("base", "precision"),
     )
 
 

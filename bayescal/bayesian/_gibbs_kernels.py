@@ -442,6 +442,7 @@ def merge_split_move(
     ell,
     tau,
     log_floor,
+    log_norm_sp,
     r_scale,
     gen,
     E,
@@ -464,7 +465,9 @@ def merge_split_move(
     a random sign) and :math:`u_3 \sim U(0, 1)`, and the spare at k is discarded. The pair's total
     weight is kept, so the other components' weights are unchanged. ``lt_old`` is the log target
     (:func:`class_loglik` + :func:`stick_log_density` + the components' log priors) at the
-    current state; ``logw`` and ``v_old`` are work arrays.
+    current state; ``log_norm_sp`` the log normalising constant of a component's prior (the
+    spare's proposal density less :func:`gaussian_logprior`); ``logw`` and ``v_old`` are work
+    arrays.
 
     References
     ----------
@@ -482,9 +485,6 @@ def merge_split_move(
     wk = math.exp(logw[k])
     tot_w = wj + wk
     mu_j, mu_k, ls_j, ls_k = th1[j], th1[k], th2[j], th2[k]
-    log_norm_sp = -0.5 * math.log(2.0 * math.pi * s2) - 0.5 * math.log(2.0 * math.pi * tau * tau)
-    if log_floor > -np.inf:
-        log_norm_sp -= math.log(0.5 * math.erfc((log_floor - ell) / (tau * math.sqrt(2.0))))
     if merge:
         u1 = wj / tot_w
         if not 0.0 < u1 < 1.0:
@@ -674,6 +674,9 @@ def run_chain(
     log_eps_bar = 0.0
     v_old = np.empty(K - 1)
     r_scale = 0.5 * math.log(2.0 + np.sum(c_all))
+    log_norm_sp = -0.5 * math.log(2.0 * math.pi * s2) - 0.5 * math.log(2.0 * math.pi * tau * tau)
+    if log_floor > -np.inf:
+        log_norm_sp -= math.log(0.5 * math.erfc((log_floor - ell) / (tau * math.sqrt(2.0))))
     for it in range(it0, n_iter):
         # ---- 1. allocations
         log_weights(v, logw)
@@ -889,8 +892,8 @@ def run_chain(
                 lt += gaussian_logprior(th1[k], th2[k], m[k], s2, ell, tau, log_floor)
             for _ in range(n_sm):
                 accepted, lt = merge_split_move(
-                    xa, xb, c_all, v, th1, th2, alpha, m, s2, ell, tau, log_floor, r_scale, gen, E, topv, totv, ebits,
-                    logw, v_old, lt,
+                    xa, xb, c_all, v, th1, th2, alpha, m, s2, ell, tau, log_floor, log_norm_sp, r_scale, gen, E, topv,
+                    totv, ebits, logw, v_old, lt,
                 )  # fmt: skip
                 stats[6] += 1.0 if accepted else 0.0
                 stats[7] += 1.0

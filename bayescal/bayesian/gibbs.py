@@ -526,7 +526,7 @@ class _CompiledChains:
         random_seed,
         n_threads,
         hmc_steps,
-        merge_split=0,
+        merge_split,
     ):
         from bayescal.bayesian import _gibbs_kernels as kern
 
@@ -552,7 +552,6 @@ class _CompiledChains:
         self.stats = np.zeros((C, 8))
         self.minv = np.ones((C, 3 * K - 1))  # the Hamiltonian moves' adaptation, kept between stretches
         self.hmc_eps = np.full((C, 1), 0.2)
-
         self.gens = _chain_streams(random_seed, C)
         self.family_code = kern.GAUSSIAN if family == "gaussian" else kern.BETA
         v0 = start_sticks(prior["init_weight"])
