@@ -173,6 +173,21 @@ def command_line(script: str, args: argparse.Namespace, options: tuple[str, ...]
     return " ".join(parts)
 
 
+def _converged(c: dict, sel: list[dict]) -> str:
+    from bayescal.bayesian.convergence import meets_target
+
+    return f"{sum(bool(meets_target(r)) for r in sel)}/{len(sel)}"
+
+
+CONVERGENCE_COLUMNS = (
+    ("R-hat max", lambda c, sel: f"{c['rhat_max']:.3f}"),
+    ("ESS bulk min", lambda c, sel: f"{c['ess_bulk_min']:.0f}"),
+    ("converged", _converged),
+)
+"""Columns of :func:`paired_table` for a study with chains: the map's worst R-hat and lowest bulk
+ESS over the data region (means over seeds) and the fits meeting R-hat <= 1.01 and ESS >= 400."""
+
+
 def paired_table(path: Path, own: tuple[tuple[str, Callable[[dict, list[dict]], str]], ...] = ()) -> str:
     """A markdown table of a study's rows in the CSV ``path``, one line per (variant, truth, N):
     the means over seeds of the bands' coverage (standard error of the 95 % one), the 95 %

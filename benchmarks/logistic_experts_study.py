@@ -93,7 +93,7 @@ import numpy as np
 from scipy.special import expit, log_expit, logsumexp
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _study_files import paired_table, replicate, run_study, scored_row, study_parser
+from _study_files import CONVERGENCE_COLUMNS, paired_table, replicate, run_study, scored_row, study_parser
 
 ROUTE = "logistic experts"
 BETA0_SD = 2.0
@@ -314,16 +314,7 @@ def summarise(path: Path) -> str:
     """The table of the study's rows beside the default calibrator's on the same seeds
     (:func:`_study_files.paired_table`), with the map's worst R-hat, lowest bulk ESS and the fits
     meeting R-hat <= 1.01 and ESS >= 400."""
-    from bayescal.bayesian.convergence import meets_target
-
-    return paired_table(
-        path,
-        (
-            ("R-hat max", lambda c, sel: f"{c['rhat_max']:.3f}"),
-            ("ESS bulk min", lambda c, sel: f"{c['ess_bulk_min']:.0f}"),
-            ("converged", lambda c, sel: f"{sum(bool(meets_target(r)) for r in sel)}/{len(sel)}"),
-        ),
-    )
+    return paired_table(path, CONVERGENCE_COLUMNS)
 
 
 def main() -> None:

@@ -160,7 +160,7 @@ def main() -> None:
         "`python benchmarks/start_study.py --truths monotone ushape piles plateau heavy overconfident weak "
         "calibrated --n 1000 10000 --seeds 16`, then `python benchmarks/start_study.py --truths monotone --n 10000 "
         "--seeds 48 --resume` (the monotone cells at 10^4 to 48 seeds). With Gaussian components alone: "
-        "`gaussian`, `gaussian_merge` (`route_options={\"merge_split\": 20}`: 20 merge-split proposals a sweep), "
+        '`gaussian`, `gaussian_merge` (`route_options={"merge_split": 20}`: 20 merge-split proposals a sweep), '
         "`gaussian_long` and `gaussian_merge_long` (the same with `thin=16`, eight times the sweeps per kept "
         "draw at 10^4); command: `python benchmarks/start_study.py --configs gaussian gaussian_merge "
         "gaussian_long gaussian_merge_long --truths monotone ushape plateau heavy overconfident weak calibrated "

@@ -62,10 +62,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
-import os
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -74,12 +72,21 @@ from numba import njit
 from scipy.special import gammaln
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _mixture_sweeps import (
+    class_chains_setup,
+    exp_normalise,
+    pick_component,
+    prior_location_scale,
+    run_chains,
+    stick_log_weights,
+    stick_weights,
+    sticks_and_concentration,
+)
 from _study_files import appending, stamp_runs
 from dpm_coverage import HELD_OUT, TRUTHS, _rows, cell_summary, cells, run_one
 
 from bayescal.bayesian._gibbs_kernels import binomial
 from bayescal.bayesian.class_fit import ClassFit
-from bayescal.bayesian.gibbs import _chain_streams, _log_floor, _start_above_floor, default_thin, start_sticks
 
 RESULTS = Path(__file__).parent / "results"
 ROUTE = "student_t"
@@ -101,25 +108,16 @@ def _t_chain(
     half = 0.5 * (nu + 1.0)
     accepted = proposed = 0
     for it in range(tune + n_keep * thin):
-        rest = 0.0
-        for k in range(K - 1):
-            logw[k] = math.log(v[k]) + rest
-            rest += math.log1p(-v[k])
-        logw[K - 1] = rest
+        stick_log_weights(v, logw)
         nk[:] = 0.0
         sl[:] = 0.0
         slx[:] = 0.0
         slxx[:] = 0.0
         for i in range(n):  # 1. allocations and the latent precisions' sums
-            top = -np.inf
             for k in range(K):
                 z = (x[i] - mu[k]) * math.exp(-u[k])
                 p[k] = logw[k] - u[k] - half * math.log1p(z * z / nu)
-                top = max(top, p[k])
-            tot = 0.0
-            for k in range(K):
-                p[k] = math.exp(p[k] - top)
-                tot += p[k]
+            tot = exp_normalise(p)
             left, mass = c_int[i], tot
             for k in range(K):
                 if left == 0:
@@ -141,33 +139,17 @@ def _t_chain(
                     slxx[k] += lam * x[i] * x[i]
             f = c_frac[i]
             if f > 0.0:  # a fractional weight: one unit of weight f, power likelihood
-                r, k = gen.random() * tot, 0
-                while k < K - 1 and r > p[k]:
-                    r -= p[k]
-                    k += 1
+                k = pick_component(gen, p, tot)
                 z = (x[i] - mu[k]) * math.exp(-u[k])
                 lam = gen.gamma(0.5 * (nu + f), 2.0 / (nu + f * z * z))
                 nk[k] += f
                 sl[k] += f * lam
                 slx[k] += f * lam * x[i]
                 slxx[k] += f * lam * x[i] * x[i]
-        after = 0.0  # 2. sticks, from the last component back
-        log_rest = 0.0
-        for k in range(K - 1, -1, -1):
-            if k < K - 1:
-                v[k] = min(max(gen.beta(1.0 + nk[k], alpha + after), 1e-12), 1.0 - 1e-12)
-                log_rest += math.log1p(-v[k])
-            after += nk[k]
-        alpha = gen.gamma(a_alpha + K - 1, 1.0 / (b_alpha - log_rest))  # 3. concentration
+        alpha = sticks_and_concentration(v, nk, alpha, a_alpha, b_alpha, gen)  # 2-3. sticks, concentration
         for k in range(K):  # 4-5. means and log-scales
             if nk[k] == 0.0:
-                mu[k] = m[k] + math.sqrt(s2) * gen.standard_normal()
-                draw = ell + tau * gen.standard_normal()
-                tries = 0
-                while draw < log_floor and tries < 1000:
-                    draw = ell + tau * gen.standard_normal()
-                    tries += 1
-                u[k] = max(draw, log_floor)
+                mu[k], u[k] = prior_location_scale(m[k], s2, ell, tau, log_floor, gen)
                 continue
             prec = 1.0 / s2 + sl[k] * math.exp(-2.0 * u[k])
             mu[k] = (m[k] / s2 + slx[k] * math.exp(-2.0 * u[k])) / prec + gen.standard_normal() / math.sqrt(prec)
@@ -183,11 +165,7 @@ def _t_chain(
                     accepted += 1
         if it >= tune and (it - tune) % thin == 0:
             j = (it - tune) // thin
-            rest = 0.0
-            for k in range(K - 1):
-                out_w[j, k] = v[k] * math.exp(rest)
-                rest += math.log1p(-v[k])
-            out_w[j, K - 1] = math.exp(rest)
+            stick_weights(v, out_w[j])
             out_mu[j] = mu
             out_sigma[j] = np.exp(u)
             out_alpha[j] = alpha
@@ -211,30 +189,16 @@ def fit_student_t(
     Gaussian prior (``mu_loc``, ``mu_scale``, ``sigma_logmean``, ``sigma_logsd``, the ``init_*``
     start and ``scale_floor``) is taken as it is."""
     t0 = time.perf_counter()
-    x, counts = np.asarray(x, dtype=np.float64), np.asarray(counts, dtype=np.float64)
     K = int(n_components)
-    shift = float(np.average(x, weights=counts))
-    log_floor = _log_floor(prior)
-    c_int = np.floor(counts)
-    data = (x - shift, c_int.astype(np.int64), counts - c_int, np.asarray(prior["mu_loc"], np.float64) - shift)
-    hyper = (float(prior["mu_scale"]) ** 2, float(prior["sigma_logmean"]), float(prior["sigma_logsd"]), log_floor)
-    hyper += (float(nu), float(prior["alpha_shape"]), float(prior["alpha_rate"]))
-    mu0, u0 = _start_above_floor(
-        "gaussian",
-        np.asarray(prior["init_mu"], np.float64) - shift,
-        np.log(np.asarray(prior["init_sigma"], np.float64)),
-        log_floor,
-    )
-    v0 = start_sticks(prior["init_weight"])
-    thin = default_thin(counts.sum())
+    c = class_chains_setup(x, counts, prior)
+    hyper = (c["s2"], c["ell"], c["tau"], c["log_floor"], float(nu), c["a_alpha"], c["b_alpha"])
+    thin, shift = c["thin"], c["shift"]
     run = (int(tune), thin, int(draws), int(n_mh))
-    gens = _chain_streams(random_seed, chains)
 
-    def chain(c: int):  # the start's arrays are copied: the sweeps update them in place
-        return _t_chain(*data, *hyper, mu0.copy(), u0.copy(), v0.copy(), *run, gens[c])
+    def chain(gen):  # the start's arrays are copied: the sweeps update them in place
+        return _t_chain(*c["data"], *hyper, c["mu0"].copy(), c["u0"].copy(), c["v0"].copy(), *run, gen)
 
-    with ThreadPoolExecutor(max_workers=min(chains, os.cpu_count() or 1)) as pool:
-        results = list(pool.map(chain, range(chains)))
+    results = run_chains(chain, chains, random_seed)
     kept, acc = [r[:4] for r in results], [r[4] for r in results]
     dims = ("chain", "draw", "component")
     posterior = xr.Dataset(
