@@ -16,9 +16,10 @@ docs/evidence/speed.md       benchmarks/results/dpm_speed.md (its stdout)       
                              and dpm_speed_load.md (``--load``), when present
 docs/evidence/realdata.md    benchmarks/results/dpm_realdata.json                 benchmarks/dpm_realdata.py
 docs/evidence/candidates.md  benchmarks/results/student_t_study.csv and .md, and  benchmarks/student_t_study.py,
-                             logspline_study.md, logistic_experts_study.md and    benchmarks/logspline_study.py,
-                             polya_tree_study.md, change_point_study.md and       benchmarks/logistic_experts_study.py,
-                             gp_map_study.md, when present                        benchmarks/polya_tree_study.py,
+                             skew_normal_study.md, logspline_study.md,            benchmarks/skew_normal_study.py,
+                             logistic_experts_study.md, polya_tree_study.md,      benchmarks/logspline_study.py,
+                             change_point_study.md and gp_map_study.md, when      benchmarks/logistic_experts_study.py,
+                             present                                              benchmarks/polya_tree_study.py,
                                                                                   benchmarks/change_point_study.py,
                                                                                   benchmarks/gp_map_study.py
 ===========================  ===================================================  =============================
@@ -211,6 +212,7 @@ rows on `coverage.md` (the plateau's band below 0.92, chains that do not converg
 | a tail-compressed working scale | `candidate_study.py` | no | fixes the piles and the tails, but the overconfident classifier's error doubles and the plateau covers less |
 | components shared by the two classes (hierarchical DP) | `shared_atoms_study.py` | no | ranks well on real data, but the U-shaped and plateau truths' bands are too narrow and the error is above the default's |
 | Student-t components | `student_t_study.py` | no | the plateau is not helped; heavy-tailed scores over-cover at 10^4; chains mix no better |
+| skew-normal components (a skewness per component, nesting the Gaussian one) | `skew_normal_study.py` | no | the band is the Gaussian components' within its standard error on most cells; piled scores under-cover less than with Gaussian components but far more than with the default's choice of Beta ones, as do the held-out mixed piles; the plateau is not helped; smooth truths over-cover at 10^4; chains mix no better, at 5-15 times the time |
 | penalised-spline log-densities | `logspline_study.py` | yes | equal knots: honest on smooth maps, but the plateau's band too narrow and the error on piled, heavy-tailed and skewed scores many times the default's; quantile knots: the plateau honest, the error above the KDE calibrator's on every held-out truth |
 | a mixture of logistic experts | `logistic_experts_study.py` | no | too narrow where the map is not logistic, too wide where it is |
 | mixtures of Pólya trees | `polya_tree_study.py` | given the centring | rough draws over-cover smooth maps; the plateau under-covers below 10^4; error above the KDE calibrator's on heavy-tailed scores and the plateau |
@@ -232,6 +234,21 @@ def candidates_page(source: Path) -> str:
 
     runs = source.with_suffix(".md")  # the study's table, with the command of each run that wrote rows
     runs_text = runs.read_text() if runs.is_file() else ""
+    skew_part = _study_section(
+        source.with_name("skew_normal_study.md"),
+        "Skew-normal components",
+        "`benchmarks/skew_normal_study.py`: the calibrator's pipeline with each Gaussian component replaced "
+        "by a skew-normal one (Azzalini 1985) of the same mean and standard deviation and a skewness "
+        "direction delta ~ U(-1, 1), so that delta = 0 is the calibrator's component (the same priors, "
+        "sticks, concentration and thinning; Metropolis steps for each component's mean, log standard "
+        "deviation and skewness). Columns: the candidate's band coverage (standard error of the 95 % one), "
+        "data-weighted coverage, MAE, width and fit time; the map's worst R-hat and lowest bulk ESS, the "
+        "fits meeting R-hat <= 1.01 and ESS >= 400, the components' weight-averaged |delta|, and Gaussian "
+        "components' 95 % coverage and MAE on the same seeds (the coverage study's rows of "
+        '`components="gaussian"`; the default\'s for decision values); then the default calibrator\'s '
+        "coverage, MAE and width on the same seeds, the KDE and Platt calibrators' MAE there, and the "
+        "seeds so paired.",
+    )
     spline_part = _study_section(
         source.with_name("logspline_study.md"),
         "Penalised-spline log-densities",
@@ -304,7 +321,7 @@ def candidates_page(source: Path) -> str:
         "(same truths, N and seeds; `coverage.md` describes the truths, the columns and the bar), to choose "
         "the class densities by evidence. None of them is the default: each fails the bar on more cells "
         "than the model it would replace. The overview lists every candidate study; the sections after it "
-        "hold the tables of the Student-t, P-spline, logistic-experts, Pólya-tree, change-point and "
+        "hold the tables of the Student-t, skew-normal, P-spline, logistic-experts, Pólya-tree, change-point and "
         "Gaussian-process studies, and the other "
         "scripts' docstrings and outputs in `benchmarks/results/` hold theirs. The variational candidates "
         "are on `vi.md`.\n\n"
@@ -324,6 +341,7 @@ def candidates_page(source: Path) -> str:
         + "\n\n"
         + summarise(source)
         + "\n"
+        + skew_part
         + spline_part
         + experts_part
         + polya_part
