@@ -13,6 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import xarray as xr
 from numba import njit
 
 from bayescal.bayesian._gibbs_kernels import binomial
@@ -148,3 +149,14 @@ def run_chains(chain: Callable[[np.random.Generator], tuple], chains: int, rando
     gens = _chain_streams(random_seed, chains)
     with ThreadPoolExecutor(max_workers=min(chains, os.cpu_count() or 1)) as pool:
         return list(pool.map(chain, gens))
+
+
+def class_posterior(weight: np.ndarray, mu: np.ndarray, sigma: np.ndarray, alpha: np.ndarray) -> xr.Dataset:
+    """A class's posterior in the route layout (:class:`bayescal.bayesian.class_fit.ClassFit`):
+    ``weight``, ``mu``, ``sigma`` of dims (chain, draw, component) and ``alpha`` (chain, draw)."""
+    chains, draws, K = weight.shape
+    dims = ("chain", "draw", "component")
+    return xr.Dataset(
+        {"weight": (dims, weight), "mu": (dims, mu), "sigma": (dims, sigma), "alpha": (("chain", "draw"), alpha)},
+        coords={"chain": np.arange(chains), "draw": np.arange(draws), "component": np.arange(K)},
+    )

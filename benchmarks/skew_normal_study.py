@@ -76,13 +76,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-import xarray as xr
 from numba import njit
 from scipy.special import log_ndtr
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _mixture_sweeps import (
     class_chains_setup,
+    class_posterior,
     exp_normalise,
     pick_component,
     prior_location_scale,
@@ -271,17 +271,8 @@ def fit_skew_normal(
         return _sn_chain(*c["data"], *hyper, c["mu0"].copy(), c["u0"].copy(), np.zeros(K), c["v0"].copy(), *run, gen)
 
     results = run_chains(chain, chains, random_seed)
-    dims = ("chain", "draw", "component")
     stack = [np.stack([r[j] for r in results]) for j in range(5)]
-    posterior = xr.Dataset(
-        {
-            "weight": (dims, stack[0]),
-            "mu": (dims, (stack[1] + shift) + 1j * stack[3]),
-            "sigma": (dims, stack[2]),
-            "alpha": (("chain", "draw"), stack[4]),
-        },
-        coords={"chain": np.arange(chains), "draw": np.arange(int(draws)), "component": np.arange(K)},
-    )
+    posterior = class_posterior(stack[0], (stack[1] + shift) + 1j * stack[3], stack[2], stack[4])
     eta = stack[3]
     diagnostics = {
         "route": ROUTE,

@@ -67,13 +67,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-import xarray as xr
 from numba import njit
 from scipy.special import gammaln
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _mixture_sweeps import (
     class_chains_setup,
+    class_posterior,
     exp_normalise,
     pick_component,
     prior_location_scale,
@@ -189,7 +189,6 @@ def fit_student_t(
     Gaussian prior (``mu_loc``, ``mu_scale``, ``sigma_logmean``, ``sigma_logsd``, the ``init_*``
     start and ``scale_floor``) is taken as it is."""
     t0 = time.perf_counter()
-    K = int(n_components)
     c = class_chains_setup(x, counts, prior)
     hyper = (c["s2"], c["ell"], c["tau"], c["log_floor"], float(nu), c["a_alpha"], c["b_alpha"])
     thin, shift = c["thin"], c["shift"]
@@ -200,16 +199,8 @@ def fit_student_t(
 
     results = run_chains(chain, chains, random_seed)
     kept, acc = [r[:4] for r in results], [r[4] for r in results]
-    dims = ("chain", "draw", "component")
-    posterior = xr.Dataset(
-        {
-            "weight": (dims, np.stack([k[0] for k in kept])),
-            "mu": (dims, np.stack([k[1] for k in kept]) + shift),
-            "sigma": (dims, np.stack([k[2] for k in kept])),
-            "alpha": (("chain", "draw"), np.stack([k[3] for k in kept])),
-        },
-        coords={"chain": np.arange(chains), "draw": np.arange(int(draws)), "component": np.arange(K)},
-    )
+    posterior = class_posterior(*(np.stack([k[j] for k in kept]) for j in range(4)))
+    posterior["mu"] = posterior["mu"] + shift
     diagnostics = {
         "route": ROUTE,
         "nu": float(nu),
