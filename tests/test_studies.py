@@ -556,3 +556,28 @@ def test_a_studys_command_line_names_its_options_and_set_flags_only():
     assert files.command_line("x.py", args, ("degree", "pool", "quiet")) == (
         "python benchmarks/x.py --truths plateau --n 300 1000 --seeds 2 --first-seed 5 --degree 2 --pool"
     )
+
+
+def test_the_scaled_band_is_the_calibrators_at_one_and_widens_with_the_factor():
+    """The band-scaling study's band at factor 1 is the equal-tailed band the coverage study scores
+    (same coverage), its coverage never falls as the factor grows, a true map of 0 is outside it at
+    every factor, and the factor needed for 0.95 is read off the mean curve by interpolation."""
+    study = benchmark_module("band_scaling_study")
+    coverage = benchmark_module("dpm_coverage")
+    rng = np.random.default_rng(5)
+    centre = np.linspace(-3.0, 3.0, 40)
+    draws = 1 / (1 + np.exp(-(centre + rng.normal(scale=0.5, size=(400, 40)))))
+    truth = 1 / (1 + np.exp(-(centre + rng.normal(scale=0.6, size=40))))
+    truth[0] = 0.0
+    curves = {q: study.scaled_coverage(draws, truth, q) for q in (0.5, 0.8, 0.95)}
+    one = int(np.argmin(np.abs(study.SCALES - 1.0)))
+    scores = coverage.band_scores(draws, draws.mean(0), truth, draws, truth)
+    for q, name in ((0.5, "cov50"), (0.8, "cov80"), (0.95, "cov95")):
+        assert curves[q][one] == pytest.approx(scores[name])
+        assert np.all(np.diff(curves[q]) >= 0)
+    assert curves[0.95][-1] <= 39 / 40
+    curve = np.interp(np.log(study.SCALES), np.log([0.25, 4.0]), [0.5, 1.0])
+    c_star = study.needed_scale(curve)
+    assert np.interp(np.log(c_star), np.log(study.SCALES), curve) == pytest.approx(0.95, abs=1e-9)
+    assert study.needed_scale(np.full(study.SCALES.size, 0.97)) == 0.0
+    assert study.needed_scale(np.full(study.SCALES.size, 0.5)) == np.inf
