@@ -339,9 +339,10 @@ def run_one(
 def _page_cells(page: Path, options: dict) -> list[tuple[str, dict, str, int, range]]:
     """The cells of an evidence page's table as (route, options, truth, N, seeds): a row
     ``| gibbs (select) | piles | 300 | 24 | ...`` is route gibbs with ``components="select"``
-    (on top of ``options``; :func:`_route_of`), truth piles, N = 300, seeds 0-23."""
+    (on top of ``options``; :func:`_route_of`), truth piles, N = 300, seeds 0-23. Only the page's
+    own table is read, not those of later sections (``## ...``) that other studies add."""
     cells = []
-    for line in page.read_text().splitlines():
+    for line in page.read_text().split("\n## ")[0].splitlines():
         c = [x.strip() for x in line.split("|")[1:-1]]
         if len(c) < 4 or not c[2].isdigit():
             continue
