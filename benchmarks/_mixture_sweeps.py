@@ -113,11 +113,12 @@ def stick_weights(v, out):
     out[out.size - 1] = math.exp(rest)
 
 
-def class_chains_setup(x: np.ndarray, counts: np.ndarray, prior: dict) -> dict:
+def class_chains_setup(x: np.ndarray, counts: np.ndarray, prior: dict, tune: int, draws: int, n_mh: int) -> dict:
     """A class's data and the calibrator's prior as the studies' sweeps take them: the centring
     ``shift`` (weighted mean), ``data`` (centred points, integer counts, fractional remainders,
     centred prior means), ``s2, ell, tau, log_floor, a_alpha, b_alpha``, the start ``mu0, u0, v0``
-    (the calibrator's, on the floor) and its thinning ``thin``."""
+    (the calibrator's, on the floor), its thinning ``thin``, ``run`` = (tune, thin, draws, n_mh)
+    as the sweeps take them and ``n_iterations``, the sweeps a chain runs."""
     x, counts = np.asarray(x, dtype=np.float64), np.asarray(counts, dtype=np.float64)
     shift = float(np.average(x, weights=counts))
     log_floor = _log_floor(prior)
@@ -128,6 +129,7 @@ def class_chains_setup(x: np.ndarray, counts: np.ndarray, prior: dict) -> dict:
         np.log(np.asarray(prior["init_sigma"], np.float64)),
         log_floor,
     )
+    thin = default_thin(counts.sum())
     return {
         "shift": shift,
         "data": (x - shift, c_int.astype(np.int64), counts - c_int, np.asarray(prior["mu_loc"], np.float64) - shift),
@@ -140,7 +142,9 @@ def class_chains_setup(x: np.ndarray, counts: np.ndarray, prior: dict) -> dict:
         "mu0": mu0,
         "u0": u0,
         "v0": start_sticks(prior["init_weight"]),
-        "thin": default_thin(counts.sum()),
+        "thin": thin,
+        "run": (int(tune), thin, int(draws), int(n_mh)),
+        "n_iterations": int(tune) + int(draws) * thin,
     }
 
 

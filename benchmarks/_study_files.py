@@ -228,15 +228,19 @@ def paired_table(path: Path, own: tuple[tuple[str, Callable[[dict, list[dict]], 
     return "\n".join(lines)
 
 
-def finish_study(args: argparse.Namespace, title: str, command: str, table: Callable[[Path], str]) -> None:
+PAIRED_INTRO = (
+    "Rows of `{name}`, written by these runs (each appends its rows); the DPM columns are the "
+    "default calibrator's rows of `dpm_coverage.csv` on the same seeds:"
+)
+"""The run list's heading of a study whose table is :func:`paired_table`'s (``{name}``: the CSV)."""
+
+
+def finish_study(
+    args: argparse.Namespace, title: str, command: str, table: Callable[[Path], str], intro: str = PAIRED_INTRO
+) -> None:
     """Stamp the run (``command``, unless ``--seeds 0`` wrote no rows) and the ``table`` of all rows
-    of ``args.out`` into its ``.md`` (:func:`stamp_runs`) under ``title``, and print the table."""
-    stamp_runs(
-        args.out,
-        title,
-        f"Rows of `{args.out.name}`, written by these runs (each appends its rows); the DPM columns are the "
-        "default calibrator's rows of `dpm_coverage.csv` on the same seeds:",
-        command if args.seeds > 0 else None,
-        table(args.out),
-    )
-    print(table(args.out))
+    of ``args.out`` into its ``.md`` (:func:`stamp_runs`) under ``title`` and ``intro`` (its
+    ``{name}`` the CSV's name), and print the table."""
+    text = table(args.out)
+    stamp_runs(args.out, title, intro.format(name=args.out.name), command if args.seeds > 0 else None, text)
+    print(text)

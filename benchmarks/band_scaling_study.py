@@ -46,8 +46,8 @@ import numpy as np
 from scipy.special import logit
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _study_files import command_line, replicate, run_replicates, stamp_runs, study_parser
-from dpm_coverage import DESIGN, HELD_OUT, LEVELS, _rows, fit_dpm
+from _study_files import command_line, finish_study, replicate, run_replicates, study_parser
+from dpm_coverage import DESIGN, HELD_OUT, LEVELS, _rows, cells, fit_dpm
 
 SCALES = np.exp(np.linspace(np.log(0.25), np.log(4.0), 49))
 """The scale factors c of the band (0.25 to 4, evenly spaced in log c; c = 1 is on it)."""
@@ -77,10 +77,10 @@ def run_scaling(truth: str, n: int, seed: int) -> dict:
     elapsed = time.perf_counter() - t0
     draws = model.calibration_map(rep.grid).values.reshape(-1, rep.grid.size)
     truth_vals = rep.true_map(rep.grid)
+    curves = {q: np.round(scaled_coverage(draws, truth_vals, q), 6) for q in LEVELS}
     row = {"truth": truth, "n": n, "seed": seed, "route": "gibbs", "time_s": elapsed}
-    for q in LEVELS:
-        row[f"cov{round(100 * q)}_by_scale"] = json.dumps(np.round(scaled_coverage(draws, truth_vals, q), 6).tolist())
-    row["cov95"] = json.loads(row["cov95_by_scale"])[int(np.argmin(np.abs(SCALES - 1.0)))]
+    row |= {f"cov{round(100 * q)}_by_scale": json.dumps(curve.tolist()) for q, curve in curves.items()}
+    row["cov95"] = float(curves[0.95][np.argmin(np.abs(SCALES - 1.0))])
     row["mae"] = float(np.mean(np.abs(draws.mean(0) - truth_vals)))
     return row
 
@@ -108,30 +108,39 @@ def _fmt_scale(c: float) -> str:
     return "<0.25" if c == 0.0 else (">4" if np.isinf(c) else f"{c:.2f}")
 
 
+def _se(v: np.ndarray) -> float:
+    return float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else float("nan")
+
+
 def summarise(path: Path) -> str:
     """The cells' table (module docstring)."""
-    rows = _rows(path)
-    cells: dict[tuple[str, int], list[dict]] = {}
-    for r in rows:
-        cells.setdefault((r["truth"], int(r["n"])), []).append(r)
-    order = DESIGN + HELD_OUT
-    keys = sorted(cells, key=lambda k: (order.index(k[0]) if k[0] in order else 99, k[1]))
+    grouped = cells(_rows(path))  # ((route, truth, N), rows): one route, so by truth, then N
+    keys = [(truth, n) for (_, truth, n), _ in grouped]
     curves = {
-        k: {q: np.array([json.loads(r[f"cov{q}_by_scale"]) for r in cells[k]]) for q in (95, 80, 50)} for k in keys
+        (truth, n): {q: np.array([json.loads(r[f"cov{q}_by_scale"]) for r in sel]) for q in (95, 80, 50)}
+        for (_, truth, n), sel in grouped
     }
     need = {k: needed_scale(curves[k][95].mean(0)) for k in keys}
     design = [need[k] for k in keys if k[0] in DESIGN]
     common = float(np.median(design)) if design else 1.0
-    one = int(np.argmin(np.abs(SCALES - 1.0)))  # c = 1 is on the grid
+    inside = [k for k in keys if 0.0 < need[k] < np.inf]
+
+    def cover(k: tuple[str, int], c: float) -> dict[int, float]:
+        """Cell ``k``'s mean coverage of the 95 / 80 / 50 % bands scaled by ``c``."""
+        return {q: float(_at(curves[k][q], c).mean()) for q in (95, 80, 50)}
+
+    def inner_ok(m: dict[int, float]) -> bool:
+        return abs(m[80] - 0.8) <= 0.07 and abs(m[50] - 0.5) <= 0.07
 
     def in_bar(k: tuple[str, int], c: float) -> bool:
         """Cell ``k`` meets the whole bar with its bands scaled by ``c``."""
-        return bool(
-            0.92 <= _at(curves[k][95], c).mean() <= 0.98
-            and abs(_at(curves[k][80], c).mean() - 0.8) <= 0.07
-            and abs(_at(curves[k][50], c).mean() - 0.5) <= 0.07
-        )
+        m = cover(k, c)
+        return 0.92 <= m[95] <= 0.98 and inner_ok(m)
 
+    by_factor = ", ".join(
+        f"{c:g}: {sum(0.92 <= cover(k, c)[95] <= 0.98 for k in keys)} ({sum(in_bar(k, c) for k in keys)})"
+        for c in (0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.5)
+    )
     head = (
         "| truth | N | seeds | 95 % cov at c = 1 (se) | c* (95 % at 0.95) | 80 % at c* | 50 % at c* "
         f"| 95 % at c = {common:.2f} (se) | 80 % at c = {common:.2f} | 50 % at c = {common:.2f} |"
@@ -139,48 +148,22 @@ def summarise(path: Path) -> str:
     lines = [
         f"Common factor: the median c* of the {len(design)} design cells, {common:.2f}; a cell is inside the "
         f"bar at it when its 95 % coverage is 0.92-0.98 and its 80 % and 50 % within 0.07 of their level: "
-        + f"{sum(in_bar(k, common) for k in keys)} of {len(keys)} cells (at c = 1: {sum(in_bar(k, 1.0) for k in keys)}"
-        + "). At each cell's own factor c* the 80 % and 50 % bands are both within 0.07 of their level in "
-        + str(
-            sum(
-                bool(
-                    abs(_at(curves[k][80], need[k]).mean() - 0.8) <= 0.07
-                    and abs(_at(curves[k][50], need[k]).mean() - 0.5) <= 0.07
-                )
-                for k in keys
-                if 0.0 < need[k] < np.inf
-            )
-        )
-        + f" of the {sum(0.0 < need[k] < np.inf for k in keys)} cells whose c* is inside the grid. Cells whose 95 % "
-        "band covers 0.92-0.98 (and that meet the whole bar), by common factor: "
-        + ", ".join(
-            f"{c:g}: {sum(bool(0.92 <= _at(curves[k][95], c).mean() <= 0.98) for k in keys)} "
-            f"({sum(in_bar(k, c) for k in keys)})"
-            for c in (0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.5)
-        )
-        + ".",
+        f"{sum(in_bar(k, common) for k in keys)} of {len(keys)} cells (at c = 1: {sum(in_bar(k, 1.0) for k in keys)}). "
+        "At each cell's own factor c* the 80 % and 50 % bands are both within 0.07 of their level in "
+        f"{sum(inner_ok(cover(k, need[k])) for k in inside)} of the {len(inside)} cells whose c* is inside the grid. "
+        f"Cells whose 95 % band covers 0.92-0.98 (and that meet the whole bar), by common factor: {by_factor}.",
         "",
         head,
         "|---" * (head.count("|") - 1) + "|",
     ]
     for k in keys:
-        c95, c80, c50 = curves[k][95], curves[k][80], curves[k][50]
-        m = len(c95)
-
-        def se(v: np.ndarray) -> float:
-            return float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else float("nan")
-
-        at1 = c95[:, one]
-        star = need[k]
-        finite = 0.0 < star < np.inf
-        at_star = (
-            f"{_at(c80, star).mean():.3f} | {_at(c50, star).mean():.3f}" if finite else "- | -"
-        )  # fmt: skip
-        atc = _at(c95, common)
+        at1, atc = _at(curves[k][95], 1.0), _at(curves[k][95], common)
+        star, mc = need[k], cover(k, common)
+        at_star = f"{cover(k, star)[80]:.3f} | {cover(k, star)[50]:.3f}" if k in inside else "- | -"
         lines.append(
-            f"| {k[0]}{' (held out)' if k[0] in HELD_OUT else ''} | {k[1]} | {m} | {at1.mean():.3f} ({se(at1):.3f}) "
-            f"| {_fmt_scale(star)} | {at_star} | {atc.mean():.3f} ({se(atc):.3f}) | {_at(c80, common).mean():.3f} "
-            f"| {_at(c50, common).mean():.3f} |"
+            f"| {k[0]}{' (held out)' if k[0] in HELD_OUT else ''} | {k[1]} | {len(at1)} | {at1.mean():.3f} "
+            f"({_se(at1):.3f}) | {_fmt_scale(star)} | {at_star} | {atc.mean():.3f} ({_se(atc):.3f}) "
+            f"| {mc[80]:.3f} | {mc[50]:.3f} |"
         )
     return "\n".join(lines)
 
@@ -189,14 +172,13 @@ def main() -> None:
     ap = study_parser(__doc__, "band_scaling_study.py", n=(300, 1000, 10000))
     args = ap.parse_args()
     run_replicates(args, run_scaling, FIELDS + ["cov95", "mae"])
-    stamp_runs(
-        args.out,
+    finish_study(
+        args,
         "The factor by which the default's band would have to be scaled, cell by cell",
-        f"Rows of `{args.out.name}`, written by these runs (each appends its rows):",
-        command_line("band_scaling_study.py", args) if args.seeds > 0 else None,
-        summarise(args.out),
+        command_line("band_scaling_study.py", args),
+        summarise,
+        "Rows of `{name}`, written by these runs (each appends its rows):",
     )
-    print(summarise(args.out))
 
 
 if __name__ == "__main__":

@@ -100,6 +100,7 @@ from bayescal.bayesian.class_fit import ClassFit
 ROUTE = "skew_normal"
 ETA_MAX = 5.0
 """|artanh delta| <= 5: the prior's support (|delta| <= 0.99991)."""
+_DELTA_MAX = math.tanh(ETA_MAX)
 _B = math.sqrt(2.0 / math.pi)
 _LOG2 = math.log(2.0)
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -110,23 +111,22 @@ def _log_ndtr(y):
     """log Phi(y), stable in the lower tail."""
     if y > -20.0:
         return math.log(0.5 * math.erfc(-y / math.sqrt(2.0)))
-    return -0.5 * y * y - math.log(-y) - 0.5 * math.log(2.0 * math.pi) + math.log1p(-1.0 / (y * y))
+    return -0.5 * y * y - math.log(-y) - _HALF_LOG_2PI + math.log1p(-1.0 / (y * y))
 
 
 @njit(cache=True, nogil=True)
 def _sn_parts(mu, u, eta):
     """(xi, log omega, lambda) of the skew-normal with mean mu, log sd u, delta = tanh(eta)."""
     d = math.tanh(eta)
-    b = math.sqrt(2.0 / math.pi)
-    log_omega = u - 0.5 * math.log1p(-b * b * d * d)
-    xi = mu - math.exp(log_omega) * b * d
+    log_omega = u - 0.5 * math.log1p(-_B * _B * d * d)
+    xi = mu - math.exp(log_omega) * _B * d
     return xi, log_omega, d / math.sqrt(1.0 - d * d)
 
 
 @njit(cache=True, nogil=True)
 def _sn_logpdf(x, xi, log_omega, lam):
     z = (x - xi) * math.exp(-log_omega)
-    return math.log(2.0) - log_omega - 0.5 * math.log(2.0 * math.pi) - 0.5 * z * z + _log_ndtr(lam * z)
+    return _LOG2 - log_omega - _HALF_LOG_2PI - 0.5 * z * z + _log_ndtr(lam * z)
 
 
 @njit(cache=True, nogil=True)
@@ -143,7 +143,7 @@ def _comp_loglik(x, wts, idx, mu, u, eta):
 def _log_prior_eta(eta):
     """log density of eta = artanh(delta), delta ~ U(-1, 1): log(sech^2(eta) / 2)."""
     a = abs(eta)
-    return math.log(2.0) - 2.0 * a - 2.0 * math.log1p(math.exp(-2.0 * a))
+    return _LOG2 - 2.0 * a - 2.0 * math.log1p(math.exp(-2.0 * a))
 
 
 @njit(cache=True, nogil=True)
@@ -199,7 +199,7 @@ def _sn_chain(
         for k in range(K):  # 4. each component's mean, log sd and skewness
             if nk[k] == 0.0:
                 mu[k], u[k] = prior_location_scale(m[k], s2, ell, tau, log_floor, gen)
-                eta[k] = math.atanh(min(max(2.0 * gen.random() - 1.0, -math.tanh(5.0)), math.tanh(5.0)))
+                eta[k] = math.atanh(min(max(2.0 * gen.random() - 1.0, -_DELTA_MAX), _DELTA_MAX))
                 continue
             idx, wts = order_i[start[k] : start[k + 1]], order_w[start[k] : start[k + 1]]
             ll = _comp_loglik(x, wts, idx, mu[k], u[k], eta[k])
@@ -220,7 +220,7 @@ def _sn_chain(
                         lp_diff = (-0.5 * (u_p - ell) ** 2 + 0.5 * (u[k] - ell) ** 2) / tau**2
                     else:
                         eta_p += prop
-                        if abs(eta_p) > 5.0:
+                        if abs(eta_p) > ETA_MAX:
                             proposed += 1
                             continue
                         lp_diff = _log_prior_eta(eta_p) - _log_prior_eta(eta[k])
@@ -262,23 +262,23 @@ def fit_skew_normal(
     ``scale_floor``) is taken as it is, every chain starting at delta = 0."""
     t0 = time.perf_counter()
     K = int(n_components)
-    c = class_chains_setup(x, counts, prior)
+    c = class_chains_setup(x, counts, prior, tune, draws, n_mh)
     hyper = (c["s2"], c["ell"], c["tau"], c["log_floor"], c["a_alpha"], c["b_alpha"])
-    thin, shift = c["thin"], c["shift"]
-    run = (int(tune), thin, int(draws), int(n_mh))
 
     def chain(gen):  # the start's arrays are copied: the sweeps update them in place
-        return _sn_chain(*c["data"], *hyper, c["mu0"].copy(), c["u0"].copy(), np.zeros(K), c["v0"].copy(), *run, gen)
+        return _sn_chain(
+            *c["data"], *hyper, c["mu0"].copy(), c["u0"].copy(), np.zeros(K), c["v0"].copy(), *c["run"], gen
+        )
 
     results = run_chains(chain, chains, random_seed)
     stack = [np.stack([r[j] for r in results]) for j in range(5)]
-    posterior = class_posterior(stack[0], (stack[1] + shift) + 1j * stack[3], stack[2], stack[4])
+    posterior = class_posterior(stack[0], (stack[1] + c["shift"]) + 1j * stack[3], stack[2], stack[4])
     eta = stack[3]
     diagnostics = {
         "route": ROUTE,
         "mh_acceptance": float(np.mean([r[5] for r in results])),
         "mean_abs_delta": float(np.average(np.abs(np.tanh(eta)), weights=stack[0])),
-        "n_iterations": int(tune) + int(draws) * thin,
+        "n_iterations": c["n_iterations"],
         "runtime_s": time.perf_counter() - t0,
     }
     return ClassFit(posterior=posterior, diagnostics=diagnostics)
@@ -345,34 +345,34 @@ def run_skew_normal(truth: str, n: int, seed: int) -> dict:
     return row | {"route": ROUTE, "mean_abs_delta": float(np.mean(deltas))}
 
 
-def _gaussian_columns(c: dict, sel: list[dict]) -> str:
-    """Gaussian components' 95 % coverage and MAE on the same seeds: the coverage study's rows of
-    ``components="gaussian"`` (the default's own rows for decision values, which it fits with
-    Gaussian components)."""
-    truth, n = sel[0]["truth"], int(sel[0]["n"])
-    route = "gibbs" if TRUTHS[truth][2] == "decision" else "gibbs (gaussian)"
-    seeds = {int(r["seed"]) for r in sel}
-    rows = [
-        r
-        for r in _rows(RESULTS / "dpm_coverage.csv")
-        if r["route"] == route and r["truth"] == truth and int(r["n"]) == n and int(r["seed"]) in seeds
-    ]
-    if not rows:
-        return "-"
-    g = cell_summary(rows)
-    return f"{g['cov95']:.3f} / {g['mae']:.4f} ({len(rows)})"
-
-
 def summarise(path: Path) -> str:
     """The table of the study's rows beside the default calibrator's on the same seeds
     (:func:`_study_files.paired_table`), with the map's convergence, the components' mean |delta|
-    and Gaussian components' coverage and MAE on the same seeds."""
+    and Gaussian components' 95 % coverage and MAE on the same seeds: the coverage study's rows of
+    ``components="gaussian"`` (the default's own rows for decision values, which it fits with
+    Gaussian components)."""
+    coverage = _rows(RESULTS / "dpm_coverage.csv")
+
+    def gaussian(c: dict, sel: list[dict]) -> str:
+        truth, n = sel[0]["truth"], int(sel[0]["n"])
+        route = "gibbs" if TRUTHS[truth][2] == "decision" else "gibbs (gaussian)"
+        seeds = {int(r["seed"]) for r in sel}
+        rows = [
+            r
+            for r in coverage
+            if r["route"] == route and r["truth"] == truth and int(r["n"]) == n and int(r["seed"]) in seeds
+        ]
+        if not rows:
+            return "-"
+        g = cell_summary(rows)
+        return f"{g['cov95']:.3f} / {g['mae']:.4f} ({len(rows)})"
+
     return paired_table(
         path,
         CONVERGENCE_COLUMNS
         + (
             ("mean abs delta", lambda c, sel: f"{c['mean_abs_delta']:.2f}"),
-            ("Gaussian 95 % cov / MAE (seeds)", _gaussian_columns),
+            ("Gaussian 95 % cov / MAE (seeds)", gaussian),
         ),
     )
 

@@ -189,23 +189,21 @@ def fit_student_t(
     Gaussian prior (``mu_loc``, ``mu_scale``, ``sigma_logmean``, ``sigma_logsd``, the ``init_*``
     start and ``scale_floor``) is taken as it is."""
     t0 = time.perf_counter()
-    c = class_chains_setup(x, counts, prior)
+    c = class_chains_setup(x, counts, prior, tune, draws, n_mh)
     hyper = (c["s2"], c["ell"], c["tau"], c["log_floor"], float(nu), c["a_alpha"], c["b_alpha"])
-    thin, shift = c["thin"], c["shift"]
-    run = (int(tune), thin, int(draws), int(n_mh))
 
     def chain(gen):  # the start's arrays are copied: the sweeps update them in place
-        return _t_chain(*c["data"], *hyper, c["mu0"].copy(), c["u0"].copy(), c["v0"].copy(), *run, gen)
+        return _t_chain(*c["data"], *hyper, c["mu0"].copy(), c["u0"].copy(), c["v0"].copy(), *c["run"], gen)
 
     results = run_chains(chain, chains, random_seed)
     kept, acc = [r[:4] for r in results], [r[4] for r in results]
     posterior = class_posterior(*(np.stack([k[j] for k in kept]) for j in range(4)))
-    posterior["mu"] = posterior["mu"] + shift
+    posterior["mu"] = posterior["mu"] + c["shift"]
     diagnostics = {
         "route": ROUTE,
         "nu": float(nu),
         "mh_acceptance": float(np.mean(acc)),
-        "n_iterations": int(tune) + int(draws) * thin,
+        "n_iterations": c["n_iterations"],
         "runtime_s": time.perf_counter() - t0,
     }
     return ClassFit(posterior=posterior, diagnostics=diagnostics)
