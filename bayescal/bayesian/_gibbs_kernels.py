@@ -429,6 +429,16 @@ def merge_split_logjac(u1, u2, u3, sd):  # pragma: no cover - compiled
 
 
 @_inline
+def merge_split_proposal_terms(u1, u2, e_r, r_scale):  # pragma: no cover - compiled
+    r"""The log densities a merge-split proposal draws by: of the spare's weight share,
+    :math:`-\log r = e_r \sim \mathrm{Gamma}(2, \text{r\_scale})` on the scale of r (``e_r`` plus the
+    Gamma log density), and of :math:`u_1, |u_2| \sim \mathrm{Beta}(2, 2)`."""
+    log_q_r = math.log(e_r) - e_r / r_scale - 2.0 * math.log(r_scale) + e_r
+    log_g = math.log(6.0 * u1 * (1.0 - u1)) + math.log(3.0 * abs(u2) * (1.0 - abs(u2)))
+    return log_q_r, log_g
+
+
+@_inline
 def merge_split_move(
     xa,
     xb,
@@ -508,8 +518,7 @@ def merge_split_move(
         new_wk = r * tot_w
         new_j1, new_j2, new_k1, new_k2 = mu, math.log(sd), mu_sp, u_sp
         log_q_sp = gaussian_logprior(mu_sp, u_sp, m[k], s2, ell, tau, log_floor) + log_norm_sp
-        log_q_r = math.log(e_r) - e_r / r_scale - 2.0 * math.log(r_scale) + e_r
-        log_g = math.log(6.0 * u1 * (1.0 - u1)) + math.log(3.0 * abs(u2) * (1.0 - abs(u2)))
+        log_q_r, log_g = merge_split_proposal_terms(u1, u2, e_r, r_scale)
         log_extra = log_g - log_q_sp - log_q_r - merge_split_logjac(u1, u2, u3, sd)
     else:
         r = wk / tot_w
@@ -531,8 +540,7 @@ def merge_split_move(
         new_wj = u1 * tot_w
         new_wk = (1.0 - u1) * tot_w
         log_q_sp = gaussian_logprior(mu_k, ls_k, m[k], s2, ell, tau, log_floor) + log_norm_sp
-        log_q_r = math.log(e_r) - e_r / r_scale - 2.0 * math.log(r_scale) + e_r
-        log_g = math.log(6.0 * u1 * (1.0 - u1)) + math.log(3.0 * abs(u2) * (1.0 - abs(u2)))
+        log_q_r, log_g = merge_split_proposal_terms(u1, u2, e_r, r_scale)
         log_extra = log_q_sp + log_q_r - log_g + merge_split_logjac(u1, u2, u3, sd)
     # the new sticks: only those between the pair (and the first of it) change
     lo = min(j, k)
