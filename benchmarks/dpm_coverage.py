@@ -429,7 +429,7 @@ def cells(rows: list[dict], route_rank=lambda route: route) -> list[tuple[tuple[
     return [(key, [r for r in rows if (r["route"], r["truth"], int(r["n"])) == key]) for key in keys]
 
 
-def _converged_share(sel: list[dict]) -> float:
+def converged_share(sel: list[dict]) -> float:
     """Share of the cell's fits whose map meets R-hat <= 1.01 and bulk and tail ESS >= 400."""
     from bayescal.bayesian.convergence import meets_target
 
@@ -461,7 +461,7 @@ def summarise(path: Path) -> str:
             f"| {key[0]} | {key[1]}{' (held out)' if key[1] in HELD_OUT else ''} | {key[2]} | {c['seeds']} "
             f"| {c['cov95']:.3f} ({c['cov95_se']:.3f}) | {c['cov80']:.3f} | {c['cov50']:.3f} | {c['cov95_data']:.3f} "
             f"| {_open_cell(sel, c)} | {c['mae']:.4f} | {kde:.4f} | {best[0]} ({best[1]:.4f}) | {c['width']:.3f} | {c['rhat_max']:.2f} "
-            f"| {c['ess_bulk_min']:.0f} / {c['ess_tail_min']:.0f} | {_converged_share(sel):.2f} | {c['time_s']:.1f} |"
+            f"| {c['ess_bulk_min']:.0f} / {c['ess_tail_min']:.0f} | {converged_share(sel):.2f} | {c['time_s']:.1f} |"
         )
     return "\n".join(lines)
 

@@ -43,7 +43,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dpm_coverage import DESIGN, FIELDS, HELD_OUT, TRUTHS, cell_summary, run_one
+from dpm_coverage import DESIGN, FIELDS, HELD_OUT, TRUTHS, cell_summary, converged_share, run_one
 
 CONFIGS = {
     "default": {},
@@ -53,12 +53,19 @@ CONFIGS = {
     "gaussian_merge": {"components": "gaussian", "route_options": {"merge_split": 20}},
     "gaussian_long": {"components": "gaussian", "route_options": {"thin": 16}},
     "gaussian_merge_long": {"components": "gaussian", "route_options": {"merge_split": 20, "thin": 16}},
+    "tune_long": {"tune": 2000},
+    "chains8": {"chains": 8, "draws": 125},
+    "chains8_tune_long": {"chains": 8, "draws": 125, "tune": 2000},
 }
 """The configurations: the calibrator's defaults, chains from one component, and twenty times
 the sweeps per kept draw (the default thinning from 3,600 scores a class is 2); and, with
 Gaussian components alone (the merge-split moves are written for them), the plain sweeps, 20
 merge-split proposals a sweep (:func:`bayescal.bayesian._gibbs_kernels.merge_split_move`), and
-both with eight times the sweeps per kept draw."""
+both with eight times the sweeps per kept draw. Then many chains, the regime for which split
+R-hat's successors were designed (Margossian et al. 2024): four times the warm-up (2,000 sweeps
+a chain, two chains), eight chains of 125 kept draws (the default's 1,000 kept draws in all,
+each chain with the default's 500 warm-up sweeps), and eight such chains with 2,000 warm-up
+sweeps each."""
 LONG_MIN_N = 10_000
 """Smallest N of the long runs (compressed scores: every class above the thinning's floor)."""
 OUT_FIELDS = ["config", *FIELDS, "occupied"]
@@ -102,6 +109,40 @@ def summarise(path: Path) -> str:
             f"| {c['others'].get('kde', float('nan')):.4f} | {c['occupied']:.1f} | {c['rhat_max']:.2f} "
             f"| {c['ess_bulk_min']:.0f} / {c['ess_tail_min']:.0f} | {c['time_s']:.1f} |"
         )
+    return "\n".join(lines)
+
+
+MANY_CHAINS = ("default", "tune_long", "chains8", "chains8_tune_long")
+"""The configurations of the many-chains table (:func:`paired_summary`)."""
+
+
+def paired_summary(path: Path, configs=MANY_CHAINS) -> str:
+    """``configs`` side by side on the same replicates: per (truth, N), only the seeds fitted in
+    every one of them, as a markdown table; *R-hat above default* counts the seeds whose worst
+    R-hat exceeds the default fit's on the same replicate."""
+    rows = [r for r in _rows(path) if r["config"] in configs]
+    order = DESIGN + HELD_OUT
+    lines = [
+        "| truth | N | configuration | seeds | 95 % cov (se) | 80 % | 50 % | MAE DPM | R-hat max "
+        "| R-hat above default | ESS bulk / tail min | converged | time s |",
+        "|---" * 13 + "|",
+    ]
+    for truth, n in sorted({(r["truth"], int(r["n"])) for r in rows}, key=lambda k: (order.index(k[0]), k[1])):
+        cell = [r for r in rows if (r["truth"], int(r["n"])) == (truth, n)]
+        by = {c: {int(r["seed"]): r for r in cell if r["config"] == c} for c in configs}
+        seeds = sorted(set.intersection(*(set(v) for v in by.values())))
+        if len(seeds) < 2:
+            continue
+        for config in configs:
+            sel = [by[config][k] for k in seeds]
+            c = cell_summary([{k: v for k, v in r.items() if k != "config"} for r in sel])
+            above = sum(float(by[config][k]["rhat_max"]) > float(by["default"][k]["rhat_max"]) for k in seeds)
+            lines.append(
+                f"| {truth}{' (held out)' if truth in HELD_OUT else ''} | {n} | {config} | {len(seeds)} "
+                f"| {c['cov95']:.3f} ({c['cov95_se']:.3f}) | {c['cov80']:.3f} | {c['cov50']:.3f} | {c['mae']:.4f} "
+                f"| {c['rhat_max']:.2f} | {'-' if config == 'default' else f'{above} of {len(seeds)}'} "
+                f"| {c['ess_bulk_min']:.0f} / {c['ess_tail_min']:.0f} | {converged_share(sel):.2f} | {c['time_s']:.1f} |"
+            )
     return "\n".join(lines)
 
 
@@ -165,10 +206,23 @@ def main() -> None:
         "draw at 10^4); command: `python benchmarks/start_study.py --configs gaussian gaussian_merge "
         "gaussian_long gaussian_merge_long --truths monotone ushape plateau heavy overconfident weak calibrated "
         "bimodal --n 10000 --seeds 6`, then `--configs gaussian --truths monotone --n 10000 --seeds 1` (seed 0 "
-        "again: its first run's time included compiling the changed sweeps)."
+        "again: its first run's time included compiling the changed sweeps). Many chains: `tune_long` "
+        "(`tune=2000`, four times the warm-up), `chains8` (`chains=8, draws=125`: eight chains, the default's "
+        "1,000 kept draws in all) and `chains8_tune_long` (both); command: `python benchmarks/start_study.py "
+        "--configs default tune_long chains8 chains8_tune_long --truths monotone piles plateau overconfident "
+        "weak calibrated --n 1000 10000 --seeds 8 --resume`; the last section sets them beside the default on "
+        "the same seeds."
     )
-    args.out.with_suffix(".md").write_text(f"# Start study\n\n{stamp}\n\n{legend}\n\n{table}\n")
+    paired = (
+        "## Many chains, on the same replicates\n\nThe many-chains configurations beside the default on the "
+        "seeds fitted in all four (the default's rows above average over more seeds). *R-hat above default* "
+        "counts the replicates whose worst R-hat over the data region exceeds the default fit's on the same "
+        "data; *converged*, the share of fits with R-hat <= 1.01 and bulk and tail ESS >= 400.\n\n"
+        + paired_summary(args.out)
+    )
+    args.out.with_suffix(".md").write_text(f"# Start study\n\n{stamp}\n\n{legend}\n\n{table}\n\n{paired}\n")
     print(table)
+    print(paired)
 
 
 if __name__ == "__main__":

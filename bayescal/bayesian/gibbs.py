@@ -647,7 +647,7 @@ def fit_gibbs(
         Discarded warm-up sweeps per chain.
     thin : int or None, default None
         Keep every ``thin``-th sweep after warm-up (None: :func:`default_thin` of the class's
-        total count, 10 up to 2,000 rows, 2 from 10,000).
+        total count: 40 up to 180 units, 12 at 600, 2 from 3,600).
     chains : int, default 2
         Independent chains.
     n_mh : int, default 2
