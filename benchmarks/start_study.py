@@ -39,7 +39,10 @@ import os
 import platform
 import sys
 import time
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -56,6 +59,8 @@ CONFIGS = {
     "tune_long": {"tune": 2000},
     "chains8": {"chains": 8, "draws": 125},
     "chains8_tune_long": {"chains": 8, "draws": 125, "tune": 2000},
+    "dispersed": {},
+    "dispersed_chains8": {"chains": 8, "draws": 125},
 }
 """The configurations: the calibrator's defaults, chains from one component, and twenty times
 the sweeps per kept draw (the default thinning from 3,600 scores a class is 2); and, with
@@ -65,7 +70,10 @@ both with eight times the sweeps per kept draw. Then many chains, the regime for
 R-hat's successors were designed (Margossian et al. 2024): four times the warm-up (2,000 sweeps
 a chain, two chains), eight chains of 125 kept draws (the default's 1,000 kept draws in all,
 each chain with the default's 500 warm-up sweeps), and eight such chains with 2,000 warm-up
-sweeps each."""
+sweeps each. Last, over-dispersed starts (Gelman & Rubin 1992; Vehtari et al. 2021): every chain
+starts from its own draw from the prior (:func:`prior_starts`), with two chains and with eight."""
+DISPERSED = ("dispersed", "dispersed_chains8")
+"""The configurations whose chains start from prior draws (:func:`prior_starts`)."""
 LONG_MIN_N = 10_000
 """Smallest N of the long runs (compressed scores: every class above the thinning's floor)."""
 OUT_FIELDS = ["config", *FIELDS, "occupied"]
@@ -79,11 +87,45 @@ def _rows(path: Path) -> list[dict]:
         return list({(r["config"], r["truth"], r["n"], r["seed"]): r for r in csv.DictReader(fh)}.values())
 
 
+@contextmanager
+def prior_starts():
+    """Within the block, every chain of the compiled sampler starts from its own draw from the
+    prior instead of the KDE-informed values: concentration alpha ~ Gamma(a, b), sticks
+    v_k ~ Beta(1, alpha), and each component's parameters from their priors (Gaussian: mean and
+    log scale; Beta: log shapes), raised onto the scale floor as the sampler's own starts are.
+    The draws come first from the chain's own generator, so a fit stays reproducible from its seed."""
+    from bayescal.bayesian import gibbs
+
+    original = gibbs._CompiledChains.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        K = self.m.size
+        for c, rng in enumerate(self.gens):
+            alpha = rng.gamma(self.a, 1.0 / self.b)
+            v = np.clip(rng.beta(1.0, alpha, K - 1), 1e-12, 1 - 1e-12)
+            if self.family == "gaussian":
+                th1 = self.m + np.sqrt(self.s2) * rng.standard_normal(K)
+                th2 = self.ell + self.tau * rng.standard_normal(K)
+            else:
+                th1 = self.loc1 + self.tau * rng.standard_normal(K)
+                th2 = self.loc2 + self.tau * rng.standard_normal(K)
+            th1, th2 = gibbs._start_above_floor(self.family, th1, th2, self.log_floor)
+            self.state[c] = [v, th1, th2, alpha]
+
+    gibbs._CompiledChains.__init__ = init
+    try:
+        yield
+    finally:
+        gibbs._CompiledChains.__init__ = original
+
+
 def one_row(config: str, truth: str, n: int, seed: int) -> dict:
     """One (truth, N, seed) fit in configuration ``config``: the coverage study's row
     (:func:`dpm_coverage.run_one`, the KDE calibrator as the other) with ``config`` and ``occupied``."""
     extra: dict = {}
-    row = run_one(truth, n, seed, "gibbs", CONFIGS[config], ["kde"], None, extra)
+    with prior_starts() if config in DISPERSED else nullcontext():
+        row = run_one(truth, n, seed, "gibbs", CONFIGS[config], ["kde"], None, extra)
     return row | {"config": config, "occupied": extra["occupied"]}
 
 
@@ -112,13 +154,13 @@ def summarise(path: Path) -> str:
     return "\n".join(lines)
 
 
-MANY_CHAINS = ("default", "tune_long", "chains8", "chains8_tune_long")
-"""The configurations of the many-chains table (:func:`paired_summary`)."""
+MANY_CHAINS = ("default", "tune_long", "chains8", "chains8_tune_long", "dispersed", "dispersed_chains8")
+"""The configurations of the many-chains and dispersed-starts table (:func:`paired_summary`)."""
 
 
 def paired_summary(path: Path, configs=MANY_CHAINS) -> str:
-    """``configs`` side by side on the same replicates: per (truth, N), only the seeds fitted in
-    every one of them, as a markdown table; *R-hat above default* counts the seeds whose worst
+    """``configs`` side by side on the same replicates: per (truth, N), those fitted there, on only
+    the seeds fitted in every one of them, as a markdown table; *R-hat above default* counts the seeds whose worst
     R-hat exceeds the default fit's on the same replicate."""
     rows = [r for r in _rows(path) if r["config"] in configs]
     order = DESIGN + HELD_OUT
@@ -130,10 +172,11 @@ def paired_summary(path: Path, configs=MANY_CHAINS) -> str:
     for truth, n in sorted({(r["truth"], int(r["n"])) for r in rows}, key=lambda k: (order.index(k[0]), k[1])):
         cell = [r for r in rows if (r["truth"], int(r["n"])) == (truth, n)]
         by = {c: {int(r["seed"]): r for r in cell if r["config"] == c} for c in configs}
+        by = {c: v for c, v in by.items() if v}  # the configurations fitted in this cell
         seeds = sorted(set.intersection(*(set(v) for v in by.values())))
-        if len(seeds) < 2:
+        if "default" not in by or len(by) < 2 or len(seeds) < 2:
             continue
-        for config in configs:
+        for config in by:
             sel = [by[config][k] for k in seeds]
             c = cell_summary([{k: v for k, v in r.items() if k != "config"} for r in sel])
             above = sum(float(by[config][k]["rhat_max"]) > float(by["default"][k]["rhat_max"]) for k in seeds)
@@ -210,12 +253,15 @@ def main() -> None:
         "(`tune=2000`, four times the warm-up), `chains8` (`chains=8, draws=125`: eight chains, the default's "
         "1,000 kept draws in all) and `chains8_tune_long` (both); command: `python benchmarks/start_study.py "
         "--configs default tune_long chains8 chains8_tune_long --truths monotone piles plateau overconfident "
-        "weak calibrated --n 1000 10000 --seeds 8 --resume`; the last section sets them beside the default on "
-        "the same seeds."
+        "weak calibrated --n 1000 10000 --seeds 8 --resume`. Over-dispersed starts: `dispersed` and "
+        "`dispersed_chains8` (two and eight chains, each started from its own draw from the prior); command: "
+        "the same with `--configs dispersed dispersed_chains8`, then `--configs default chains8 dispersed "
+        "dispersed_chains8 --n 300`. The last section sets them beside the default on the same seeds."
     )
     paired = (
-        "## Many chains, on the same replicates\n\nThe many-chains configurations beside the default on the "
-        "seeds fitted in all four (the default's rows above average over more seeds). *R-hat above default* "
+        "## Many chains and dispersed starts, on the same replicates\n\nThose configurations beside the "
+        "default on the seeds fitted in all of them (the default's rows above average over more seeds; at "
+        "N = 300 only the default, `chains8` and the dispersed starts were run). *R-hat above default* "
         "counts the replicates whose worst R-hat over the data region exceeds the default fit's on the same "
         "data; *converged*, the share of fits with R-hat <= 1.01 and bulk and tail ESS >= 400.\n\n"
         + paired_summary(args.out)
