@@ -39,10 +39,7 @@ import os
 import platform
 import sys
 import time
-from contextlib import contextmanager, nullcontext
 from pathlib import Path
-
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -59,8 +56,8 @@ CONFIGS = {
     "tune_long": {"tune": 2000},
     "chains8": {"chains": 8, "draws": 125},
     "chains8_tune_long": {"chains": 8, "draws": 125, "tune": 2000},
-    "dispersed": {},
-    "dispersed_chains8": {"chains": 8, "draws": 125},
+    "dispersed": {"route_options": {"start": "dispersed"}},
+    "dispersed_chains8": {"chains": 8, "draws": 125, "route_options": {"start": "dispersed"}},
 }
 """The configurations: the calibrator's defaults, chains from one component, and twenty times
 the sweeps per kept draw (the default thinning from 3,600 scores a class is 2); and, with
@@ -71,9 +68,8 @@ R-hat's successors were designed (Margossian et al. 2024): four times the warm-u
 a chain, two chains), eight chains of 125 kept draws (the default's 1,000 kept draws in all,
 each chain with the default's 500 warm-up sweeps), and eight such chains with 2,000 warm-up
 sweeps each. Last, over-dispersed starts (Gelman & Rubin 1992; Vehtari et al. 2021): every chain
-starts from its own draw from the prior (:func:`prior_starts`), with two chains and with eight."""
-DISPERSED = ("dispersed", "dispersed_chains8")
-"""The configurations whose chains start from prior draws (:func:`prior_starts`)."""
+starts from its own draw from the prior (``route_options={"start": "dispersed"}``), with two
+chains and with eight."""
 LONG_MIN_N = 10_000
 """Smallest N of the long runs (compressed scores: every class above the thinning's floor)."""
 OUT_FIELDS = ["config", *FIELDS, "occupied"]
@@ -87,45 +83,11 @@ def _rows(path: Path) -> list[dict]:
         return list({(r["config"], r["truth"], r["n"], r["seed"]): r for r in csv.DictReader(fh)}.values())
 
 
-@contextmanager
-def prior_starts():
-    """Within the block, every chain of the compiled sampler starts from its own draw from the
-    prior instead of the KDE-informed values: concentration alpha ~ Gamma(a, b), sticks
-    v_k ~ Beta(1, alpha), and each component's parameters from their priors (Gaussian: mean and
-    log scale; Beta: log shapes), raised onto the scale floor as the sampler's own starts are.
-    The draws come first from the chain's own generator, so a fit stays reproducible from its seed."""
-    from bayescal.bayesian import gibbs
-
-    original = gibbs._CompiledChains.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        K = self.m.size
-        for c, rng in enumerate(self.gens):
-            alpha = rng.gamma(self.a, 1.0 / self.b)
-            v = np.clip(rng.beta(1.0, alpha, K - 1), 1e-12, 1 - 1e-12)
-            if self.family == "gaussian":
-                th1 = self.m + np.sqrt(self.s2) * rng.standard_normal(K)
-                th2 = self.ell + self.tau * rng.standard_normal(K)
-            else:
-                th1 = self.loc1 + self.tau * rng.standard_normal(K)
-                th2 = self.loc2 + self.tau * rng.standard_normal(K)
-            th1, th2 = gibbs._start_above_floor(self.family, th1, th2, self.log_floor)
-            self.state[c] = [v, th1, th2, alpha]
-
-    gibbs._CompiledChains.__init__ = init
-    try:
-        yield
-    finally:
-        gibbs._CompiledChains.__init__ = original
-
-
 def one_row(config: str, truth: str, n: int, seed: int) -> dict:
     """One (truth, N, seed) fit in configuration ``config``: the coverage study's row
     (:func:`dpm_coverage.run_one`, the KDE calibrator as the other) with ``config`` and ``occupied``."""
     extra: dict = {}
-    with prior_starts() if config in DISPERSED else nullcontext():
-        row = run_one(truth, n, seed, "gibbs", CONFIGS[config], ["kde"], None, extra)
+    row = run_one(truth, n, seed, "gibbs", CONFIGS[config], ["kde"], None, extra)
     return row | {"config": config, "occupied": extra["occupied"]}
 
 
@@ -256,7 +218,9 @@ def main() -> None:
         "weak calibrated --n 1000 10000 --seeds 8 --resume`. Over-dispersed starts: `dispersed` and "
         "`dispersed_chains8` (two and eight chains, each started from its own draw from the prior); command: "
         "the same with `--configs dispersed dispersed_chains8`, then `--configs default chains8 dispersed "
-        "dispersed_chains8 --n 300`. The last section sets them beside the default on the same seeds."
+        "dispersed_chains8 --n 300`, and `--configs default dispersed --truths ushape rare heavy skewed bimodal "
+        "boosted separable unequal_var asym_piles mid_confident mixed_piles --n 10000` (every truth of the "
+        "coverage study at 10^4). The last section sets them beside the default on the same seeds."
     )
     paired = (
         "## Many chains and dispersed starts, on the same replicates\n\nThose configurations beside the "

@@ -204,7 +204,9 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         ``{"hmc_steps": 20}`` for its Hamiltonian moves, which raise the share of converged fits on
         raw scores at about twice the time; they run by default for a class of more than
         :data:`~bayescal.bayesian.gibbs.HMC_AUTO_UNITS` scores; or ``{"start": "single"}``, chains
-        that start from one component per class instead of every component occupied; or
+        that start from one component per class instead of every component occupied, or
+        ``{"start": "dispersed"}``, each chain from its own prior draw, a check that the chains
+        meet from apart (R-hat in ``diagnostics_["map"]``); or
         ``{"merge_split": 20}``, merge-split proposals with Gaussian components, which empty
         surplus components faster but did not make the chains converge:
         :mod:`bayescal.bayesian.gibbs`).

@@ -1,4 +1,5 @@
-"""Tests of the chains' starts: the posterior mode and one component (:mod:`bayescal.bayesian.mode_start`)."""
+"""Tests of the chains' starts: the posterior mode and one component (:mod:`bayescal.bayesian.mode_start`),
+and each chain from its own prior draw (``start="dispersed"``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from scipy.optimize import approx_fprime
 from scipy.special import logit
 
 from bayescal.bayesian import mixture
-from bayescal.bayesian.gibbs import fit_gibbs
+from bayescal.bayesian.gibbs import GibbsChains, fit_gibbs
 from bayescal.bayesian.mode_start import log_posterior, mode_start, single_start
 from bayescal.bayesian.priors import resolve_priors
 
@@ -64,7 +65,46 @@ def test_start_option_validated_and_recorded():
     assert fit_gibbs(x, c, prior, **kw).diagnostics["start"] == "prior"  # 500 units: "auto" keeps the KDE start
     assert fit_gibbs(x, c, prior, start="mode", **kw).diagnostics["start"] == "mode"
     assert fit_gibbs(x, c, prior, start="single", **kw).diagnostics["start"] == "single"
+    assert fit_gibbs(x, c, prior, start="dispersed", **kw).diagnostics["start"] == "dispersed"
     assert fit_gibbs(x, c * 1000, prior, **kw).diagnostics["start"] == "mode"
+    with pytest.raises(ValueError, match="start='dispersed'.*backend='numba'"):
+        fit_gibbs(x, c, prior, start="dispersed", backend="numpy", **kw)
+
+
+@pytest.mark.parametrize("family", ["gaussian", "beta"])
+def test_dispersed_starts_are_prior_draws_one_per_chain(family):
+    """With ``start="dispersed"`` each chain starts from its own draw from the prior: over 4,000
+    chains the components' starting parameters have the prior's means (within 5 standard errors)
+    and standard deviations (within 6 %), the concentration's mean is a / b and every stick is
+    inside (0, 1); a scale floor lifts the draws below it onto it; the starts differ between
+    chains and come from the seed alone."""
+    x, c = _class(family)
+    prior = resolve_priors(None, [x, x], [c, c], 4, family)[0]
+
+    def starts(seed, floor=0.0):
+        chains = GibbsChains(
+            x, c, prior | {"scale_floor": floor}, n_components=4, random_seed=seed, draws=1, tune=0, chains=4000,
+            family=family, start="dispersed", hmc_steps=0,
+        )  # fmt: skip
+        comp = chains.compiled
+        v, th1, th2, alpha = (np.array([chain[i] for chain in comp.state]) for i in range(4))
+        return comp, v, th1, th2, alpha
+
+    comp, v, th1, th2, alpha = starts(0)
+    if family == "gaussian":
+        priors = [(th1, comp.m, np.sqrt(comp.s2)), (th2, comp.ell, comp.tau)]
+    else:
+        priors = [(th1, comp.loc1, comp.tau), (th2, comp.loc2, comp.tau)]
+    for draws, loc, sd in priors:
+        np.testing.assert_allclose(draws.mean(axis=0), loc, atol=5 * sd / np.sqrt(4000))
+        np.testing.assert_allclose(draws.std(axis=0) / sd, 1.0, atol=0.06)
+    assert abs(alpha.mean() - prior["alpha_shape"] / prior["alpha_rate"]) < 5 * alpha.std() / np.sqrt(4000)
+    assert np.all((v > 0) & (v < 1)) and len({tuple(row) for row in th1}) == 4000
+    np.testing.assert_array_equal(th1, starts(0)[2])
+    assert not np.allclose(th1, starts(1)[2])
+    if family == "gaussian":  # a floor at the prior's median scale lifts about half the scales onto it
+        lifted = starts(0, floor=float(np.exp(comp.ell)))[3]
+        assert lifted.min() >= comp.ell - 1e-12 and 0.4 < np.mean(lifted <= comp.ell + 1e-12) < 0.6
 
 
 @pytest.mark.parametrize("family", ["gaussian", "beta"])
