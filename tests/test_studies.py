@@ -61,6 +61,16 @@ def test_the_binned_likelihood_study_fits_both_ways_on_one_replicate():
         assert np.isfinite([row["rhat_max"], row["ess_bulk_min"], row["time_s"]]).all()
 
 
+def _start_rows_file(study, rows, tmp_path):
+    """The start study's ``rows`` written as its CSV file, as the study writes them."""
+    path = tmp_path / "start.csv"
+    with open(path, "w", newline="") as fh:
+        writer = study.csv.DictWriter(fh, fieldnames=study.OUT_FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
 def test_the_start_study_compares_the_starts_on_one_replicate(tmp_path):
     """From one component the chains of a compressed fit hold fewer components than from the
     KDE-informed start (every component occupied), both maps follow the smooth truth, and the
@@ -70,11 +80,7 @@ def test_the_start_study_compares_the_starts_on_one_replicate(tmp_path):
     assert rows[1]["occupied"] < rows[0]["occupied"] - 5, rows
     for row in rows:
         assert 0.0 <= row["cov50"] <= row["cov95"] <= 1.0 and row["mae"] < 0.03, row
-    path = tmp_path / "start.csv"
-    with open(path, "w", newline="") as fh:
-        writer = study.csv.DictWriter(fh, fieldnames=study.OUT_FIELDS)
-        writer.writeheader()
-        writer.writerows(rows)
+    path = _start_rows_file(study, rows, tmp_path)
     table = study.summarise(path)
     assert "| monotone | 3000 | default | 1 |" in table and "| monotone | 3000 | single | 1 |" in table
 
@@ -83,14 +89,8 @@ def test_the_start_study_sets_configurations_side_by_side_on_the_same_seeds(tmp_
     """The paired table sets the default and the dispersed starts (each chain from its own prior
     draw) side by side on the seeds fitted in both, and counts where R-hat exceeds the default's."""
     study = benchmark_module("start_study")
-    rows = [
-        study.one_row(config, "monotone", 300, seed) for config in ("default", "dispersed") for seed in (0, 1)
-    ]
-    path = tmp_path / "start.csv"
-    with open(path, "w", newline="") as fh:
-        writer = study.csv.DictWriter(fh, fieldnames=study.OUT_FIELDS)
-        writer.writeheader()
-        writer.writerows(rows)
+    rows = [study.one_row(config, "monotone", 300, seed) for config in ("default", "dispersed") for seed in (0, 1)]
+    path = _start_rows_file(study, rows, tmp_path)
     table = study.paired_summary(path)
     assert "| monotone | 300 | default | 2 |" in table and "| monotone | 300 | dispersed | 2 |" in table
     above = sum(r2["rhat_max"] > r1["rhat_max"] for r1, r2 in zip(rows[:2], rows[2:], strict=True))
