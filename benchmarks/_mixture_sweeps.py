@@ -1,8 +1,9 @@
 """Pieces of the blocked Gibbs sweeps (Ishwaran & James 2001) that the component-kernel studies
 (``student_t_study.py``, ``skew_normal_study.py``) share with each other: the stick-breaking
 weights, the split of a bin's units over the components, the sticks' and concentration's
-conditionals, a component drawn from the calibrator's prior, and the set-up of a class's chains
-from the calibrator's prior dict. Compiled with numba; the arithmetic and the order of the random
+conditionals, a component drawn from the calibrator's prior, the set-up of a class's chains
+from the calibrator's prior dict, and the mixtures' log densities summed over components in
+chunks of draws. Compiled with numba; the arithmetic and the order of the random
 draws are those of the calibrator's own sweeps (:mod:`bayescal.bayesian._gibbs_kernels`)."""
 
 from __future__ import annotations
@@ -164,3 +165,18 @@ def class_posterior(weight: np.ndarray, mu: np.ndarray, sigma: np.ndarray, alpha
         {"weight": (dims, weight), "mu": (dims, mu), "sigma": (dims, sigma), "alpha": (("chain", "draw"), alpha)},
         coords={"chain": np.arange(chains), "draw": np.arange(draws), "component": np.arange(K)},
     )
+
+
+def chunked_mixture_logsumexp(rows: int, K: int, n_points: int, log_terms: Callable[[slice], np.ndarray]) -> np.ndarray:
+    """log sum_k exp(log_terms(rows)[:, k, :]) for ``rows`` mixtures of ``K`` components at
+    ``n_points`` points, shape (rows, n_points): ``log_terms(sl)`` gives the (rows in sl, K,
+    n_points) terms log w_k + log f_k(t), evaluated in chunks of rows of at most 2^22 terms."""
+    out = np.empty((rows, n_points))
+    step = max(1, 2**22 // max(K * n_points, 1))
+    with np.errstate(divide="ignore"):
+        for r in range(0, rows, step):
+            sl = slice(r, r + step)
+            terms = log_terms(sl)
+            top = terms.max(axis=1)
+            out[sl] = top + np.log(np.exp(terms - top[:, None, :]).sum(axis=1))
+    return out

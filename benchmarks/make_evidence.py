@@ -120,7 +120,7 @@ def coverage_page(source: Path) -> str:
         "not in this study; `--option 'components=\"beta\"'` adds them as `gibbs (beta)`. A route that names "
         "other parameters is the default calibrator with those set, on the same seeds: `n_bins=4096` (four "
         "times finer bins of the compressed scores) and `n_components=40` (twice the truncation), two "
-        "resolutions that could limit the band at 10^6-10^7 scores; `route_options={\"start\": \"dispersed\"}` "
+        'resolutions that could limit the band at 10^6-10^7 scores; `route_options={"start": "dispersed"}` '
         "starts each chain from its own draw from the prior instead of the KDE-informed values (over-dispersed "
         "starts, `benchmarks/start_study.py`).\n\n"
         + stamp(source, "python benchmarks/dpm_coverage.py && python benchmarks/make_evidence.py")

@@ -81,6 +81,7 @@ from scipy.special import log_ndtr
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _mixture_sweeps import (
+    chunked_mixture_logsumexp,
     class_chains_setup,
     class_posterior,
     exp_normalise,
@@ -295,17 +296,13 @@ def sn_log_density(t: np.ndarray, weight: np.ndarray, mu: np.ndarray, sigma: np.
     log_omega = np.log(s2) - 0.5 * np.log1p(-((_B * d) ** 2))
     xi = mu.real - np.exp(log_omega) * _B * d
     lam = d / np.sqrt(1.0 - d * d)
-    out = np.empty((w2.shape[0], t.size))
-    step = max(1, 2**22 // max(K * t.size, 1))
-    with np.errstate(divide="ignore"):
-        for r in range(0, w2.shape[0], step):
-            sl = slice(r, r + step)
-            z = (t[None, None, :] - xi[sl, :, None]) * np.exp(-log_omega[sl, :, None])
-            terms = (np.log(w2[sl]) - log_omega[sl] + _LOG2 - _HALF_LOG_2PI)[:, :, None]
-            terms = terms - 0.5 * z * z + log_ndtr(lam[sl, :, None] * z)
-            top = terms.max(axis=1)
-            out[sl] = top + np.log(np.exp(terms - top[:, None, :]).sum(axis=1))
-    return out.reshape(*lead, t.size)
+
+    def log_terms(sl):
+        z = (t[None, None, :] - xi[sl, :, None]) * np.exp(-log_omega[sl, :, None])
+        terms = (np.log(w2[sl]) - log_omega[sl] + _LOG2 - _HALF_LOG_2PI)[:, :, None]
+        return terms - 0.5 * z * z + log_ndtr(lam[sl, :, None] * z)
+
+    return chunked_mixture_logsumexp(w2.shape[0], K, t.size, log_terms).reshape(*lead, t.size)
 
 
 @contextlib.contextmanager

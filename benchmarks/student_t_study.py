@@ -72,6 +72,7 @@ from scipy.special import gammaln
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _mixture_sweeps import (
+    chunked_mixture_logsumexp,
     class_chains_setup,
     class_posterior,
     exp_normalise,
@@ -216,16 +217,13 @@ def t_log_density(t: np.ndarray, weight: np.ndarray, mu: np.ndarray, sigma: np.n
     lead, K = weight.shape[:-1], weight.shape[-1]
     w2, m2, s2 = (np.asarray(a, dtype=np.float64).reshape(-1, K) for a in (weight, mu, sigma))
     const = gammaln(0.5 * (nu + 1)) - gammaln(0.5 * nu) - 0.5 * np.log(nu * np.pi)
-    out = np.empty((w2.shape[0], t.size))
-    step = max(1, 2**22 // max(K * t.size, 1))
-    with np.errstate(divide="ignore"):
-        for r in range(0, w2.shape[0], step):
-            z = (t[None, None, :] - m2[r : r + step, :, None]) / s2[r : r + step, :, None]
-            terms = (np.log(w2[r : r + step]) - np.log(s2[r : r + step]) + const)[:, :, None]
-            terms = terms - 0.5 * (nu + 1) * np.log1p(z * z / nu)
-            top = terms.max(axis=1)
-            out[r : r + step] = top + np.log(np.exp(terms - top[:, None, :]).sum(axis=1))
-    return out.reshape(*lead, t.size)
+
+    def log_terms(sl):
+        z = (t[None, None, :] - m2[sl, :, None]) / s2[sl, :, None]
+        terms = (np.log(w2[sl]) - np.log(s2[sl]) + const)[:, :, None]
+        return terms - 0.5 * (nu + 1) * np.log1p(z * z / nu)
+
+    return chunked_mixture_logsumexp(w2.shape[0], K, t.size, log_terms).reshape(*lead, t.size)
 
 
 @contextlib.contextmanager
