@@ -564,9 +564,10 @@ class _CompiledChains:
         self.gens = _chain_streams(random_seed, C)
         self.family_code = kern.GAUSSIAN if family == "gaussian" else kern.BETA
         v0 = start_sticks(prior["init_weight"])
-        self.state = [[v0.copy(), th1_0.copy(), th2_0.copy(), self.a / self.b] for _ in range(C)]
         if dispersed:
             self.state = [self._prior_draw(rng, K) for rng in self.gens]
+        else:
+            self.state = [[v0.copy(), th1_0.copy(), th2_0.copy(), self.a / self.b] for _ in range(C)]
         self.it = 0  # sweeps run so far
         self.workers = min(C, n_threads if n_threads is not None else (os.cpu_count() or 1))
 
