@@ -68,7 +68,9 @@ R-hat <= 1.01 and ESS >= 400 from 0 to 36 of 84 at N = 1,000 (median lowest bulk
 calibrator's default ``components="select"`` 2.34 s against 0.95 s, and at N = 10^4
 (compressed; with the floor below) 2.10 s against 0.95 s, with the map's worst R-hat 1.07
 against 1.11 and its lowest bulk ESS 55 against 17 (``benchmarks/dpm_speed.py``, 2026-11-27,
-2-core machine, one fit each).
+2-core machine, one fit each; on 2026-11-28, on a machine 2.3-2.5 times slower, with the
+dispersed starts of "Start" below: 5.67 s against 2.42 s at 10^3, and at 10^4 6.31 s against
+1.68 s, R-hat 1.036 against 1.613, bulk ESS 121 against 4).
 
 **Merge-split moves** (``merge_split > 0``, Gaussian components). From thousands of scores on,
 the sweeps empty surplus components, or fill new ones, far more slowly than a fit lasts: a
@@ -109,28 +111,46 @@ class of more than :data:`HMC_AUTO_UNITS` units, where the plain sweeps creep: o
 truth at N = 10^5-10^7 they lower the map's error and raise the band's coverage, at about
 twice the fit's time (``docs/evidence/coverage.md``, ``docs/evidence/speed.md``).
 
-**Start.** Every chain starts from the prior's ``init_*`` values (components at the class's
-quantiles, as wide as the KDE bandwidth). With many units the sweeps approach the
-high-posterior region slowly: given the parameters the allocations are nearly fixed and vice
-versa, so the chain creeps along the ridges where overlapping components trade mass, as EM
-does. Above :data:`MODE_START_UNITS` units a class's chains therefore start at the posterior
-mode found by L-BFGS (:mod:`bayescal.bayesian.mode_start`; about 0.09 s a class). Measured
-on the monotone truth (``benchmarks/dpm_coverage.py``): at N = 10^7 the 500 warm-up sweeps
-from the KDE start left the map's error at 0.0008 and the 95 % band's coverage at 0.61,
-6,000 warm-up sweeps gave 0.0004 and 0.82 (4-6 seeds), and 500 from the mode 0.0003 and
-0.89 (12 seeds); at 10^6, on three held-out truths (8 seeds), the mode start raised coverage
-by 0.01-0.06 and lowered the error; at
-N <= 10^4 (4 truths, 16 seeds) the mode start changed neither coverage nor error, so there
-the search is not run. ``start="single"`` instead starts every chain with one component
-holding the whole class (:func:`bayescal.bayesian.mode_start.single_start`), from which the
-sweeps add components rather than empty them; ``benchmarks/start_study.py`` compares the two
-starts and long runs. ``start="dispersed"`` starts each chain from its own draw from the prior
-(concentration, sticks and every component's parameters; Gelman & Rubin 1992), so chains that
-would not meet start apart and R-hat shows it: all chains starting at the same values look more
-alike than chains started apart. On six truths at N = 10^4 (8 seeds each) two chains from such
-starts reached a worst R-hat of 1.17-1.34 on average where the default's reached 1.12-1.20, on
-the same data; at N = 300 they met R-hat <= 1.01 and ESS >= 400 as often as the default's (25 of 48
-fits), with the same coverage (``benchmarks/start_study.py``).
+**Start.** By default (``start="auto"``, :func:`auto_start`) a class's chains start from
+the prior's ``init_*`` values (components at the class's quantiles, as wide as the KDE
+bandwidth) up to :data:`DISPERSED_START_UNITS` units, each from its own draw from the prior
+above that while the plain sweeps run (no Hamiltonian moves, so up to :data:`HMC_AUTO_UNITS`
+units by default) on data with a floor on the components' spread (the calibrator's
+compressed scores: "Floor" above), and at the posterior mode above :data:`MODE_START_UNITS`
+units. Without the floor a draw from the prior can put a narrow component on a value that
+many units share, a spike of the likelihood that the sweeps do not leave.
+
+With many units the sweeps approach the high-posterior region slowly: given the parameters
+the allocations are nearly fixed and vice versa, so the chain creeps along the ridges where
+overlapping components trade mass, as EM does. Above :data:`MODE_START_UNITS` units a
+class's chains therefore start at the posterior mode found by L-BFGS
+(:mod:`bayescal.bayesian.mode_start`; about 0.09 s a class). Measured on the monotone truth
+(``benchmarks/dpm_coverage.py``): at N = 10^7 the 500 warm-up sweeps from the KDE start left
+the map's error at 0.0008 and the 95 % band's coverage at 0.61, 6,000 warm-up sweeps gave
+0.0004 and 0.82 (4-6 seeds), and 500 from the mode 0.0003 and 0.89 (12 seeds); at 10^6, on
+three held-out truths (8 seeds), the mode start raised coverage by 0.01-0.06 and lowered the
+error; at N <= 10^4 (4 truths, 16 seeds) the mode start changed neither coverage nor error,
+so there the search is not run.
+
+``start="dispersed"`` starts each chain from its own draw from the prior (concentration,
+sticks and every component's parameters, raised onto the scale floor; Gelman & Rubin 1992),
+so chains that would not meet start apart and R-hat shows it: chains that all start at the
+same values look more alike than chains started apart. From a few thousand units on they do
+not meet within a default fit: on six truths at N = 10^4 (8 seeds each) two chains from such
+starts reached a worst R-hat of 1.17-1.34 on average where two from the KDE-informed values
+reached 1.12-1.20, on the same data (``benchmarks/start_study.py``). So there the shared
+start's R-hat understates the chains' disagreement, and the dispersed starts are the default:
+on the coverage study's seventeen truths at 10^4 (60 seeds each; ``docs/evidence/coverage.md``)
+they also lowered the posterior-mean map's error on fifteen, by up to 22 %, with 95 %
+coverage within 0.019 of the shared start's. Below :data:`DISPERSED_START_UNITS` units both
+starts gave the same convergence (at N = 300, 25 of 48 fits met R-hat <= 1.01 and ESS >= 400
+from each) and errors within 5 % at 10^3, so there the KDE-informed values are kept, as they
+are where the Hamiltonian moves run (at 10^5, with the moves, the dispersed starts raised the
+error on five of nine truths). ``start="prior"`` and ``start="mode"`` force one start for
+every class. ``start="single"`` starts every chain with one component holding the whole
+class (:func:`bayescal.bayesian.mode_start.single_start`), from which the sweeps add
+components rather than empty them; ``benchmarks/start_study.py`` compares the starts and
+long runs.
 
 **Chains and randomness.** Each chain has its own ``numpy.random.Generator`` spawned from
 ``random_seed`` (:meth:`numpy.random.SeedSequence.spawn`), so a chain's draws depend on the
@@ -184,6 +204,7 @@ from bayescal.bayesian.class_fit import ClassFit
 from bayescal.bayesian.mode_start import mode_start, single_start
 
 __all__ = [
+    "DISPERSED_START_UNITS",
     "HMC_AUTO_STEPS",
     "HMC_AUTO_UNITS",
     "MODE_START_UNITS",
@@ -191,6 +212,7 @@ __all__ = [
     "THIN_RANGE",
     "THIN_UNITS",
     "GibbsChains",
+    "auto_start",
     "default_thin",
     "fit_gibbs",
     "start_sticks",
@@ -206,10 +228,44 @@ MODE_START_UNITS = 100_000
 """Total count of a class above which the chains start at the posterior mode (``start="auto"``)."""
 STARTS = ("auto", "mode", "prior", "single", "dispersed")
 """The values of ``start`` (:func:`fit_gibbs`)."""
+DISPERSED_START_UNITS = 2_048
+"""Total count of a class above which the chains start apart, each at its own prior draw, when
+no Hamiltonian moves run and the components' spread has a floor (``start="auto"``;
+:func:`auto_start`). The calibrator's default ``compress_above``: its compressed scores have the floor."""
 HMC_AUTO_UNITS = 20_000
 """Total count of a class above which the compiled sweeps add Hamiltonian moves (``hmc_steps="auto"``)."""
 HMC_AUTO_STEPS = 20
 """Leapfrog steps of the Hamiltonian moves that ``hmc_steps="auto"`` runs above :data:`HMC_AUTO_UNITS`."""
+
+
+def auto_start(n_units: float, hmc_steps: int, backend: str, scale_floor: float) -> str:
+    """The start that ``start="auto"`` picks for a class (module docstring, "Start").
+
+    "mode" above :data:`MODE_START_UNITS` units; "dispersed" above :data:`DISPERSED_START_UNITS`
+    when the plain compiled sweeps run (``hmc_steps`` 0, backend "numba") on data with a floor
+    on the components' spread (``scale_floor`` > 0, as on the calibrator's compressed scores,
+    where no start can sit on a spike of the likelihood); "prior" otherwise.
+
+    Parameters
+    ----------
+    n_units : float
+        The class's total count.
+    hmc_steps : int
+        Leapfrog steps of the Hamiltonian moves, resolved ("auto" already replaced).
+    backend : {"numba", "numpy"}
+        The sweeps' backend.
+    scale_floor : float
+        The floor on the components' spread (``prior["scale_floor"]``; 0 for none).
+
+    Returns
+    -------
+    str
+    """
+    if n_units > MODE_START_UNITS:
+        return "mode"
+    if n_units > DISPERSED_START_UNITS and hmc_steps == 0 and backend == "numba" and scale_floor > 0:
+        return "dispersed"
+    return "prior"
 
 
 def default_thin(n_units: float) -> int:
@@ -705,9 +761,12 @@ def fit_gibbs(
         (:func:`bayescal.bayesian.mode_start.single_start`, the customary start of a
         Dirichlet-process-mixture sampler), or each chain at its own draw from the prior
         ("dispersed": over-dispersed starts, so that chains which fail to meet show it in
-        R-hat; compiled sweeps only; module docstring, "Start"). "auto": the mode when the
-        class's total count exceeds :data:`MODE_START_UNITS`, where the warm-up sweeps alone
-        fall short of the high-posterior region (module docstring), else the prior's values.
+        R-hat; compiled sweeps only; module docstring, "Start"). "auto" (:func:`auto_start`):
+        the mode when the class's total count exceeds :data:`MODE_START_UNITS`, where the
+        warm-up sweeps alone fall short of the high-posterior region; dispersed starts above
+        :data:`DISPERSED_START_UNITS` when the plain compiled sweeps run (``hmc_steps``
+        resolves to 0) above a ``scale_floor``, where chains from one start understate their
+        disagreement; else the prior's values.
 
     Returns
     -------
@@ -808,10 +867,10 @@ class GibbsChains:
         n_keep = int(draws)
         n_iter = int(tune) + n_keep * int(thin)
         t0 = time.perf_counter()
-        if start == "auto":
-            start = "mode" if units > MODE_START_UNITS else "prior"
         if hmc_steps == "auto":
             hmc_steps = HMC_AUTO_STEPS if units > HMC_AUTO_UNITS and backend == "numba" else 0
+        if start == "auto":
+            start = auto_start(units, int(hmc_steps), backend, float(prior.get("scale_floor", 0.0)))
         if start == "mode":
             prior = mode_start(x, counts, prior, family)
         elif start == "single":

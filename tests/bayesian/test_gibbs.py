@@ -99,7 +99,7 @@ def test_compiled_and_numpy_sweeps_sample_the_same_posterior(case, moves):
     prior = resolve_priors(None, [x, x], [counts, counts], K, family)[0]
     if case == "binned":  # as the calibrator's compressed data: no component narrower than a bin
         prior["scale_floor"] = np.diff(x).min()
-    kw = {"n_components": K, "draws": 500, "tune": 300, "thin": 1, "chains": 8, "family": family}
+    kw = {"n_components": K, "draws": 500, "tune": 300, "thin": 1, "chains": 8, "family": family, "start": "prior"}
     ref = fit_gibbs(x, counts, prior, random_seed=1, backend="numpy", **kw)
     new = fit_gibbs(x, counts, prior, random_seed=2, backend="numba", **kw, **moves)
     grid = np.quantile(x, np.linspace(0.05, 0.95, 9))
@@ -118,7 +118,7 @@ def test_a_few_sweeps_from_one_start_have_the_same_distribution(case):
     x, counts, family = CASES[case]
     K, C = 6, 2000
     prior = resolve_priors(None, [x, x], [counts, counts], K, family)[0]
-    kw = {"n_components": K, "draws": 1, "tune": 7, "chains": C, "family": family}
+    kw = {"n_components": K, "draws": 1, "tune": 7, "chains": C, "family": family, "start": "prior"}
     a = fit_gibbs(x, counts, prior, random_seed=1, backend="numpy", **kw).posterior
     b = fit_gibbs(x, counts, prior, random_seed=2, backend="numba", **kw).posterior
     for name in ("alpha", "weight", *mixture.PARAMS[family]):

@@ -67,8 +67,32 @@ def test_start_option_validated_and_recorded():
     assert fit_gibbs(x, c, prior, start="single", **kw).diagnostics["start"] == "single"
     assert fit_gibbs(x, c, prior, start="dispersed", **kw).diagnostics["start"] == "dispersed"
     assert fit_gibbs(x, c * 1000, prior, **kw).diagnostics["start"] == "mode"
-    with pytest.raises(ValueError, match="start='dispersed'.*backend='numba'"):
+    with pytest.raises(ValueError, match=r"start='dispersed'.*backend='numba'"):
         fit_gibbs(x, c, prior, start="dispersed", backend="numpy", **kw)
+
+
+@pytest.mark.parametrize(
+    ("scale", "options", "floor", "expected"),
+    [
+        (4.0, {}, 0.01, "prior"),  # 2,000 units: the shared KDE start
+        (4.1, {}, 0.01, "dispersed"),  # above 2,048, on floored data: each chain from its own prior draw
+        (40, {}, 0.01, "dispersed"),  # 20,000 units: no Hamiltonian moves yet
+        (40.1, {}, 0.01, "prior"),  # the Hamiltonian moves run: the shared start
+        (4.1, {"hmc_steps": 300}, 0.01, "prior"),  # the remedy's moves keep the shared start
+        (4.1, {"backend": "numpy"}, 0.01, "prior"),  # the numpy sweeps draw no starts
+        (4.1, {}, 0.0, "prior"),  # no floor: a prior draw could start on a spike
+        (201, {}, 0.01, "mode"),
+    ],
+)
+def test_auto_start_by_units_moves_and_floor(scale, options, floor, expected):
+    """``start="auto"``: chains start apart, each at its own prior draw, on classes of more than
+    2,048 units that the plain compiled sweeps run with a floor on the components' spread (the
+    calibrator's compressed scores), at the shared KDE start otherwise, and at the posterior mode
+    above 100,000 units."""
+    x, c = _class("gaussian", n=500)
+    prior = resolve_priors(None, [x, x], [c, c], 4)[0] | {"scale_floor": floor}
+    fit = fit_gibbs(x, c * scale, prior, n_components=4, draws=2, tune=0, random_seed=0, **options)
+    assert fit.diagnostics["start"] == expected
 
 
 @pytest.mark.parametrize("family", ["gaussian", "beta"])
