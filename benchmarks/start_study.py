@@ -10,7 +10,7 @@ more occupied components than the posterior does. Starting from one component
 (``route_options={"start": "single"}``, :func:`bayescal.bayesian.mode_start.single_start`;
 the customary start of Neal 2000) the sweeps add components as the data ask instead.
 Running twenty times the sweeps per kept draw (``route_options={"thin": 20 * default}``)
-brings the chains from the default start closer to the posterior itself. Comparing the
+brings the chains from the KDE-informed start closer to the posterior itself. Comparing the
 three on the coverage study's truths (:mod:`dpm_coverage`) separates what the model's
 posterior does from what the start does. With Gaussian components alone the script also
 measures merge-split moves (``route_options={"merge_split": 20}``, :mod:`bayescal.bayesian.gibbs`),
@@ -47,19 +47,26 @@ from dpm_coverage import DESIGN, FIELDS, HELD_OUT, TRUTHS, cell_summary, converg
 
 CONFIGS = {
     "default": {},
+    "prior": {"route_options": {"start": "prior"}},
     "single": {"route_options": {"start": "single"}},
-    "long": {"route_options": {"thin": 40}},
-    "gaussian": {"components": "gaussian"},
-    "gaussian_merge": {"components": "gaussian", "route_options": {"merge_split": 20}},
-    "gaussian_long": {"components": "gaussian", "route_options": {"thin": 16}},
-    "gaussian_merge_long": {"components": "gaussian", "route_options": {"merge_split": 20, "thin": 16}},
-    "tune_long": {"tune": 2000},
-    "chains8": {"chains": 8, "draws": 125},
-    "chains8_tune_long": {"chains": 8, "draws": 125, "tune": 2000},
+    "long": {"route_options": {"thin": 40, "start": "prior"}},
+    "gaussian": {"components": "gaussian", "route_options": {"start": "prior"}},
+    "gaussian_merge": {"components": "gaussian", "route_options": {"merge_split": 20, "start": "prior"}},
+    "gaussian_long": {"components": "gaussian", "route_options": {"thin": 16, "start": "prior"}},
+    "gaussian_merge_long": {
+        "components": "gaussian",
+        "route_options": {"merge_split": 20, "thin": 16, "start": "prior"},
+    },
+    "tune_long": {"tune": 2000, "route_options": {"start": "prior"}},
+    "chains8": {"chains": 8, "draws": 125, "route_options": {"start": "prior"}},
+    "chains8_tune_long": {"chains": 8, "draws": 125, "tune": 2000, "route_options": {"start": "prior"}},
     "dispersed": {"route_options": {"start": "dispersed"}},
     "dispersed_chains8": {"chains": 8, "draws": 125, "route_options": {"start": "dispersed"}},
 }
-"""The configurations: the calibrator's defaults, chains from one component, and twenty times
+"""The configurations: the calibrator's defaults as they are when the row is fitted (rows from
+2026-11-28 on), chains from the KDE-informed values (``start="prior"``, every component
+occupied; the default up to 2,048 scores a class, and up to 2026-11-28 up to 100,000), chains
+from one component, and twenty times
 the sweeps per kept draw (the default thinning from 3,600 scores a class is 2); and, with
 Gaussian components alone (the merge-split moves are written for them), the plain sweeps, 20
 merge-split proposals a sweep (:func:`bayescal.bayesian._gibbs_kernels.merge_split_move`), and
@@ -69,7 +76,8 @@ a chain, two chains), eight chains of 125 kept draws (the default's 1,000 kept d
 each chain with the default's 500 warm-up sweeps), and eight such chains with 2,000 warm-up
 sweeps each. Last, over-dispersed starts (Gelman & Rubin 1992; Vehtari et al. 2021): every chain
 starts from its own draw from the prior (``route_options={"start": "dispersed"}``), with two
-chains and with eight."""
+chains and with eight (the default from 2,048 to 20,000 scores a class since 2026-11-28). Every
+configuration but those names its start, so that a row means what it meant when it was fitted."""
 LONG_MIN_N = 10_000
 """Smallest N of the long runs (compressed scores: every class above the thinning's floor)."""
 OUT_FIELDS = ["config", *FIELDS, "occupied"]
@@ -116,19 +124,19 @@ def summarise(path: Path) -> str:
     return "\n".join(lines)
 
 
-MANY_CHAINS = ("default", "tune_long", "chains8", "chains8_tune_long", "dispersed", "dispersed_chains8")
+MANY_CHAINS = ("default", "prior", "tune_long", "chains8", "chains8_tune_long", "dispersed", "dispersed_chains8")
 """The configurations of the many-chains and dispersed-starts table (:func:`paired_summary`)."""
 
 
 def paired_summary(path: Path, configs=MANY_CHAINS) -> str:
     """``configs`` side by side on the same replicates: per (truth, N), those fitted there, on only
-    the seeds fitted in every one of them, as a markdown table; *R-hat above default* counts the seeds whose worst
-    R-hat exceeds the default fit's on the same replicate."""
+    the seeds fitted in every one of them, as a markdown table; *R-hat above prior* counts the seeds whose worst
+    R-hat exceeds the ``prior`` fit's (chains from the shared KDE-informed start) on the same replicate."""
     rows = [r for r in _rows(path) if r["config"] in configs]
     order = DESIGN + HELD_OUT
     lines = [
         "| truth | N | configuration | seeds | 95 % cov (se) | 80 % | 50 % | MAE DPM | R-hat max "
-        "| R-hat above default | ESS bulk / tail min | converged | time s |",
+        "| R-hat above prior | ESS bulk / tail min | converged | time s |",
         "|---" * 13 + "|",
     ]
     for truth, n in sorted({(r["truth"], int(r["n"])) for r in rows}, key=lambda k: (order.index(k[0]), k[1])):
@@ -136,16 +144,16 @@ def paired_summary(path: Path, configs=MANY_CHAINS) -> str:
         by = {c: {int(r["seed"]): r for r in cell if r["config"] == c} for c in configs}
         by = {c: v for c, v in by.items() if v}  # the configurations fitted in this cell
         seeds = sorted(set.intersection(*(set(v) for v in by.values())))
-        if "default" not in by or len(by) < 2 or len(seeds) < 2:
+        if "prior" not in by or len(by) < 2 or len(seeds) < 2:
             continue
         for config in by:
             sel = [by[config][k] for k in seeds]
             c = cell_summary([{k: v for k, v in r.items() if k != "config"} for r in sel])
-            above = sum(float(by[config][k]["rhat_max"]) > float(by["default"][k]["rhat_max"]) for k in seeds)
+            above = sum(float(by[config][k]["rhat_max"]) > float(by["prior"][k]["rhat_max"]) for k in seeds)
             lines.append(
                 f"| {truth}{' (held out)' if truth in HELD_OUT else ''} | {n} | {config} | {len(seeds)} "
                 f"| {c['cov95']:.3f} ({c['cov95_se']:.3f}) | {c['cov80']:.3f} | {c['cov50']:.3f} | {c['mae']:.4f} "
-                f"| {c['rhat_max']:.2f} | {'-' if config == 'default' else f'{above} of {len(seeds)}'} "
+                f"| {c['rhat_max']:.2f} | {'-' if config == 'prior' else f'{above} of {len(seeds)}'} "
                 f"| {c['ess_bulk_min']:.0f} / {c['ess_tail_min']:.0f} | {converged_share(sel):.2f} | {c['time_s']:.1f} |"
             )
     return "\n".join(lines)
@@ -198,8 +206,10 @@ def main() -> None:
         f"{platform.python_version()}).*"
     )
     legend = (
-        "Rows: `default`, the calibrator's defaults (chains from the KDE-informed start, every component "
-        'occupied); `single`, `route_options={"start": "single"}` (chains from one component per class); '
+        "Rows: `prior`, chains from the KDE-informed start, every component occupied "
+        '(`route_options={"start": "prior"}`; up to 2026-11-28 the default at every N of this study, and these '
+        "rows were fitted as `default` then; from 2,048 to 20,000 scores a class the default now starts the "
+        'chains apart, as `dispersed` does); `single`, `route_options={"start": "single"}` (chains from one component per class); '
         '`long`, `route_options={"thin": 40}` (twenty times the default\'s sweeps per kept draw, from 10^4 '
         "scores). Columns as on the coverage page (`docs/evidence/coverage.md`), means over seeds; *occupied "
         "components* is the mean number of components holding any score, per class and kept draw. Command: "
@@ -214,19 +224,19 @@ def main() -> None:
         "again: its first run's time included compiling the changed sweeps). Many chains: `tune_long` "
         "(`tune=2000`, four times the warm-up), `chains8` (`chains=8, draws=125`: eight chains, the default's "
         "1,000 kept draws in all) and `chains8_tune_long` (both); command: `python benchmarks/start_study.py "
-        "--configs default tune_long chains8 chains8_tune_long --truths monotone piles plateau overconfident "
+        "--configs prior tune_long chains8 chains8_tune_long --truths monotone piles plateau overconfident "
         "weak calibrated --n 1000 10000 --seeds 8 --resume`. Over-dispersed starts: `dispersed` and "
         "`dispersed_chains8` (two and eight chains, each started from its own draw from the prior); command: "
-        "the same with `--configs dispersed dispersed_chains8`, then `--configs default chains8 dispersed "
-        "dispersed_chains8 --n 300`, and `--configs default dispersed --truths ushape rare heavy skewed bimodal "
+        "the same with `--configs dispersed dispersed_chains8`, then `--configs prior chains8 dispersed "
+        "dispersed_chains8 --n 300`, and `--configs prior dispersed --truths ushape rare heavy skewed bimodal "
         "boosted separable unequal_var asym_piles mid_confident mixed_piles --n 10000` (every truth of the "
-        "coverage study at 10^4). The last section sets them beside the default on the same seeds."
+        "coverage study at 10^4). The last section sets them beside `prior` on the same seeds."
     )
     paired = (
-        "## Many chains and dispersed starts, on the same replicates\n\nThose configurations beside the "
-        "default on the seeds fitted in all of them (the default's rows above average over more seeds; at "
-        "N = 300 only the default, `chains8` and the dispersed starts were run). *R-hat above default* "
-        "counts the replicates whose worst R-hat over the data region exceeds the default fit's on the same "
+        "## Many chains and dispersed starts, on the same replicates\n\nThose configurations beside "
+        "`prior` on the seeds fitted in all of them (its rows above average over more seeds; at "
+        "N = 300 only `prior`, `chains8` and the dispersed starts were run). *R-hat above prior* "
+        "counts the replicates whose worst R-hat over the data region exceeds the `prior` fit's on the same "
         "data; *converged*, the share of fits with R-hat <= 1.01 and bulk and tail ESS >= 400.\n\n"
         + paired_summary(args.out)
     )

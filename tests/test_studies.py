@@ -76,23 +76,23 @@ def test_the_start_study_compares_the_starts_on_one_replicate(tmp_path):
     KDE-informed start (every component occupied), both maps follow the smooth truth, and the
     summary has a row per configuration."""
     study = benchmark_module("start_study")
-    rows = [study.one_row(config, "monotone", 3000, 0) for config in ("default", "single")]
+    rows = [study.one_row(config, "monotone", 3000, 0) for config in ("prior", "single")]
     assert rows[1]["occupied"] < rows[0]["occupied"] - 5, rows
     for row in rows:
         assert 0.0 <= row["cov50"] <= row["cov95"] <= 1.0 and row["mae"] < 0.03, row
     path = _start_rows_file(study, rows, tmp_path)
     table = study.summarise(path)
-    assert "| monotone | 3000 | default | 1 |" in table and "| monotone | 3000 | single | 1 |" in table
+    assert "| monotone | 3000 | prior | 1 |" in table and "| monotone | 3000 | single | 1 |" in table
 
 
 def test_the_start_study_sets_configurations_side_by_side_on_the_same_seeds(tmp_path):
-    """The paired table sets the default and the dispersed starts (each chain from its own prior
-    draw) side by side on the seeds fitted in both, and counts where R-hat exceeds the default's."""
+    """The paired table sets the shared KDE-informed start and the dispersed starts (each chain from
+    its own prior draw) side by side on the seeds fitted in both, and counts where R-hat exceeds the former's."""
     study = benchmark_module("start_study")
-    rows = [study.one_row(config, "monotone", 300, seed) for config in ("default", "dispersed") for seed in (0, 1)]
+    rows = [study.one_row(config, "monotone", 300, seed) for config in ("prior", "dispersed") for seed in (0, 1)]
     path = _start_rows_file(study, rows, tmp_path)
     table = study.paired_summary(path)
-    assert "| monotone | 300 | default | 2 |" in table and "| monotone | 300 | dispersed | 2 |" in table
+    assert "| monotone | 300 | prior | 2 |" in table and "| monotone | 300 | dispersed | 2 |" in table
     above = sum(r2["rhat_max"] > r1["rhat_max"] for r1, r2 in zip(rows[:2], rows[2:], strict=True))
     assert f"| {above} of 2 |" in table
 
