@@ -20,7 +20,11 @@ measure another one on the same replicates, e.g. ``--remedy-options '{"thin": 20
 (``'{"draws": 1000}'``).
 The table at the end gives per (truth, N) the share of default and of remedied fits meeting
 the target, and over the refitted replicates the mean 95 % coverage and MAE of the default
-fits and of the refits. Results: ``benchmarks/results/convergence_remedy*.md``; the files
+fits and of the refits. Results: ``benchmarks/results/convergence_remedy*.md``
+(``convergence_remedy_long_hmc_dispersed.md``: the remedy's moves from chains started apart,
+``--remedy-options '{"hmc_steps": 300, "start": "dispersed"}'``, on the replicates of
+``convergence_remedy_long_hmc.md`` at 10^4; its default fits are the default's of 2026-11-28, whose
+chains start apart there too); the files
 without ``long_hmc`` in their names were written by earlier versions of this script, when
 the warning named a thinning (``route_options={"thin": k}``, on raw scores the sweeps that
 would give 400 effective draws if the ESS grew in proportion, with ``--hmc-steps 20`` short
