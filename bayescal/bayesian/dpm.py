@@ -206,7 +206,9 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         :data:`~bayescal.bayesian.gibbs.HMC_AUTO_UNITS` scores; or ``{"start": "single"}``, chains
         that start from one component per class instead of every component occupied, or
         ``{"start": "dispersed"}``, each chain from its own prior draw, a check that the chains
-        meet from apart (R-hat in ``diagnostics_["map"]``); or
+        meet from apart (R-hat in ``diagnostics_["map"]``; the default for a class of more than
+        :data:`~bayescal.bayesian.gibbs.DISPERSED_START_UNITS` scores without Hamiltonian
+        moves), or ``{"start": "prior"}``, every chain from the KDE-informed values; or
         ``{"merge_split": 20}``, merge-split proposals with Gaussian components, which empty
         surplus components faster but did not make the chains converge:
         :mod:`bayescal.bayesian.gibbs`).
