@@ -230,7 +230,11 @@ def main() -> None:
         "the same with `--configs dispersed dispersed_chains8`, then `--configs prior chains8 dispersed "
         "dispersed_chains8 --n 300`, and `--configs prior dispersed --truths ushape rare heavy skewed bimodal "
         "boosted separable unequal_var asym_piles mid_confident mixed_piles --n 10000` (every truth of the "
-        "coverage study at 10^4). The last section sets them beside `prior` on the same seeds."
+        "coverage study at 10^4). At the edges of the default start rule (2026-11-28; dispersed starts from "
+        "2,049 to 20,000 scores a class): `--configs default prior --truths monotone piles plateau "
+        "overconfident weak calibrated --n 5000 40000 --seeds 16 --resume`, then `--truths piles --n 5000 "
+        "--seeds 48` and `--truths asym_piles mixed_piles --n 5000 --seeds 24`. The last section sets them "
+        "beside `prior` on the same seeds."
     )
     paired = (
         "## Many chains and dispersed starts, on the same replicates\n\nThose configurations beside "

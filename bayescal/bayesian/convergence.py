@@ -317,8 +317,8 @@ def remedy() -> tuple[dict, dict]:
     (``{"hmc_steps": 300, "start": "dispersed"}``, the same 10^4 replicates, 2026-11-28;
     ``convergence_remedy_long_hmc_dispersed.md``) the long trajectories still bring the chains
     together, to a worst R-hat of 1.002-1.026 in 24 of 26 fits (1.07 and 1.10 in two), but the
-    target is met in 13 of 26 (11 of 20 on the design truths, 2 of 6 held out): the bulk or
-    tail ESS falls short of 400 in the others.
+    target is met in 13 of 26 (11 of 20 on the design truths, 2 of 6 held out); the others miss
+    it on R-hat just above 1.01 (1.010-1.026 in five) or on the bulk or tail ESS (252-392 in six).
 
     It lowered the posterior-mean map's error on most cells (by up to half: 0.0099 -> 0.0049 on
     the overconfident truth at 10^4), and where the chains converge the band is the model's: on

@@ -140,9 +140,9 @@ not meet within a default fit: on six truths at N = 10^4 (8 seeds each) two chai
 starts reached a worst R-hat of 1.17-1.34 on average where two from the KDE-informed values
 reached 1.12-1.20, on the same data (``benchmarks/start_study.py``). So there the shared
 start's R-hat understates the chains' disagreement, and the dispersed starts are the default:
-on the coverage study's seventeen truths at 10^4 (60 seeds each; ``docs/evidence/coverage.md``)
-they also lowered the posterior-mean map's error on fifteen, by up to 22 %, with 95 %
-coverage within 0.019 of the shared start's. Below :data:`DISPERSED_START_UNITS` units both
+on the coverage study's seventeen truths at 10^4 (60-200 seeds each; ``docs/evidence/coverage.md``)
+they also lowered the posterior-mean map's error on sixteen, by up to 22 %, with 95 %
+coverage within 0.023 of the shared start's. Below :data:`DISPERSED_START_UNITS` units both
 starts gave the same convergence (at N = 300, 25 of 48 fits met R-hat <= 1.01 and ESS >= 400
 from each) and errors within 5 % at 10^3, so there the KDE-informed values are kept, as they
 are where the Hamiltonian moves run (at 10^5, with the moves, the dispersed starts raised the
