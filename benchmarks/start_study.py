@@ -45,23 +45,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from dpm_coverage import DESIGN, FIELDS, HELD_OUT, TRUTHS, cell_summary, converged_share, run_one
 
-CONFIGS = {
-    "default": {},
-    "prior": {"route_options": {"start": "prior"}},
+_FITTED = {
+    "prior": {},
     "single": {"route_options": {"start": "single"}},
-    "long": {"route_options": {"thin": 40, "start": "prior"}},
-    "gaussian": {"components": "gaussian", "route_options": {"start": "prior"}},
-    "gaussian_merge": {"components": "gaussian", "route_options": {"merge_split": 20, "start": "prior"}},
-    "gaussian_long": {"components": "gaussian", "route_options": {"thin": 16, "start": "prior"}},
-    "gaussian_merge_long": {
-        "components": "gaussian",
-        "route_options": {"merge_split": 20, "thin": 16, "start": "prior"},
-    },
-    "tune_long": {"tune": 2000, "route_options": {"start": "prior"}},
-    "chains8": {"chains": 8, "draws": 125, "route_options": {"start": "prior"}},
-    "chains8_tune_long": {"chains": 8, "draws": 125, "tune": 2000, "route_options": {"start": "prior"}},
+    "long": {"route_options": {"thin": 40}},
+    "gaussian": {"components": "gaussian"},
+    "gaussian_merge": {"components": "gaussian", "route_options": {"merge_split": 20}},
+    "gaussian_long": {"components": "gaussian", "route_options": {"thin": 16}},
+    "gaussian_merge_long": {"components": "gaussian", "route_options": {"merge_split": 20, "thin": 16}},
+    "tune_long": {"tune": 2000},
+    "chains8": {"chains": 8, "draws": 125},
+    "chains8_tune_long": {"chains": 8, "draws": 125, "tune": 2000},
     "dispersed": {"route_options": {"start": "dispersed"}},
     "dispersed_chains8": {"chains": 8, "draws": 125, "route_options": {"start": "dispersed"}},
+}
+CONFIGS = {"default": {}} | {
+    name: config | {"route_options": {"start": "prior"} | config.get("route_options", {})}
+    for name, config in _FITTED.items()
 }
 """The configurations: the calibrator's defaults as they are when the row is fitted (rows from
 2026-11-28 on), chains from the KDE-informed values (``start="prior"``, every component
@@ -77,7 +77,8 @@ each chain with the default's 500 warm-up sweeps), and eight such chains with 2,
 sweeps each. Last, over-dispersed starts (Gelman & Rubin 1992; Vehtari et al. 2021): every chain
 starts from its own draw from the prior (``route_options={"start": "dispersed"}``), with two
 chains and with eight (the default from 2,048 to 20,000 scores a class since 2026-11-28). Every
-configuration but those names its start, so that a row means what it meant when it was fitted."""
+configuration but ``default`` names its start (``prior`` unless it sets another), so that a row
+means what it meant when it was fitted."""
 LONG_MIN_N = 10_000
 """Smallest N of the long runs (compressed scores: every class above the thinning's floor)."""
 OUT_FIELDS = ["config", *FIELDS, "occupied"]
