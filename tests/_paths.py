@@ -8,6 +8,7 @@ they import these constants instead.
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
@@ -19,8 +20,18 @@ REFERENCE_DIR = ROOT.parent / "shared" / "reference"
 
 
 def benchmark_module(name: str):
-    """The script ``benchmarks/<name>.py`` imported as a module (its ``main`` not run)."""
+    """The script ``benchmarks/<name>.py`` imported as a module (its ``main`` not run).
+
+    The module is registered in :data:`sys.modules` before it runs, as ``import`` would:
+    a dataclass defined in the script looks its module up there, so a test that imports
+    the script first (run alone, ``pytest -k ...``) would otherwise fail.
+    """
     spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
     return module
