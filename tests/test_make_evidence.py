@@ -114,12 +114,47 @@ def test_a_cell_that_gained_seeds_rewrites_the_coverage_page(tmp_path):
     assert page.read_text() == kept  # the ushape cell is not in the output: left alone
 
 
+def test_the_coverage_page_sets_each_route_beside_the_default_on_the_seeds_both_fitted(tmp_path):
+    """The page's paired section compares a route with the default only on the replicates both
+    fitted: coverage with the standard error of the paired difference, MAE, R-hat, the fits above
+    the warning's threshold and where the route's R-hat is higher; a seed only one fitted is left
+    out. The rows are kept out of the page's own table, which guards against lost rows."""
+    fields = benchmark_module("dpm_coverage").FIELDS
+    row = dict.fromkeys(fields, 0.5) | {"truth": "monotone", "n": 300, "others": '{"kde": 0.03}'}
+    fits = [  # (route, seed, cov95, mae, rhat_max)
+        ("gibbs", 0, 0.90, 0.020, 1.10),
+        ("gibbs", 1, 1.00, 0.030, 1.30),
+        ("gibbs", 2, 0.10, 0.900, 1.90),  # no partner: not paired
+        ("gibbs (alt)", 0, 0.96, 0.010, 1.25),
+        ("gibbs (alt)", 1, 0.98, 0.020, 1.23),
+    ]
+    args, page = _coverage_setup(tmp_path, 0, "")
+    with open(tmp_path / "results" / "dpm_coverage.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields)
+        w.writeheader()
+        for route, seed, cov, mae, rhat in fits:
+            w.writerow(row | {"route": route, "seed": seed, "cov95": cov, "mae": mae, "rhat_max": rhat})
+    make_evidence = benchmark_module("make_evidence")
+    assert make_evidence.main(args) == 0
+    text = page.read_text()
+    own, paired = text.split("## Beside the default on the same replicates")
+    assert "| gibbs | monotone | 300 | 3 |" in own and "| gibbs (alt) | monotone | 300 | 2 |" in own
+    # cov 0.95 / 0.97, differences +0.06 and -0.02: se 0.04; MAE 0.025 / 0.015; R-hat 1.20 / 1.24
+    assert (
+        "| gibbs vs gibbs (alt) | monotone | 300 | 2 | 0.950 / 0.970 (0.040) | 0.0250 / 0.0150 | 1.20 / 1.24 | 1 / 2 | 1 |"
+        in paired
+    )
+    assert "| gibbs vs gibbs (alt) | 300 | 1 | 2 | 1 of 1 | 1 / 1 | 1 / 2 | 1 |" in paired
+    assert make_evidence.missing_rows(text, own, 3) == []  # the paired rows are not the page's own cells
+
+
 def test_the_coverage_study_can_rerun_every_cell_of_the_committed_page():
     """dpm_coverage.py --cells-from docs/evidence/coverage.md --resume completes the page's
     study: each table row becomes one cell whose route label is the row's own."""
     study = benchmark_module("dpm_coverage")
     page = ROOT / "docs" / "evidence" / "coverage.md"
-    rows = [ln for ln in page.read_text().splitlines() if ln.startswith("| gibbs")]
+    own = page.read_text().split("\n## ")[0]  # the study's table; later sections compare its rows
+    rows = [ln for ln in own.splitlines() if ln.startswith("| gibbs")]
     cells = study._page_cells(page, {})
     assert len(cells) == len(rows) > 0
     for row, (route, options, truth, n, seeds) in zip(rows, cells, strict=True):

@@ -146,7 +146,8 @@ coverage within 0.023 of the shared start's. Below :data:`DISPERSED_START_UNITS`
 starts gave the same convergence (at N = 300, 25 of 48 fits met R-hat <= 1.01 and ESS >= 400
 from each) and errors within 5 % at 10^3, so there the KDE-informed values are kept, as they
 are where the Hamiltonian moves run (at 10^5, with the moves, the dispersed starts raised the
-error on five of nine truths). ``start="prior"`` and ``start="mode"`` force one start for
+error on five of nine truths, by up to 13 %, though they also raised the worst R-hat in 73 of
+108 fits, to 1.31 on average against 1.21: there too the shared start's R-hat understates). ``start="prior"`` and ``start="mode"`` force one start for
 every class. ``start="single"`` starts every chain with one component holding the whole
 class (:func:`bayescal.bayesian.mode_start.single_start`), from which the sweeps add
 components rather than empty them; ``benchmarks/start_study.py`` compares the starts and
