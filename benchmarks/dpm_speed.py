@@ -24,7 +24,10 @@ in this process after one warm-up fit:
   scores), with the iterations it took per class,
 
 and, in a fresh Python process, the first fit (import + fit, N = 10^4), which for the
-PyMC routes includes compilation (empty or warm cache, whatever the machine has).
+PyMC routes includes compilation (empty or warm cache, whatever the machine has), and the
+default fit either side of the calibrator's ``compress_above`` (the same replicate with
+``compress_above`` scores, fitted raw, and with one score more, compressed), where the
+sampler's data change from the scores to binned counts.
 
 Usage::
 
@@ -136,6 +139,18 @@ def run(args: argparse.Namespace) -> None:
     )
     s, y = simulate(1000, 1)
     make_calibrator("dpm", inference=args.route, random_state=0).fit(s, y)  # warm-up
+    edge = make_calibrator("dpm").compress_above
+    s, y = simulate(edge + 1, 2)
+    raw, binned = (
+        best_of(
+            lambda m=m: make_calibrator("dpm", inference=args.route, random_state=0).fit(s[:m], y[:m]), args.repeats
+        )
+        for m in (edge, edge + 1)
+    )
+    print(
+        f"either side of compress_above ({edge:,} continuous scores; one replicate, fitted without and with "
+        f"its last score): {raw:.2f} s on the raw scores, {binned:.2f} s compressed ({binned / raw:.2f} times)"
+    )
 
     print(
         "| N | DPM fit s | of which sampler s | map R-hat / bulk ESS / tail ESS | components='gaussian' s "

@@ -161,7 +161,7 @@ def coverage_page(source: Path) -> str:
 
 
 def _speed_table(source: Path) -> str:
-    table = [ln for ln in source.read_text().splitlines() if ln.startswith(("|", "first fit"))]
+    table = [ln for ln in source.read_text().splitlines() if ln.startswith(("|", "first fit", "either side"))]
     if not any(ln.startswith("|") for ln in table):
         raise ValueError(f"{source} holds no table: write it with `python benchmarks/dpm_speed.py | tee {source}`.")
     return "\n".join(ln if ln.startswith("|") else ln + "\n" for ln in table) + "\n"
@@ -200,7 +200,10 @@ def speed_page(source: Path) -> str:
         "(at most 100 variational iterations; on these scores it stops there before its convergence test "
         "is met, warns `ConvergenceWarning` and leaves `converged_` False, as the column says) and run on "
         "until that test is met (the change of its lower bound, a sum over the class's scores, below "
-        "`tol=1e-3`), with the iterations each class took.\n\n"
+        "`tol=1e-3`), with the iterations each class took. Above the table: the first fit in a fresh "
+        "process (import + fit), and the default fit either side of `compress_above`, where the sampler "
+        "turns from the raw scores to binned counts (one replicate, fitted without and with its last "
+        "score).\n\n"
         + stamp(
             source,
             "python benchmarks/dpm_speed.py | tee benchmarks/results/dpm_speed.md && "

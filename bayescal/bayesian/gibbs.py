@@ -68,9 +68,9 @@ R-hat <= 1.01 and ESS >= 400 from 0 to 36 of 84 at N = 1,000 (median lowest bulk
 calibrator's default ``components="select"`` 2.34 s against 0.95 s, and at N = 10^4
 (compressed; with the floor below) 2.10 s against 0.95 s, with the map's worst R-hat 1.07
 against 1.11 and its lowest bulk ESS 55 against 17 (``benchmarks/dpm_speed.py``, 2026-11-27,
-2-core machine, one fit each; on 2026-11-28, on a machine 2.3-2.5 times slower, with the
-dispersed starts of "Start" below: 5.67 s against 2.42 s at 10^3, and at 10^4 6.31 s against
-1.68 s, R-hat 1.036 against 1.613, bulk ESS 121 against 4).
+2-core machine, one fit each; on 2026-11-28, on a machine 2.3-3 times slower, with the
+dispersed starts of "Start" below: 6.44 s against 2.37 s at 10^3, and at 10^4 5.90 s against
+1.56 s, R-hat 1.036 against 1.613, bulk ESS 121 against 4).
 
 **Merge-split moves** (``merge_split > 0``, Gaussian components). From thousands of scores on,
 the sweeps empty surplus components, or fill new ones, far more slowly than a fit lasts: a
