@@ -122,7 +122,8 @@ def coverage_page(source: Path) -> str:
         "not in this study; `--option 'components=\"beta\"'` adds them as `gibbs (beta)`. A route that names "
         "other parameters is the default calibrator with those set, on the same seeds: `n_bins=4096` (four "
         "times finer bins of the compressed scores) and `n_components=40` (twice the truncation), two "
-        'resolutions that could limit the band at 10^6-10^7 scores; `route_options={"start": "dispersed"}` '
+        "resolutions that could limit the band at 10^6-10^7 scores, and `n_components=8` at 10^4 (a smaller "
+        'truncation, whose fewer redundant components might mix faster: they do not); `route_options={"start": "dispersed"}` '
         "starts every class's chains from their own draws from the prior (over-dispersed starts, "
         '`benchmarks/start_study.py`), `route_options={"start": "prior"}` every class\'s from the KDE-informed '
         "values: the default up to 2026-11-28, whose rows at 10^4 (and of the boosted truth at 10^5) keep that "
@@ -257,6 +258,7 @@ rows on `coverage.md` (the plateau's band below 0.92, chains that do not converg
 | NUTS on the binned likelihood | `binned_likelihood_study.py` | no | mixes better per draw, at hundreds of times the default's time (trees of 256-512 gradients per draw), and still misses R-hat <= 1.01 at 10^5 |
 | one-component starts, twenty times the sweeps | `start_study.py` | no | lower error, but at 10^4 R-hat stays at 1.03-1.10 with five times the time, and the plateau still misses |
 | merge-split moves of Gaussian components (Richardson & Green 1997, for the fixed truncation) | `start_study.py` | no | empty surplus components and lower the error, but at 10^4 the chains converge no better, at three times the time, and plain sweeps given that time do as well on the error and better on R-hat; with eight times the sweeps as well, still short of R-hat <= 1.01 |
+| a smaller truncation (8 components instead of 20) | `dpm_coverage.py --option n_components=8` | no | at 10^4 the chains mix no better (fewer redundant components do not speed them) and the plateau covers less; the error barely moves (`coverage.md`, its rows beside the default's on the same seeds) |
 | many chains (eight of 125 kept draws), four times the warm-up, over-dispersed starts (each chain from a prior draw, `route_options={"start": "dispersed"}`) | `start_study.py` | no | at 10^4 the chains disagree more, not less (worst R-hat 1.14-1.34 against 1.12-1.20 from the shared KDE-informed start on the same replicates, six truths, 8 seeds), so two chains from one start understate their disagreement there; at 300 dispersed starts converge as often as the shared start (25 of 48); no fit at 10^3-10^4 converged; coverage unchanged. Dispersed starts lower the error at 10^4 on sixteen of the seventeen truths and are the default for compressed classes of 2,049-20,000 scores (no Hamiltonian moves); they cure no convergence |
 """
 """The candidates page's overview: one row per candidate study, its verdict in words (the numbers
