@@ -24,7 +24,10 @@ fits and of the refits. Results: ``benchmarks/results/convergence_remedy*.md``
 (``convergence_remedy_long_hmc_dispersed.md``: the remedy's moves from chains started apart,
 ``--remedy-options '{"hmc_steps": 300, "start": "dispersed"}'``, on the replicates of
 ``convergence_remedy_long_hmc.md`` at 10^4; its default fits are the default's of 2026-11-28, whose
-chains start apart there too); the files
+chains start apart there too; ``convergence_remedy_hmc20_dispersed.md``: short trajectories
+with eight times the draws instead, ``--remedy-options '{"hmc_steps": 20, "start": "dispersed"}'
+--remedy-params '{"draws": 4000}'``, on the five design truths' replicates, at a quarter of the
+long trajectories' time); the files
 without ``long_hmc`` in their names were written by earlier versions of this script, when
 the warning named a thinning (``route_options={"thin": k}``, on raw scores the sweeps that
 would give 400 effective draws if the ESS grew in proportion, with ``--hmc-steps 20`` short

@@ -320,6 +320,10 @@ def remedy() -> tuple[dict, dict]:
     together, to a worst R-hat of 1.002-1.026 in 24 of 26 fits (1.07 and 1.10 in two), but the
     target is met in 13 of 26 (11 of 20 on the design truths, 2 of 6 held out); the others miss
     it on R-hat just above 1.01 (1.010-1.026 in five) or on the bulk or tail ESS (252-392 in six).
+    Short trajectories run longer instead (``{"hmc_steps": 20, "start": "dispersed"}`` with
+    ``draws=4000``, the five design truths' replicates, 2026-11-28;
+    ``convergence_remedy_hmc20_dispersed.md``) met it in 3 of 20 at a quarter of the time (18-27 s
+    against 58-110 s a refit), with a worst R-hat above 1.02 in 8: long trajectories it is.
 
     It lowered the posterior-mean map's error on most cells (by up to half: 0.0099 -> 0.0049 on
     the overconfident truth at 10^4), and where the chains converge the band is the model's: on
