@@ -27,7 +27,9 @@ fits and of the refits. Results: ``benchmarks/results/convergence_remedy*.md``
 chains start apart there too; ``convergence_remedy_hmc20_dispersed.md``: short trajectories
 with eight times the draws instead, ``--remedy-options '{"hmc_steps": 20, "start": "dispersed"}'
 --remedy-params '{"draws": 4000}'``, on the five design truths' replicates, at a quarter of the
-long trajectories' time); the files
+long trajectories' time; ``convergence_remedy_long_hmc_2000_dispersed.md``: the long trajectories
+from chains started apart with twice the draws, ``--remedy-params '{"draws": 2000}'``, on the
+same replicates); the files
 without ``long_hmc`` in their names were written by earlier versions of this script, when
 the warning named a thinning (``route_options={"thin": k}``, on raw scores the sweeps that
 would give 400 effective draws if the ESS grew in proportion, with ``--hmc-steps 20`` short

@@ -324,6 +324,10 @@ def remedy() -> tuple[dict, dict]:
     ``draws=4000``, the five design truths' replicates, 2026-11-28;
     ``convergence_remedy_hmc20_dispersed.md``) met it in 3 of 20 at a quarter of the time (18-27 s
     against 58-110 s a refit), with a worst R-hat above 1.02 in 8: long trajectories it is.
+    Twice the draws (``draws=2000``, the same starts and replicates;
+    ``convergence_remedy_long_hmc_2000_dispersed.md``) met it in 14 of those 20 against 11, at
+    97-166 s a refit: two of the misses remain chains apart (worst R-hat 1.04 and 1.10), two sit
+    just above 1.01, two are short on tail ESS (359 and 373).
 
     It lowered the posterior-mean map's error on most cells (by up to half: 0.0099 -> 0.0049 on
     the overconfident truth at 10^4), and where the chains converge the band is the model's: on
