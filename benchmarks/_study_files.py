@@ -21,9 +21,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from dpm_coverage import (
     FIELDS,
-    HELD_OUT,
     TRUTHS,
     _rows,
+    _rule,
+    _truth_label,
     band_scores,
     cell_summary,
     cells,
@@ -206,7 +207,7 @@ def paired_table(path: Path, own: tuple[tuple[str, Callable[[dict, list[dict]], 
         + "".join(f"{name} | " for name, _ in own)
         + "time s | DPM 95 % cov | DPM 80 % | DPM 50 % | DPM MAE | DPM width | MAE KDE | MAE Platt | seeds paired |"
     )
-    lines = [head, "|---" * (head.count("|") - 1) + "|"]
+    lines = [head, _rule(head)]
     for (variant, truth, n), sel in cells(_rows(path)):
         c = cell_summary(sel)
         paired = [default[(truth, n, int(r["seed"]))] for r in sel if (truth, n, int(r["seed"])) in default]
@@ -217,7 +218,7 @@ def paired_table(path: Path, own: tuple[tuple[str, Callable[[dict, list[dict]], 
 
         others = d.get("others", {})
         lines.append(
-            f"| {variant} | {truth}{' (held out)' if truth in HELD_OUT else ''} | {n} | {c['seeds']} "
+            f"| {variant} | {_truth_label(truth)} | {n} | {c['seeds']} "
             f"| {c['cov95']:.3f} ({c['cov95_se']:.3f}) | {c['cov80']:.3f} | {c['cov50']:.3f} | {c['cov95_data']:.3f} "
             f"| {c['mae']:.4f} | {c['width']:.3f} | "
             + "".join(f"{column(c, sel)} | " for _, column in own)

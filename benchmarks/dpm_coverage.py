@@ -445,6 +445,16 @@ def _open_cell(sel: list[dict], c: dict) -> str:
     return f"{c['cov95_open']:.3f} ({np.nanmax(gaps):.1g})"
 
 
+def _rule(head: str) -> str:
+    """The markdown rule line under the table header ``head``."""
+    return "|---" * (head.count("|") - 1) + "|"
+
+
+def _truth_label(truth: str) -> str:
+    """A truth's name in a table, marked when it is held out."""
+    return f"{truth}{' (held out)' if truth in HELD_OUT else ''}"
+
+
 def summarise(path: Path) -> str:
     """Means over seeds per (route, truth, N) as a markdown table, with the standard error of the 95 % coverage."""
     head = (
@@ -452,13 +462,13 @@ def summarise(path: Path) -> str:
         "(largest gap at 0 / 1) | MAE DPM | MAE KDE | "
         "best other (MAE) | width | R-hat max | ESS bulk / tail min | converged | time s |"
     )
-    lines = [head, "|---" * (head.count("|") - 1) + "|"]
+    lines = [head, _rule(head)]
     for key, sel in cells(_rows(path)):
         c = cell_summary(sel)
         kde = c["others"].get("kde", float("nan"))
         best = min(c["others"].items(), key=lambda kv: kv[1]) if c["others"] else ("-", float("nan"))
         lines.append(
-            f"| {key[0]} | {key[1]}{' (held out)' if key[1] in HELD_OUT else ''} | {key[2]} | {c['seeds']} "
+            f"| {key[0]} | {_truth_label(key[1])} | {key[2]} | {c['seeds']} "
             f"| {c['cov95']:.3f} ({c['cov95_se']:.3f}) | {c['cov80']:.3f} | {c['cov50']:.3f} | {c['cov95_data']:.3f} "
             f"| {_open_cell(sel, c)} | {c['mae']:.4f} | {kde:.4f} | {best[0]} ({best[1]:.4f}) | {c['width']:.3f} | {c['rhat_max']:.2f} "
             f"| {c['ess_bulk_min']:.0f} / {c['ess_tail_min']:.0f} | {converged_share(sel):.2f} | {c['time_s']:.1f} |"
@@ -470,48 +480,41 @@ def paired(path: Path, base: str = "gibbs") -> str:
     """Every other route beside ``base`` on the replicates both fitted (same truth, N and seed), as
     two markdown tables.
 
-    Per (route, truth, N): the seeds both fitted; the mean 95 % coverage of each, with the
-    standard error of the mean paired difference; the mean MAE of each; the mean worst R-hat of
-    each; how many fits' worst R-hat exceeds the convergence warning's threshold
-    (:data:`bayescal.bayesian.convergence.MAP_RHAT_WARN`) with each; and in how many fits the
-    route's worst R-hat is above the base's. Per (route, N), the same summed over the truths:
-    on how many truths the route's MAE is lower, how many cells' 95 % coverage lies in 0.92-0.98
-    with each, the fits above the warning's threshold and those where the route's R-hat is
-    higher. Rows whose label starts with
-    "<base> vs" so the page's row keys stay distinct from the main table's.
+    Per (route, truth, N): the seeds both fitted; the mean 95 % coverage of each
+    (:func:`cell_summary` of each side's rows), with the standard error of the mean paired
+    difference; the mean MAE and worst R-hat of each; how many fits' worst R-hat exceeds the
+    convergence warning's threshold (:data:`bayescal.bayesian.convergence.MAP_RHAT_WARN`) with
+    each; and in how many fits the route's worst R-hat is above the base's. Per (route, N), the
+    same summed over the truths: on how many truths the route's MAE is lower, how many truths'
+    95 % coverage lies in 0.92-0.98 with each, the fits above the warning's threshold and those
+    where the route's R-hat is higher. Rows are labelled "<base> vs <route>", so the page's row
+    keys stay distinct from the main table's.
     """
     from bayescal.bayesian.convergence import MAP_RHAT_WARN
 
     rows = _rows(path)
     by_key = {(r["route"], r["truth"], int(r["n"]), int(r["seed"])): r for r in rows}
     cell_lines, totals = [], {}
-    for (route, truth, n), sel in cells(rows, route_rank=lambda r: (r != base, r)):
-        if route == base:
+    for (route, truth, n), sel in cells(rows):
+        pairs = [(by_key.get((base, truth, n, int(r["seed"]))), r) for r in sel]
+        pairs = [p for p in pairs if p[0] is not None]
+        if route == base or len(pairs) < 2:
             continue
-        pairs = [
-            (by_key[(base, truth, n, int(r["seed"]))], r) for r in sel if (base, truth, n, int(r["seed"])) in by_key
-        ]
-        if len(pairs) < 2:
-            continue
-        a, b = ({k: np.array([float(p[i][k]) for p in pairs]) for k in ("cov95", "mae", "rhat_max")} for i in (0, 1))
-        diff = b["cov95"] - a["cov95"]
-        above = [int(np.sum(x["rhat_max"] > MAP_RHAT_WARN)) for x in (a, b)]
+        sides = [[p[i] for p in pairs] for i in (0, 1)]
+        a, b = (cell_summary(side) for side in sides)
+        rhat = [np.array([float(r["rhat_max"]) for r in side]) for side in sides]
+        diff = np.array([float(r["cov95"]) - float(q["cov95"]) for q, r in pairs])
+        above = [int(np.sum(x > MAP_RHAT_WARN)) for x in rhat]
+        higher = int(np.sum(rhat[1] > rhat[0]))
         cell_lines.append(
-            f"| {base} vs {route} | {truth}{' (held out)' if truth in HELD_OUT else ''} | {n} | {len(pairs)} "
-            f"| {a['cov95'].mean():.3f} / {b['cov95'].mean():.3f} ({diff.std(ddof=1) / np.sqrt(diff.size):.3f}) "
-            f"| {a['mae'].mean():.4f} / {b['mae'].mean():.4f} | {a['rhat_max'].mean():.2f} / {b['rhat_max'].mean():.2f} "
-            f"| {above[0]} / {above[1]} | {int(np.sum(b['rhat_max'] > a['rhat_max']))} |"
+            f"| {base} vs {route} | {_truth_label(truth)} | {n} | {len(pairs)} "
+            f"| {a['cov95']:.3f} / {b['cov95']:.3f} ({diff.std(ddof=1) / np.sqrt(diff.size):.3f}) "
+            f"| {a['mae']:.4f} / {b['mae']:.4f} | {a['rhat_max']:.2f} / {b['rhat_max']:.2f} "
+            f"| {above[0]} / {above[1]} | {higher} |"
         )
-        t = totals.setdefault(
-            (route, n), {"truths": 0, "fits": 0, "lower_mae": 0, "in_bar": [0, 0], "above": [0, 0], "higher": 0}
-        )
-        t["truths"] += 1
-        t["higher"] += int(np.sum(b["rhat_max"] > a["rhat_max"]))
-        t["fits"] += len(pairs)
-        t["lower_mae"] += int(b["mae"].mean() < a["mae"].mean())
-        for i, x in enumerate((a, b)):
-            t["in_bar"][i] += int(0.92 <= x["cov95"].mean() <= 0.98)
-            t["above"][i] += above[i]
+        t = totals.setdefault((route, n), np.zeros(8, dtype=int))
+        in_bar = [int(0.92 <= c["cov95"] <= 0.98) for c in (a, b)]
+        t += [1, len(pairs), b["mae"] < a["mae"], *in_bar, *above, higher]
     head = (
         f"| comparison | truth | N | seeds paired | 95 % cov: {base} / route (se of the difference) "
         f"| MAE: {base} / route | R-hat max: {base} / route | fits with R-hat > {MAP_RHAT_WARN}: {base} / route "
@@ -523,12 +526,10 @@ def paired(path: Path, base: str = "gibbs") -> str:
         f"| fits where the route's R-hat is higher |"
     )
     total_lines = [
-        f"| {base} vs {route} | {n} | {t['truths']} | {t['fits']} | {t['lower_mae']} of {t['truths']} "
-        f"| {t['in_bar'][0]} / {t['in_bar'][1]} | {t['above'][0]} / {t['above'][1]} | {t['higher']} |"
-        for (route, n), t in sorted(totals.items())
+        f"| {base} vs {route} | {n} | {k} | {fits} | {lower} of {k} | {bar_a} / {bar_b} | {up_a} / {up_b} | {higher} |"
+        for (route, n), (k, fits, lower, bar_a, bar_b, up_a, up_b, higher) in sorted(totals.items())
     ]
-    rule = lambda h: "|---" * (h.count("|") - 1) + "|"  # noqa: E731
-    return "\n".join([total_head, rule(total_head), *total_lines, "", head, rule(head), *cell_lines])
+    return "\n".join([total_head, _rule(total_head), *total_lines, "", head, _rule(head), *cell_lines])
 
 
 def main() -> None:
