@@ -331,11 +331,11 @@ def remedy() -> tuple[dict, dict]:
 
     It lowered the posterior-mean map's error on most cells (by up to half: 0.0099 -> 0.0049 on
     the overconfident truth at 10^4). Where the chains converge the band is the model's, and on
-    the coverage study's replicates at 10^4 (seven truths, 6 seeds each, 2026-11-28;
-    ``docs/evidence/coverage.md``) it is narrower than the default's on every truth (by 2-36 %)
-    with a lower error (by 2-36 %) and the same coverage within its standard error; it does not
-    cover where the model misses: 0.884 on the plateau truth at 10^4 (0.897 by default on the
-    same seeds), 0.855 at 10^5, se 0.014 (0.894, se 0.032, by default; 4 seeds).
+    the coverage study's replicates at 10^4 (seven truths, 6-12 seeds each, 2026-11-28;
+    ``docs/evidence/coverage.md``) it is narrower than the default's on every truth (by 2-39 %),
+    with a lower error on six (by 3-36 %) and the same coverage within its standard error; it
+    does not cover where the model misses: 0.871 on the plateau truth at 10^4 (0.884 by default
+    on the same seeds), 0.855 at 10^5, se 0.014 (0.894, se 0.032, by default; 4 seeds).
     A fit takes 11-44 s, 7-40 times the default's time. With the default 500 draws per chain
     the same moves met the target in 7 of 44 compressed fits (``convergence_remedy_long_hmc_500.md``).
     """
