@@ -57,7 +57,26 @@ def machine() -> str:
         mem = f", {psutil.virtual_memory().total / 2**30:.0f} GiB"
     except ImportError:  # pragma: no cover - psutil is a runtime dependency
         mem = ""
-    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores{mem}, Python {platform.python_version()}"
+    return (
+        f"{platform.system()} {platform.machine()}{processor()}, {os.cpu_count()} cores{mem}, "
+        f"Python {platform.python_version()}"
+    )
+
+
+def processor() -> str:
+    """The processor's model and its widest vector instructions (``", AMD EPYC, AVX2"``) where
+    ``/proc/cpuinfo`` tells them, else empty: the compiled kernels' sums, and so the draws of
+    long Hamiltonian trajectories, can depend on the vector width (``bayescal.bayesian.gibbs``)."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            info = fh.read()
+    except OSError:
+        return ""
+    model = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "")
+    flags = next((set(line.split(":", 1)[1].split()) for line in info.splitlines() if line.startswith("flags")), set())
+    simd = next((name.upper() for name in ("avx512f", "avx2", "avx", "sse4_2") if name in flags), "")
+    simd = "AVX-512" if simd == "AVX512F" else simd
+    return "".join(f", {part}" for part in (model, simd) if part)
 
 
 def written(source: Path) -> dt.datetime:

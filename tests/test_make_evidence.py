@@ -6,6 +6,7 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
 from _paths import ROOT, benchmark_module
 
 
@@ -231,3 +232,22 @@ def test_a_committed_outputs_date_is_its_commits_not_the_checkouts(tmp_path):
     assert written(out) == dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
     out.write_text("a\n2\n")  # rewritten by a new run, not yet committed
     assert abs((written(out) - dt.datetime.now(dt.UTC)).total_seconds()) < 60
+
+
+def test_the_coverage_studys_verify_tells_a_row_that_reproduces_from_one_that_does_not(tmp_path):
+    """--verify refits a stored row with the route and options its label names and reports it
+    reproduced only when every DPM column comes back (to 1e-9 relative); a row whose numbers came from
+    another fit is reported, so stale rows on the coverage page are found."""
+    study = benchmark_module("dpm_coverage")
+    options = {"draws": 100, "tune": 100}
+    row = study.run_one("monotone", 300, 0, "gibbs", options, [], known=None)
+    for name, change in (("good", 1.0), ("stale", 1.5)):
+        with open(tmp_path / f"{name}.csv", "w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=study.FIELDS)
+            writer.writeheader()
+            writer.writerow(row | {"mae": row["mae"] * change})
+    (good,) = study.verify(tmp_path / "good.csv", 1)
+    assert good["same"] and good["route"] == "gibbs (draws=100, tune=100)"
+    (stale,) = study.verify(tmp_path / "stale.csv", 1)
+    assert not stale["same"] and stale["mae_stored"] == pytest.approx(1.5 * stale["mae_refit"])
+    assert study.verify(tmp_path / "good.csv", 1, truths=["plateau"]) == []

@@ -167,6 +167,15 @@ chains in stretches (a chain keeps its state and generator between them, so its 
 those of one run), which lets ``components="select"`` compare the two component families on
 their first draws and run on only the chains of the family it keeps.
 
+The same seed gives the same draws bit for bit on one machine with one set of library
+versions. Across machines the plain sweeps' draws have also been identical, but the
+Hamiltonian moves' (by default on classes of more than :data:`HMC_AUTO_UNITS` units) need
+not be: the compiled kernels may reorder sums so that they vectorise
+(``bayescal.bayesian._gibbs_kernels._FASTMATH``), the order then depends on the processor's
+vector width, and a long trajectory carries a last-bit difference into the accept decisions,
+so another processor's chains are a different, equally valid, set of draws (their summaries
+agree within Monte Carlo error).
+
 Non-integer weights (``sample_weight``): the integer part :math:`\lfloor c_i \rfloor` is
 allocated multinomially and the remainder :math:`c_i - \lfloor c_i \rfloor` goes whole to one
 component drawn from :math:`r_{i\cdot}`, contributing its fractional weight to the sufficient
