@@ -148,7 +148,15 @@ def coverage_page(source: Path) -> str:
         "values: the default up to 2026-11-28, whose rows at 10^4 (and of the boosted truth at 10^5) keep that "
         "label, as do the `gibbs (gaussian)` and `gibbs (auto)` rows at 10^4 fitted then; the rows of "
         "`gibbs` there are the dispersed starts' rows where every class has more than 2,048 scores (the "
-        "same fits, bit for bit) and new fits on the rare and boosted truths.\n\n"
+        "same fits, bit for bit) and new fits on the rare and boosted truths. From 10^5 scores on, where the "
+        "Hamiltonian moves run, a fit's draws depend in the last bits on the processor (`bayescal.bayesian.gibbs`, "
+        '"Chains and randomness"). The `gibbs` rows there were written on 2026-11-25 on another machine and '
+        "did not reproduce on the one named below (an AVX2 processor), so they were refitted there on "
+        "2026-11-29, mostly two fits at a time (so their times are up to about 1.7 times an idle fit's); the "
+        "boosted truth's were fitted there on 2026-11-28. The other routes' rows from 10^5 on come from the "
+        "earlier machine: refitted on another they give other "
+        "draws of the same posterior (`python benchmarks/dpm_coverage.py --verify K` tells which rows "
+        "reproduce).\n\n"
         + stamp(source, "python benchmarks/dpm_coverage.py && python benchmarks/make_evidence.py")
         + "\n"
         + summarise(source)

@@ -51,10 +51,10 @@ MAP_RHAT_WARN = 1.2
 
 Vehtari et al. (2021) ask for R-hat <= :data:`RHAT_TARGET` and ESS >= :data:`ESS_TARGET` before a
 posterior is trusted; the default Gibbs route mostly does not reach that on the map. Per truth
-of the coverage study (``docs/evidence/coverage.md``, the default's rows as of 2026-11-28), the
+of the coverage study (``docs/evidence/coverage.md``, the default's rows as of 2026-11-29), the
 mean worst R-hat and lowest bulk ESS of 1000 draws are 1.01-1.02 and 178-715 at N = 300,
 1.01-1.09 and 50-505 at 10^3, 1.04-1.24 and 8-106 at 10^4 (chains started apart), and
-1.10-1.33 and 8-28 from 10^5 to 10^7;
+1.10-1.32 and 7-30 from 10^5 to 10^7;
 :attr:`DPMCalibrator.diagnostics_` records whether a fit meets the target (``meets_target``).
 The warning marks fits whose chains clearly disagree rather than every default fit."""
 
