@@ -70,9 +70,9 @@ summary (means over seeds, with the standard error of the 95 % coverage) is prin
 
 ``--verify K`` refits the first K seeds of every cell in ``--out`` (of the ``--truths`` and
 ``--n`` given, all when not given) and reports whether each refit gives the stored row's DPM
-columns (to 1e-9 relative: :data:`REPRODUCED_RTOL`); the exit status is 1 when one does not. A row stops reproducing when the
-calibrator's fit changes, and, from the classes on which the Hamiltonian moves run, on a
-processor whose vector width differs from the one that wrote it
+columns (to 1e-9 relative: :data:`REPRODUCED_RTOL`); the exit status is 1 when one does not.
+A row stops reproducing when the calibrator's fit changes, and, from the classes on which the
+Hamiltonian moves run, on a processor whose vector width differs from the one that wrote it
 (:mod:`bayescal.bayesian.gibbs`, "Chains and randomness").
 """
 
@@ -357,8 +357,8 @@ def verify(path: Path, seeds: int, truths=None, ns=None) -> list[dict]:
     ``truths`` and ``ns`` given, when given) and compare each refit with its stored row.
 
     Returns one dict per refitted row: ``route``, ``truth``, ``n``, ``seed``, ``same`` (every
-    column of :data:`REPRODUCED` equal to :data:`REPRODUCED_RTOL`, NaN equal to NaN) and the stored and
-    refitted ``mae`` and ``rhat_max``."""
+    column of :data:`REPRODUCED` equal to :data:`REPRODUCED_RTOL`, NaN equal to NaN) and the
+    stored and refitted ``mae`` and ``rhat_max``."""
     checks = []
     for (route_label, truth, n), sel in cells(_rows(path)):
         if (truths and truth not in truths) or (ns and n not in ns):

@@ -69,14 +69,17 @@ def processor() -> str:
     long Hamiltonian trajectories, can depend on the vector width (``bayescal.bayesian.gibbs``)."""
     try:
         with open("/proc/cpuinfo") as fh:
-            info = fh.read()
+            info = {key.strip(): value for key, _, value in (line.partition(":") for line in fh)}
     except OSError:
         return ""
-    model = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "")
-    flags = next((set(line.split(":", 1)[1].split()) for line in info.splitlines() if line.startswith("flags")), set())
-    simd = next((name.upper() for name in ("avx512f", "avx2", "avx", "sse4_2") if name in flags), "")
-    simd = "AVX-512" if simd == "AVX512F" else simd
+    model = info.get("model name", "").strip()
+    flags = set(info.get("flags", "").split())
+    simd = next((name for flag, name in SIMD_LEVELS if flag in flags), "")
     return "".join(f", {part}" for part in (model, simd) if part)
+
+
+SIMD_LEVELS = (("avx512f", "AVX-512"), ("avx2", "AVX2"), ("avx", "AVX"), ("sse4_2", "SSE4.2"))
+"""Vector instruction sets by ``/proc/cpuinfo`` flag, widest first (:func:`processor`)."""
 
 
 def written(source: Path) -> dt.datetime:

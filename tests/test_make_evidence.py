@@ -236,8 +236,8 @@ def test_a_committed_outputs_date_is_its_commits_not_the_checkouts(tmp_path):
 
 def test_the_coverage_studys_verify_tells_a_row_that_reproduces_from_one_that_does_not(tmp_path):
     """--verify refits a stored row with the route and options its label names and reports it
-    reproduced only when every DPM column comes back (to 1e-9 relative); a row whose numbers came from
-    another fit is reported, so stale rows on the coverage page are found."""
+    reproduced only when every DPM column comes back (to 1e-9 relative); a row whose numbers came
+    from another fit is reported, so stale rows on the coverage page are found."""
     study = benchmark_module("dpm_coverage")
     options = {"draws": 100, "tune": 100}
     row = study.run_one("monotone", 300, 0, "gibbs", options, [], known=None)
