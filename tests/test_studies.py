@@ -48,6 +48,7 @@ def test_the_family_criterion_study_scores_both_families_on_one_replicate():
     assert "| piles | 300 | 1 |" in table
 
 
+@pytest.mark.slow  # two NUTS fits, compiled in PyMC: about 50 s
 @pytest.mark.filterwarnings("ignore")
 def test_the_binned_likelihood_study_fits_both_ways_on_one_replicate():
     """On compressed scores (above compress_above) the study fits the default and the binned
