@@ -29,7 +29,9 @@ with eight times the draws instead, ``--remedy-options '{"hmc_steps": 20, "start
 --remedy-params '{"draws": 4000}'``, on the five design truths' replicates, at a quarter of the
 long trajectories' time; ``convergence_remedy_long_hmc_2000_dispersed.md``: the long trajectories
 from chains started apart with twice the draws, ``--remedy-params '{"draws": 2000}'``, on the
-same replicates); the files
+same replicates; ``convergence_remedy_hmc60_2000_dispersed.md``: trajectories of 60 steps
+with twice the draws, ``--remedy-options '{"hmc_steps": 60, "start": "dispersed"}' --remedy-params
+'{"draws": 2000}'``, on the same replicates, at a quarter of the long trajectories' time); the files
 without ``long_hmc`` in their names were written by earlier versions of this script, when
 the warning named a thinning (``route_options={"thin": k}``, on raw scores the sweeps that
 would give 400 effective draws if the ESS grew in proportion, with ``--hmc-steps 20`` short

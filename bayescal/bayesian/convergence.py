@@ -327,7 +327,11 @@ def remedy() -> tuple[dict, dict]:
     Twice the draws (``draws=2000``, the same starts and replicates;
     ``convergence_remedy_long_hmc_2000_dispersed.md``) met it in 14 of those 20 against 11, at
     97-166 s a refit: two of the misses remain chains apart (worst R-hat 1.04 and 1.10), two sit
-    just above 1.01, two are short on tail ESS (359 and 373).
+    just above 1.01, two are short on tail ESS (359 and 373). Trajectories of 60 steps with those
+    draws (``convergence_remedy_hmc60_2000_dispersed.md``, 2026-11-29) met it in 7 of the 20 at
+    19-45 s a refit, a quarter of the time: 13 misses against 6, three with chains apart (worst
+    R-hat 1.05-1.10) and four more above 1.02, so the shorter trajectories are no cheaper way
+    to the target.
 
     It lowered the posterior-mean map's error on most cells (by up to half: 0.0099 -> 0.0049 on
     the overconfident truth at 10^4). Where the chains converge the band is the model's, and on
