@@ -156,9 +156,10 @@ def coverage_page(source: Path) -> str:
         '"Chains and randomness"). The `gibbs` rows there were written on 2026-11-25 on another machine and '
         "did not reproduce on the one named below (an AVX2 processor), so they were refitted there on "
         "2026-11-29, mostly two fits at a time (so their times are up to about 1.7 times an idle fit's); the "
-        "boosted truth's were fitted there on 2026-11-28, and the rows of `n_bins=4096` and `n_components=40` "
-        "at 10^6 and 10^7 on 2026-11-29, one fit at a time (eight seeds more at 10^7). The other routes' rows "
-        "from 10^5 on come from the earlier machine: refitted on another they give other "
+        "boosted truth's were fitted there on 2026-11-28, and those of `gibbs (gaussian)`, `gibbs (auto)`, `n_bins=4096`, "
+        "`n_components=40` and of the boosted truth's `\"start\": \"prior\"` on 2026-11-29, one fit at a "
+        "time (the two resolutions with eight seeds more at 10^7). The dispersed starts' rows at 10^5 "
+        "come from the earlier machine: refitted on another they give other "
         "draws of the same posterior (`python benchmarks/dpm_coverage.py --verify K` tells which rows "
         "reproduce).\n\n"
         + stamp(source, "python benchmarks/dpm_coverage.py && python benchmarks/make_evidence.py")
