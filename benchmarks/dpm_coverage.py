@@ -61,8 +61,9 @@ Usage::
 
 ``--option NAME=JSON`` sets any other calibrator parameter (e.g. ``--option chains=4``);
 ``--others`` chooses the calibrators compared on MAE (default: every registered 1-D one).
-Rows are appended to ``--out`` as they finish (a rerun seed replaces the earlier row, and
-``--resume`` skips the seeds already there, so a long study runs in parts:
+Rows are appended to ``--out`` as they finish (a rerun seed replaces the earlier row, which is
+dropped from the file when the run ends, and ``--resume`` skips the seeds already there, so a
+long study runs in parts:
 ``--cells-from docs/evidence/coverage.md --resume`` completes every cell of the page; the
 other calibrators' MAEs already in ``--out``, or ``--others-from``, for the same truth, N and
 seed are reused, since the data and so those fits do not depend on the DPM's settings); the
@@ -443,6 +444,17 @@ def _rows(path: Path) -> list[dict]:
         return list({(r["route"], r["truth"], r["n"], r["seed"]): r for r in csv.DictReader(fh)}.values())
 
 
+def _compact(path: Path) -> None:
+    """Rewrite ``path`` with the rows :func:`_rows` reads (one per route, truth, N and seed, the
+    last written): rows are appended as they finish, so a rerun seed's earlier row is dropped
+    once the run ends rather than kept in the file."""
+    rows = _rows(path)
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 def cell_summary(sel: list[dict]) -> dict:
     """One cell's rows (seeds) summarised: the mean of every numeric column, ``seeds``, the
     standard error of the 95 % coverage over seeds (``cov95_se``) and the mean MAE of each
@@ -674,6 +686,7 @@ def main() -> None:
                         ),
                         flush=True,
                     )
+        _compact(args.out)
     print(summarise(args.out))
     print()
     print(paired(args.out))

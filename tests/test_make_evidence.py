@@ -251,3 +251,23 @@ def test_the_coverage_studys_verify_tells_a_row_that_reproduces_from_one_that_do
     (stale,) = study.verify(tmp_path / "stale.csv", 1)
     assert not stale["same"] and stale["mae_stored"] == pytest.approx(1.5 * stale["mae_refit"])
     assert study.verify(tmp_path / "good.csv", 1, truths=["plateau"]) == []
+
+
+def test_the_coverage_study_keeps_one_row_per_seed_in_its_file(tmp_path):
+    """A rerun seed's row replaces the earlier one in the results file itself (the study appends
+    rows as they finish and compacts the file when the run ends), in the order first written."""
+    study = benchmark_module("dpm_coverage")
+    path = tmp_path / "dpm_coverage.csv"
+    rows = [
+        {"truth": "monotone", "n": 300, "seed": 0, "route": "gibbs", "mae": 0.02},
+        {"truth": "monotone", "n": 300, "seed": 1, "route": "gibbs", "mae": 0.03},
+        {"truth": "monotone", "n": 300, "seed": 0, "route": "gibbs", "mae": 0.01},
+    ]
+    with open(path, "w", newline="") as fh:
+        writer = study.csv.DictWriter(fh, fieldnames=study.FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
+    study._compact(path)
+    with open(path) as fh:
+        kept = list(study.csv.DictReader(fh))
+    assert [(r["seed"], r["mae"]) for r in kept] == [("0", "0.01"), ("1", "0.03")]
