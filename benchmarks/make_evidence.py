@@ -153,15 +153,11 @@ def coverage_page(source: Path) -> str:
         "`gibbs` there are the dispersed starts' rows where every class has more than 2,048 scores (the "
         "same fits, bit for bit) and new fits on the rare and boosted truths. From 10^5 scores on, where the "
         "Hamiltonian moves run, a fit's draws depend in the last bits on the processor (`bayescal.bayesian.gibbs`, "
-        '"Chains and randomness"). The `gibbs` rows there were written on 2026-11-25 on another machine and '
-        "did not reproduce on the one named below (an AVX2 processor), so they were refitted there on "
-        "2026-11-29, mostly two fits at a time (so their times are up to about 1.7 times an idle fit's); the "
-        "boosted truth's were fitted there on 2026-11-28, and those of `gibbs (gaussian)`, `gibbs (auto)`, `n_bins=4096`, "
-        "`n_components=40` and of the boosted truth's `\"start\": \"prior\"` on 2026-11-29, one fit at a "
-        "time (the two resolutions with eight seeds more at 10^7). The dispersed starts' rows at 10^5 "
-        "come from the earlier machine: refitted on another they give other "
-        "draws of the same posterior (`python benchmarks/dpm_coverage.py --verify K` tells which rows "
-        "reproduce).\n\n"
+        '"Chains and randomness"): every row there was fitted on the machine named below except the dispersed '
+        "starts' rows at 10^5, which come from an earlier one, whose draws of the same posterior differ "
+        "(`python benchmarks/dpm_coverage.py --verify K` tells which rows reproduce; CHANGELOG, when each was "
+        "refitted). The `gibbs` rows there ran mostly two fits at a time, so their times are up to about 1.7 "
+        "times an idle fit's.\n\n"
         + stamp(source, "python benchmarks/dpm_coverage.py && python benchmarks/make_evidence.py")
         + "\n"
         + summarise(source)
