@@ -72,9 +72,9 @@ summary (means over seeds, with the standard error of the 95 % coverage) is prin
 ``--verify K`` refits the first K seeds of every cell in ``--out`` (of the ``--truths`` and
 ``--n`` given, all when not given) and reports whether each refit gives the stored row's DPM
 columns (to 1e-9 relative: :data:`REPRODUCED_RTOL`); the exit status is 1 when one does not.
-A row stops reproducing when the calibrator's fit changes, and, from the classes on which the
-Hamiltonian moves run, on a processor whose vector width differs from the one that wrote it
-(:mod:`bayescal.bayesian.gibbs`, "Chains and randomness").
+A row stops reproducing when the calibrator's fit changes, and on a processor whose vector
+width differs from the one that wrote it: most rows from the classes on which the Hamiltonian
+moves run, a few others (:mod:`bayescal.bayesian.gibbs`, "Chains and randomness").
 """
 
 from __future__ import annotations

@@ -65,8 +65,9 @@ def machine() -> str:
 
 def processor() -> str:
     """The processor's model and its widest vector instructions (``", AMD EPYC, AVX2"``) where
-    ``/proc/cpuinfo`` tells them, else empty: the compiled kernels' sums, and so the draws of
-    long Hamiltonian trajectories, can depend on the vector width (``bayescal.bayesian.gibbs``)."""
+    ``/proc/cpuinfo`` tells them, else empty: the compiled kernels' sums, and so the sampler's
+    draws, most of all those of the Hamiltonian moves, can depend on the vector width
+    (``bayescal.bayesian.gibbs``)."""
     try:
         with open("/proc/cpuinfo") as fh:
             info = {key.strip(): value for key, _, value in (line.partition(":") for line in fh)}
@@ -151,10 +152,11 @@ def coverage_page(source: Path) -> str:
         "values: the default up to 2026-11-28, whose rows at 10^4 (and of the boosted truth at 10^5) keep that "
         "label, as do the `gibbs (gaussian)` and `gibbs (auto)` rows at 10^4 fitted then; the rows of "
         "`gibbs` there are the dispersed starts' rows where every class has more than 2,048 scores (the "
-        "same fits, bit for bit) and new fits on the rare and boosted truths. From 10^5 scores on, where the "
-        "Hamiltonian moves run, a fit's draws depend in the last bits on the processor (`bayescal.bayesian.gibbs`, "
-        '"Chains and randomness"): every row there was fitted on the machine named below except the dispersed '
-        "starts' rows at 10^5, which come from an earlier one, whose draws of the same posterior differ "
+        "same fits, bit for bit) and new fits on the rare and boosted truths. A fit's draws depend in the "
+        'last bits on the processor (`bayescal.bayesian.gibbs`, "Chains and randomness"), most of all from '
+        "10^5 scores on, where the Hamiltonian moves run: every row there was fitted on the machine named below "
+        "except the dispersed starts' rows at 10^5. Most rows up to 10^4 were written on an earlier machine; "
+        "refitted here most give the same numbers and a few another path, other draws of the same posterior "
         "(`python benchmarks/dpm_coverage.py --verify K` tells which rows reproduce; CHANGELOG, when each was "
         "refitted). The `gibbs` rows there ran mostly two fits at a time, so their times are up to about 1.7 "
         "times an idle fit's.\n\n"

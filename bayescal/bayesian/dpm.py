@@ -180,8 +180,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         Warm-up iterations per chain (Gibbs sweeps or NUTS tuning steps; ignored by ADVI).
     random_state : int, numpy.random.Generator or None, default None
         Seed of every random step: the same value gives the same posterior and map on one
-        machine (across processors the Hamiltonian moves' draws may differ within Monte Carlo
-        error: :mod:`bayescal.bayesian.gibbs`, "Chains and randomness").
+        machine (across processors the draws may differ within Monte Carlo error, mostly where
+        the Hamiltonian moves run: :mod:`bayescal.bayesian.gibbs`, "Chains and randomness").
     score_kind : {"probability", "decision"}, default "probability"
         Whether scores are probabilities in [0, 1] (worked on as logits) or raw decision
         values.
