@@ -122,6 +122,7 @@ FIELDS = [
     "ess_bulk_min",
     "ess_tail_min",
     "time_s",
+    "family",
     "others",
 ]
 
@@ -270,6 +271,15 @@ def fit_dpm(s: np.ndarray, y: np.ndarray, kind: str, seed: int, **params):
         return make_calibrator("dpm", random_state=seed, score_kind=kind, **params).fit(s, y)
 
 
+def map_families(diagnostics: dict) -> str:
+    """The component families whose fits make up a fitted calibrator's map, joined by ``+``
+    (``"beta"`` when ``components="select"`` kept Beta components, ``"beta+gaussian"`` for
+    ``components="auto"``): the families whose diagnostics the fit kept."""
+    from bayescal.bayesian.mixture import FAMILIES
+
+    return "+".join(sorted(f for f in FAMILIES if f in diagnostics))
+
+
 def _other_calibrators(requested):
     from bayescal._registry import calibrators, get_calibrator_class
 
@@ -296,7 +306,8 @@ def run_one(
     ``extra``, when given, receives ``occupied``: the mean number of occupied mixture components
     per class and kept draw (``mean_occupied`` of the route's diagnostics, over the fitted
     families and both classes), and ``family``: the component family ``components="select"``
-    kept (empty when the fit did not choose)."""
+    kept (empty when the fit did not choose). The row's ``family`` column names the component
+    families whose draws make up the map (:func:`map_families`)."""
     from bayescal import make_calibrator
     from bayescal._registry import get_calibrator_class
 
@@ -311,7 +322,14 @@ def run_one(
         fits = [d for d in model.diagnostics_.values() if isinstance(d, dict) and "class_0" in d]
         extra["occupied"] = float(np.mean([f[f"class_{c}"].get("mean_occupied", np.nan) for f in fits for c in (0, 1)]))
         extra["family"] = model.diagnostics_.get("family_selection", {}).get("chosen", "")
-    row = {"truth": truth, "n": n, "seed": seed, "route": _label(route, options), "time_s": elapsed}
+    row = {
+        "truth": truth,
+        "n": n,
+        "seed": seed,
+        "route": _label(route, options),
+        "time_s": elapsed,
+        "family": map_families(model.diagnostics_),
+    }
     row |= band_scores(
         model.calibration_map(grid).values.reshape(-1, grid.size),
         model.predict_proba(grid)[:, 1],
@@ -444,10 +462,16 @@ def _rows(path: Path) -> list[dict]:
         return list({(r["route"], r["truth"], r["n"], r["seed"]): r for r in csv.DictReader(fh)}.values())
 
 
+def _header(path: Path) -> list[str]:
+    with open(path, newline="") as fh:
+        return next(csv.reader(fh), [])
+
+
 def _compact(path: Path) -> None:
     """Rewrite ``path`` with the rows :func:`_rows` reads (one per route, truth, N and seed, the
-    last written): rows are appended as they finish, so a rerun seed's earlier row is dropped
-    once the run ends rather than kept in the file."""
+    last written) under the header :data:`FIELDS`: rows are appended as they finish, so a rerun
+    seed's earlier row is dropped once the run ends rather than kept in the file; a column added
+    since a row was written is left empty there (``family`` before 2026-11-29)."""
     rows = _rows(path)
     with open(path, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=FIELDS)
@@ -503,6 +527,16 @@ def _open_cell(sel: list[dict], c: dict) -> str:
     return f"{c['cov95_open']:.3f} ({np.nanmax(gaps):.1g})"
 
 
+def _beta_kept(sel: list[dict]) -> str:
+    """The share of the cell's fits whose map is made of Beta components (``family``), over the
+    rows that record it ("of k" when only k of the cell's rows do; "-" when none does)."""
+    known = [r["family"] for r in sel if r.get("family")]
+    if not known:
+        return "-"
+    share = f"{np.mean(['beta' in f for f in known]):.2f}"
+    return share if len(known) == len(sel) else f"{share} of {len(known)}"
+
+
 def _rule(head: str) -> str:
     """The markdown rule line under the table header ``head``."""
     return "|---" * (head.count("|") - 1) + "|"
@@ -518,7 +552,7 @@ def summarise(path: Path) -> str:
     head = (
         "| route | truth | N | seeds | 95 % cov (se) | 80 % | 50 % | 95 % data-weighted | 95 % where 0 < m < 1 "
         "(largest gap at 0 / 1) | MAE DPM | MAE KDE | "
-        "best other (MAE) | width | R-hat max | ESS bulk / tail min | converged | time s |"
+        "best other (MAE) | width | R-hat max | ESS bulk / tail min | converged | Beta kept | time s |"
     )
     lines = [head, _rule(head)]
     for key, sel in cells(_rows(path)):
@@ -529,7 +563,7 @@ def summarise(path: Path) -> str:
             f"| {key[0]} | {_truth_label(key[1])} | {key[2]} | {c['seeds']} "
             f"| {c['cov95']:.3f} ({c['cov95_se']:.3f}) | {c['cov80']:.3f} | {c['cov50']:.3f} | {c['cov95_data']:.3f} "
             f"| {_open_cell(sel, c)} | {c['mae']:.4f} | {kde:.4f} | {best[0]} ({best[1]:.4f}) | {c['width']:.3f} | {c['rhat_max']:.2f} "
-            f"| {c['ess_bulk_min']:.0f} / {c['ess_tail_min']:.0f} | {converged_share(sel):.2f} | {c['time_s']:.1f} |"
+            f"| {c['ess_bulk_min']:.0f} / {c['ess_tail_min']:.0f} | {converged_share(sel):.2f} | {_beta_kept(sel)} | {c['time_s']:.1f} |"
         )
     return "\n".join(lines)
 
@@ -653,6 +687,8 @@ def main() -> None:
             if args.resume and not new
             else set()
         )
+        if not new and _header(args.out) != FIELDS:  # a file written before a column was added
+            _compact(args.out)
         with open(args.out, "a", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=FIELDS)
             if new:

@@ -130,7 +130,9 @@ def coverage_page(source: Path) -> str:
         "of the posterior-mean map beside the KDE calibrator's and the best other registered "
         "calibrator's, the mean 95 % band width, the map's worst split R-hat and lowest bulk / tail "
         "ESS over the data region (Vehtari et al. 2021), the share of fits meeting R-hat <= 1.01 and "
-        "bulk and tail ESS >= 400 there (converged), and the fit time (seconds, on a shared "
+        "bulk and tail ESS >= 400 there (converged), the share of fits whose map is made of Beta components "
+        '(Beta kept: the family `components="select"` kept; over the rows that record it, "of k" when only k '
+        "of the cell's rows do: rows written before 2026-11-29 do not), and the fit time (seconds, on a shared "
         "machine, with the code that wrote the rows; `speed.md` has the current code's times). The bar: 95 % coverage 0.92-0.98, 50 % and 80 % within 0.07 of their level, MAE no "
         "larger than the KDE calibrator's, R-hat <= 1.01, ESS >= 400. Route `gibbs` is the default "
         'calibrator (`components="select"`: for probability scores it fits Gaussian and Beta components, '

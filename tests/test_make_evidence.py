@@ -241,6 +241,7 @@ def test_the_coverage_studys_verify_tells_a_row_that_reproduces_from_one_that_do
     study = benchmark_module("dpm_coverage")
     options = {"draws": 100, "tune": 100}
     row = study.run_one("monotone", 300, 0, "gibbs", options, [], known=None)
+    assert row["family"] in ("gaussian", "beta")  # the family components="select" kept
     for name, change in (("good", 1.0), ("stale", 1.5)):
         with open(tmp_path / f"{name}.csv", "w", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=study.FIELDS)
@@ -271,3 +272,32 @@ def test_the_coverage_study_keeps_one_row_per_seed_in_its_file(tmp_path):
     with open(path) as fh:
         kept = list(study.csv.DictReader(fh))
     assert [(r["seed"], r["mae"]) for r in kept] == [("0", "0.01"), ("1", "0.03")]
+
+
+def test_a_results_file_from_before_the_family_column_keeps_its_rows_and_the_page_says_which_record_it(tmp_path):
+    """Rows written before the study recorded the kept component family stay in the file under
+    the new header with the family empty, and the page's Beta share counts only the rows that
+    record it, saying so, instead of counting the old rows as Gaussian."""
+    study = benchmark_module("dpm_coverage")
+    path = tmp_path / "dpm_coverage.csv"
+    old_fields = [f for f in study.FIELDS if f != "family"]
+    base = dict.fromkeys(old_fields, 0.5) | {
+        "truth": "piles",
+        "n": 300,
+        "route": "gibbs",
+        "others": "{}",
+        "edge_gap": "nan",
+    }
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=old_fields)
+        writer.writeheader()
+        writer.writerows([base | {"seed": s} for s in range(3)])
+    assert study._header(path) == old_fields  # so a run rewrites the file before appending
+    study._compact(path)
+    assert study._header(path) == study.FIELDS
+    rows = study._rows(path)
+    assert [r["family"] for r in rows] == ["", "", ""] and [r["seed"] for r in rows] == ["0", "1", "2"]
+    rows[1]["family"], rows[2]["family"] = "beta", "gaussian"
+    assert study._beta_kept(rows) == "0.50 of 2"
+    assert study._beta_kept(rows[1:]) == "0.50"
+    assert study._beta_kept(rows[:1]) == "-"
