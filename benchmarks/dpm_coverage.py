@@ -528,12 +528,15 @@ def _open_cell(sel: list[dict], c: dict) -> str:
 
 
 def _beta_kept(sel: list[dict]) -> str:
-    """The share of the cell's fits whose map is made of Beta components (``family``), over the
-    rows that record it ("of k" when only k of the cell's rows do; "-" when none does)."""
+    """The share of the cell's fits whose map is made of Beta components alone (``family``), over
+    the rows that record it ("of k" when only k of the cell's rows do; "-" when none does; "both"
+    when every fit averaged the two families)."""
     known = [r["family"] for r in sel if r.get("family")]
     if not known:
         return "-"
-    share = f"{np.mean(['beta' in f for f in known]):.2f}"
+    if all("+" in f for f in known):
+        return "both"
+    share = f"{np.mean([f == 'beta' for f in known]):.2f}"
     return share if len(known) == len(sel) else f"{share} of {len(known)}"
 
 

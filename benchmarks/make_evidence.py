@@ -131,7 +131,8 @@ def coverage_page(source: Path) -> str:
         "calibrator's, the mean 95 % band width, the map's worst split R-hat and lowest bulk / tail "
         "ESS over the data region (Vehtari et al. 2021), the share of fits meeting R-hat <= 1.01 and "
         "bulk and tail ESS >= 400 there (converged), the share of fits whose map is made of Beta components "
-        '(Beta kept: the family `components="select"` kept; over the rows that record it, "of k" when only k '
+        '(Beta kept: the family `components="select"` kept, "both" for `components="auto"`, which averages '
+        'the two; over the rows that record it, "of k" when only k '
         "of the cell's rows do: rows written before 2026-11-29 do not), and the fit time (seconds, on a shared "
         "machine, with the code that wrote the rows; `speed.md` has the current code's times). The bar: 95 % coverage 0.92-0.98, 50 % and 80 % within 0.07 of their level, MAE no "
         "larger than the KDE calibrator's, R-hat <= 1.01, ESS >= 400. Route `gibbs` is the default "
@@ -143,12 +144,15 @@ def coverage_page(source: Path) -> str:
         "others from the KDE-informed values); `gibbs (gaussian)` fits Gaussian components only "
         '(`--option \'components="gaussian"\'`, the default before `"select"`); `gibbs (auto)` averages '
         'Gaussian and Beta components by their label scores (`components="auto"`, with fewer seeds). '
-        'Beta components alone (`components="beta"`) are '
-        "not in this study; `--option 'components=\"beta\"'` adds them as `gibbs (beta)`. A route that names "
+        'Beta components alone (`components="beta"`, `gibbs (beta)`) are in the study only at 10^6, on the '
+        "monotone and piles truths. At 10^6 the cells of truths other than monotone compare the DPM with the "
+        "KDE calibrator only (`--others kde`), so there the best other calibrator is the KDE one. A route that names "
         "other parameters is the default calibrator with those set, on the same seeds: `n_bins=4096` (four "
         "times finer bins of the compressed scores) and `n_components=40` (twice the truncation), two "
         "resolutions that could limit the band at 10^6-10^7 scores, and `n_components=8` at 10^4 (a smaller "
-        'truncation, whose fewer redundant components might mix faster: they do not); `route_options={"start": "dispersed"}` '
+        'truncation, whose fewer redundant components might mix faster: they do not), `priors={"ab_logsd": 2.0}` '
+        "at 10^6 (twice the spread of the Beta components' log-shape priors; rejected, CHANGELOG); "
+        '`route_options={"start": "dispersed"}` '
         "starts every class's chains from their own draws from the prior (over-dispersed starts, "
         '`benchmarks/start_study.py`), `route_options={"start": "prior"}` every class\'s from the KDE-informed '
         "values: the default up to 2026-11-28, whose rows at 10^4 (and of the boosted truth at 10^5) keep that "

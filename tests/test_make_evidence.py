@@ -301,3 +301,4 @@ def test_a_results_file_from_before_the_family_column_keeps_its_rows_and_the_pag
     assert study._beta_kept(rows) == "0.50 of 2"
     assert study._beta_kept(rows[1:]) == "0.50"
     assert study._beta_kept(rows[:1]) == "-"
+    assert study._beta_kept([r | {"family": "beta+gaussian"} for r in rows]) == "both"

@@ -131,7 +131,13 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     are the families' draws in proportion to their weights (``diagnostics_["model_averaging"]``).
     Its bands are wider (conservative on smooth truths), it costs both families' full fits,
     and its mean map ranks below ``"select"``'s on the real datasets, where the labels'
-    scores tell the families apart poorly.
+    scores tell the families apart poorly. From about :math:`10^6` scores on it is the more
+    honest choice: there both families' bands are narrower than the families' maps differ in
+    the tails of the classes, and the leave-one-out densities of the points weigh the bulk of
+    the classes, not those tails, so ``"select"`` can keep the family whose band misses the map
+    where one class piles up. On nine probability truths at :math:`10^6` scores (8 seeds each,
+    ``docs/evidence/coverage.md``) ``"select"`` covers 0.84-0.97 (piled scores 0.90, and 0.62
+    where the data are, with Gaussian components kept in every fit) and ``"auto"`` 0.94-0.98.
 
     **Inference** (``inference=``): ``"gibbs"``, the blocked Gibbs sampler of Ishwaran &
     James (2001) for this model (:mod:`bayescal.bayesian.gibbs`); ``"nuts"`` and ``"advi"``
