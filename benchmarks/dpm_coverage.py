@@ -305,9 +305,8 @@ def run_one(
     calibrators already measured on the same data (they depend on the data alone), not refitted.
     ``extra``, when given, receives ``occupied``: the mean number of occupied mixture components
     per class and kept draw (``mean_occupied`` of the route's diagnostics, over the fitted
-    families and both classes), and ``family``: the component family ``components="select"``
-    kept (empty when the fit did not choose). The row's ``family`` column names the component
-    families whose draws make up the map (:func:`map_families`)."""
+    families and both classes). The row's ``family`` column names the component families whose
+    draws make up the map (:func:`map_families`)."""
     from bayescal import make_calibrator
     from bayescal._registry import get_calibrator_class
 
@@ -321,7 +320,6 @@ def run_one(
     if extra is not None:
         fits = [d for d in model.diagnostics_.values() if isinstance(d, dict) and "class_0" in d]
         extra["occupied"] = float(np.mean([f[f"class_{c}"].get("mean_occupied", np.nan) for f in fits for c in (0, 1)]))
-        extra["family"] = model.diagnostics_.get("family_selection", {}).get("chosen", "")
     row = {
         "truth": truth,
         "n": n,
