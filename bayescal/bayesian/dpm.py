@@ -55,6 +55,9 @@ GRID_PAD = 0.1
 SELECT_PILOT_DRAWS = 100
 """Kept draws per chain on which ``components="select"`` with the sampler compares the families;
 the kept family's chains then run on to ``draws`` and the other's stop (:meth:`DPMCalibrator._select_in_stretches`)."""
+SELECT_AVERAGE_UNITS = 100_000
+"""Above this many scores (total weight) in a class, ``components="select"`` averages the two
+families' maps as ``components="auto"`` does instead of keeping one (class docstring, "Components")."""
 MAP_CHECK_MIN_WEIGHT = 0.05
 """Smallest averaging weight of a component family whose map convergence enters ``diagnostics_["map"]``
 (a family holding fewer of the draws barely moves the band)."""
@@ -131,13 +134,18 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     are the families' draws in proportion to their weights (``diagnostics_["model_averaging"]``).
     Its bands are wider (conservative on smooth truths), it costs both families' full fits,
     and its mean map ranks below ``"select"``'s on the real datasets, where the labels'
-    scores tell the families apart poorly. From about :math:`10^6` scores on it is the more
-    honest choice: there the bands are so narrow that the two families' maps can differ by more
-    than either band where one class piles up, and the leave-one-out densities of the points,
-    which weigh the bulk of the classes rather than those piles, can keep the family whose band
-    misses the map there; averaging puts the difference into the band. On nine probability truths at :math:`10^6` scores (8 seeds each,
-    ``docs/evidence/coverage.md``) ``"select"`` covers 0.84-0.97 (piled scores 0.90, and 0.62
-    where the data are, with Gaussian components kept in every fit) and ``"auto"`` 0.94-0.98.
+    scores tell the families apart poorly. With many scores averaging is the more honest
+    choice, and ``"select"`` makes it: above :data:`SELECT_AVERAGE_UNITS` scores in a class it
+    fits both families in full and averages them as ``"auto"`` does (the same draws). There the
+    bands are so narrow that the two families' maps can differ by more than either band where
+    one class piles up, and the leave-one-out densities of the points, which weigh the bulk of
+    the classes rather than those piles, can keep the family whose band misses the map there;
+    averaging puts the difference into the band. On nine probability truths at :math:`10^6`
+    scores (8 seeds each, ``docs/evidence/coverage.md``) keeping one family covered 0.84-0.97
+    (piled scores 0.90, and 0.62 where the data are, with Gaussian components kept in every
+    fit) and averaging covers 0.94-0.98, at 1.2-1.7 times the time; at :math:`10^5` scores,
+    where ``"select"`` keeps one family, it covers 0.95-0.97 on the five truths with scores
+    piled near 0 or 1.
 
     **Inference** (``inference=``): ``"gibbs"``, the blocked Gibbs sampler of Ishwaran &
     James (2001) for this model (:mod:`bayescal.bayesian.gibbs`); ``"nuts"`` and ``"advi"``
@@ -168,7 +176,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         The inference route (:data:`bayescal.bayesian.routes.ROUTES`).
     components : {"select", "gaussian", "beta", "auto"}, default "select"
         Component family of the mixtures (see above): ``"select"`` fits both families for
-        probability scores and keeps the one whose class densities predict the points better,
+        probability scores and keeps the one whose class densities predict the points better
+        (above :data:`SELECT_AVERAGE_UNITS` scores in a class it averages them instead),
         ``"auto"`` averages both families' fits; ``"gaussian"`` or ``"beta"`` fits one
         (``"beta"`` needs probability scores and an inference route of
         :data:`bayescal.bayesian.routes.BETA_ROUTES`).
@@ -254,7 +263,9 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         weights of the families' maps and the constant map and what set them
         (:func:`bayescal.bayesian.averaging.model_weights`); with ``components="select"``,
         ``family_selection``: the kept family (``chosen``), each family's ``elpd_joint_<family>``,
-        their difference and its standard error, the largest Pareto k and the number of points.
+        their difference and its standard error, the largest Pareto k and the number of points;
+        or, above :data:`SELECT_AVERAGE_UNITS` scores in a class, ``chosen`` ``"averaged"`` and
+        the classes' sizes (``class_units``).
 
     References
     ----------
@@ -398,11 +409,15 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         self.diagnostics_ = {}
         region = weighted_quantile(np.concatenate(prep.xs), [0.025, 0.975], np.concatenate(prep.cs))
         family_seeds = {f: (seeds[:3], seeds[4:7])[mixture.FAMILIES.index(f)] for f in families}
-        if self.components == "select" and len(families) > 1 and self.inference == "gibbs":
+        select = self.components == "select" and len(families) > 1
+        if select and float(np.max(prep.totals)) > SELECT_AVERAGE_UNITS:
+            self.diagnostics_["family_selection"] = {"chosen": "averaged", "class_units": prep.totals.tolist()}
+            select = False
+        if select and self.inference == "gibbs":
             fits = self._select_in_stretches(prep, families, family_seeds, attrs, region)
         else:
             fits = self._fit_families(prep, families, family_seeds, attrs, region)
-            if self.components == "select" and len(fits) > 1:
+            if select:
                 chosen = self._select_family(prep, fits)
                 fits = {chosen: fits[chosen]}
         self.diagnostics_["divergences"] = sum(

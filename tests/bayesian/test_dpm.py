@@ -932,6 +932,30 @@ def test_select_components_keep_the_family_whose_densities_fit_better(tmp_path):
     assert loaded.get_params() == chosen.get_params()
 
 
+def test_select_averages_the_families_above_its_class_size_as_auto_does(monkeypatch):
+    """Above SELECT_AVERAGE_UNITS scores in a class, components="select" does not keep one family:
+    its posterior is that of components="auto" with the same seed, draw for draw, and the
+    diagnostics say so; at or below it, select keeps one family."""
+    from bayescal.bayesian import dpm
+
+    rng = np.random.default_rng(3)
+    y = (rng.random(600) < 0.3).astype(int)
+    piles = np.where(y == 1, rng.beta(4, 0.4, y.size), rng.beta(0.4, 4, y.size))
+    grid = np.linspace(0.05, 0.95, 15)
+    largest = int(max(y.sum(), (1 - y).sum()))
+    monkeypatch.setattr(dpm, "SELECT_AVERAGE_UNITS", largest - 1)
+    averaged = DPMCalibrator(random_state=2, **TINY).fit(piles, y)
+    auto = DPMCalibrator(random_state=2, components="auto", **TINY).fit(piles, y)
+    np.testing.assert_array_equal(averaged.calibration_map(grid).values, auto.calibration_map(grid).values)
+    assert averaged.diagnostics_["family_selection"] == {"chosen": "averaged", "class_units": [largest, 600 - largest]}
+    assert averaged.diagnostics_["model_averaging"] == auto.diagnostics_["model_averaging"]
+    assert sorted(_present_families(averaged.idata_["posterior"])) == ["beta", "gaussian"]
+    monkeypatch.setattr(dpm, "SELECT_AVERAGE_UNITS", largest)
+    kept = DPMCalibrator(random_state=2, **TINY).fit(piles, y)
+    assert kept.diagnostics_["family_selection"]["chosen"] in ("gaussian", "beta")
+    assert len(_present_families(kept.idata_["posterior"])) == 1
+
+
 def test_posterior_is_arviz_clean(fitted):
     """ArviZ reads the posterior without warnings, and arviz.loo refuses it (there is no
     pointwise log-likelihood) instead of treating the two classes as two observations."""
