@@ -4,7 +4,8 @@ For N = 10^3 .. 10^7 scores (f0 = Beta(2, 5), f1 = Beta(5, 2), pi = 0.4) the scr
 in this process after one warm-up fit:
 
 * a full default ``DPMCalibrator`` fit (``components="select"``: both component families
-  started, compared on their first draws, the kept one's chains run on; both classes,
+  started, compared on their first draws, the kept one's chains run on; above 100,000 scores
+  in a class, so from N = 10^6 on here, both run in full and averaged; both classes,
   posterior draws, map on the grid, averaging weight of the constant map, convergence
   check), and within it the kept family's sampler time (the classes' ``runtime_s``) and the
   map's convergence (worst split R-hat, lowest bulk and tail ESS over the data region,

@@ -116,6 +116,8 @@ def coverage_page(source: Path) -> str:
     sys.path.insert(0, str(HERE))
     from dpm_coverage import paired, summarise
 
+    from bayescal.bayesian.dpm import SELECT_AVERAGE_UNITS
+
     return (
         "# Coverage of the credible band\n\n"
         "How often the DPM calibrator's bands contain the true map on simulated truths whose map is "
@@ -138,20 +140,21 @@ def coverage_page(source: Path) -> str:
         "larger than the KDE calibrator's, R-hat <= 1.01, ESS >= 400. Route `gibbs` is the default "
         'calibrator (`components="select"`: for probability scores it fits Gaussian and Beta components, '
         "compares them on their chains' first draws by the leave-one-out log densities of the points and "
-        "runs on the chains of the family that predicts them better; for the decision-value truths heavy "
+        f"runs on the chains of the family that predicts them better, and above {SELECT_AVERAGE_UNITS:,} scores in a class "
+        'averages the two as `components="auto"` does (so at 10^6 and 10^7 its rows are those fits); for the '
+        "decision-value truths heavy "
         "and skewed it is the Gaussian model; a class of more than 2,048 scores whose chains run without "
         "Hamiltonian moves, up to 20,000 scores, starts each chain from its own draw from the prior, the "
         "others from the KDE-informed values); `gibbs (gaussian)` fits Gaussian components only "
         '(`--option \'components="gaussian"\'`, the default before `"select"`); `gibbs (auto)` averages '
-        'Gaussian and Beta components by their label scores (`components="auto"`, with fewer seeds). '
+        'Gaussian and Beta components by their label scores (`components="auto"`, with fewer seeds, up to 10^5). '
         'Beta components alone (`components="beta"`, `gibbs (beta)`) are in the study only at 10^6, on the '
-        "monotone and piles truths. At 10^6 the cells of truths other than monotone compare the DPM with the "
+        "monotone and piles truths, with the default shape prior and with twice its log-scale spread "
+        '(`priors={"ab_logsd": 2.0}`; rejected, CHANGELOG). '
+        "At 10^6 the cells of truths other than monotone compare the DPM with the "
         "KDE calibrator only (`--others kde`), so there the best other calibrator is the KDE one. A route that names "
-        "other parameters is the default calibrator with those set, on the same seeds: `n_bins=4096` (four "
-        "times finer bins of the compressed scores) and `n_components=40` (twice the truncation), two "
-        "resolutions that could limit the band at 10^6-10^7 scores, and `n_components=8` at 10^4 (a smaller "
-        'truncation, whose fewer redundant components might mix faster: they do not), `priors={"ab_logsd": 2.0}` '
-        "at 10^6 (twice the spread of the Beta components' log-shape priors; rejected, CHANGELOG); "
+        "other parameters is the default calibrator with those set, on the same seeds: `n_components=8` at "
+        "10^4 (a smaller truncation, whose fewer redundant components might mix faster: they do not); "
         '`route_options={"start": "dispersed"}` '
         "starts every class's chains from their own draws from the prior (over-dispersed starts, "
         '`benchmarks/start_study.py`), `route_options={"start": "prior"}` every class\'s from the KDE-informed '
@@ -221,12 +224,14 @@ def speed_page(source: Path) -> str:
             + "\n"
             + _speed_table(loaded)
         )
+    from bayescal.bayesian.dpm import SELECT_AVERAGE_UNITS
     from bayescal.bayesian.gibbs import HMC_AUTO_UNITS
 
     return (
         "# Speed\n\n"
         'Wall time of a full default DPM fit (`components="select"`: both component families started and '
-        "compared on their first draws, the kept family's chains run on; both classes, posterior draws, "
+        f"compared on their first draws, the kept family's chains run on; above {SELECT_AVERAGE_UNITS:,} scores in a class, "
+        "so from 10^6 on here, both run in full and averaged; both classes, posterior draws, "
         'map on the grid), of the same fit with one family (`components="gaussian"`) and with '
         '`components="auto"` (both families fitted in full, averaged), with the sampler\'s Hamiltonian moves '
         'on both classes (`route_options={"hmc_steps": 20}`; by default they run on classes of more than '
