@@ -271,13 +271,13 @@ def fit_dpm(s: np.ndarray, y: np.ndarray, kind: str, seed: int, **params):
         return make_calibrator("dpm", random_state=seed, score_kind=kind, **params).fit(s, y)
 
 
-def map_families(diagnostics: dict) -> str:
-    """The component families whose fits make up a fitted calibrator's map, joined by ``+``
-    (``"beta"`` when ``components="select"`` kept Beta components, ``"beta+gaussian"`` for
-    ``components="auto"``): the families whose diagnostics the fit kept."""
-    from bayescal.bayesian.mixture import FAMILIES
+def map_families(model) -> str:
+    """The component families whose draws make up a fitted DPM calibrator's map, joined by ``+``
+    (``"beta"`` when ``components="select"`` kept Beta components, ``"beta+gaussian"`` when
+    it averaged them, as ``components="auto"`` does): those its posterior holds."""
+    from bayescal.bayesian.dpm import _present_families
 
-    return "+".join(sorted(f for f in FAMILIES if f in diagnostics))
+    return "+".join(sorted(_present_families(model.idata_["posterior"])))
 
 
 def _other_calibrators(requested):
@@ -326,7 +326,7 @@ def run_one(
         "seed": seed,
         "route": _label(route, options),
         "time_s": elapsed,
-        "family": map_families(model.diagnostics_),
+        "family": map_families(model),
     }
     row |= band_scores(
         model.calibration_map(grid).values.reshape(-1, grid.size),
@@ -458,11 +458,6 @@ def _known_others(path: Path) -> dict[tuple[str, int, int], dict]:
 def _rows(path: Path) -> list[dict]:
     with open(path) as fh:  # a rerun seed replaces the earlier row
         return list({(r["route"], r["truth"], r["n"], r["seed"]): r for r in csv.DictReader(fh)}.values())
-
-
-def _header(path: Path) -> list[str]:
-    with open(path, newline="") as fh:
-        return next(csv.reader(fh), [])
 
 
 def _compact(path: Path) -> None:
@@ -688,7 +683,7 @@ def main() -> None:
             if args.resume and not new
             else set()
         )
-        if not new and _header(args.out) != FIELDS:  # a file written before a column was added
+        if not new:  # under the header FIELDS, also a file written before a column was added
             _compact(args.out)
         with open(args.out, "a", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=FIELDS)
