@@ -382,6 +382,66 @@ def stick_log_density(v, alpha):  # pragma: no cover - compiled
 
 
 @_inline
+def concentration_log_density(u, suff, a0, b0):  # pragma: no cover - compiled
+    r"""Log density of :math:`u = \log \alpha` given the components' counts ``suff[:, 0]``, with
+    the sticks integrated out, less a constant:
+
+    .. math:: a u - b e^u + \sum_{k < K} \left[u + \log \Gamma(\alpha + T_k)
+        - \log \Gamma(1 + n_k + \alpha + T_k)\right],
+
+    :math:`T_k = \sum_{j > k} n_j`, from the Gamma(a, b) prior (with the Jacobian :math:`e^u`) and
+    :math:`\prod_k B(1 + n_k, \alpha + T_k) / B(1, \alpha)`, the stick-breaking probability of the
+    counts (Ishwaran & James 2001). The terms past the last occupied component are 0."""
+    K = suff.shape[0]
+    alpha = math.exp(u)
+    acc = a0 * u - b0 * alpha
+    tail = 0.0
+    for k in range(K):
+        tail += suff[k, 0]
+    for k in range(K - 1):
+        nk = suff[k, 0]
+        tail -= nk
+        if nk + tail <= 0.0:
+            break
+        rest = max(tail, 0.0)
+        acc += u + math.lgamma(alpha + rest) - math.lgamma(1.0 + nk + alpha + rest)
+    return acc
+
+
+_SLICE_STEPS = 32
+"""Most steps of width 1 (on log alpha) by which :func:`draw_concentration` steps its slice out."""
+
+
+@_inline
+def draw_concentration(suff, alpha, a0, b0, gen):  # pragma: no cover - compiled
+    r"""A draw of the concentration :math:`\alpha` given the counts ``suff[:, 0]`` alone
+    (:func:`concentration_log_density`; the sticks integrated out), by slice sampling on
+    :math:`\log \alpha` with stepping out and shrinkage (Neal 2003, figures 3 and 5), from the
+    current ``alpha``. The sticks are then drawn given it and the counts, so together the two
+    steps draw :math:`(\alpha, v)` from their joint conditional given the allocations."""
+    u0 = math.log(alpha)
+    log_y = concentration_log_density(u0, suff, a0, b0) + math.log1p(-gen.random())
+    left = u0 - gen.random()
+    right = left + 1.0
+    j = int(gen.random() * _SLICE_STEPS)
+    k = _SLICE_STEPS - 1 - j
+    while j > 0 and concentration_log_density(left, suff, a0, b0) > log_y:
+        left -= 1.0
+        j -= 1
+    while k > 0 and concentration_log_density(right, suff, a0, b0) > log_y:
+        right += 1.0
+        k -= 1
+    while True:
+        u1 = left + gen.random() * (right - left)
+        if concentration_log_density(u1, suff, a0, b0) > log_y:
+            return math.exp(u1)
+        if u1 < u0:
+            left = u1
+        else:
+            right = u1
+
+
+@_inline
 def class_loglik(family, xa, xb, c_all, logw, th1, th2, E, top, tot, bits):  # pragma: no cover - compiled
     r"""The class's weighted log-likelihood :math:`\sum_i c_i \log \sum_k w_k \phi_k(x_i)` (less the
     points-only constant) for log weights ``logw`` and components ``th1``, ``th2`` as the sweeps hold them."""
@@ -617,6 +677,7 @@ def run_chain(
     label_swaps,
     n_leap,
     n_sm,
+    collapsed_alpha,
     gen,
     out_w,
     out_1,
@@ -642,7 +703,8 @@ def run_chain(
     the Metropolis acceptance counts and proposals of the component steps (``stats[0:2]``), of
     the label swaps (``stats[2:4]``), the Hamiltonian acceptance (``stats[4:6]``) and the merge-split
     proposals accepted and made (``stats[6:8]``; ``n_sm`` a sweep, Gaussian components only:
-    :func:`merge_split_move`).
+    :func:`merge_split_move`). With ``collapsed_alpha`` the concentration is drawn given the
+    counts alone (:func:`draw_concentration`) before the sticks, instead of given the sticks after them.
     """
     K = th1.shape[0]
     n = xa.shape[0]
@@ -826,7 +888,9 @@ def run_chain(
                     th2[k] = th2[k + 1]
                     th2[k + 1] = tmp
                     sfx[k] = rest + n1  # component k now holds n2; beyond it n1 + rest
-        # ---- 2. sticks and 3. concentration
+        # ---- 2. sticks and 3. concentration (collapsed: the concentration first, given the counts)
+        if collapsed_alpha:
+            alpha = draw_concentration(suff, alpha, a0, b0, gen)
         tail = 0.0
         for k in range(K):
             tail += suff[k, 0]
@@ -837,7 +901,8 @@ def run_chain(
             vk = min(max(vk, 1e-12), 1.0 - 1e-12)
             v[k] = vk
             log_rest += math.log1p(-vk)
-        alpha = gen.gamma(a_post, 1.0 / (b0 - log_rest))
+        if not collapsed_alpha:
+            alpha = gen.gamma(a_post, 1.0 / (b0 - log_rest))
         # ---- 4-5. component parameters given the allocations
         for k in range(K):
             nk = suff[k, 0]

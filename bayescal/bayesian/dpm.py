@@ -227,8 +227,9 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         :data:`~bayescal.bayesian.gibbs.DISPERSED_START_UNITS` scores without Hamiltonian
         moves), or ``{"start": "prior"}``, every chain from the KDE-informed values; or
         ``{"merge_split": 20}``, merge-split proposals with Gaussian components, which empty
-        surplus components faster but did not make the chains converge:
-        :mod:`bayescal.bayesian.gibbs`).
+        surplus components faster but did not make the chains converge; or
+        ``{"alpha_update": "collapsed"}``, the concentration drawn with the sticks integrated
+        out, which did not either: :mod:`bayescal.bayesian.gibbs`).
     null_stacking : bool, default True
         Average the map with the constant map of the no-signal model by pseudo-BMA+ weights;
         averaging needs at least :data:`AVERAGING_MIN_DRAWS` draws, otherwise it is skipped

@@ -153,6 +153,26 @@ class (:func:`bayescal.bayesian.mode_start.single_start`), from which the sweeps
 components rather than empty them; ``benchmarks/start_study.py`` compares the starts and
 long runs.
 
+**Concentration.** Step 3 draws :math:`\alpha` given the sticks, and of the :math:`K - 1`
+sticks most belong to empty components, whose step-2 draws :math:`v_k \sim \mathrm{Beta}(1,
+\alpha)` carry the current :math:`\alpha` into its next draw: a small :math:`\alpha` gives
+long empty sticks, whose :math:`\sum \log(1 - v_k)` keeps the next :math:`\alpha` small, so
+the concentration, and with it how many components hold weight, moves by small steps. With
+``alpha_update="collapsed"`` a sweep instead draws :math:`\alpha` given the allocations' counts
+alone, the sticks integrated out (density :math:`\propto \mathrm{Gamma}(\alpha; a, b)
+\prod_{k<K} B(1 + n_k, \alpha + \sum_{j>k} n_j) / B(1, \alpha)`, by slice sampling on
+:math:`\log \alpha`; :func:`bayescal.bayesian._gibbs_kernels.draw_concentration`), then the
+sticks given it: the two steps draw :math:`(\alpha, v)` jointly from their conditional given
+the allocations, so the posterior is the same and only the chain's path changes. It is off by
+default, since the chains mixed no faster with it: on four truths of the coverage study at 300
+and 10^3 scores (16 seeds each), 24 of 64 fits met R-hat <= 1.01 and ESS >= 400 at 300 and none
+at 10^3, against 25 and none (``docs/evidence/coverage.md``, its rows
+``route_options={"alpha_update": "collapsed"}`` beside the default's). The slow direction is
+the number of components in use, which the concentration follows whichever way it is drawn: with
+the concentration held near 1 by its prior (``priors={"alpha_shape": 1000.0, "alpha_rate":
+1000.0}``, a different model) 247 of 272 fits converged at 300 scores on seventeen truths,
+against 166 (``docs/evidence/candidates.md``, overview).
+
 **Chains and randomness.** Each chain has its own ``numpy.random.Generator`` spawned from
 ``random_seed`` (:meth:`numpy.random.SeedSequence.spawn`), so a chain's draws depend on the
 seed alone, not on the thread that ran it; chains run in ``n_threads`` threads (the compiled
@@ -217,6 +237,7 @@ from bayescal.bayesian.class_fit import ClassFit
 from bayescal.bayesian.mode_start import mode_start, single_start
 
 __all__ = [
+    "ALPHA_UPDATES",
     "DISPERSED_START_UNITS",
     "HMC_AUTO_STEPS",
     "HMC_AUTO_UNITS",
@@ -241,6 +262,8 @@ MODE_START_UNITS = 100_000
 """Total count of a class above which the chains start at the posterior mode (``start="auto"``)."""
 STARTS = ("auto", "mode", "prior", "single", "dispersed")
 """The values of ``start`` (:func:`fit_gibbs`)."""
+ALPHA_UPDATES = ("conditional", "collapsed")
+"""The values of ``alpha_update`` (:func:`fit_gibbs`; module docstring, "Concentration")."""
 DISPERSED_START_UNITS = 2_048
 """Total count of a class above which the chains start apart, each at its own prior draw, when
 no Hamiltonian moves run and the components' spread has a floor (``start="auto"``;
@@ -605,6 +628,7 @@ class _CompiledChains:
         hmc_steps,
         merge_split,
         dispersed=False,
+        alpha_update="conditional",
     ):
         from bayescal.bayesian import _gibbs_kernels as kern
 
@@ -621,6 +645,7 @@ class _CompiledChains:
         self.tune, self.thin, self.n_keep, self.n_mh = tune, thin, n_keep, n_mh
         self.label_swaps, self.hmc_steps, self.family = label_swaps, hmc_steps, family
         self.merge_split = merge_split
+        self.collapsed_alpha = alpha_update == "collapsed"
         self.n_iter = tune + n_keep * thin
         self.p1_name, self.p2_name = _FAMILIES[family].names
         self.out = {k: np.empty((C, n_keep, K)) for k in ("weight", self.p1_name, self.p2_name)}
@@ -667,7 +692,7 @@ class _CompiledChains:
             self.state[c][3] = self.kern.run_chain(
                 self.family_code, self.xa, self.xb, self.c_int, self.c_frac, self.counts, self.m, self.s2, self.ell,
                 self.tau, self.loc1, self.loc2, self.a, self.b, self.log_floor, v, th1, th2, float(alpha), it0, it_end, self.tune,
-                self.thin, self.n_mh, self.label_swaps, self.hmc_steps, self.merge_split, self.gens[c], self.out["weight"][c],
+                self.thin, self.n_mh, self.label_swaps, self.hmc_steps, self.merge_split, self.collapsed_alpha, self.gens[c], self.out["weight"][c],
                 self.out[self.p1_name][c], self.out[self.p2_name][c], self.out_alpha[c], self.out_ll[c],
                 self.out_occ[c], self.stats[c], self.minv[c], self.hmc_eps[c],
             )  # fmt: skip
@@ -718,6 +743,7 @@ def fit_gibbs(
     start: str = "auto",
     hmc_steps: int | str = "auto",
     merge_split: int = 0,
+    alpha_update: str = "conditional",
 ) -> ClassFit:
     """Sample one class's mixture posterior with the blocked Gibbs sampler (module docstring).
 
@@ -767,6 +793,11 @@ def fit_gibbs(
     merge_split : int, default 0
         Merge-split proposals per sweep, with the allocations summed out (module docstring,
         "Merge-split moves"); Gaussian components only, compiled sweeps only.
+    alpha_update : {"conditional", "collapsed"}, default "conditional"
+        How a sweep draws the concentration :math:`\alpha` (module docstring, "Concentration"):
+        given the sticks, after them (step 3), or given the components' counts alone, with the
+        sticks integrated out, before the sticks are drawn given it ("collapsed"; compiled sweeps
+        only).
     start : {"auto", "mode", "prior", "single", "dispersed"}, default "auto"
         Where every chain starts: at the posterior mode found from the prior's ``init_*``
         values by :func:`bayescal.bayesian.mode_start.mode_start`, at those values
@@ -797,7 +828,7 @@ def fit_gibbs(
     chains = GibbsChains(
         x, counts, prior, n_components=n_components, random_seed=random_seed, draws=draws, tune=tune, thin=thin,
         chains=chains, n_mh=n_mh, family=family, label_swaps=label_swaps, backend=backend, n_threads=n_threads,
-        start=start, hmc_steps=hmc_steps, merge_split=merge_split,
+        start=start, hmc_steps=hmc_steps, merge_split=merge_split, alpha_update=alpha_update,
     )  # fmt: skip
     chains.advance(int(draws))
     return chains.class_fit()
@@ -835,6 +866,7 @@ class GibbsChains:
         start: str = "auto",
         hmc_steps: int | str = "auto",
         merge_split: int = 0,
+        alpha_update: str = "conditional",
     ) -> None:
         if isinstance(hmc_steps, str) and hmc_steps != "auto":
             raise ValueError(f"hmc_steps={hmc_steps!r} must be 'auto' or an integer >= 0.")
@@ -857,6 +889,10 @@ class GibbsChains:
             raise ValueError(
                 "backend='numpy' runs the plain blocked sweeps: set label_swaps=False, hmc_steps=0 and merge_split=0."
             )
+        if alpha_update not in ALPHA_UPDATES:
+            raise ValueError(f"alpha_update={alpha_update!r} is not one of {ALPHA_UPDATES}.")
+        if backend == "numpy" and alpha_update != "conditional":
+            raise ValueError("alpha_update='collapsed' runs in the compiled sweeps: set backend='numba'.")
         if merge_split and family != "gaussian":
             raise ValueError(f"merge_split={merge_split} proposes moves of Gaussian components; family={family!r}.")
         if family not in _FAMILIES:
@@ -898,7 +934,7 @@ class GibbsChains:
         if backend == "numba":
             self.compiled = _CompiledChains(
                 x, counts, prior, K, C, int(tune), int(thin), n_keep, int(n_mh), bool(label_swaps), family,
-                random_seed, n_threads, int(hmc_steps), int(merge_split), start == "dispersed",
+                random_seed, n_threads, int(hmc_steps), int(merge_split), start == "dispersed", alpha_update,
             )  # fmt: skip
         self.in_stretches = backend == "numba"
         self.runtime_s = time.perf_counter() - t0  # the start search and set-up; advance adds its stretches
