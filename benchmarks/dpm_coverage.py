@@ -437,10 +437,18 @@ def _label(route: str, options: dict) -> str:
 def _route_of(label: str) -> tuple[str, dict]:
     """The route and calibrator parameters of a ``route`` column (the inverse of :func:`_label`)."""
     route, _, inner = label.partition(" (")
+    inner = inner[:-1] if inner.endswith(")") else inner
     options: dict = {}
-    for part in filter(None, inner.rstrip(")").split(", ")):
-        name, sep, value = part.partition("=")
-        options |= {name: json.loads(value)} if sep else {"components": part}
+    decode, pos = json.JSONDecoder().raw_decode, 0
+    while pos < len(inner):  # "family, name=JSON, ...": a JSON value may itself hold ", "
+        comma, equals = inner.find(", ", pos), inner.find("=", pos)
+        if equals < 0 or 0 <= comma < equals:  # a part without "=": the component family
+            end = len(inner) if comma < 0 else comma
+            options["components"] = inner[pos:end]
+        else:
+            value, end = decode(inner, equals + 1)
+            options[inner[pos:equals]] = value
+        pos = end + 2
     return route, options
 
 
@@ -572,10 +580,11 @@ def paired(path: Path, base: str = "gibbs") -> str:
     (:func:`cell_summary` of each side's rows), with the standard error of the mean paired
     difference; the mean MAE and worst R-hat of each; how many fits' worst R-hat exceeds the
     convergence warning's threshold (:data:`bayescal.bayesian.convergence.MAP_RHAT_WARN`) with
-    each; and in how many fits the route's worst R-hat is above the base's. Per (route, N), the
+    each; in how many fits the route's worst R-hat is above the base's; and how many fits meet
+    R-hat <= 1.01 and ESS >= 400 with each (:func:`converged_share`). Per (route, N), the
     same summed over the truths: on how many truths the route's MAE is lower, how many truths'
-    95 % coverage lies in 0.92-0.98 with each, the fits above the warning's threshold and those
-    where the route's R-hat is higher. Rows are labelled "<base> vs <route>", so the page's row
+    95 % coverage lies in 0.92-0.98 with each, the fits above the warning's threshold, those
+    where the route's R-hat is higher and the converged fits of each. Rows are labelled "<base> vs <route>", so the page's row
     keys stay distinct from the main table's.
     """
     from bayescal.bayesian.convergence import MAP_RHAT_WARN
@@ -594,28 +603,30 @@ def paired(path: Path, base: str = "gibbs") -> str:
         diff = np.array([float(r["cov95"]) - float(q["cov95"]) for q, r in pairs])
         above = [int(np.sum(x > MAP_RHAT_WARN)) for x in rhat]
         higher = int(np.sum(rhat[1] > rhat[0]))
+        done = [int(round(converged_share(side) * len(side))) for side in sides]
         cell_lines.append(
             f"| {base} vs {route} | {_truth_label(truth)} | {n} | {len(pairs)} "
             f"| {a['cov95']:.3f} / {b['cov95']:.3f} ({diff.std(ddof=1) / np.sqrt(diff.size):.3f}) "
             f"| {a['mae']:.4f} / {b['mae']:.4f} | {a['rhat_max']:.2f} / {b['rhat_max']:.2f} "
-            f"| {above[0]} / {above[1]} | {higher} |"
+            f"| {above[0]} / {above[1]} | {higher} | {done[0]} / {done[1]} |"
         )
-        t = totals.setdefault((route, n), np.zeros(8, dtype=int))
+        t = totals.setdefault((route, n), np.zeros(10, dtype=int))
         in_bar = [int(0.92 <= c["cov95"] <= 0.98) for c in (a, b)]
-        t += [1, len(pairs), b["mae"] < a["mae"], *in_bar, *above, higher]
+        t += [1, len(pairs), b["mae"] < a["mae"], *in_bar, *above, higher, *done]
     head = (
         f"| comparison | truth | N | seeds paired | 95 % cov: {base} / route (se of the difference) "
         f"| MAE: {base} / route | R-hat max: {base} / route | fits with R-hat > {MAP_RHAT_WARN}: {base} / route "
-        f"| fits where the route's R-hat is higher |"
+        f"| fits where the route's R-hat is higher | fits converged: {base} / route |"
     )
     total_head = (
         f"| comparison | N | truths | fits paired | truths where the route's MAE is lower "
         f"| truths with 95 % cov in 0.92-0.98: {base} / route | fits with R-hat > {MAP_RHAT_WARN}: {base} / route "
-        f"| fits where the route's R-hat is higher |"
+        f"| fits where the route's R-hat is higher | fits converged: {base} / route |"
     )
     total_lines = [
-        f"| {base} vs {route} | {n} | {k} | {fits} | {lower} of {k} | {bar_a} / {bar_b} | {up_a} / {up_b} | {higher} |"
-        for (route, n), (k, fits, lower, bar_a, bar_b, up_a, up_b, higher) in sorted(totals.items())
+        f"| {base} vs {route} | {n} | {k} | {fits} | {lower} of {k} | {bar_a} / {bar_b} | {up_a} / {up_b} | {higher} "
+        f"| {done_a} / {done_b} |"
+        for (route, n), (k, fits, lower, bar_a, bar_b, up_a, up_b, higher, done_a, done_b) in sorted(totals.items())
     ]
     return "\n".join([total_head, _rule(total_head), *total_lines, "", head, _rule(head), *cell_lines])
 

@@ -124,12 +124,13 @@ def test_a_cell_that_gained_seeds_rewrites_the_coverage_page(tmp_path):
 def test_the_coverage_page_sets_each_route_beside_the_default_on_the_seeds_both_fitted(tmp_path):
     """The page's paired section compares a route with the default only on the replicates both
     fitted: coverage with the standard error of the paired difference, MAE, R-hat, the fits above
-    the warning's threshold and where the route's R-hat is higher; a seed only one fitted is left
-    out. The rows are kept out of the page's own table, which guards against lost rows."""
+    the warning's threshold, where the route's R-hat is higher and the converged fits of each; a
+    seed only one fitted is left out. The rows are kept out of the page's own table, which guards against lost rows."""
     fields = benchmark_module("dpm_coverage").FIELDS
     row = dict.fromkeys(fields, 0.5) | {"truth": "monotone", "n": 300, "others": '{"kde": 0.03}'}
+    row |= {"ess_bulk_min": 500, "ess_tail_min": 500}  # so a fit with R-hat <= 1.01 converged
     fits = [  # (route, seed, cov95, mae, rhat_max)
-        ("gibbs", 0, 0.90, 0.020, 1.10),
+        ("gibbs", 0, 0.90, 0.020, 1.005),
         ("gibbs", 1, 1.00, 0.030, 1.30),
         ("gibbs", 2, 0.10, 0.900, 1.90),  # no partner: not paired
         ("gibbs (alt)", 0, 0.96, 0.010, 1.25),
@@ -146,12 +147,13 @@ def test_the_coverage_page_sets_each_route_beside_the_default_on_the_seeds_both_
     text = page.read_text()
     own, paired = text.split("## Beside the default on the same replicates")
     assert "| gibbs | monotone | 300 | 3 |" in own and "| gibbs (alt) | monotone | 300 | 2 |" in own
-    # cov 0.95 / 0.97, differences +0.06 and -0.02: se 0.04; MAE 0.025 / 0.015; R-hat 1.20 / 1.24
+    # cov 0.95 / 0.97, differences +0.06 and -0.02: se 0.04; MAE 0.025 / 0.015; R-hat 1.15 / 1.24;
+    # converged: the default's seed 0 alone
     assert (
-        "| gibbs vs gibbs (alt) | monotone | 300 | 2 | 0.950 / 0.970 (0.040) | 0.0250 / 0.0150 | 1.20 / 1.24 | 1 / 2 | 1 |"
-        in paired
+        "| gibbs vs gibbs (alt) | monotone | 300 | 2 | 0.950 / 0.970 (0.040) | 0.0250 / 0.0150 | 1.15 / 1.24 | 1 / 2 | 1 "
+        "| 1 / 0 |" in paired
     )
-    assert "| gibbs vs gibbs (alt) | 300 | 1 | 2 | 1 of 1 | 1 / 1 | 1 / 2 | 1 |" in paired
+    assert "| gibbs vs gibbs (alt) | 300 | 1 | 2 | 1 of 1 | 1 / 1 | 1 / 2 | 1 | 1 / 0 |" in paired
     assert make_evidence.missing_rows(text, own, 3) == []  # the paired rows are not the page's own cells
 
 
