@@ -155,9 +155,8 @@ long runs.
 
 **Concentration.** Step 3 draws :math:`\alpha` given the sticks, and of the :math:`K - 1`
 sticks most belong to empty components, whose step-2 draws :math:`v_k \sim \mathrm{Beta}(1,
-\alpha)` carry the current :math:`\alpha` into its next draw: a small :math:`\alpha` gives
-long empty sticks, whose :math:`\sum \log(1 - v_k)` keeps the next :math:`\alpha` small, so
-the concentration, and with it how many components hold weight, moves by small steps. With
+\alpha)` carry the current :math:`\alpha` into its next draw, a feedback that can slow the
+concentration of a blocked sampler. With
 ``alpha_update="collapsed"`` a sweep instead draws :math:`\alpha` given the allocations' counts
 alone, the sticks integrated out (density :math:`\propto \mathrm{Gamma}(\alpha; a, b)
 \prod_{k<K} B(1 + n_k, \alpha + \sum_{j>k} n_j) / B(1, \alpha)`, by slice sampling on
@@ -215,6 +214,7 @@ Hoffman, M. D. & Gelman, A. (2014). The No-U-Turn sampler: adaptively setting pa
 Hamiltonian Monte Carlo. JMLR 15, 1593-1623.
 Hörmann, W. (1993). The generation of binomial random variates. Journal of Statistical
 Computation and Simulation 46, 101-110.
+Neal, R. M. (2003). Slice sampling. Annals of Statistics 31, 705-767.
 Neal, R. M. (2011). MCMC using Hamiltonian dynamics. In Handbook of Markov Chain Monte Carlo,
 chapter 5. Chapman & Hall/CRC.
 Papaspiliopoulos, O. & Roberts, G. O. (2008). Retrospective Markov chain Monte Carlo methods
