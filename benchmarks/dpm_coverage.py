@@ -581,13 +581,13 @@ def paired(path: Path, base: str = "gibbs") -> str:
     difference; the mean MAE and worst R-hat of each; how many fits' worst R-hat exceeds the
     convergence warning's threshold (:data:`bayescal.bayesian.convergence.MAP_RHAT_WARN`) with
     each; in how many fits the route's worst R-hat is above the base's; and how many fits meet
-    R-hat <= 1.01 and ESS >= 400 with each (:func:`converged_share`). Per (route, N), the
+    R-hat <= 1.01 and ESS >= 400 with each. Per (route, N), the
     same summed over the truths: on how many truths the route's MAE is lower, how many truths'
     95 % coverage lies in 0.92-0.98 with each, the fits above the warning's threshold, those
     where the route's R-hat is higher and the converged fits of each. Rows are labelled "<base> vs <route>", so the page's row
     keys stay distinct from the main table's.
     """
-    from bayescal.bayesian.convergence import MAP_RHAT_WARN
+    from bayescal.bayesian.convergence import MAP_RHAT_WARN, meets_target
 
     rows = _rows(path)
     by_key = {(r["route"], r["truth"], int(r["n"]), int(r["seed"])): r for r in rows}
@@ -603,7 +603,7 @@ def paired(path: Path, base: str = "gibbs") -> str:
         diff = np.array([float(r["cov95"]) - float(q["cov95"]) for q, r in pairs])
         above = [int(np.sum(x > MAP_RHAT_WARN)) for x in rhat]
         higher = int(np.sum(rhat[1] > rhat[0]))
-        done = [int(round(converged_share(side) * len(side))) for side in sides]
+        done = [sum(meets_target(r) for r in side) for side in sides]
         cell_lines.append(
             f"| {base} vs {route} | {_truth_label(truth)} | {n} | {len(pairs)} "
             f"| {a['cov95']:.3f} / {b['cov95']:.3f} ({diff.std(ddof=1) / np.sqrt(diff.size):.3f}) "
