@@ -159,7 +159,9 @@ def coverage_page(source: Path) -> str:
         '`priors={"alpha_shape": a, "alpha_rate": b}` sets the prior of the mixtures\' concentration, '
         "Gamma(a, b) instead of the default Gamma(1, 1): Gamma(2, 0.5) (mean 4, more components in use), "
         "Gamma(2, 2) (mean 1, no mass near 0), Gamma(10, 10) and Gamma(1000, 1000) (the concentration held "
-        "near 1), on 16 seeds (8 at 10^5; candidates page, overview); "
+        "near 1; 40 seeds at 300, 32 at 10^3 and 10^4, 16 at 10^5 and 10^6, 8 at 10^7), the others on 16 seeds "
+        '(candidates page, overview); with the held concentration, `route_options={"thin": 20}` keeps one sweep '
+        "in 20 instead of 40 at 300 scores (half the sweeps; seven design truths, 16 seeds); "
         '`route_options={"alpha_update": "collapsed"}` draws the concentration with the sticks integrated '
         'out (the same posterior; `bayescal.bayesian.gibbs`, "Concentration"); '
         '`route_options={"start": "dispersed"}` '
@@ -310,10 +312,25 @@ rows on `coverage.md` (the plateau's band below 0.92, chains that do not converg
 | many chains (eight of 125 kept draws), four times the warm-up, over-dispersed starts (each chain from a prior draw, `route_options={"start": "dispersed"}`) | `start_study.py` | no | at 10^4 the chains disagree more, not less (worst R-hat 1.14-1.34 against 1.12-1.20 from the shared KDE-informed start on the same replicates, six truths, 8 seeds), so two chains from one start understate their disagreement there; at 300 dispersed starts converge as often as the shared start (25 of 48); no fit at 10^3-10^4 converged; coverage unchanged. Dispersed starts lower the error at 10^4 on sixteen of the seventeen truths and are the default for compressed classes of 2,049-20,000 scores (no Hamiltonian moves); they cure no convergence |
 | the concentration drawn with the sticks integrated out, then the sticks given it (`route_options={"alpha_update": "collapsed"}`; the same posterior, another path) | `dpm_coverage.py --option` | no | mixes no faster: on four design truths (16 seeds) 24 of 64 fits converged at 300 and none at 10^3, against 25 and none by default, so the concentration's tie to the empty components' sticks is not what slows the chains |
 | a concentration prior of mean 4 (`priors={"alpha_shape": 2.0, "alpha_rate": 0.5}`: more components in use) | `dpm_coverage.py --option` | no | the plateau's band reaches the bar at 300 and 10^3 (0.938 and 0.921 against 0.892 and 0.882 on the same 16 seeds) and more fits converge at 300 (95 of 112 against 66, seven design truths), but the error rises on the smooth truths (monotone 1.11 / 1.20 / 1.09 times the default's at 300 / 10^3 / 10^4, the overconfident classifier 1.24 / 1.24 / 1.15), the rare class under-covers at 300 (0.860 against 0.916) and the plateau is unchanged at 10^4, where the twenty components are all in use; a truncation of 40 there (`n_components=40`, three truths) does not help it either (0.892 against 0.896) |
-| the concentration held near 1 (`priors={"alpha_shape": 1000.0, "alpha_rate": 1000.0}`, a Gamma prior of standard deviation 0.03, instead of Gamma(1, 1)) | `dpm_coverage.py --option` | no | not a failure so far, the next candidate for the default: at 300 scores on all seventeen truths (16 seeds each) 247 of 272 fits converge against 166 by default, with the 95 % coverage inside the bar on 12 truths against 10 and the error 0.96-1.08 times the default's; at 10^3 29 against 14 (median worst R-hat 1.015 against 1.024), error 0.93-1.12 times; at 10^4 (all seventeen truths) 2 against 0 of 272, with 77 fits above R-hat 1.2 against 97, 95 % coverage in the bar on 11 truths against 12 and a lower error on 11; at 10^5 (five truths, 8 seeds) none converged either way. Gamma(10, 10) (standard deviation 0.32) keeps most of the gain (four truths at 300: 53 of 64 against 25). On the real datasets (`dpm_realdata.py --seeds 3 --calibrators dpm beta isotonic --dpm-param 'priors={...}'`, `benchmarks/results/dpm_realdata_alpha_held.json`) its ranks among the DPM, beta and isotonic calibrators are 1.67 / 1.64 on Brier score / log loss, against the default's 1.65 / 1.62. The posterior of the concentration is wide at these sizes (about 0.1-4) and moves with the number of components in use, which the sweeps change slowly; holding it still removes that slow direction. Not yet measured at 10^6-10^7 nor on enough seeds for the bar |
+| the concentration held near 1 (`priors={"alpha_shape": 1000.0, "alpha_rate": 1000.0}`, a Gamma prior of standard deviation 0.03, instead of Gamma(1, 1)) | `dpm_coverage.py --option` | no | not a failure so far, the next candidate for the default: on the same replicates as the default (`coverage.md`, "Beside the default on the same replicates": all seventeen truths at 300, 10^3 and 10^4 scores, every truth of the default's cells at 10^5 and 10^6 and the monotone one at 10^7) it converges more often at 300 and 10^3 scores (the "fits converged" column: on most truths at 300 nine fits in ten), its error and band width stay within about a tenth of the default's, and its 95 % coverage is on average a little lower up to 10^3 scores (about half a point at 300), by more than two standard errors of the paired difference on a few truths, the plateau among them at 10^3 and 10^4 (about 0.02 lower, further below the bar), and about as many truths lie inside the bar with each (the table's counts); from 10^4 scores on no fit of either converges. Gamma(10, 10) (standard deviation 0.32) keeps most of the gain at 300 (four truths). With the held concentration the chains at 300 scores need fewer sweeps: keeping one in 20 instead of 40 (`route_options={"thin": 20}`, seven design truths) still converges more often than the default with half its sweeps, a lead towards the one-second fit (not yet timed by `dpm_speed.py`). On the real datasets (`dpm_realdata.py --seeds 3 --calibrators dpm beta isotonic --dpm-param 'priors={...}'`) its ranks among the DPM, beta and isotonic calibrators on Brier score / log loss are {held_alpha_ranks}. The posterior of the concentration is wide at these sizes (about 0.1-4) and moves with the number of components in use, which the sweeps change slowly; holding it still removes that slow direction. Not yet the default: every default cell of `coverage.md` has to be refitted with it first, on as many seeds as the default's rows there |
 """
 """The candidates page's overview: one row per candidate study, its verdict in words (the numbers
 are in its section or docstring, so the row does not go stale when a study is rerun)."""
+
+
+def _overview(results: Path) -> str:
+    """:data:`OVERVIEW` with the real-data ranks of the held concentration and of the default, read
+    from the real-data study's results in ``results``."""
+
+    def ranks(name: str) -> str:
+        path = results / name
+        if not path.is_file():
+            return f"not in `{name}`"
+        dpm = next(row for row in json.loads(path.read_text())["average"] if row["calibrator"] == "dpm")
+        return f"{dpm['rank_brier_checked']:.2f} / {dpm['rank_log_loss_checked']:.2f}"
+
+    held, default = ranks("dpm_realdata_alpha_held.json"), ranks("dpm_realdata.json")
+    return OVERVIEW.replace("{held_alpha_ranks}", f"{held}, against the default's {default}")
 
 
 def candidates_page(source: Path) -> str:
@@ -415,7 +432,7 @@ def candidates_page(source: Path) -> str:
         "Gaussian-process studies, and the other "
         "scripts' docstrings and outputs in `benchmarks/results/` hold theirs. The variational candidates "
         "are on `vi.md`.\n\n"
-        f"{OVERVIEW}\n"
+        f"{_overview(source.parent)}\n"
         "## Student-t components\n\n"
         "`benchmarks/student_t_study.py`: the calibrator's pipeline with each Gaussian component replaced "
         "by a Student-t one with fixed degrees of freedom (the same priors, sampler moves and thinning), "

@@ -207,6 +207,13 @@ def test_the_candidates_page_shows_each_candidate_beside_the_gaussian_components
     experts = page.index("## A Dirichlet-process mixture of logistic experts")
     assert page.index("| plateau | 300 |") < experts < page.index("| skewed | 3000 |")
     assert "against the DPM" not in page
+    # the held concentration's real-data ranks are read from the results, and missing ones are said to be
+    assert "are not in `dpm_realdata_alpha_held.json`, against the default's not in `dpm_realdata.json`" in page
+    rows = [{"calibrator": "beta", "rank_brier_checked": 2.0, "rank_log_loss_checked": 2.0}]
+    rows.append({"calibrator": "dpm", "rank_brier_checked": 1.5, "rank_log_loss_checked": 1.25})
+    (results / "dpm_realdata_alpha_held.json").write_text(json.dumps({"average": rows}))
+    assert benchmark_module("make_evidence").main(["--results", str(results), "--out", str(out)]) == 0
+    assert "are 1.50 / 1.25, against the default's not in `dpm_realdata.json`." in (out / "candidates.md").read_text()
 
 
 def test_a_committed_outputs_date_is_its_commits_not_the_checkouts(tmp_path):
