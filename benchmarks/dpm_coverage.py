@@ -302,7 +302,9 @@ def run_one(
     extra: dict | None = None,
 ) -> dict:
     """One (truth, N, seed) fit of the DPM and of ``others``; ``known`` holds MAEs of other
-    calibrators already measured on the same data (they depend on the data alone), not refitted.
+    calibrators already measured on the same data (they depend on the data alone): the row keeps
+    all of them, so every row of a cell names the same calibrators, and fits only the ``others``
+    not among them.
     ``extra``, when given, receives ``occupied``: the mean number of occupied mixture components
     per class and kept draw (``mean_occupied`` of the route's diagnostics, over the fitted
     families and both classes). The row's ``family`` column names the component families whose
@@ -343,7 +345,7 @@ def run_one(
             "ess_tail_min": conv.get("ess_tail_min", float("nan")),
         }
     )
-    mae_others = {name: known[name] for name in others if known and name in known}
+    mae_others = dict(known or {})
     for name in others:
         if name in mae_others:
             continue

@@ -249,8 +249,9 @@ def test_the_coverage_studys_verify_tells_a_row_that_reproduces_from_one_that_do
     from another fit is reported, so stale rows on the coverage page are found."""
     study = benchmark_module("dpm_coverage")
     options = {"draws": 100, "tune": 100}
-    row = study.run_one("monotone", 300, 0, "gibbs", options, [], known=None)
+    row = study.run_one("monotone", 300, 0, "gibbs", options, [], known={"platt": 0.5})
     assert row["family"] in ("gaussian", "beta")  # the family components="select" kept
+    assert json.loads(row["others"]) == {"platt": 0.5}  # a known MAE of the same data is kept, not asked for
     for name, change in (("good", 1.0), ("stale", 1.5)):
         with open(tmp_path / f"{name}.csv", "w", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=study.FIELDS)
