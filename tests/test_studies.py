@@ -74,11 +74,12 @@ def _start_rows_file(study, rows, tmp_path):
 
 def test_the_start_study_compares_the_starts_on_one_replicate(tmp_path):
     """From one component the chains of a compressed fit hold fewer components than from the
-    KDE-informed start (every component occupied), both maps follow the smooth truth, and the
-    summary has a row per configuration."""
+    KDE-informed start (every component occupied at first; with the concentration held near 1 the
+    sweeps empty many of them, with a learnt one they kept nearly all), both maps follow the smooth
+    truth, and the summary has a row per configuration."""
     study = benchmark_module("start_study")
     rows = [study.one_row(config, "monotone", 3000, 0) for config in ("prior", "single")]
-    assert rows[1]["occupied"] < rows[0]["occupied"] - 5, rows
+    assert rows[1]["occupied"] < rows[0]["occupied"] - 1, rows
     for row in rows:
         assert 0.0 <= row["cov50"] <= row["cov95"] <= 1.0 and row["mae"] < 0.03, row
     path = _start_rows_file(study, rows, tmp_path)

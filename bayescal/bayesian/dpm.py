@@ -83,7 +83,9 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
 
     with KDE-informed hyperparameters (:mod:`bayescal.bayesian.priors`): :math:`m_{ck}` the
     class's score quantiles (centre-out), :math:`s_c` its score standard deviation,
-    :math:`h_c` its Silverman bandwidth, :math:`\tau_c = 1`, :math:`a_c = b_c = 1`.
+    :math:`h_c` its Silverman bandwidth, :math:`\tau_c = 1`, :math:`a_c = b_c = 1000` (the
+    concentration held near 1: a concentration learnt under Gamma(1, 1) slows the chains'
+    mixing; :mod:`bayescal.bayesian.priors`).
     Precedence is user (``priors=``) > KDE-informed > default. The class prior is
     :math:`\pi \sim \mathrm{Beta}(1 + n_1, 1 + n_0)`. Atoms (exact 0 and 1, isolated
     heavy repeats) have class-conditional masses :math:`q_{ca}` whose prior is tied to the

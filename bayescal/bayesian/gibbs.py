@@ -167,10 +167,12 @@ default, since the chains mixed no faster with it: on four truths of the coverag
 and 10^3 scores (16 seeds each), 24 of 64 fits met R-hat <= 1.01 and ESS >= 400 at 300 and none
 at 10^3, against 25 and none (``docs/evidence/coverage.md``, its rows
 ``route_options={"alpha_update": "collapsed"}`` beside the default's). The slow direction is
-the number of components in use, which the concentration follows whichever way it is drawn: with
-the concentration held near 1 by its prior (``priors={"alpha_shape": 1000.0, "alpha_rate":
-1000.0}``, a different model) far more fits converge at 300 scores, on every truth of the
-coverage study (``docs/evidence/coverage.md``, its rows beside the default's on the same seeds).
+the number of components in use, which the concentration follows whichever way it is drawn. The
+default prior therefore holds the concentration near 1 (Gamma(1000, 1000);
+:mod:`bayescal.bayesian.priors` says why), and with it far more fits converge at 300 and
+:math:`10^3` scores (``docs/evidence/coverage.md``, the rows of a learnt concentration,
+``priors={"alpha_shape": 1.0, "alpha_rate": 1.0}``, beside the default's on the same seeds); the
+measurements of the collapsed update above were made with that learnt concentration.
 
 **Chains and randomness.** Each chain has its own ``numpy.random.Generator`` spawned from
 ``random_seed`` (:meth:`numpy.random.SeedSequence.spawn`), so a chain's draws depend on the

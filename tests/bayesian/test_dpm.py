@@ -15,7 +15,7 @@ from scipy.special import expit, logsumexp
 from bayescal.bayesian import mixture
 from bayescal.bayesian.dpm import DPMCalibrator, _present_families
 from bayescal.bayesian.gibbs import fit_gibbs
-from bayescal.bayesian.priors import PRIOR_KEYS, resolve_priors
+from bayescal.bayesian.priors import DEFAULT_PRIOR, PRIOR_KEYS, resolve_priors
 from bayescal.data import ScoreSummary
 
 TINY = {"n_components": 8, "draws": 150, "tune": 150, "chains": 2}
@@ -67,7 +67,7 @@ def test_priors_precedence_user_over_kde_over_default(rng):
     x0, x1 = rng.normal(-1, 1, 500), rng.normal(2, 0.5, 300)
     p = resolve_priors({1: {"mu_scale": 7.0}, 0: {"alpha_shape": 3.0}}, [x0, x1], [np.ones(500), np.ones(300)], 10)
     assert set(p[0]) == set(PRIOR_KEYS) == set(p[1])
-    assert p[0]["alpha_shape"] == 3.0 and p[1]["alpha_shape"] == 1.0  # user, then default
+    assert p[0]["alpha_shape"] == 3.0 and p[1]["alpha_shape"] == DEFAULT_PRIOR["alpha_shape"]  # user, then default
     assert p[1]["mu_scale"] == 7.0  # user wins over KDE
     assert p[0]["mu_scale"] == pytest.approx(x0.std())  # KDE-informed
     # the class's quantiles, centre-out: the first (heaviest) sticks at the middle, the extremes last
