@@ -105,6 +105,10 @@ HELD_OUT = [
     "mixed_piles",
 ]
 LEVELS = (0.5, 0.8, 0.95)
+LEARNT_CONCENTRATION = {"alpha_shape": 1.0, "alpha_rate": 1.0}
+"""The concentration prior of the default calibrator until 2026-12-02, Gamma(1, 1), under which the
+concentration is learnt; rows written before then carry it in their ``route`` label."""
+
 FIELDS = [
     "truth",
     "n",
@@ -574,9 +578,22 @@ def summarise(path: Path) -> str:
     return "\n".join(lines)
 
 
+def _paired_base(route: str, base: str) -> str:
+    """The route a row of :func:`paired` compares ``route`` with: the same route under the same
+    concentration prior and otherwise the default settings (a route that also sets other parameters
+    under the learnt concentration, ``priors={"alpha_shape": 1.0, "alpha_rate": 1.0}``, is compared
+    with the default calibrator under that prior, so a comparison changes one thing), else ``base``."""
+    name, options = _route_of(route)
+    priors = options.get("priors", {})
+    alpha = {k: priors[k] for k in ("alpha_shape", "alpha_rate") if k in priors}
+    own = _label(name, {"priors": alpha}) if alpha else base
+    return base if own == route else own
+
+
 def paired(path: Path, base: str = "gibbs") -> str:
-    """Every other route beside ``base`` on the replicates both fitted (same truth, N and seed), as
-    two markdown tables.
+    """Every other route beside its base (:func:`_paired_base`: ``base`` unless the route changes
+    the concentration prior as well as other settings) on the replicates both fitted (same truth, N
+    and seed), as two markdown tables.
 
     Per (route, truth, N): the seeds both fitted; the mean 95 % coverage of each
     (:func:`cell_summary` of each side's rows), with the standard error of the mean paired
@@ -595,7 +612,8 @@ def paired(path: Path, base: str = "gibbs") -> str:
     by_key = {(r["route"], r["truth"], int(r["n"]), int(r["seed"])): r for r in rows}
     cell_lines, totals = [], {}
     for (route, truth, n), sel in cells(rows):
-        pairs = [(by_key.get((base, truth, n, int(r["seed"]))), r) for r in sel]
+        own = _paired_base(route, base)
+        pairs = [(by_key.get((own, truth, n, int(r["seed"]))), r) for r in sel]
         pairs = [p for p in pairs if p[0] is not None]
         if route == base or len(pairs) < 2:
             continue
@@ -607,28 +625,30 @@ def paired(path: Path, base: str = "gibbs") -> str:
         higher = int(np.sum(rhat[1] > rhat[0]))
         done = [sum(meets_target(r) for r in side) for side in sides]
         cell_lines.append(
-            f"| {base} vs {route} | {_truth_label(truth)} | {n} | {len(pairs)} "
+            f"| {own} vs {route} | {_truth_label(truth)} | {n} | {len(pairs)} "
             f"| {a['cov95']:.3f} / {b['cov95']:.3f} ({diff.std(ddof=1) / np.sqrt(diff.size):.3f}) "
             f"| {a['mae']:.4f} / {b['mae']:.4f} | {a['rhat_max']:.2f} / {b['rhat_max']:.2f} "
             f"| {above[0]} / {above[1]} | {higher} | {done[0]} / {done[1]} |"
         )
-        t = totals.setdefault((route, n), np.zeros(10, dtype=int))
+        t = totals.setdefault((own, route, n), np.zeros(10, dtype=int))
         in_bar = [int(0.92 <= c["cov95"] <= 0.98) for c in (a, b)]
         t += [1, len(pairs), b["mae"] < a["mae"], *in_bar, *above, higher, *done]
     head = (
-        f"| comparison | truth | N | seeds paired | 95 % cov: {base} / route (se of the difference) "
-        f"| MAE: {base} / route | R-hat max: {base} / route | fits with R-hat > {MAP_RHAT_WARN}: {base} / route "
-        f"| fits where the route's R-hat is higher | fits converged: {base} / route |"
+        "| comparison (base vs route) | truth | N | seeds paired | 95 % cov: base / route (se of the difference) "
+        f"| MAE: base / route | R-hat max: base / route | fits with R-hat > {MAP_RHAT_WARN}: base / route "
+        "| fits where the route's R-hat is higher | fits converged: base / route |"
     )
     total_head = (
-        f"| comparison | N | truths | fits paired | truths where the route's MAE is lower "
-        f"| truths with 95 % cov in 0.92-0.98: {base} / route | fits with R-hat > {MAP_RHAT_WARN}: {base} / route "
-        f"| fits where the route's R-hat is higher | fits converged: {base} / route |"
+        "| comparison (base vs route) | N | truths | fits paired | truths where the route's MAE is lower "
+        f"| truths with 95 % cov in 0.92-0.98: base / route | fits with R-hat > {MAP_RHAT_WARN}: base / route "
+        "| fits where the route's R-hat is higher | fits converged: base / route |"
     )
     total_lines = [
-        f"| {base} vs {route} | {n} | {k} | {fits} | {lower} of {k} | {bar_a} / {bar_b} | {up_a} / {up_b} | {higher} "
+        f"| {own} vs {route} | {n} | {k} | {fits} | {lower} of {k} | {bar_a} / {bar_b} | {up_a} / {up_b} | {higher} "
         f"| {done_a} / {done_b} |"
-        for (route, n), (k, fits, lower, bar_a, bar_b, up_a, up_b, higher, done_a, done_b) in sorted(totals.items())
+        for (own, route, n), (k, fits, lower, bar_a, bar_b, up_a, up_b, higher, done_a, done_b) in sorted(
+            totals.items(), key=lambda item: (item[0][1], item[0][2])
+        )
     ]
     return "\n".join([total_head, _rule(total_head), *total_lines, "", head, _rule(head), *cell_lines])
 

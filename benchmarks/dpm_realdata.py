@@ -57,7 +57,9 @@ the DPM's mean ranks per dataset and per classifier, failures and warnings, prin
 saved as JSON in ``benchmarks/results/dpm_realdata.json`` (kept in git: ``make_evidence.py``
 rebuilds the real-data page from it).
 
-**Measured** (2026-11-25, DPM defaults: ``components="select"`` (Gaussian and Beta
+**Measured** (2026-11-25, DPM defaults then, among them the concentration learnt under a
+Gamma(1, 1) prior (``priors={"alpha_shape": 1.0, "alpha_rate": 1.0}`` since 2026-12-02; the
+current default's ranks are on ``docs/evidence/realdata.md``): ``components="select"`` (Gaussian and Beta
 components compared on the chains' first 100 draws by the leave-one-out log densities of the
 points, the kept family's chains run on), the null model averaged in by pseudo-BMA+ weights,
 tie spreading, the neighbour rule for atoms, compression above 2,048 scores on asinh-scale

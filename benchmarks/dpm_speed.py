@@ -52,6 +52,9 @@ import warnings
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dpm_coverage import parse_options
+
 
 def simulate(n: int, seed: int = 0):
     rng = np.random.default_rng(seed)
@@ -86,7 +89,7 @@ from bayescal import make_calibrator
 rng = np.random.default_rng(0)
 y = (rng.random(10000) < 0.4).astype(int)
 s = np.where(y == 1, rng.beta(5, 2, y.size), rng.beta(2, 5, y.size))
-make_calibrator("dpm", inference={route!r}, random_state=0).fit(s, y)
+make_calibrator("dpm", inference={route!r}, random_state=0, **{options!r}).fit(s, y)
 print(time.perf_counter() - t0)
 """
 
@@ -107,12 +110,21 @@ def main() -> None:
     ap.add_argument("--n", nargs="+", type=int, default=[10**3, 10**4, 10**5, 10**6, 10**7])
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--route", default="gibbs")
+    ap.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="a DPM parameter set on every DPM fit, e.g. 'route_options={\"thin\": 20}' (repeatable; a "
+        "route_options given here is merged into the Hamiltonian column's)",
+    )
     ap.add_argument("--bgm-max", type=int, default=10**5)
     ap.add_argument("--bgm-converged-max", type=int, default=10**4)
     ap.add_argument(
         "--load", action="store_true", help="time it all while another process multiplies matrices (DPM fit: min (max))"
     )
     args = ap.parse_args()
+    args.params = parse_options(args.option, ap.error)
     busy = subprocess.Popen([sys.executable, "-c", BUSY]) if args.load else None
     try:
         run(args)
@@ -132,22 +144,31 @@ def run(args: argparse.Namespace) -> None:
     if args.load:
         print("under load: another process multiplies matrices with its BLAS threads throughout (--load)")
     first = subprocess.run(
-        [sys.executable, "-c", FIRST_FIT.format(route=args.route)], capture_output=True, text=True, check=True
+        [sys.executable, "-c", FIRST_FIT.format(route=args.route, options=args.params)],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     print(
         f"first fit in a fresh process (import + fit, N = 10^4, route {args.route}): "
         f"{float(first.stdout.split()[-1]):.1f} s"
     )
     s, y = simulate(1000, 1)
-    make_calibrator("dpm", inference=args.route, random_state=0).fit(s, y)  # warm-up
+
+    def dpm(**params):
+        """The DPM calibrator of the run: the route, seed 0 and ``--option`` parameters, then ``params``
+        (``route_options`` merged)."""
+        merged = args.params | params
+        if "route_options" in params and "route_options" in args.params:
+            merged["route_options"] = args.params["route_options"] | params["route_options"]
+        return make_calibrator("dpm", inference=args.route, random_state=0, **merged)
+
+    if args.params:
+        print(f"every DPM fit with {args.params}")
+    dpm().fit(s, y)  # warm-up
     edge = make_calibrator("dpm").compress_above
     s, y = simulate(edge + 1, 2)
-    raw, binned = (
-        best_of(
-            lambda m=m: make_calibrator("dpm", inference=args.route, random_state=0).fit(s[:m], y[:m]), args.repeats
-        )
-        for m in (edge, edge + 1)
-    )
+    raw, binned = (best_of(lambda m=m: dpm().fit(s[:m], y[:m]), args.repeats) for m in (edge, edge + 1))
     print(
         f"either side of compress_above ({edge:,} continuous scores; one replicate, fitted without and with "
         f"its last score): {raw:.2f} s on the raw scores, {binned:.2f} s compressed ({binned / raw:.2f} times)"
@@ -165,24 +186,16 @@ def run(args: argparse.Namespace) -> None:
         holder = {}
 
         def fit_dpm():
-            holder["m"] = make_calibrator("dpm", inference=args.route, random_state=0).fit(s, y)
+            holder["m"] = dpm().fit(s, y)
 
         fit_times = times_of(fit_dpm, args.repeats)
         t_fit = f"{min(fit_times):.2f}" + (f" ({max(fit_times):.2f})" if args.load else "")
-        t_gaussian = best_of(
-            lambda: make_calibrator("dpm", inference=args.route, random_state=0, components="gaussian").fit(s, y),
-            args.repeats,
-        )
-        t_auto = best_of(
-            lambda: make_calibrator("dpm", inference=args.route, random_state=0, components="auto").fit(s, y),
-            args.repeats,
-        )
+        t_gaussian = best_of(lambda: dpm(components="gaussian").fit(s, y), args.repeats)
+        t_auto = best_of(lambda: dpm(components="auto").fit(s, y), args.repeats)
         if args.route == "gibbs":  # the sampler's Hamiltonian moves on every class
 
             def fit_hmc():
-                holder["h"] = make_calibrator(
-                    "dpm", inference=args.route, random_state=0, route_options={"hmc_steps": 20}
-                ).fit(s, y)
+                holder["h"] = dpm(route_options={"hmc_steps": 20}).fit(s, y)
 
             conv_h = (best_of(fit_hmc, args.repeats), holder["h"].diagnostics_["map"])
             hmc = f"{conv_h[0]:.2f} ({conv_h[1]['rhat_max']:.3f} / {conv_h[1]['ess_bulk_min']:.0f})"

@@ -31,7 +31,7 @@ Usage::
     python benchmarks/dpm_speed.py | tee benchmarks/results/dpm_speed.md
     python benchmarks/dpm_speed.py --load | tee benchmarks/results/dpm_speed_load.md
     python benchmarks/dpm_realdata.py
-    python benchmarks/make_evidence.py                           # then commit docs/evidence/
+    python benchmarks/make_evidence.py --readme README.md        # then commit docs/evidence/ and README.md
 """
 
 from __future__ import annotations
@@ -138,14 +138,23 @@ def coverage_page(source: Path) -> str:
         "of the cell's rows do: rows written before 2026-11-29 do not), and the fit time (seconds, on a shared "
         "machine, with the code that wrote the rows; `speed.md` has the current code's times). The bar: 95 % coverage 0.92-0.98, 50 % and 80 % within 0.07 of their level, MAE no "
         "larger than the KDE calibrator's, R-hat <= 1.01, ESS >= 400. Route `gibbs` is the default "
-        'calibrator (`components="select"`: for probability scores it fits Gaussian and Beta components, '
+        "calibrator: the concentration of each class's mixture held near 1 by its prior (Gamma(1000, 1000), "
+        "the default since 2026-12-02; `bayescal.bayesian.priors` says why), and "
+        '`components="select"` (for probability scores it fits Gaussian and Beta components, '
         "compares them on their chains' first draws by the leave-one-out log densities of the points and "
         f"runs on the chains of the family that predicts them better, and above {SELECT_AVERAGE_UNITS:,} scores in a class "
         'averages the two as `components="auto"` does (so at 10^6 and 10^7 its rows are those fits); for the '
         "decision-value truths heavy "
         "and skewed it is the Gaussian model; a class of more than 2,048 scores whose chains run without "
         "Hamiltonian moves, up to 20,000 scores, starts each chain from its own draw from the prior, the "
-        "others from the KDE-informed values); `gibbs (gaussian)` fits Gaussian components only "
+        "others from the KDE-informed values). Every row written before 2026-12-02, and every row of a route "
+        "other than `gibbs` and the few below that say otherwise, learnt the concentration under a Gamma(1, 1) "
+        'prior, the default until then: their labels say so (`priors={"alpha_shape": 1.0, "alpha_rate": 1.0}`), '
+        "and below a route is named without it. The rows of that former default are "
+        '`gibbs (priors={"alpha_shape": 1.0, "alpha_rate": 1.0})`; the rows of the new default were first '
+        'written as a candidate (`priors={"alpha_shape": 1000.0, "alpha_rate": 1000.0}`) on the seeds of the '
+        "former default's cells, and relabelled `gibbs` when it became the default (CHANGELOG). "
+        "`gibbs (gaussian)` fits Gaussian components only "
         '(`--option \'components="gaussian"\'`, the default before `"select"`); `gibbs (auto)` averages '
         'Gaussian and Beta components by their label scores (`components="auto"`, with fewer seeds, up to 10^5). '
         'Beta components alone (`components="beta"`, `gibbs (beta)`) are in the study only at 10^6, on the '
@@ -157,11 +166,10 @@ def coverage_page(source: Path) -> str:
         "10^4 (a smaller truncation, whose fewer redundant components might mix faster: they do not) and "
         "`n_components=40` there (a larger one, on three truths: the plateau's band is no wider); "
         '`priors={"alpha_shape": a, "alpha_rate": b}` sets the prior of the mixtures\' concentration, '
-        "Gamma(a, b) instead of the default Gamma(1, 1): Gamma(2, 0.5) (mean 4, more components in use), "
-        "Gamma(2, 2) (mean 1, no mass near 0), Gamma(10, 10) and Gamma(1000, 1000) (the concentration held "
-        "near 1; 40 seeds at 300, 32 at 10^3 and 10^4, 16 at 10^5 and 10^6, 8 at 10^7), the others on 16 seeds "
-        '(candidates page, overview); with the held concentration, `route_options={"thin": 20}` at 300 scores and '
-        '`{"thin": 6}` at 10^3 keep a half and a third to a half of the default\'s sweeps (seven design truths, 16 seeds); '
+        "Gamma(a, b): Gamma(2, 0.5) (mean 4, more components in use), Gamma(2, 2) (mean 1, no mass near 0) and "
+        'Gamma(10, 10), on 16 seeds (candidates page, overview); `route_options={"thin": 20}` at 300 scores and '
+        '`{"thin": 6}` at 10^3, with the held concentration, keep a half and a third to a half of the default\'s '
+        "sweeps (seven design truths, 16 seeds); "
         '`route_options={"alpha_update": "collapsed"}` draws the concentration with the sticks integrated '
         'out (the same posterior; `bayescal.bayesian.gibbs`, "Concentration"); '
         '`route_options={"start": "dispersed"}` '
@@ -169,7 +177,7 @@ def coverage_page(source: Path) -> str:
         '`benchmarks/start_study.py`), `route_options={"start": "prior"}` every class\'s from the KDE-informed '
         "values: the default up to 2026-11-28, whose rows at 10^4 (and of the boosted truth at 10^5) keep that "
         "label, as do the `gibbs (gaussian)` and `gibbs (auto)` rows at 10^4 fitted then; the rows of "
-        "`gibbs` there are the dispersed starts' rows where every class has more than 2,048 scores (the "
+        "the former default there are the dispersed starts' rows where every class has more than 2,048 scores (the "
         "same fits, bit for bit) and new fits on the rare and boosted truths. A fit's draws depend in the "
         'last bits on the processor (`bayescal.bayesian.gibbs`, "Chains and randomness"), most of all from '
         "10^5 scores on, where the Hamiltonian moves run: every row there was fitted on the machine named below "
@@ -182,11 +190,13 @@ def coverage_page(source: Path) -> str:
         + "\n"
         + summarise(source)
         + "\n\n## Beside the default on the same replicates\n\n"
-        "Every other route of the table above against `gibbs` on the replicates both fitted (the same "
-        "truth, N and seed): first summed over the truths per route and N (on how many truths the "
+        "Every other route of the table above against its base on the replicates both fitted (the same "
+        "truth, N and seed). The base is `gibbs`, except for a route that sets other parameters under the "
+        'learnt concentration (`priors={"alpha_shape": 1.0, "alpha_rate": 1.0}` beside them), whose base is '
+        "the former default, the same prior alone, so that each comparison changes one setting. First summed over the truths per route and N (on how many truths the "
         "route's mean MAE is lower, how many truths' 95 % coverage lies in 0.92-0.98 with each, how many "
         "fits' worst R-hat exceeds the convergence warning's threshold with each, and in how many fits "
-        "the route's worst R-hat is above the default's), then per truth, with the standard error of the "
+        "the route's worst R-hat is above the base's), then per truth, with the standard error of the "
         "mean paired difference of the 95 % coverage. Chains that start apart show their disagreement "
         "in a higher R-hat, so a route that raises R-hat on the same data can be the more honest one "
         "(bands guide).\n\n"
@@ -312,15 +322,15 @@ rows on `coverage.md` (the plateau's band below 0.92, chains that do not converg
 | many chains (eight of 125 kept draws), four times the warm-up, over-dispersed starts (each chain from a prior draw, `route_options={"start": "dispersed"}`) | `start_study.py` | no | at 10^4 the chains disagree more, not less (worst R-hat 1.14-1.34 against 1.12-1.20 from the shared KDE-informed start on the same replicates, six truths, 8 seeds), so two chains from one start understate their disagreement there; at 300 dispersed starts converge as often as the shared start (25 of 48); no fit at 10^3-10^4 converged; coverage unchanged. Dispersed starts lower the error at 10^4 on sixteen of the seventeen truths and are the default for compressed classes of 2,049-20,000 scores (no Hamiltonian moves); they cure no convergence |
 | the concentration drawn with the sticks integrated out, then the sticks given it (`route_options={"alpha_update": "collapsed"}`; the same posterior, another path) | `dpm_coverage.py --option` | no | mixes no faster: on four design truths (16 seeds) 24 of 64 fits converged at 300 and none at 10^3, against 25 and none by default, so the concentration's tie to the empty components' sticks is not what slows the chains |
 | a concentration prior of mean 4 (`priors={"alpha_shape": 2.0, "alpha_rate": 0.5}`: more components in use) | `dpm_coverage.py --option` | no | the plateau's band reaches the bar at 300 and 10^3 (0.938 and 0.921 against 0.892 and 0.882 on the same 16 seeds) and more fits converge at 300 (95 of 112 against 66, seven design truths), but the error rises on the smooth truths (monotone 1.11 / 1.20 / 1.09 times the default's at 300 / 10^3 / 10^4, the overconfident classifier 1.24 / 1.24 / 1.15), the rare class under-covers at 300 (0.860 against 0.916) and the plateau is unchanged at 10^4, where the twenty components are all in use; a truncation of 40 there (`n_components=40`, three truths) does not help it either (0.892 against 0.896) |
-| the concentration held near 1 (`priors={"alpha_shape": 1000.0, "alpha_rate": 1000.0}`, a Gamma prior of standard deviation 0.03, instead of Gamma(1, 1)) | `dpm_coverage.py --option` | no | not a failure so far, the next candidate for the default: on the same replicates as the default (`coverage.md`, "Beside the default on the same replicates": all seventeen truths at 300, 10^3 and 10^4 scores, every truth of the default's cells at 10^5 and 10^6 and the monotone one at 10^7) it converges more often at 300 and 10^3 scores (the "fits converged" column: on most truths at 300 nine fits in ten), its error and band width stay within about a tenth of the default's, and its 95 % coverage is on average a little lower up to 10^3 scores (about half a point at 300), by more than two standard errors of the paired difference on a few truths, the plateau among them at 10^3 and 10^4 (about 0.02 lower, further below the bar), and about as many truths lie inside the bar with each (the table's counts); from 10^4 scores on no fit of either converges. Gamma(10, 10) (standard deviation 0.32; all seventeen truths at 300 and 10^3, 16 seeds) keeps most of the gain, with a coverage shift as small, but the plateau lower still at 10^3. With the held concentration the chains need fewer sweeps: keeping half as many at 300 scores (`route_options={"thin": 20}`) and a third to a half at 10^3 (`{"thin": 6}`), seven design truths, still converges more often than the default, a lead towards the one-second fit (not yet timed by `dpm_speed.py`). On the real datasets (`dpm_realdata.py --seeds 3 --calibrators dpm beta isotonic --dpm-param 'priors={...}'`) its ranks among the DPM, beta and isotonic calibrators on Brier score / log loss are {held_alpha_ranks}. The posterior of the concentration is wide at these sizes (about 0.1-4) and moves with the number of components in use, which the sweeps change slowly; holding it still removes that slow direction. Not yet the default: every default cell of `coverage.md` has to be refitted with it first, on as many seeds as the default's rows there |
+| the concentration held near 1 (a Gamma(1000, 1000) prior, standard deviation 0.03, instead of Gamma(1, 1); written `priors={"alpha_shape": 1000.0, "alpha_rate": 1000.0}` while a candidate) | `dpm_coverage.py --option` | no | the default since 2026-12-02, and not a cure: on the same replicates as the learnt concentration (`coverage.md`, "Beside the default on the same replicates", the rows of `priors={"alpha_shape": 1.0, "alpha_rate": 1.0}`: all seventeen truths at 300, 10^3 and 10^4 scores, every truth of the former default's cells at 10^5 and 10^6 and the monotone one at 10^7) it converges more often at 300 and 10^3 scores (the "fits converged" column: on most truths at 300 nine fits in ten), its error and band width stay within about a tenth of the learnt concentration's, and its 95 % coverage is on average a little lower up to 10^3 scores (about half a point at 300), by more than two standard errors of the paired difference on a few truths, the plateau among them (further below the bar); from 10^4 scores on no fit of either converges. Gamma(10, 10) (standard deviation 0.32; all seventeen truths at 300 and 10^3, 16 seeds) keeps most of the gain, with a coverage shift as small, but the plateau lower still at 10^3. With the held concentration the chains need fewer sweeps: keeping half as many at 300 scores (`route_options={"thin": 20}`) and a third to a half at 10^3 (`{"thin": 6}`), seven design truths, still converges more often than the learnt concentration, a lead towards the one-second fit (not yet timed by `dpm_speed.py`). On the real datasets (`dpm_realdata.py`) the ranks among the DPM, beta and isotonic calibrators on Brier score / log loss are {alpha_ranks}. The posterior of a learnt concentration is wide at these sizes (about 0.1-4) and moves with the number of components in use, which the sweeps change slowly; holding it still removes that slow direction |
 """
 """The candidates page's overview: one row per candidate study, its verdict in words (the numbers
 are in its section or docstring, so the row does not go stale when a study is rerun)."""
 
 
 def _overview(results: Path) -> str:
-    """:data:`OVERVIEW` with the real-data ranks of the held concentration and of the default, read
-    from the real-data study's results in ``results``."""
+    """:data:`OVERVIEW` with the real-data ranks of the default (the held concentration) and of the
+    learnt concentration, read from the real-data study's results in ``results``."""
 
     def ranks(name: str) -> str:
         path = results / name
@@ -329,8 +339,8 @@ def _overview(results: Path) -> str:
         dpm = next(row for row in json.loads(path.read_text())["average"] if row["calibrator"] == "dpm")
         return f"{dpm['rank_brier_checked']:.2f} / {dpm['rank_log_loss_checked']:.2f}"
 
-    held, default = ranks("dpm_realdata_alpha_held.json"), ranks("dpm_realdata.json")
-    return OVERVIEW.replace("{held_alpha_ranks}", f"{held}, against the default's {default}")
+    default, learnt = ranks("dpm_realdata.json"), ranks("dpm_realdata_alpha_learnt.json")
+    return OVERVIEW.replace("{alpha_ranks}", f"{default} by default, against {learnt} with the learnt concentration")
 
 
 def candidates_page(source: Path) -> str:
@@ -516,6 +526,147 @@ def missing_rows(old: str, new: str, cells: int) -> list[tuple[str, ...]]:
     return sorted(key for key, seeds in before.items() if key not in after or after[key] < seeds)
 
 
+README = HERE.parent / "README.md"
+README_START = "<!-- numbers below: written by benchmarks/make_evidence.py from benchmarks/results; do not edit -->"
+README_END = "<!-- end of the numbers written by benchmarks/make_evidence.py -->"
+"""The markers of the README's block of measured numbers (:func:`readme_numbers`)."""
+
+_POWERS = {10**k: f"10^{k}" for k in range(2, 9)}
+
+
+def _n(n: int) -> str:
+    return _POWERS.get(n, f"{n:,}")
+
+
+def _realdata_numbers(source: Path) -> str:
+    """The real-data line of the README's block: the DPM's average ranks among the DPM, beta and
+    isotonic calibrators and among all of them."""
+    report = json.loads(source.read_text())
+    average = {row["calibrator"]: row for row in report["average"]}
+    config = report.get("config", {})
+    dpm = average["dpm"]
+    others = "; ".join(
+        f"{name} {average[name]['rank_brier_checked']:.2f} / {average[name]['rank_log_loss_checked']:.2f}"
+        for name in ("beta", "isotonic")
+        if name in average
+    )
+    place = [
+        1 + sum(row[key] < dpm[key] for row in average.values()) for key in ("rank_brier_all", "rank_log_loss_all")
+    ]
+    return (
+        f"- **Real data** ({len(config.get('datasets', []))} datasets x {len(config.get('classifiers', []))} "
+        f"classifiers x {config.get('seeds', '?')} splits, `realdata.md`, run {written(source):%Y-%m-%d}): the "
+        f"default DPM's average rank among the DPM, beta calibration and isotonic regression is "
+        f"{dpm['rank_brier_checked']:.2f} on Brier score / {dpm['rank_log_loss_checked']:.2f} on log loss "
+        f"({others}); among all {len(average)} calibrators it places {place[0]} / {place[1]}."
+    )
+
+
+def _speed_numbers(source: Path) -> str:
+    """The speed line of the README's block: the default fit's time at each N, the first fit in a
+    fresh process and the ratio to ``BayesianGaussianMixture`` with its defaults at 10^4."""
+    text = source.read_text()
+    rows = [
+        [c.strip() for c in line.split("|")[1:-1]]
+        for line in text.splitlines()
+        if line.startswith("| ") and line[2].isdigit()
+    ]
+    times = ", ".join(f"{r[1]} s at {_n(int(float(r[0])))}" for r in rows)
+    first = next((ln.split(":")[-1].strip() for ln in text.splitlines() if ln.startswith("first fit")), "?")
+    ratio = ""
+    for r in rows:
+        if int(float(r[0])) == 10**4 and r[9][:1].isdigit():
+            bgm = float(r[9].split()[0])
+            ratio = f"; at 10^4 scores {float(r[1]) / bgm:.2f} times the time of scikit-learn's BayesianGaussianMixture with its defaults ({bgm:.2f} s)"
+    return (
+        f"- **Speed** (`speed.md`, run {written(source):%Y-%m-%d}): a default fit takes {times} scores; the first "
+        f"fit in a fresh process {first}{ratio}."
+    )
+
+
+def _band_numbers(source: Path) -> str:
+    """The band's table of the README's block: per N, over the default calibrator's cells of the
+    coverage study, how many truths meet each part of the bar and how many fits converged, then the
+    cells whose 95 % band misses 0.92-0.98."""
+    sys.path.insert(0, str(HERE))
+    from dpm_coverage import DESIGN, _rows, _rule, _truth_label, cell_summary, cells
+
+    from bayescal.bayesian.convergence import meets_target
+
+    by_n: dict[int, list] = {}
+    for (route, truth, n), sel in cells(_rows(source)):
+        if route == "gibbs":
+            by_n.setdefault(n, []).append((truth, cell_summary(sel), sel))
+    head = (
+        "| N | truths (design + held out) | seeds a cell | 95 % band covers 0.92-0.98 | 80 % and 50 % bands within "
+        "0.07 too | MAE at most the KDE calibrator's | fits converged (R-hat <= 1.01, ESS >= 400) |"
+    )
+    miss_head = "| N | 95 % band outside 0.92-0.98: coverage (se) | 80 % / 50 % band more than 0.07 off | MAE above the KDE calibrator's: DPM / KDE |"
+    lines, misses = [head, _rule(head)], [miss_head, _rule(miss_head)]
+    for n, group in sorted(by_n.items()):
+        design = sum(t in DESIGN for t, _, _ in group)
+        in95 = [0.92 <= c["cov95"] <= 0.98 for _, c, _ in group]
+        bands = [abs(c["cov80"] - 0.8) <= 0.07 and abs(c["cov50"] - 0.5) <= 0.07 for _, c, _ in group]
+        mae = [c["mae"] <= c["others"].get("kde", float("inf")) for _, c, _ in group]
+        fits = [meets_target(r) for _, _, sel in group for r in sel]
+        seeds = sorted(c["seeds"] for _, c, _ in group)
+        lines.append(
+            f"| {_n(n)} | {len(group)} ({design} + {len(group) - design}) "
+            f"| {seeds[0] if seeds[0] == seeds[-1] else f'{seeds[0]}-{seeds[-1]}'} | {sum(in95)} "
+            f"| {sum(a and b for a, b in zip(in95, bands))} | {sum(mae)} | {sum(fits)} of {len(fits)} |"
+        )
+        columns = [
+            [
+                f"{_truth_label(t)} {c['cov95']:.3f} ({c['cov95_se']:.3f})"
+                for (t, c, _), ok in zip(group, in95)
+                if not ok
+            ],
+            [f"{_truth_label(t)} {c['cov80']:.3f} / {c['cov50']:.3f}" for (t, c, _), ok in zip(group, bands) if not ok],
+            [
+                f"{_truth_label(t)} {c['mae']:.4f} / {c['others']['kde']:.4f}"
+                for (t, c, _), ok in zip(group, mae)
+                if not ok
+            ],
+        ]
+        misses.append(f"| {_n(n)} | " + " | ".join("; ".join(col) or "-" for col in columns) + " |")
+    return (
+        f"**The band** on simulated truths with known maps (`coverage.md`; rows up to {written(source):%Y-%m-%d}), "
+        "the default calibrator's cells, against the bar (95 % band covering 0.92-0.98 of the data region, "
+        "80 % and 50 % bands within 0.07 of their level, mean-map error no larger than the KDE calibrator's, "
+        "R-hat <= 1.01 and ESS >= 400):\n\n"
+        + "\n".join(lines)
+        + "\n\nThe cells outside the bar (means over seeds):\n\n"
+        + "\n".join(misses)
+    )
+
+
+def readme_numbers(results: Path) -> str:
+    """The README's block of measured numbers, from the studies' outputs in ``results``: the real-data
+    ranks, the default fit's times and the band's coverage, error and convergence, each summed from
+    the output its evidence page is built from (so the README cannot quote a stale number)."""
+    parts = [
+        render(results / name)
+        for name, render in (
+            ("dpm_realdata.json", _realdata_numbers),
+            ("dpm_speed.md", _speed_numbers),
+            ("dpm_coverage.csv", _band_numbers),
+        )
+        if (results / name).is_file()
+    ]
+    return "\n\n".join([README_START, *parts, README_END])
+
+
+def write_readme(readme: Path, results: Path) -> bool:
+    """Replace the README's block between :data:`README_START` and :data:`README_END` by
+    :func:`readme_numbers`; False (the file left as it is) when the README has no such block."""
+    text = readme.read_text()
+    start, end = text.find(README_START), text.find(README_END)
+    if start < 0 or end < start:
+        return False
+    readme.write_text(text[:start] + readme_numbers(results) + text[end + len(README_END) :])
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--results", type=Path, default=RESULTS, help="folder of the studies' outputs")
@@ -524,6 +675,12 @@ def main(argv: list[str] | None = None) -> int:
         "--allow-fewer-rows",
         action="store_true",
         help="rewrite the coverage page even when the study's output lacks some of its rows (or seeds)",
+    )
+    ap.add_argument(
+        "--readme",
+        type=Path,
+        default=None,
+        help=f"also rewrite the block of measured numbers in this README (the project's: {README.name})",
     )
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -542,6 +699,9 @@ def main(argv: list[str] | None = None) -> int:
             continue
         page.write_text(text)
         print(f"{name}: wrote {page} from {source}")
+    if args.readme is not None:
+        done = write_readme(args.readme, args.results)
+        print(f"README: {'wrote the numbers of' if done else 'found no block of numbers in'} {args.readme}")
     return 0
 
 

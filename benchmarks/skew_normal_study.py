@@ -94,7 +94,7 @@ from _mixture_sweeps import (
     sticks_and_concentration,
 )
 from _study_files import CONVERGENCE_COLUMNS, RESULTS, paired_table, run_study, study_parser
-from dpm_coverage import FIELDS, TRUTHS, _rows, cell_summary, run_one
+from dpm_coverage import FIELDS, LEARNT_CONCENTRATION, TRUTHS, _label, _rows, cell_summary, run_one
 
 from bayescal.bayesian.class_fit import ClassFit
 
@@ -347,12 +347,14 @@ def summarise(path: Path) -> str:
     (:func:`_study_files.paired_table`), with the map's convergence, the components' mean |delta|
     and Gaussian components' 95 % coverage and MAE on the same seeds: the coverage study's rows of
     ``components="gaussian"`` (the default's own rows for decision values, which it fits with
-    Gaussian components)."""
+    Gaussian components), under the learnt concentration the study ran with
+    (:data:`dpm_coverage.LEARNT_CONCENTRATION`)."""
     coverage = _rows(RESULTS / "dpm_coverage.csv")
 
     def gaussian(c: dict, sel: list[dict]) -> str:
         truth, n = sel[0]["truth"], int(sel[0]["n"])
-        route = "gibbs" if TRUTHS[truth][2] == "decision" else "gibbs (gaussian)"
+        family = {} if TRUTHS[truth][2] == "decision" else {"components": "gaussian"}
+        route = _label("gibbs", family | {"priors": LEARNT_CONCENTRATION})
         seeds = {int(r["seed"]) for r in sel}
         rows = [
             r

@@ -157,6 +157,21 @@ def test_the_coverage_page_sets_each_route_beside_the_default_on_the_seeds_both_
     assert make_evidence.missing_rows(text, own, 3) == []  # the paired rows are not the page's own cells
 
 
+def test_a_route_that_also_sets_the_learnt_concentration_is_paired_with_the_former_default():
+    """Each paired comparison changes one setting: a route that sets other parameters under a
+    concentration prior is compared with the default calibrator under that prior alone; the prior
+    alone, and any route without one, with the default."""
+    study = benchmark_module("dpm_coverage")
+    learnt = study._label("gibbs", {"priors": study.LEARNT_CONCENTRATION})
+    assert learnt == 'gibbs (priors={"alpha_shape": 1.0, "alpha_rate": 1.0})'
+    gaussian = study._label("gibbs", {"components": "gaussian", "priors": study.LEARNT_CONCENTRATION})
+    assert study._paired_base(gaussian, "gibbs") == learnt
+    assert study._paired_base(learnt, "gibbs") == "gibbs"
+    assert study._paired_base("gibbs (gaussian)", "gibbs") == "gibbs"
+    shape = study._label("gibbs", {"priors": {"ab_logsd": 2.0}})  # another prior key, not the concentration
+    assert study._paired_base(shape, "gibbs") == "gibbs"
+
+
 def test_the_coverage_study_can_rerun_every_cell_of_the_committed_page():
     """dpm_coverage.py --cells-from docs/evidence/coverage.md --resume completes the page's
     study: each table row becomes one cell whose route label is the row's own."""
@@ -207,13 +222,17 @@ def test_the_candidates_page_shows_each_candidate_beside_the_gaussian_components
     experts = page.index("## A Dirichlet-process mixture of logistic experts")
     assert page.index("| plateau | 300 |") < experts < page.index("| skewed | 3000 |")
     assert "against the DPM" not in page
-    # the held concentration's real-data ranks are read from the results, and missing ones are said to be
-    assert "are not in `dpm_realdata_alpha_held.json`, against the default's not in `dpm_realdata.json`" in page
+    # the concentration's real-data ranks are read from the results, and missing ones are said to be
+    assert (
+        "are not in `dpm_realdata.json` by default, against not in `dpm_realdata_alpha_learnt.json` with the learnt"
+        in page
+    )
     rows = [{"calibrator": "beta", "rank_brier_checked": 2.0, "rank_log_loss_checked": 2.0}]
     rows.append({"calibrator": "dpm", "rank_brier_checked": 1.5, "rank_log_loss_checked": 1.25})
-    (results / "dpm_realdata_alpha_held.json").write_text(json.dumps({"average": rows}))
+    (results / "dpm_realdata_alpha_learnt.json").write_text(json.dumps({"average": rows}))
     assert benchmark_module("make_evidence").main(["--results", str(results), "--out", str(out)]) == 0
-    assert "are 1.50 / 1.25, against the default's not in `dpm_realdata.json`." in (out / "candidates.md").read_text()
+    page = (out / "candidates.md").read_text()
+    assert "are not in `dpm_realdata.json` by default, against 1.50 / 1.25 with the learnt concentration" in page
 
 
 def test_a_committed_outputs_date_is_its_commits_not_the_checkouts(tmp_path):
@@ -314,3 +333,36 @@ def test_a_results_file_from_before_the_family_column_keeps_its_rows_and_the_pag
     assert study._beta_kept(rows[1:]) == "0.50"
     assert study._beta_kept(rows[:1]) == "-"
     assert study._beta_kept([r | {"family": "beta+gaussian"} for r in rows]) == "both"
+
+
+def test_the_readmes_numbers_are_those_the_committed_results_give():
+    """The README's block of measured numbers is what `make_evidence.py --readme` writes from the
+    studies' committed outputs: a study rerun without rewriting it fails here, not in a reader's hands."""
+    make_evidence = benchmark_module("make_evidence")
+    text = make_evidence.README.read_text()
+    start, end = text.index(make_evidence.README_START), text.index(make_evidence.README_END)
+    block = text[start : end + len(make_evidence.README_END)]
+    assert block == make_evidence.readme_numbers(make_evidence.RESULTS), (
+        "README.md's numbers are stale: run `python benchmarks/make_evidence.py --readme README.md`"
+    )
+
+
+def test_the_readme_block_is_rewritten_between_its_markers_only(tmp_path):
+    """`--readme` replaces the text between the two markers and nothing else; a README without them
+    is left as it is."""
+    make_evidence = benchmark_module("make_evidence")
+    results = tmp_path / "results"
+    results.mkdir()
+    rows = [{"calibrator": c, "rank_brier_checked": r, "rank_log_loss_checked": r, "rank_brier_all": r,
+             "rank_log_loss_all": r} for c, r in (("dpm", 1.5), ("beta", 2.0), ("isotonic", 2.5), ("platt", 1.2))]  # fmt: skip
+    (results / "dpm_realdata.json").write_text(json.dumps({"average": rows, "config": {"seeds": 3}}))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"before\n{make_evidence.README_START}\nold\n{make_evidence.README_END}\nafter\n")
+    assert make_evidence.write_readme(readme, results)
+    text = readme.read_text()
+    assert text.startswith("before\n") and text.endswith("after\n") and "old" not in text
+    assert "is 1.50 on Brier score / 1.50 on log loss (beta 2.00 / 2.00; isotonic 2.50 / 2.50)" in text
+    assert "among all 4 calibrators it places 2 / 2." in text  # Platt's 1.2 is the better rank
+    plain = tmp_path / "PLAIN.md"
+    plain.write_text("no block\n")
+    assert not make_evidence.write_readme(plain, results) and plain.read_text() == "no block\n"
