@@ -144,14 +144,20 @@ def log_joint(
         idx[t == a] = j
     cont = idx < 0
     log_prior = np.stack([np.log1p(-pi), np.log(pi)], axis=1)[..., None]  # (S, 2, 1)
-    out = np.empty((pi.shape[0], 2, t.size))
     with np.errstate(divide="ignore"):
         if cont.any():
             cont_mass = np.log1p(-np.clip(atom_prob.sum(axis=-1), 0.0, 1.0 - 1e-300))  # (S, 2)
-            out[:, :, cont] = log_density(t[cont], weight, p1, p2, family) + cont_mass[..., None]
-        if (~cont).any():
+            dens = log_density(t if cont.all() else t[cont], weight, p1, p2, family)
+            dens += cont_mass[..., None]  # in place: a fresh array, summed in the same order
+        if cont.all():
+            out = dens
+        else:
+            out = np.empty((pi.shape[0], 2, t.size))
+            if cont.any():
+                out[:, :, cont] = dens
             out[:, :, ~cont] = np.log(atom_prob[:, :, idx[~cont]])
-    return out + log_prior
+    out += log_prior
+    return out
 
 
 def map_draws(
