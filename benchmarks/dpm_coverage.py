@@ -105,6 +105,10 @@ HELD_OUT = [
     "mixed_piles",
 ]
 LEVELS = (0.5, 0.8, 0.95)
+COVERAGE_BAR = (0.92, 0.98)
+"""The range the issue asks of the 95 % band's pointwise coverage in every cell."""
+BAND_TOLERANCE = 0.07
+"""How far from its level the issue lets the 50 % and 80 % bands' coverage be."""
 LEARNT_CONCENTRATION = {"alpha_shape": 1.0, "alpha_rate": 1.0}
 """The concentration prior of the default calibrator until 2026-12-02, Gamma(1, 1), under which the
 concentration is learnt; rows written before then carry it in their ``route`` label."""
@@ -590,6 +594,17 @@ def _paired_base(route: str, base: str) -> str:
     return base if own == route else own
 
 
+def covers_in_bar(summary: dict) -> bool:
+    """Whether a cell's mean 95 % coverage (:func:`cell_summary`) lies in :data:`COVERAGE_BAR`."""
+    return COVERAGE_BAR[0] <= summary["cov95"] <= COVERAGE_BAR[1]
+
+
+def bands_in_bar(summary: dict) -> bool:
+    """Whether a cell's 80 % and 50 % bands cover within :data:`BAND_TOLERANCE` of their levels."""
+    # 1e-12: a coverage of exactly 0.73 is 0.07 from 0.8, not the 0.07000000000000006 of the floats
+    return all(abs(summary[f"cov{int(100 * level)}"] - level) <= BAND_TOLERANCE + 1e-12 for level in LEVELS[:2])
+
+
 def paired(path: Path, base: str = "gibbs") -> str:
     """Every other route beside its base (:func:`_paired_base`: ``base`` unless the route changes
     the concentration prior as well as other settings) on the replicates both fitted (same truth, N
@@ -631,7 +646,7 @@ def paired(path: Path, base: str = "gibbs") -> str:
             f"| {above[0]} / {above[1]} | {higher} | {done[0]} / {done[1]} |"
         )
         t = totals.setdefault((own, route, n), np.zeros(10, dtype=int))
-        in_bar = [int(0.92 <= c["cov95"] <= 0.98) for c in (a, b)]
+        in_bar = [int(covers_in_bar(c)) for c in (a, b)]
         t += [1, len(pairs), b["mae"] < a["mae"], *in_bar, *above, higher, *done]
     head = (
         "| comparison (base vs route) | truth | N | seeds paired | 95 % cov: base / route (se of the difference) "

@@ -219,11 +219,17 @@ def coverage_page(source: Path) -> str:
     )
 
 
-def _speed_table(source: Path) -> str:
+def _speed_lines(source: Path) -> list[str]:
+    """The lines of ``dpm_speed.py``'s output that its page shows: the table, the first fit in a
+    fresh process and the fit either side of ``compress_above``."""
     table = [ln for ln in source.read_text().splitlines() if ln.startswith(("|", "first fit", "either side"))]
     if not any(ln.startswith("|") for ln in table):
         raise ValueError(f"{source} holds no table: write it with `python benchmarks/dpm_speed.py | tee {source}`.")
-    return "\n".join(ln if ln.startswith("|") else ln + "\n" for ln in table) + "\n"
+    return table
+
+
+def _speed_table(source: Path) -> str:
+    return "\n".join(ln if ln.startswith("|") else ln + "\n" for ln in _speed_lines(source)) + "\n"
 
 
 def speed_page(source: Path) -> str:
@@ -328,6 +334,16 @@ rows on `coverage.md` (the plateau's band below 0.92, chains that do not converg
 are in its section or docstring, so the row does not go stale when a study is rerun)."""
 
 
+def _average_ranks(source: Path) -> dict[str, dict]:
+    """Each calibrator's row of average ranks in the real-data study's results (``dpm_realdata.py``)."""
+    return {row["calibrator"]: row for row in json.loads(source.read_text())["average"]}
+
+
+def _checked_ranks(row: dict) -> str:
+    """A calibrator's average ranks among the DPM, beta and isotonic calibrators: Brier score / log loss."""
+    return f"{row['rank_brier_checked']:.2f} / {row['rank_log_loss_checked']:.2f}"
+
+
 def _overview(results: Path) -> str:
     """:data:`OVERVIEW` with the real-data ranks of the default (the held concentration) and of the
     learnt concentration, read from the real-data study's results in ``results``."""
@@ -336,8 +352,7 @@ def _overview(results: Path) -> str:
         path = results / name
         if not path.is_file():
             return f"not in `{name}`"
-        dpm = next(row for row in json.loads(path.read_text())["average"] if row["calibrator"] == "dpm")
-        return f"{dpm['rank_brier_checked']:.2f} / {dpm['rank_log_loss_checked']:.2f}"
+        return _checked_ranks(_average_ranks(path)["dpm"])
 
     default, learnt = ranks("dpm_realdata.json"), ranks("dpm_realdata_alpha_learnt.json")
     return OVERVIEW.replace("{alpha_ranks}", f"{default} by default, against {learnt} with the learnt concentration")
@@ -541,15 +556,10 @@ def _n(n: int) -> str:
 def _realdata_numbers(source: Path) -> str:
     """The real-data line of the README's block: the DPM's average ranks among the DPM, beta and
     isotonic calibrators and among all of them."""
-    report = json.loads(source.read_text())
-    average = {row["calibrator"]: row for row in report["average"]}
-    config = report.get("config", {})
+    config = json.loads(source.read_text()).get("config", {})
+    average = _average_ranks(source)
     dpm = average["dpm"]
-    others = "; ".join(
-        f"{name} {average[name]['rank_brier_checked']:.2f} / {average[name]['rank_log_loss_checked']:.2f}"
-        for name in ("beta", "isotonic")
-        if name in average
-    )
+    others = "; ".join(f"{name} {_checked_ranks(average[name])}" for name in ("beta", "isotonic") if name in average)
     place = [
         1 + sum(row[key] < dpm[key] for row in average.values()) for key in ("rank_brier_all", "rank_log_loss_all")
     ]
@@ -565,14 +575,10 @@ def _realdata_numbers(source: Path) -> str:
 def _speed_numbers(source: Path) -> str:
     """The speed line of the README's block: the default fit's time at each N, the first fit in a
     fresh process and the ratio to ``BayesianGaussianMixture`` with its defaults at 10^4."""
-    text = source.read_text()
-    rows = [
-        [c.strip() for c in line.split("|")[1:-1]]
-        for line in text.splitlines()
-        if line.startswith("| ") and line[2].isdigit()
-    ]
+    lines = _speed_lines(source)
+    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in lines if line.startswith("| ") and line[2].isdigit()]
     times = ", ".join(f"{r[1]} s at {_n(int(float(r[0])))}" for r in rows)
-    first = next((ln.split(":")[-1].strip() for ln in text.splitlines() if ln.startswith("first fit")), "?")
+    first = next((ln.split(":")[-1].strip() for ln in lines if ln.startswith("first fit")), "?")
     ratio = ""
     for r in rows:
         if int(float(r[0])) == 10**4 and r[9][:1].isdigit():
@@ -589,7 +595,7 @@ def _band_numbers(source: Path) -> str:
     coverage study, how many truths meet each part of the bar and how many fits converged, then the
     cells whose 95 % band misses 0.92-0.98."""
     sys.path.insert(0, str(HERE))
-    from dpm_coverage import DESIGN, _rows, _rule, _truth_label, cell_summary, cells
+    from dpm_coverage import DESIGN, _rows, _rule, _truth_label, bands_in_bar, cell_summary, cells, covers_in_bar
 
     from bayescal.bayesian.convergence import meets_target
 
@@ -605,8 +611,8 @@ def _band_numbers(source: Path) -> str:
     lines, misses = [head, _rule(head)], [miss_head, _rule(miss_head)]
     for n, group in sorted(by_n.items()):
         design = sum(t in DESIGN for t, _, _ in group)
-        in95 = [0.92 <= c["cov95"] <= 0.98 for _, c, _ in group]
-        bands = [abs(c["cov80"] - 0.8) <= 0.07 and abs(c["cov50"] - 0.5) <= 0.07 for _, c, _ in group]
+        in95 = [covers_in_bar(c) for _, c, _ in group]
+        bands = [bands_in_bar(c) for _, c, _ in group]
         mae = [c["mae"] <= c["others"].get("kde", float("inf")) for _, c, _ in group]
         fits = [meets_target(r) for _, _, sel in group for r in sel]
         seeds = sorted(c["seeds"] for _, c, _ in group)

@@ -172,6 +172,19 @@ def test_a_route_that_also_sets_the_learnt_concentration_is_paired_with_the_form
     assert study._paired_base(shape, "gibbs") == "gibbs"
 
 
+def test_a_cell_meets_the_band_bar_at_its_edges_and_misses_it_just_beyond():
+    """The bar of the issue, 95 % coverage in 0.92-0.98 and the 50 % and 80 % bands within 0.07
+    of their levels, is closed: the page, the README and the paired table count its edges as met."""
+    study = benchmark_module("dpm_coverage")
+    low, high = study.COVERAGE_BAR
+    assert study.covers_in_bar({"cov95": low}) and study.covers_in_bar({"cov95": high})
+    assert not study.covers_in_bar({"cov95": low - 1e-3}) and not study.covers_in_bar({"cov95": high + 1e-3})
+    edge = {"cov80": 0.8 - study.BAND_TOLERANCE, "cov50": 0.5 + study.BAND_TOLERANCE}
+    assert study.bands_in_bar(edge)
+    assert not study.bands_in_bar(edge | {"cov80": 0.72})
+    assert not study.bands_in_bar(edge | {"cov50": 0.58})
+
+
 def test_the_coverage_study_can_rerun_every_cell_of_the_committed_page():
     """dpm_coverage.py --cells-from docs/evidence/coverage.md --resume completes the page's
     study: each table row becomes one cell whose route label is the row's own."""
