@@ -58,6 +58,10 @@ _FITTED = {
     "chains8_tune_long": {"chains": 8, "draws": 125, "tune": 2000},
     "dispersed": {"route_options": {"start": "dispersed"}},
     "dispersed_chains8": {"chains": 8, "draws": 125, "route_options": {"start": "dispersed"}},
+    "beta": {"components": "beta"},
+    "beta_k2": {"components": "beta", "n_components": 2},
+    "beta_hmc": {"components": "beta", "route_options": {"hmc_steps": 20}},
+    "beta_k2_hmc": {"components": "beta", "n_components": 2, "route_options": {"hmc_steps": 20}},
 }
 CONFIGS = {"default": {}} | {
     name: config | {"route_options": {"start": "prior"} | config.get("route_options", {})}
@@ -76,7 +80,13 @@ a chain, two chains), eight chains of 125 kept draws (the default's 1,000 kept d
 each chain with the default's 500 warm-up sweeps), and eight such chains with 2,000 warm-up
 sweeps each. Last, over-dispersed starts (Gelman & Rubin 1992; Vehtari et al. 2021): every chain
 starts from its own draw from the prior (``route_options={"start": "dispersed"}``), with two
-chains and with eight (the default from 2,048 to 20,000 scores a class since 2026-11-28). Every
+chains and with eight (the default from 2,048 to 20,000 scores a class since 2026-11-28). Then,
+on truths whose classes are each one Beta density (monotone, piles, rare; calibrated, weak,
+separable, mid_confident), Beta components alone with the default truncation (``beta``) and with
+two components (``beta_k2``: the true density and one spare), each with and without the
+Hamiltonian moves (``_hmc``): if the chains of the exact family with a single spare component do
+not converge either, the slow direction is the redundancy of the components (an overfitted
+mixture's flat ridges: Rousseau & Mengersen 2011, JRSS B 73, 689-710), not a wrong family or too few components. Every
 configuration but ``default`` names its start (``prior`` unless it sets another), so that a row
 means what it meant when it was fitted."""
 LONG_MIN_N = 10_000
@@ -90,6 +100,23 @@ def _rows(path: Path) -> list[dict]:
         return []
     with open(path) as fh:  # a rerun replaces the earlier row
         return list({(r["config"], r["truth"], r["n"], r["seed"]): r for r in csv.DictReader(fh)}.values())
+
+
+def _current_header(path: Path) -> None:
+    """Rewrite ``path`` with the columns :data:`OUT_FIELDS` if it was written with others (rows
+    from before a column was added keep their values, the new column empty), so that rows
+    appended now line up with its header."""
+    if not path.exists():
+        return
+    with open(path) as fh:
+        reader = csv.DictReader(fh)
+        if reader.fieldnames == OUT_FIELDS:
+            return
+        rows = list(reader)
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=OUT_FIELDS)
+        writer.writeheader()
+        writer.writerows({k: r.get(k, "") for k in OUT_FIELDS} for r in rows)
 
 
 def one_row(config: str, truth: str, n: int, seed: int) -> dict:
@@ -179,6 +206,7 @@ def main() -> None:
         done = (
             {(r["config"], r["truth"], int(r["n"]), int(r["seed"])) for r in _rows(args.out)} if args.resume else set()
         )
+        _current_header(args.out)
         new = not args.out.exists()
         with open(args.out, "a", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=OUT_FIELDS)
