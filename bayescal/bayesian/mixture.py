@@ -145,19 +145,21 @@ def log_joint(
     cont = idx < 0
     log_prior = np.stack([np.log1p(-pi), np.log(pi)], axis=1)[..., None]  # (S, 2, 1)
     with np.errstate(divide="ignore"):
-        if cont.any():
-            cont_mass = np.log1p(-np.clip(atom_prob.sum(axis=-1), 0.0, 1.0 - 1e-300))  # (S, 2)
-            dens = log_density(t if cont.all() else t[cont], weight, p1, p2, family)
-            dens += cont_mass[..., None]  # in place: a fresh array, summed in the same order
-        if cont.all():
-            out = dens
+        if cont.all() and t.size:  # no atom among the points: the densities' array is the result
+            out = log_density(t, weight, p1, p2, family)
+            out += _log_off_atoms(atom_prob)[..., None]  # in place, summed in the same order as below
         else:
             out = np.empty((pi.shape[0], 2, t.size))
             if cont.any():
-                out[:, :, cont] = dens
+                out[:, :, cont] = log_density(t[cont], weight, p1, p2, family) + _log_off_atoms(atom_prob)[..., None]
             out[:, :, ~cont] = np.log(atom_prob[:, :, idx[~cont]])
     out += log_prior
     return out
+
+
+def _log_off_atoms(atom_prob: np.ndarray) -> np.ndarray:
+    r""":math:`\log(1 - Q_c)`, each class's probability off its atoms, from the atom masses (..., A)."""
+    return np.log1p(-np.clip(atom_prob.sum(axis=-1), 0.0, 1.0 - 1e-300))
 
 
 def map_draws(
