@@ -62,6 +62,23 @@ def test_map_far_outside_the_data_is_finite_not_nan():
     assert np.all(np.isfinite(p))
 
 
+def test_log_joint_at_points_on_and_off_the_atoms(rng):
+    """Off the atoms log p(t, y=c) = log pi_c + log(1 - Q_c) + log f_c(t), at an atom log pi_c + log q_ca;
+    a point's value does not depend on which other points are asked for (none, or atoms among them)."""
+    S, K = 4, 3
+    w = rng.dirichlet(np.ones(K), size=(S, 2))
+    mu, sigma = rng.normal(size=(S, 2, K)), rng.uniform(0.3, 1.0, size=(S, 2, K))
+    pi, atom_prob = rng.uniform(0.2, 0.6, S), rng.uniform(0.0, 0.1, size=(S, 2, 2))
+    atoms, t = np.array([-3.0, 3.0]), np.array([-3.0, 0.0, 1.0, 3.0])
+    got = mixture.log_joint(t, atoms, pi, w, mu, sigma, atom_prob)
+    log_prior = np.stack([np.log1p(-pi), np.log(pi)], axis=1)[..., None]
+    off = log_prior + np.log1p(-atom_prob.sum(axis=-1))[..., None] + mixture.log_density(t[1:3], w, mu, sigma)
+    np.testing.assert_allclose(got[:, :, 1:3], off, rtol=1e-12)
+    np.testing.assert_allclose(got[:, :, [0, 3]], log_prior + np.log(atom_prob), rtol=1e-12)
+    assert np.array_equal(mixture.log_joint(t[1:3], atoms, pi, w, mu, sigma, atom_prob), got[:, :, 1:3])
+    assert mixture.log_joint(np.empty(0), atoms, pi, w, mu, sigma, atom_prob).shape == (S, 2, 0)
+
+
 # ---- priors -------------------------------------------------------------------------
 def test_priors_precedence_user_over_kde_over_default(rng):
     x0, x1 = rng.normal(-1, 1, 500), rng.normal(2, 0.5, 300)
