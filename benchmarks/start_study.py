@@ -263,7 +263,11 @@ def main() -> None:
         "2,049 to 20,000 scores a class): `--configs default prior --truths monotone piles plateau "
         "overconfident weak calibrated --n 5000 40000 --seeds 16 --resume`, then `--truths piles --n 5000 "
         "--seeds 48` and `--truths asym_piles mixed_piles --n 5000 --seeds 24`. The last section sets them "
-        "beside `prior` on the same seeds."
+        "beside `prior` on the same seeds. The exact family on truths whose classes are each one Beta density: "
+        '`beta` (`components="beta"`), `beta_k2` (`components="beta", n_components=2`: the true density and one '
+        'spare), and both with the Hamiltonian moves (`beta_hmc`, `beta_k2_hmc`: `route_options={"hmc_steps": 20}`); '
+        "command: `python benchmarks/start_study.py --truths monotone piles calibrated separable --n 10000 "
+        "--seeds 8 --configs prior beta beta_k2 beta_hmc beta_k2_hmc --resume`."
     )
     paired = (
         "## Many chains and dispersed starts, on the same replicates\n\nThose configurations beside "
