@@ -324,6 +324,9 @@ rows on `coverage.md` (the plateau's band below 0.92, chains that do not converg
 | NUTS on the binned likelihood | `binned_likelihood_study.py` | no | mixes better per draw, at hundreds of times the default's time (trees of 256-512 gradients per draw), and still misses R-hat <= 1.01 at 10^5 |
 | one-component starts, twenty times the sweeps | `start_study.py` | no | lower error, but at 10^4 R-hat stays at 1.03-1.10 with five times the time, and the plateau still misses |
 | merge-split moves of Gaussian components (Richardson & Green 1997, for the fixed truncation) | `start_study.py` | no | empty surplus components and lower the error, but at 10^4 the chains converge no better, at three times the time, and plain sweeps given that time do as well on the error and better on R-hat; with eight times the sweeps as well, still short of R-hat <= 1.01 |
+| the exact component family with one spare: two Beta components on classes that are each one Beta density (a diagnosis, not a model) | `start_study.py` | no | at 10^4 its chains converge no better than twenty components' (worst R-hat 1.15-1.51), so the chains' slow direction there is the components' redundancy, not the family or too few components; the two components of a one-Beta class trade its mass along a ridge the sweeps barely move on. Hamiltonian moves with the allocations summed out come closer (R-hat 1.04-1.09) but not to the bar |
+| repulsive Beta components (a prior factor d^2 / (g + d^2) per pair, Petralia, Rao & Dunson 2012) | `repulsion_study.py` | no | at 10^4, with two components or twenty, the chains converge no better than without the factor: the components of a one-Beta class already stay apart and still trade its mass; coverage and error within their standard errors, at 1.4-6.7 times the time of the same (numpy) sweeps |
+| the Hamiltonian moves from 10^3 scores on (`route_options={"hmc_steps": 20}`; by default they run above 20,000 scores a class) | `dpm_coverage.py --option` | no | on all seventeen truths (16 seeds) far more fits converge at 10^3 (121 of 272 against 29) and at 10^4 the error falls on sixteen truths and the fits above R-hat 1.2 from 77 to 13, but only 7 converge there, at 2.6-3.7 times the fit's time (`speed.md`), which would break the one-second fit at 10^4 |
 | a smaller truncation (8 components instead of 20) | `dpm_coverage.py --option n_components=8` | no | at 10^4 the chains mix no better (fewer redundant components do not speed them) and the plateau covers less; the error barely moves (`coverage.md`, its rows beside the default's on the same seeds) |
 | many chains (eight of 125 kept draws), four times the warm-up, over-dispersed starts (each chain from a prior draw, `route_options={"start": "dispersed"}`) | `start_study.py` | no | at 10^4 the chains disagree more, not less (worst R-hat 1.14-1.34 against 1.12-1.20 from the shared KDE-informed start on the same replicates, six truths, 8 seeds), so two chains from one start understate their disagreement there; at 300 dispersed starts converge as often as the shared start (25 of 48); no fit at 10^3-10^4 converged; coverage unchanged. Dispersed starts lower the error at 10^4 on sixteen of the seventeen truths and are the default for compressed classes of 2,049-20,000 scores (no Hamiltonian moves); they cure no convergence |
 | the concentration drawn with the sticks integrated out, then the sticks given it (`route_options={"alpha_update": "collapsed"}`; the same posterior, another path) | `dpm_coverage.py --option` | no | mixes no faster: on four design truths (16 seeds) 24 of 64 fits converged at 300 and none at 10^3, against 25 and none by default, so the concentration's tie to the empty components' sticks is not what slows the chains |
@@ -447,14 +450,25 @@ def candidates_page(source: Path) -> str:
         "default calibrator's coverage, MAE and width on the same seeds (its rows of the coverage study), "
         "the KDE calibrator's MAE there, and the seeds so paired.",
     )
+    repulsion_part = _study_section(
+        source.with_name("repulsion_study.md"),
+        "Repulsive Beta components",
+        "`benchmarks/repulsion_study.py`: Beta components whose prior has a factor "
+        "d^2 / (g + d^2) per pair of components, d their distance in log shapes over the prior's "
+        "standard deviation (Petralia, Rao & Dunson 2012), so that near-duplicate components are "
+        "improbable; sampled by the calibrator's numpy sweeps with the components updated one after "
+        "the other, beside the same sweeps without the factor, on truths whose classes are each one Beta "
+        "density, with two components (the truth and one spare) and with twenty. It tests whether removing "
+        "the components' redundancy lets the chains converge at 10^4 scores.",
+    )
     return (
         "# Candidate models for the Bayesian core\n\n"
         "Models measured against the calibrator's on the replicates of `benchmarks/dpm_coverage.py` "
         "(same truths, N and seeds; `coverage.md` describes the truths, the columns and the bar), to choose "
         "the class densities by evidence. None of them is the default: each fails the bar on more cells "
         "than the model it would replace. The overview lists every candidate study; the sections after it "
-        "hold the tables of the Student-t, skew-normal, P-spline, logistic-experts, Pólya-tree, change-point and "
-        "Gaussian-process studies, and the other "
+        "hold the tables of the Student-t, skew-normal, P-spline, logistic-experts, Pólya-tree, change-point, "
+        "Gaussian-process and repulsive-components studies, and the other "
         "scripts' docstrings and outputs in `benchmarks/results/` hold theirs. The variational candidates "
         "are on `vi.md`.\n\n"
         f"{_overview(source.parent)}\n"
@@ -479,6 +493,7 @@ def candidates_page(source: Path) -> str:
         + polya_part
         + change_point_part
         + gp_part
+        + repulsion_part
     )
 
 

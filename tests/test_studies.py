@@ -122,6 +122,34 @@ def test_the_start_studys_file_from_before_a_column_is_rewritten_before_rows_are
     assert path.read_text() == before
 
 
+def test_the_repulsive_prior_vanishes_for_equal_components_and_fades_with_their_distance():
+    """h(d) = d^2 / (g + d^2) per pair: log h is -inf for two equal components, near 0 for far ones."""
+    study = benchmark_module("repulsion_study")
+    comps = object.__new__(study.RepulsiveBeta)
+    comps.tau, comps.g = 1.0, 1.0
+    comps.la = np.array([[0.0, 0.0, 30.0]])
+    comps.lb = np.array([[1.0, 1.0, 30.0]])
+    assert study.RepulsiveBeta.log_repulsion(comps, comps.la[:, 0], comps.lb[:, 0], 0)[0] == -np.inf
+    far = study.RepulsiveBeta.log_repulsion(comps, comps.la[:, 2], comps.lb[:, 2], 2)[0]
+    assert -1e-2 < far < 0.0
+    d2 = 2.0**2 + 1.0**2  # component 0 moved to (2, 2): squared distances 5 to component 1
+    moved = study.RepulsiveBeta.log_repulsion(comps, np.array([2.0]), np.array([2.0]), 0)[0]
+    far_pair = np.log((28.0**2 + 28.0**2) / (1.0 + 28.0**2 + 28.0**2))
+    assert moved == pytest.approx(np.log(d2 / (1.0 + d2)) + far_pair)
+
+
+def test_the_repulsion_study_fits_a_replicate_and_restores_the_samplers_components():
+    """A fit with repelling components follows the smooth truth with nested bands, and the
+    sampler's Beta components are the calibrator's own again afterwards."""
+    from bayescal.bayesian import gibbs
+
+    study = benchmark_module("repulsion_study")
+    row = study.one_row("k2_repulsive", "monotone", 300, 0, 10.0)
+    assert 0.0 <= row["cov50"] <= row["cov80"] <= row["cov95"] <= 1.0 and row["mae"] < 0.05, row
+    assert row["config"] == "k2_repulsive" and row["g"] == 10.0
+    assert gibbs._FAMILIES["beta"] is gibbs._Beta
+
+
 def test_the_band_dispersion_study_measures_both_densities_and_their_ratio():
     """One small replicate per seed: posterior means, spreads and coverage at the nine score
     quantiles for each class density and the map's log-odds, summarised in three table rows."""
