@@ -62,6 +62,8 @@ _FITTED = {
     "beta_k2": {"components": "beta", "n_components": 2},
     "beta_hmc": {"components": "beta", "route_options": {"hmc_steps": 20}},
     "beta_k2_hmc": {"components": "beta", "n_components": 2, "route_options": {"hmc_steps": 20}},
+    "gaussian_k2": {"components": "gaussian", "n_components": 2},
+    "gaussian_k2_hmc": {"components": "gaussian", "n_components": 2, "route_options": {"hmc_steps": 20}},
 }
 CONFIGS = {"default": {}} | {
     name: config | {"route_options": {"start": "prior"} | config.get("route_options", {})}
@@ -84,7 +86,9 @@ chains and with eight (the default from 2,048 to 20,000 scores a class since 202
 on truths whose classes are each one Beta density (monotone, piles, rare; calibrated, weak,
 separable, mid_confident), Beta components alone with the default truncation (``beta``) and with
 two components (``beta_k2``: the true density and one spare), each with and without the
-Hamiltonian moves (``_hmc``): if the chains of the exact family with a single spare component do
+Hamiltonian moves (``_hmc``), and likewise Gaussian components on classes that are each one
+Gaussian density (unequal_var: ``gaussian_k2``, ``gaussian_k2_hmc``): if the chains of the exact
+family with a single spare component do
 not converge either, the slow direction is the redundancy of the components (an overfitted
 mixture's flat ridges: Rousseau & Mengersen 2011, JRSS B 73, 689-710), not a wrong family or too few components. Every
 configuration but ``default`` names its start (``prior`` unless it sets another), so that a row
@@ -267,7 +271,9 @@ def main() -> None:
         '`beta` (`components="beta"`), `beta_k2` (`components="beta", n_components=2`: the true density and one '
         'spare), and both with the Hamiltonian moves (`beta_hmc`, `beta_k2_hmc`: `route_options={"hmc_steps": 20}`); '
         "command: `python benchmarks/start_study.py --truths monotone piles calibrated separable --n 10000 "
-        "--seeds 8 --configs prior beta beta_k2 beta_hmc beta_k2_hmc --resume`."
+        "--seeds 8 --configs prior beta beta_k2 beta_hmc beta_k2_hmc --resume`, and with Gaussian components on "
+        "classes that are each one Gaussian: `--truths unequal_var --n 10000 --seeds 8 --configs prior gaussian "
+        "gaussian_k2 gaussian_k2_hmc --resume`."
     )
     paired = (
         "## Many chains and dispersed starts, on the same replicates\n\nThose configurations beside "
