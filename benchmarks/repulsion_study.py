@@ -63,7 +63,7 @@ from scipy.special import betaln
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dpm_coverage import DESIGN, FIELDS, HELD_OUT, TRUTHS, cell_summary, converged_share, run_one
+from dpm_coverage import DESIGN, FIELDS, HELD_OUT, TRUTHS, _truth_label, cell_summary, converged_share, run_one
 
 from bayescal.bayesian import gibbs
 
@@ -169,7 +169,7 @@ def summarise(path: Path) -> str:
         sel = [r for r in rows if (r["truth"], int(r["n"]), r["config"], r["g"]) == (truth, n, config, g)]
         c = cell_summary([{k: v for k, v in r.items() if k not in ("config", "g")} for r in sel])
         lines.append(
-            f"| {truth}{' (held out)' if truth in HELD_OUT else ''} | {n} | {config} | {g or '-'} | {c['seeds']} "
+            f"| {_truth_label(truth)} | {n} | {config} | {g or '-'} | {c['seeds']} "
             f"| {c['cov95']:.3f} ({c['cov95_se']:.3f}) | {c['cov80']:.3f} | {c['cov50']:.3f} | {c['mae']:.4f} "
             f"| {c['others'].get('kde', float('nan')):.4f} | {c['occupied']:.1f} | {c['rhat_max']:.2f} "
             f"| {c['ess_bulk_min']:.0f} / {c['ess_tail_min']:.0f} | {converged_share(sel):.2f} | {c['time_s']:.1f} |"
