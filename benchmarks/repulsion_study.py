@@ -28,18 +28,20 @@ the repulsion). The rest of the sweep is unchanged. Baselines are the same numpy
 the repulsion, so the comparison changes one thing. Research code: Beta components only, no
 Hamiltonian moves, no compiled sweeps, not in the PyMC model.
 
-Configurations: ``k2`` and ``k2_repulsive`` (two components: the truth and one spare), ``k20``
-and ``k20_repulsive`` (the default truncation); ``components="beta"``, chains from the
-KDE-informed start (``start="prior"``), the default's draws, warm-up and thinning, and
-:math:`g` = ``--g`` (default 1).
+Configurations (``--config``): ``k2`` and ``k2_repulsive`` (two components: the truth and one
+spare), ``k20`` and ``k20_repulsive`` (the default truncation); ``components="beta"``, chains from
+the KDE-informed start (``start="prior"``), the default's draws, warm-up and thinning, and
+:math:`g` = ``--g`` (default 1) for the repulsive ones. A row's ``route`` names its
+configuration; the table sets each beside the default calibrator's rows of the coverage study on
+the same seeds (:func:`_study_files.paired_table`).
 
-Usage::
+Usage (one configuration a run; each appends its rows and its command to the table's file)::
 
-    python benchmarks/repulsion_study.py --truths monotone piles calibrated separable --n 10000 --seeds 8
-    python benchmarks/repulsion_study.py --summarise
+    python benchmarks/repulsion_study.py --truths monotone piles calibrated separable --n 10000 --config k2
+    python benchmarks/repulsion_study.py --truths monotone piles calibrated separable --n 10000 --config k2_repulsive --g 10
 
-Rows go to ``benchmarks/results/repulsion_study.csv`` (``--resume`` skips those there); the
-table beside it, ``repulsion_study.md``, with the date and machine.
+Rows go to ``benchmarks/results/repulsion_study.csv``; the table beside it,
+``repulsion_study.md``, with every run's command, date and machine.
 
 References
 ----------
@@ -51,11 +53,7 @@ Xie, F. & Xu, Y. (2020). Bayesian repulsive Gaussian mixture model. JASA 115, 18
 
 from __future__ import annotations
 
-import argparse
-import csv
-import platform
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -63,12 +61,11 @@ from scipy.special import betaln
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dpm_coverage import DESIGN, FIELDS, HELD_OUT, TRUTHS, _truth_label, cell_summary, converged_share, run_one
+from _study_files import CONVERGENCE_COLUMNS, command_line, finish_study, paired_table, run_replicates, study_parser
+from dpm_coverage import FIELDS, run_one
 
 from bayescal.bayesian import gibbs
 
-RESULTS = Path(__file__).parent / "results"
-OUT_FIELDS = ["config", "g", *FIELDS, "occupied"]
 CONFIGS = {
     "k2": (2, False),
     "k2_repulsive": (2, True),
@@ -132,7 +129,9 @@ class RepulsiveBeta(gibbs._Beta):
 
 
 def one_row(config: str, truth: str, n: int, seed: int, g: float) -> dict:
-    """One (truth, N, seed) fit in ``config`` (the coverage study's row, the KDE calibrator as the other)."""
+    """One (truth, N, seed) fit in ``config`` (the coverage study's row, the KDE calibrator as the
+    other), its ``route`` the configuration (with g for the repulsive ones) and ``occupied`` the
+    mean number of components holding any score, per class and kept draw."""
     K, repulsive = CONFIGS[config]
     RepulsiveBeta.g = g
     gibbs._FAMILIES["beta"] = RepulsiveBeta if repulsive else gibbs._Beta
@@ -142,92 +141,24 @@ def one_row(config: str, truth: str, n: int, seed: int, g: float) -> dict:
         row = run_one(truth, n, seed, "gibbs", options, ["kde"], None, extra)
     finally:
         gibbs._FAMILIES["beta"] = gibbs._Beta
-    return row | {"config": config, "g": g if repulsive else "", "occupied": extra["occupied"]}
-
-
-def _rows(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    with open(path) as fh:
-        return list({(r["config"], r["g"], r["truth"], r["n"], r["seed"]): r for r in csv.DictReader(fh)}.values())
+    return row | {"route": f"{config} (g = {g:g})" if repulsive else config, "occupied": extra["occupied"]}
 
 
 def summarise(path: Path) -> str:
-    """Means over seeds per (truth, N, configuration, g) as a markdown table."""
-    rows = _rows(path)
-    order = DESIGN + HELD_OUT
-    keys = sorted(
-        {(r["truth"], int(r["n"]), r["config"], r["g"]) for r in rows},
-        key=lambda k: (order.index(k[0]), k[1], list(CONFIGS).index(k[2]), k[3]),
-    )
-    head = (
-        "| truth | N | configuration | g | seeds | 95 % cov (se) | 80 % | 50 % | MAE | MAE KDE | occupied "
-        "| R-hat max | ESS bulk / tail min | converged | time s |"
-    )
-    lines = [head, "|---" * (head.count("|") - 1) + "|"]
-    for truth, n, config, g in keys:
-        sel = [r for r in rows if (r["truth"], int(r["n"]), r["config"], r["g"]) == (truth, n, config, g)]
-        c = cell_summary([{k: v for k, v in r.items() if k not in ("config", "g")} for r in sel])
-        lines.append(
-            f"| {_truth_label(truth)} | {n} | {config} | {g or '-'} | {c['seeds']} "
-            f"| {c['cov95']:.3f} ({c['cov95_se']:.3f}) | {c['cov80']:.3f} | {c['cov50']:.3f} | {c['mae']:.4f} "
-            f"| {c['others'].get('kde', float('nan')):.4f} | {c['occupied']:.1f} | {c['rhat_max']:.2f} "
-            f"| {c['ess_bulk_min']:.0f} / {c['ess_tail_min']:.0f} | {converged_share(sel):.2f} | {c['time_s']:.1f} |"
-        )
-    return "\n".join(lines)
+    """The study's rows beside the default calibrator's on the same seeds, with the map's
+    convergence and the occupied components (:func:`_study_files.paired_table`)."""
+    occupied = (("occupied", lambda c, sel: f"{c['occupied']:.1f}"),)
+    return paired_table(path, CONVERGENCE_COLUMNS + occupied)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument(
-        "--truths", nargs="+", default=["monotone", "piles", "calibrated", "separable"], choices=list(TRUTHS)
-    )
-    ap.add_argument("--n", nargs="+", type=int, default=[10000])
-    ap.add_argument("--seeds", type=int, default=8)
-    ap.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
+    ap = study_parser(__doc__, "repulsion_study.py", n=(10000,), seeds=8)
+    ap.add_argument("--config", default="k2_repulsive", choices=list(CONFIGS))
     ap.add_argument("--g", type=float, default=1.0, help="the repulsion's squared length in prior standard deviations")
-    ap.add_argument("--out", type=Path, default=RESULTS / "repulsion_study.csv")
-    ap.add_argument("--resume", action="store_true", help="skip the rows already in --out")
-    ap.add_argument("--summarise", action="store_true", help="only write the table of --out")
     args = ap.parse_args()
-    if not args.summarise:
-        done = {(r["config"], r["g"], r["truth"], int(r["n"]), int(r["seed"])) for r in _rows(args.out)}
-        new = not args.out.exists()
-        with open(args.out, "a", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=OUT_FIELDS)
-            if new:
-                writer.writeheader()
-            for truth in args.truths:
-                for n in args.n:
-                    for config in args.configs:
-                        g = args.g if CONFIGS[config][1] else ""
-                        for seed in range(args.seeds):
-                            if args.resume and (config, str(g), truth, n, seed) in done:
-                                continue
-                            row = one_row(config, truth, n, seed, args.g)
-                            writer.writerow(row)
-                            fh.flush()
-                            print(
-                                f"{config} g={g} {truth} N={n} seed={seed} cov95={row['cov95']:.3f} "
-                                f"mae={row['mae']:.4f} occupied={row['occupied']:.1f} rhat={row['rhat_max']:.3f} "
-                                f"ess={row['ess_bulk_min']:.0f} {row['time_s']:.1f}s",
-                                flush=True,
-                            )
-    stamp = (
-        f"*Written {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by `benchmarks/repulsion_study.py` from "
-        f"`{args.out.name}` ({platform.system()} {platform.machine()}, Python {platform.python_version()}).*"
-    )
-    legend = (
-        "Columns as on the coverage page (`docs/evidence/coverage.md`), means over seeds; *occupied* is the "
-        "mean number of components holding any score, per class and kept draw; *converged*, the share of fits "
-        "with R-hat <= 1.01 and bulk and tail ESS >= 400. Configurations and the sampler: the module docstring. "
-        "Commands: `python benchmarks/repulsion_study.py --truths monotone piles calibrated separable --n 10000 "
-        "--seeds 8 --configs k2 k2_repulsive --g 10`, then `python benchmarks/repulsion_study.py --truths "
-        "monotone piles --n 10000 --seeds 4 --configs k20 k20_repulsive --g 10`."
-    )
-    args.out.with_suffix(".md").write_text(
-        f"# Repulsive Beta components\n\n{stamp}\n\n{legend}\n\n{summarise(args.out)}\n"
-    )
+    run_replicates(args, lambda truth, n, seed: one_row(args.config, truth, n, seed, args.g), FIELDS + ["occupied"])
+    command = command_line("repulsion_study.py", args, ("config", "g"))
+    finish_study(args, "Repulsive Beta components against plain ones and the default", command, summarise)
 
 
 if __name__ == "__main__":

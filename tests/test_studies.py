@@ -146,7 +146,7 @@ def test_the_repulsion_study_fits_a_replicate_and_restores_the_samplers_componen
     study = benchmark_module("repulsion_study")
     row = study.one_row("k2_repulsive", "monotone", 300, 0, 10.0)
     assert 0.0 <= row["cov50"] <= row["cov80"] <= row["cov95"] <= 1.0 and row["mae"] < 0.05, row
-    assert row["config"] == "k2_repulsive" and row["g"] == 10.0
+    assert row["route"] == "k2_repulsive (g = 10)" and row["occupied"] > 0
     assert gibbs._FAMILIES["beta"] is gibbs._Beta
 
 
