@@ -79,10 +79,21 @@ def appending(path: Path, fields: list[str] = FIELDS) -> Iterator[Callable[[dict
     """A function that appends one row (its ``fields``, by default the coverage study's
     :data:`FIELDS`) to the CSV ``path`` and flushes it, so an interrupted run keeps its rows. When the file is new its header is
     written, and the run lines of an earlier ``.md`` beside it (:func:`stamp_runs`), whose rows are
-    gone, are dropped."""
+    gone, are dropped. A file written under other columns (before a column was added) is first
+    rewritten under ``fields``, its rows keeping their values and the new columns empty, so that the
+    rows appended now line up with its header."""
     new = not path.exists()
     if new:
         path.with_suffix(".md").unlink(missing_ok=True)
+    else:
+        with path.open() as fh:
+            reader = csv.DictReader(fh)
+            old = None if reader.fieldnames == fields else list(reader)
+        if old is not None:
+            with path.open("w", newline="") as fh:
+                writer = csv.DictWriter(fh, fieldnames=fields)
+                writer.writeheader()
+                writer.writerows({k: r.get(k, "") for k in fields} for r in old)
     with path.open("a", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=fields)
         if new:

@@ -43,6 +43,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _study_files import appending
 from dpm_coverage import DESIGN, FIELDS, HELD_OUT, TRUTHS, cell_summary, converged_share, run_one
 
 _FITTED = {
@@ -104,23 +105,6 @@ def _rows(path: Path) -> list[dict]:
         return []
     with open(path) as fh:  # a rerun replaces the earlier row
         return list({(r["config"], r["truth"], r["n"], r["seed"]): r for r in csv.DictReader(fh)}.values())
-
-
-def _current_header(path: Path) -> None:
-    """Rewrite ``path`` with the columns :data:`OUT_FIELDS` if it was written with others (rows
-    from before a column was added keep their values, the new column empty), so that rows
-    appended now line up with its header."""
-    if not path.exists():
-        return
-    with open(path) as fh:
-        reader = csv.DictReader(fh)
-        if reader.fieldnames == OUT_FIELDS:
-            return
-        rows = list(reader)
-    with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=OUT_FIELDS)
-        writer.writeheader()
-        writer.writerows({k: r.get(k, "") for k in OUT_FIELDS} for r in rows)
 
 
 def one_row(config: str, truth: str, n: int, seed: int) -> dict:
@@ -210,12 +194,7 @@ def main() -> None:
         done = (
             {(r["config"], r["truth"], int(r["n"]), int(r["seed"])) for r in _rows(args.out)} if args.resume else set()
         )
-        _current_header(args.out)
-        new = not args.out.exists()
-        with open(args.out, "a", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=OUT_FIELDS)
-            if new:
-                writer.writeheader()
+        with appending(args.out, OUT_FIELDS) as write:
             for truth in args.truths:
                 for n in args.n:
                     for config in args.configs:
@@ -225,8 +204,7 @@ def main() -> None:
                             if (config, truth, n, seed) in done:
                                 continue
                             row = one_row(config, truth, n, seed)
-                            writer.writerow(row)
-                            fh.flush()
+                            write(row)
                             print(
                                 f"{config} {truth} N={n} seed={seed} cov95={row['cov95']:.3f} mae={row['mae']:.4f} "
                                 f"occupied={row['occupied']:.1f} rhat={row['rhat_max']:.3f} {row['time_s']:.1f}s",
