@@ -337,9 +337,9 @@ rows on `coverage.md` (the plateau's band below 0.92, chains that do not converg
 are in its section or docstring, so the row does not go stale when a study is rerun)."""
 
 
-def _average_ranks(source: Path) -> dict[str, dict]:
-    """Each calibrator's row of average ranks in the real-data study's results (``dpm_realdata.py``)."""
-    return {row["calibrator"]: row for row in json.loads(source.read_text())["average"]}
+def _average_ranks(report: dict) -> dict[str, dict]:
+    """Each calibrator's row of average ranks in the real-data study's results (``dpm_realdata.py``'s JSON)."""
+    return {row["calibrator"]: row for row in report["average"]}
 
 
 def _checked_ranks(row: dict) -> str:
@@ -355,7 +355,7 @@ def _overview(results: Path) -> str:
         path = results / name
         if not path.is_file():
             return f"not in `{name}`"
-        return _checked_ranks(_average_ranks(path)["dpm"])
+        return _checked_ranks(_average_ranks(json.loads(path.read_text()))["dpm"])
 
     default, learnt = ranks("dpm_realdata.json"), ranks("dpm_realdata_alpha_learnt.json")
     return OVERVIEW.replace("{alpha_ranks}", f"{default} by default, against {learnt} with the learnt concentration")
@@ -576,8 +576,9 @@ def _n(n: int) -> str:
 def _realdata_numbers(source: Path) -> str:
     """The real-data line of the README's block: the DPM's average ranks among the DPM, beta and
     isotonic calibrators and among all of them."""
-    config = json.loads(source.read_text()).get("config", {})
-    average = _average_ranks(source)
+    report = json.loads(source.read_text())
+    config = report.get("config", {})
+    average = _average_ranks(report)
     dpm = average["dpm"]
     others = "; ".join(f"{name} {_checked_ranks(average[name])}" for name in ("beta", "isotonic") if name in average)
     place = [
@@ -596,14 +597,17 @@ def _speed_numbers(source: Path) -> str:
     """The speed line of the README's block: the default fit's time at each N, the first fit in a
     fresh process and the ratio to ``BayesianGaussianMixture`` with its defaults at 10^4."""
     lines = _speed_lines(source)
-    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in lines if line.startswith("| ") and line[2].isdigit()]
-    times = ", ".join(f"{r[1]} s at {_n(int(float(r[0])))}" for r in rows)
+    cells = [[c.strip() for c in line.split("|")[1:-1]] for line in lines if line.startswith("| ")]
+    head, rows = cells[0], [r for r in cells if r[0][:1].isdigit()]
+    fit = head.index("DPM fit s")
+    bgm_col = next(i for i, name in enumerate(head) if name.startswith("BayesianGaussianMixture s (defaults"))
+    times = ", ".join(f"{r[fit]} s at {_n(int(float(r[0])))}" for r in rows)
     first = next((ln.split(":")[-1].strip() for ln in lines if ln.startswith("first fit")), "?")
     ratio = ""
     for r in rows:
-        if int(float(r[0])) == 10**4 and r[9][:1].isdigit():
-            bgm = float(r[9].split()[0])
-            ratio = f"; at 10^4 scores {float(r[1]) / bgm:.2f} times the time of scikit-learn's BayesianGaussianMixture with its defaults ({bgm:.2f} s)"
+        if int(float(r[0])) == 10**4 and r[bgm_col][:1].isdigit():
+            bgm = float(r[bgm_col].split()[0])
+            ratio = f"; at 10^4 scores {float(r[fit]) / bgm:.2f} times the time of scikit-learn's BayesianGaussianMixture with its defaults ({bgm:.2f} s)"
     return (
         f"- **Speed** (`speed.md`, run {written(source):%Y-%m-%d}): a default fit takes {times} scores; the first "
         f"fit in a fresh process {first}{ratio}."
