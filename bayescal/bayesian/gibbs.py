@@ -116,11 +116,11 @@ seventeen truths (16 seeds each; the rows ``route_options={"hmc_steps": 20}`` of
 ESS >= 400 in 121 of 272 fits at N = 10^3 against 29, and at 10^4 brought the fits whose R-hat
 exceeds 1.2 from 77 to 13 (converged: 7 against 2) and the map's error down on sixteen truths
 (by up to a third), with coverage within two standard errors of the paired difference on every
-truth but one (0.015 higher), at about three times the fit's time. Where the plain sweeps stall is the components' redundancy: with
-Beta components on classes that are each one Beta density, or Gaussian ones on Gaussian
-classes, two components (the density and one spare) mix no better than twenty, while the moves
-empty most of the twenty (``benchmarks/start_study.py``, configurations ``beta``, ``beta_k2``,
-``gaussian_k2`` and their ``_hmc``).
+truth but one (0.015 higher), at about three times the fit's time. Where the plain sweeps
+stall is the components' redundancy: with Beta components on classes that are each one Beta
+density, or Gaussian ones on Gaussian classes, two components (the density and one spare) mix
+no better than twenty, while the moves empty most of the twenty (``benchmarks/start_study.py``,
+configurations ``beta``, ``beta_k2``, ``gaussian_k2`` and their ``_hmc``).
 
 **Start.** By default (``start="auto"``, :func:`auto_start`) a class's chains start from
 the prior's ``init_*`` values (components at the class's quantiles, as wide as the KDE
