@@ -116,7 +116,10 @@ seventeen truths (16 seeds each; the rows ``route_options={"hmc_steps": 20}`` of
 ESS >= 400 in 121 of 272 fits at N = 10^3 against 29, and at 10^4 brought the fits whose R-hat
 exceeds 1.2 from 77 to 13 (converged: 7 against 2) and the map's error down on sixteen truths
 (by up to a third), with coverage within two standard errors of the paired difference on every
-truth but one (0.015 higher), at about three times the fit's time. Where the plain sweeps
+truth but one (0.015 higher), at about three times the fit's time; 5 and 10 steps met the bar at
+10^3 in 41 and 86 of those fits (median lowest bulk ESS 236 and 334, against 219 without the
+moves and 443 with 20 steps): no shorter trajectory buys the bar more cheaply
+(``docs/evidence/candidates.md``). Where the plain sweeps
 stall is the components' redundancy: with Beta components on classes that are each one Beta
 density, or Gaussian ones on Gaussian classes, two components (the density and one spare) mix
 no better than twenty, while the moves empty most of the twenty (``benchmarks/start_study.py``,
