@@ -655,3 +655,61 @@ def test_the_scaled_band_is_the_calibrators_at_one_and_widens_with_the_factor():
     assert np.interp(np.log(c_star), np.log(study.SCALES), curve) == pytest.approx(0.95, abs=1e-9)
     assert study.needed_scale(np.full(study.SCALES.size, 0.97)) == 0.0
     assert study.needed_scale(np.full(study.SCALES.size, 0.5)) == np.inf
+
+
+@pytest.fixture(scope="module")
+def hmc_only_study():
+    """``benchmarks/hmc_only_study.py``, imported once: its compiled chain is compiled once."""
+    return benchmark_module("hmc_only_study")
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_the_hamiltonian_only_chains_keep_the_prior_without_data(hmc_only_study, dense):
+    """With every count 0 the target is the prior: sticks Beta(1, alpha) (logits with their
+    Jacobian), means N(m_k, s^2), log scales N(ell, tau^2); a chain with either mass samples it."""
+    study = hmc_only_study
+    from bayescal.bayesian import _gibbs_kernels as kern
+
+    K, draws = 3, 4000
+    m, s2, ell, tau = np.array([0.0, 1.0, 2.0]), 1.0, 0.0, 0.5
+    x = np.linspace(-1.0, 1.0, 5)
+    out = np.empty((draws, 3 * K - 1))
+    eps, accept = study.hmc_chain(
+        kern.GAUSSIAN, x, x, np.zeros(5), np.zeros(3 * K - 1), 1.0, m, s2, ell, tau, np.zeros(K), np.zeros(K),
+        -np.inf, 400, draws, 10, dense, np.random.default_rng(3), out,
+    )  # fmt: skip
+    assert eps > 0 and 0.4 < accept <= 1.0
+    from bayescal.bayesian.convergence import ess_bulk, mcse_mean
+
+    draws_ = np.column_stack([1.0 / (1.0 + np.exp(-out[:, : K - 1])), out[:, K - 1 :]])  # sticks, means, log scales
+    mean = np.concatenate([np.full(K - 1, 0.5), m, np.full(K, ell)])  # Beta(1, 1), N(m_k, s^2), N(ell, tau^2)
+    sd = np.concatenate([np.full(K - 1, np.sqrt(1 / 12)), np.full(K, np.sqrt(s2)), np.full(K, tau)])
+    per_point = draws_.T[:, None, :]  # (points, one chain, draws)
+    assert np.all(ess_bulk(per_point) > 200)  # the chain moves: the check below has power
+    assert np.all(np.abs(draws_.mean(0) - mean) < 4 * mcse_mean(per_point))
+    assert np.allclose(draws_.std(0), sd, rtol=0.15)
+
+
+def test_the_hamiltonian_only_route_returns_one_posterior_layout(hmc_only_study):
+    """The study's route gives each chain's draws as the calibrator's posterior: weights that sum
+    to one, positive scales, the concentration held at the prior's mean, Beta components too."""
+    study = hmc_only_study
+    from bayescal.bayesian.priors import DEFAULT_PRIOR
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(0.0, 1.0, 200)
+    prior = DEFAULT_PRIOR | {
+        "mu_loc": np.quantile(x, np.linspace(0.05, 0.95, 4)), "mu_scale": 2.0, "sigma_logmean": np.log(0.4),
+        "init_mu": np.quantile(x, np.linspace(0.05, 0.95, 4)), "init_sigma": np.full(4, 0.4),
+        "init_weight": np.full(4, 0.25), "a_logloc": np.zeros(4), "b_logloc": np.zeros(4),
+        "init_a": np.full(4, 2.0), "init_b": np.full(4, 2.0),
+    }  # fmt: skip
+    for family, names in (("gaussian", ("mu", "sigma")), ("beta", ("beta_a", "beta_b"))):
+        fit = study.fit_hmc(
+            x, np.ones(200), prior, n_components=4, random_seed=1, draws=20, tune=60, chains=2, steps=3, family=family
+        )
+        post = fit.posterior
+        assert dict(post.sizes) == {"chain": 2, "draw": 20, "component": 4}
+        assert np.allclose(post["weight"].sum("component"), 1.0)
+        assert float(post[names[1]].min()) > 0 and np.all(post["alpha"] == 1.0)
+        assert fit.diagnostics["gradients"] == 2 * 80 * 4
