@@ -713,3 +713,20 @@ def test_the_hamiltonian_only_route_returns_one_posterior_layout(hmc_only_study)
         assert np.allclose(post["weight"].sum("component"), 1.0)
         assert float(post[names[1]].min()) > 0 and np.all(post["alpha"] == 1.0)
         assert fit.diagnostics["gradients"] == 2 * 80 * 4
+
+
+def test_the_miss_profile_places_the_bands_misses_along_the_data(tmp_path):
+    """A replicate's rows split the 200 region points over tenths of the data, count the true map
+    below and above the band within them, and the summary gives one line per tenth."""
+    study = benchmark_module("miss_profile")
+    rows = study.profile_rows("monotone", 300, 0, {"draws": 60, "tune": 60})
+    assert sum(r["points"] for r in rows) == 200
+    assert [r["tenth"] for r in rows] == sorted({r["tenth"] for r in rows}) and rows[0]["tenth"] <= 1
+    for r in rows:
+        assert 0 <= r["below"] + r["above"] <= r["points"] and 0.0 <= r["lower"] <= r["upper"] <= 1.0
+    path = tmp_path / "miss.csv"
+    with study.appending(path, study.FIELDS) as write:
+        for r in rows:
+            write(r)
+    table = study.summarise(path)
+    assert "monotone, N = 300, 1 seeds" in table and table.count("\n| ") == len(rows) + 1
