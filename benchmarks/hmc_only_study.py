@@ -112,19 +112,10 @@ def hmc_chain(
     vel = np.empty(D)
     minv = np.ones(D)
     chol = np.eye(D)
-    # a first mass: the conditional variances at the start (as the calibrator's sampler)
-    kern.marginal_logpost(
-        family, xa, xb, c_all, q, alpha, m, s2, ell, tau, loc1, loc2, log_floor, grad, E, top, tot, bits, R
+    # a first mass: the conditional variances at the start, as the calibrator's sampler
+    kern.first_inverse_mass(
+        family, xa, xb, c_all, q, alpha, m, s2, ell, tau, loc1, loc2, log_floor, grad, E, top, tot, bits, R, minv
     )
-    for k in range(K):
-        if family == kern.GAUSSIAN:
-            minv[K - 1 + k] = 1.0 / (R[k] * math.exp(-2.0 * q[2 * K - 1 + k]) + 1.0 / s2)
-            minv[2 * K - 1 + k] = 1.0 / (2.0 * R[k] + 1.0 / (tau * tau))
-        else:
-            minv[K - 1 + k] = 1.0 / (R[k] + 1.0 / (tau * tau))
-            minv[2 * K - 1 + k] = minv[K - 1 + k]
-        if k < K - 1:
-            minv[k] = 1.0 / (R[k] + 1.0)
     for d in range(D):
         chol[d, d] = math.sqrt(minv[d])
     eps = 0.1

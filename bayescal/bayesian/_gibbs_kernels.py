@@ -24,7 +24,7 @@ import numpy as np
 
 from bayescal._numba import njit
 
-__all__ = ["BETA", "GAUSSIAN", "hmc_move", "marginal_logpost", "mixture_logsumexp", "run_chain"]
+__all__ = ["BETA", "GAUSSIAN", "first_inverse_mass", "hmc_move", "marginal_logpost", "mixture_logsumexp", "run_chain"]
 
 GAUSSIAN = 0
 BETA = 1
@@ -978,20 +978,11 @@ def run_chain(
             for k in range(K):
                 hq[K - 1 + k] = th1[k]
                 hq[2 * K - 1 + k] = th2[k]
-            if it == 0:  # a first inverse mass: the conditional variances at the start
-                marginal_logpost(
+            if it == 0:
+                first_inverse_mass(
                     family, xa, xb, c_all, hq, alpha, m, s2, ell, tau, loc1, loc2, log_floor,
-                    hmc_grad, E, topv, totv, ebits, hmc_R,
+                    hmc_grad, E, topv, totv, ebits, hmc_R, minv,
                 )  # fmt: skip
-                for k in range(K):
-                    if family == GAUSSIAN:
-                        minv[K - 1 + k] = 1.0 / (hmc_R[k] * math.exp(-2.0 * th2[k]) + 1.0 / s2)
-                        minv[2 * K - 1 + k] = 1.0 / (2.0 * hmc_R[k] + 1.0 / (tau * tau))
-                    else:
-                        minv[K - 1 + k] = 1.0 / (hmc_R[k] + 1.0 / (tau * tau))
-                        minv[2 * K - 1 + k] = minv[K - 1 + k]
-                    if k < K - 1:
-                        minv[k] = 1.0 / (hmc_R[k] + 1.0)
             accept = hmc_move(
                 family, xa, xb, c_all, hq, alpha, m, s2, ell, tau, loc1, loc2, log_floor, eps, n_leap, minv, gen,
                 E, topv, totv, ebits, hmc_R, hmc_grad, hmc_q0, hmc_p,
@@ -1170,6 +1161,31 @@ def marginal_logpost(
         value += alpha * l1v + lv
         beyond += R[k]
     return value
+
+
+@_inline
+def first_inverse_mass(
+    family, xa, xb, c_all, q, alpha, m, s2, ell, tau, loc1, loc2, log_floor, grad, E, top, tot, bits, R, minv
+):  # pragma: no cover - compiled
+    """The Hamiltonian moves' first diagonal inverse mass ``minv`` at ``q`` (:func:`marginal_logpost`'s
+    layout): each coordinate's conditional variance given the responsibility totals ``R`` there,
+    from the likelihood's curvature and the prior's (a stick's logit 1 / (R_k + 1); a Gaussian
+    component's mean sigma_k^2 / R_k and log scale 1 / (2 R_k), a Beta component's log shapes
+    1 / R_k, each with its prior's precision added). The warm-up replaces it by the variances of
+    its positions."""
+    K = R.shape[0]
+    marginal_logpost(
+        family, xa, xb, c_all, q, alpha, m, s2, ell, tau, loc1, loc2, log_floor, grad, E, top, tot, bits, R
+    )
+    for k in range(K):
+        if family == GAUSSIAN:
+            minv[K - 1 + k] = 1.0 / (R[k] * math.exp(-2.0 * q[2 * K - 1 + k]) + 1.0 / s2)
+            minv[2 * K - 1 + k] = 1.0 / (2.0 * R[k] + 1.0 / (tau * tau))
+        else:
+            minv[K - 1 + k] = 1.0 / (R[k] + 1.0 / (tau * tau))
+            minv[2 * K - 1 + k] = minv[K - 1 + k]
+        if k < K - 1:
+            minv[k] = 1.0 / (R[k] + 1.0)
 
 
 @_inline
