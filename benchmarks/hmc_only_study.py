@@ -128,11 +128,15 @@ def hmc_chain(
     w_cross = np.zeros((D, D))
     w_n = 0.0
     accepted = 0.0
+    grad0 = np.empty(D)
+    value = kern.marginal_logpost(
+        family, xa, xb, c_all, q, alpha, m, s2, ell, tau, loc1, loc2, log_floor, grad, E, top, tot, bits, R
+    )
     for it in range(n_warm + n_draw):
-        value = kern.marginal_logpost(
-            family, xa, xb, c_all, q, alpha, m, s2, ell, tau, loc1, loc2, log_floor, grad, E, top, tot, bits, R
-        )
+        # value and grad are at q: the previous move's end, or its start when it was rejected
         q0[:] = q
+        value0 = value
+        grad0[:] = grad
         z = np.empty(D)
         for d in range(D):
             z[d] = gen.standard_normal()
@@ -157,6 +161,8 @@ def hmc_chain(
         accept = math.exp(min(delta, 0.0)) if delta == delta and value > -np.inf else 0.0
         if not gen.random() < accept:
             q[:] = q0
+            value = value0
+            grad[:] = grad0
         if it >= n_warm:
             accepted += accept
             out[it - n_warm, :] = q
@@ -233,9 +239,8 @@ def fit_hmc(
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(run, range(chains)))
-    v = 1.0 / (1.0 + np.exp(-outs[..., : K - 1]))
-    rest = np.concatenate([np.ones(v.shape[:2] + (1,)), np.cumprod(1.0 - v, axis=-1)], axis=-1)
-    weight = np.concatenate([v, np.ones(v.shape[:2] + (1,))], axis=-1) * rest
+    v = 1.0 / (1.0 + np.exp(-outs[..., : K - 1].reshape(-1, K - 1)))
+    weight = np.exp(gibbs._log_weights(v)).reshape(chains, draws, K)
     t1, t2 = outs[..., K - 1 : 2 * K - 1], outs[..., 2 * K - 1 :]
     p1, p2 = (t1 + shift, np.exp(t2)) if family == "gaussian" else (np.exp(t1), np.exp(t2))
     name1, name2 = gibbs._FAMILIES[family].names

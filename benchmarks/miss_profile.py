@@ -21,6 +21,7 @@ Rows (one per replicate and tenth) go to ``benchmarks/results/miss_profile.csv``
 
 from __future__ import annotations
 
+import csv
 import sys
 from pathlib import Path
 
@@ -28,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _study_files import RESULTS, appending, replicate_arguments, stamp_runs
+from _study_files import appending, command_line, stamp_runs, study_parser
 from dpm_coverage import _label, _truth_label, fit_dpm, parse_options, region_grid, simulate
 
 TENTHS = 10
@@ -104,17 +105,12 @@ def summarise(path: Path) -> str:
 
 def _rows_of(path: Path) -> list[dict]:
     """The rows of ``path``, a rerun replicate's replacing its earlier ones."""
-    import csv
-
     with open(path) as fh:
         return list({(r["route"], r["truth"], r["n"], r["seed"], r["tenth"]): r for r in csv.DictReader(fh)}.values())
 
 
 def main(argv: list[str] | None = None) -> None:
-    import argparse
-
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    replicate_arguments(ap, RESULTS / "miss_profile.csv", n=(300,), seeds=16)
+    ap = study_parser(__doc__, "miss_profile.py", n=(300,), seeds=16)
     ap.add_argument("--option", action="append", default=[], metavar="NAME=JSON", help="a calibrator parameter")
     args = ap.parse_args(argv)
     options = parse_options(args.option, ap.error)
@@ -125,10 +121,7 @@ def main(argv: list[str] | None = None) -> None:
                     for row in profile_rows(truth, n, seed, options):
                         write(row)
                     print(f"{truth} {n} {seed} done", flush=True)
-    command = (
-        f"python benchmarks/miss_profile.py --truths {' '.join(args.truths)} --n {' '.join(map(str, args.n))} "
-        f"--seeds {args.seeds} --first-seed {args.first_seed}" + "".join(f" --option '{o}'" for o in args.option)
-    )
+    command = command_line("miss_profile.py", args) + "".join(f" --option '{o}'" for o in args.option)
     stamp_runs(
         args.out,
         "Where the 95 % band misses the true map",
