@@ -328,6 +328,7 @@ rows on `coverage.md` (the plateau's band below 0.92, chains that do not converg
 | repulsive Beta components (a prior factor d^2 / (g + d^2) per pair, Petralia, Rao & Dunson 2012) | `repulsion_study.py` | no | at 10^4, with two components or twenty, the chains converge no better than without the factor: the components of a one-Beta class already stay apart and still trade its mass; coverage and error within their standard errors, at 1.8-6.7 times the time of the same (numpy) sweeps |
 | the Hamiltonian moves from 10^3 scores on (`route_options={"hmc_steps": 20}`; by default they run above 20,000 scores a class) | `dpm_coverage.py --option` | no | on all seventeen truths (16 seeds) far more fits converge at 10^3 (121 of 272 against 29) and at 10^4 the error falls on sixteen truths and the fits above R-hat 1.2 from 77 to 13, but only 7 converge there, at 2.6-3.7 times the fit's time (`speed.md`), which would break the one-second fit at 10^4. Shorter trajectories buy less in proportion: at 10^3 (the same 272 replicates) 5 and 10 leapfrog steps met the bar in 41 and 86 fits (median lowest bulk ESS 236 and 334, against 219 by default and 443 with 20 steps) in a median 1.5 and 2.0 s a fit (the rows' own times; the default's 1.0 s and 20 steps' 2.7 s are on `speed.md`), with coverage and error unchanged: the effective draws grow with the trajectory's gradients (10 and 20 steps about in proportion, 5 steps less), so no shorter trajectory buys the bar more cheaply |
 | the Hamiltonian moves alone, no sweeps (four chains of 500 draws after a warm-up of 1,000 moves as Stan's, 20 leapfrog steps of a jittered size, the concentration held at its prior mean), with a diagonal or a dense mass | `hmc_only_study.py` | no | at 10^3 they met the bar in 4 of 20 fits with the diagonal mass against 11 for the calibrator's sweeps with the same moves (`hmc_steps=20`) on the same replicates, at about four times their time; at 10^4 neither converged (median worst R-hat 1.060 against 1.063, at 12 s against 2.7 s a fit), so the sweeps help the moves rather than hold them back. A dense mass (the covariance of the warm-up's positions) mixes worse than the diagonal one (a higher worst R-hat in 32 of 40 fits): the correlations a slowly mixing chain shows in a window do not describe the ridges it has not yet crossed |
+| a Laplace approximation at each class's posterior mode (a Gaussian with the inverse negative Hessian of the log posterior as covariance, allocations summed out, the concentration at its prior mean; Bernstein-von Mises at large N) | `laplace_study.py` | yes | at 10^4-10^6 scores (three design truths, 3 seeds) the draws are independent (R-hat <= 1.005, bulk ESS >= 1,600 of 2,000) in 1.3-3.4 s a fit, but the error is 4-250 times the default's and the band 9-90 times as wide: the importance ratios' Pareto k-hat is 20-85 at 10^4, and from 10^5 on the search ends at a saddle, not a mode; the mode's own map has 1.1-3.4 times the default's error at 10^4 and 10^5 |
 | a warm-up twice as long at 10^5 scores (`tune=1000`; there the Hamiltonian moves run by default, from the posterior mode) | `dpm_coverage.py --option` | no | on three truths (8 seeds each) no fit converged either way: the median worst R-hat 1.19 against 1.16 by default, the median lowest bulk ESS 10 against 11; the error 7-12 % lower, coverage within the standard error of the paired difference; so at 10^5 the chains' disagreement is not a short warm-up's |
 | a smaller truncation (8 components instead of 20) | `dpm_coverage.py --option n_components=8` | no | at 10^4 the chains mix no better (fewer redundant components do not speed them) and the plateau covers less; the error barely moves (`coverage.md`, its rows beside the default's on the same seeds) |
 | many chains (eight of 125 kept draws), four times the warm-up, over-dispersed starts (each chain from a prior draw, `route_options={"start": "dispersed"}`) | `start_study.py` | no | at 10^4 the chains disagree more, not less (worst R-hat 1.14-1.34 against 1.12-1.20 from the shared KDE-informed start on the same replicates, six truths, 8 seeds), so two chains from one start understate their disagreement there; at 300 dispersed starts converge as often as the shared start (25 of 48); no fit at 10^3-10^4 converged; coverage unchanged. Dispersed starts lower the error at 10^4 on sixteen of the seventeen truths and are the default for compressed classes of 2,049-20,000 scores (no Hamiltonian moves); they cure no convergence |
@@ -483,6 +484,19 @@ def candidates_page(source: Path) -> str:
         "default calibrator's coverage, MAE and width on the same seeds (its rows of the coverage study), "
         "the KDE and Platt calibrators' MAE there, and the seeds so paired.",
     )
+    laplace_part = _study_section(
+        source.with_name("laplace_study.md"),
+        "A Laplace approximation at the mode",
+        "`benchmarks/laplace_study.py`: each class's mixture posterior (allocations summed out, the "
+        "concentration at its prior mean) approximated by a Gaussian at its mode, found by L-BFGS from the "
+        "sampler's mode start, with the inverse of the negative Hessian (central differences of the analytic "
+        "gradient) as covariance over the sticks and the occupied components' parameters; independent draws. "
+        "Rows with deviations x 0 put every draw at the mode, so their MAE is the mode's own map's. Columns: "
+        "the candidate's band coverage (standard error of the 95 % one), data-weighted coverage, MAE and "
+        "width, the map's worst R-hat and lowest bulk ESS, the fits meeting R-hat <= 1.01 and ESS >= 400, the "
+        "fit time; then the default calibrator's coverage, MAE and width on the same seeds (its rows of the "
+        "coverage study), the KDE and Platt calibrators' MAE there, and the seeds so paired.",
+    )
     return (
         "# Candidate models for the Bayesian core\n\n"
         "Models measured against the calibrator's on the replicates of `benchmarks/dpm_coverage.py` "
@@ -490,7 +504,8 @@ def candidates_page(source: Path) -> str:
         "the class densities by evidence. None of them is the default: each fails the bar on more cells "
         "than the model it would replace. The overview lists every candidate study; the sections after it "
         "hold the tables of the Student-t, skew-normal, P-spline, logistic-experts, Pólya-tree, change-point, "
-        "Gaussian-process and repulsive-components studies and of the Hamiltonian moves alone, and the other "
+        "Gaussian-process and repulsive-components studies, of the Hamiltonian moves alone and of a Laplace "
+        "approximation at the mode, and the other "
         "scripts' docstrings and outputs in `benchmarks/results/` hold theirs. The variational candidates "
         "are on `vi.md`.\n\n"
         f"{_overview(source.parent)}\n"
@@ -517,6 +532,7 @@ def candidates_page(source: Path) -> str:
         + gp_part
         + repulsion_part
         + hmc_only_part
+        + laplace_part
     )
 
 

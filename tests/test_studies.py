@@ -730,3 +730,28 @@ def test_the_miss_profile_places_the_bands_misses_along_the_data(tmp_path):
             write(r)
     table = study.summarise(path)
     assert "monotone, N = 300, 1 seeds" in table and table.count("\n| ") == len(rows) + 1
+
+
+def test_the_laplace_draws_of_one_gaussian_component_have_its_large_sample_posterior():
+    """With one component and many scores the Laplace route's draws of the mean and log scale
+    have the sample mean and log standard deviation as centre and the asymptotic posterior
+    standard deviations s / sqrt(n) and 1 / sqrt(2 n); with spread 0 every draw is the mode."""
+    study = benchmark_module("laplace_study")
+    from bayescal.bayesian.priors import DEFAULT_PRIOR
+
+    rng = np.random.default_rng(3)
+    n = 4000
+    x = rng.normal(0.3, 0.5, n)
+    prior = DEFAULT_PRIOR | {
+        "mu_loc": np.array([0.0]), "mu_scale": 10.0, "sigma_logmean": 0.0, "sigma_logsd": 10.0,
+        "init_mu": np.array([0.0]), "init_sigma": np.array([1.0]), "init_weight": np.array([1.0]),
+    }  # fmt: skip
+    fit = study.fit_laplace(x, np.ones(n), prior, n_components=1, random_seed=0, draws=2000, chains=2)
+    mu, log_sigma = fit.posterior["mu"].values.ravel(), np.log(fit.posterior["sigma"].values.ravel())
+    s = x.std()
+    assert abs(mu.mean() - x.mean()) < 0.1 * s / np.sqrt(n)
+    assert abs(log_sigma.mean() - np.log(s)) < 0.1 / np.sqrt(2 * n)
+    assert mu.std() == pytest.approx(s / np.sqrt(n), rel=0.06)
+    assert log_sigma.std() == pytest.approx(1 / np.sqrt(2 * n), rel=0.06)
+    at_mode = study.fit_laplace(x, np.ones(n), prior, n_components=1, random_seed=0, draws=5, chains=2, spread=0.0)
+    assert np.ptp(at_mode.posterior["mu"].values) == 0.0
