@@ -663,10 +663,11 @@ def hmc_only_study():
     return benchmark_module("hmc_only_study")
 
 
-@pytest.mark.parametrize("dense", [False, True])
-def test_the_hamiltonian_only_chains_keep_the_prior_without_data(hmc_only_study, dense):
+@pytest.mark.parametrize(("dense", "ridge"), [(False, 0), (True, 0), (False, 2)])
+def test_the_hamiltonian_only_chains_keep_the_prior_without_data(hmc_only_study, dense, ridge):
     """With every count 0 the target is the prior: sticks Beta(1, alpha) (logits with their
-    Jacobian), means N(m_k, s^2), log scales N(ell, tau^2); a chain with either mass samples it."""
+    Jacobian), means N(m_k, s^2), log scales N(ell, tau^2); a chain with either mass samples it,
+    and so does one with the weight-share slice updates."""
     study = hmc_only_study
     from bayescal.bayesian import _gibbs_kernels as kern
 
@@ -674,9 +675,9 @@ def test_the_hamiltonian_only_chains_keep_the_prior_without_data(hmc_only_study,
     m, s2, ell, tau = np.array([0.0, 1.0, 2.0]), 1.0, 0.0, 0.5
     x = np.linspace(-1.0, 1.0, 5)
     out = np.empty((draws, 3 * K - 1))
-    eps, accept = study.hmc_chain(
+    eps, accept, _ = study.hmc_chain(
         kern.GAUSSIAN, x, x, np.zeros(5), np.zeros(3 * K - 1), 1.0, m, s2, ell, tau, np.zeros(K), np.zeros(K),
-        -np.inf, 400, draws, 10, dense, np.random.default_rng(3), out,
+        -np.inf, 400, draws, 10, dense, np.random.default_rng(3), out, ridge,
     )  # fmt: skip
     assert eps > 0 and 0.4 < accept <= 1.0
     from bayescal.bayesian.convergence import ess_bulk, mcse_mean
