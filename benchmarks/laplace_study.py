@@ -94,34 +94,18 @@ MODE_MAX_ITER = 2000
 
 
 @numba.njit(nogil=True)
-def log_posterior(code, xa, xb, c, q, alpha, m, s2, ell, tau, loc1, loc2, log_floor, grad):  # pragma: no cover
-    """:func:`~bayescal.bayesian._gibbs_kernels.marginal_logpost` at ``q`` with its work arrays;
-    the gradient into ``grad``."""
+def log_posterior(code, xa, xb, c, q, alpha, m, s2, ell, tau, loc1, loc2, log_floor, grad, R):  # pragma: no cover
+    """:func:`~bayescal.bayesian._gibbs_kernels.marginal_logpost` at ``q`` with its work arrays; the
+    gradient into ``grad``, the components' expected unit totals into ``R``."""
     K = (q.shape[0] + 1) // 3
     n = xa.shape[0]
     E = np.empty((K, n))
     top = np.empty(n)
     tot = np.empty(n)
     bits = np.empty(K * n, dtype=np.int64)
-    R = np.empty(K)
     return kern.marginal_logpost(
         code, xa, xb, c, q, alpha, m, s2, ell, tau, loc1, loc2, log_floor, grad, E, top, tot, bits, R
     )
-
-
-@numba.njit(nogil=True)
-def _responsibilities(code, xa, xb, c, q, alpha, m, s2, ell, tau, loc1, loc2, log_floor):  # pragma: no cover
-    """The components' expected unit totals at ``q`` (the ``R`` of :func:`log_posterior`)."""
-    K = (q.shape[0] + 1) // 3
-    n = xa.shape[0]
-    E = np.empty((K, n))
-    top = np.empty(n)
-    tot = np.empty(n)
-    bits = np.empty(K * n, dtype=np.int64)
-    R = np.empty(K)
-    grad = np.empty(q.shape[0])
-    kern.marginal_logpost(code, xa, xb, c, q, alpha, m, s2, ell, tau, loc1, loc2, log_floor, grad, E, top, tot, bits, R)
-    return R
 
 
 def fit_laplace(
@@ -154,9 +138,10 @@ def fit_laplace(
     code = kern.GAUSSIAN if family == "gaussian" else kern.BETA
     D = start.size
     grad = np.empty(D)
+    R = np.empty(K)
 
     def value_grad(q: np.ndarray) -> tuple[float, np.ndarray]:
-        v = log_posterior(code, xa, xb, counts, q, alpha, m, s2, ell, tau, loc1, loc2, log_floor, grad)
+        v = log_posterior(code, xa, xb, counts, q, alpha, m, s2, ell, tau, loc1, loc2, log_floor, grad, R)
         if not np.isfinite(v):
             return 1e300, np.zeros(D)
         return -v, -grad.copy()
@@ -172,11 +157,11 @@ def fit_laplace(
     # the coordinates drawn: the sticks, and the parameters of the components holding at least
     # ACTIVE_UNITS of the class's units whose scale is not on its floor; the others stay at the mode
     value_grad(mode)
-    R = _responsibilities(code, xa, xb, counts, mode, alpha, m, s2, ell, tau, loc1, loc2, log_floor)
+    units = R.copy()  # the components' expected unit totals at the mode
     free = np.ones(D, dtype=bool)
     for k in range(K):
         on_floor = family == "gaussian" and mode[2 * K - 1 + k] <= log_floor + 1e-6
-        if R[k] < ACTIVE_UNITS:
+        if units[k] < ACTIVE_UNITS:
             free[[K - 1 + k, 2 * K - 1 + k]] = False
         elif on_floor:
             free[2 * K - 1 + k] = False
@@ -232,7 +217,7 @@ def fit_laplace(
         "mode_converged": bool(result.success),
         "flat_directions": flat,
         "negative_curvatures": saddle,
-        "active_components": int(sum(R >= ACTIVE_UNITS)),
+        "active_components": int(np.sum(units >= ACTIVE_UNITS)),
         "draws_floored": floored,
         "pareto_k": k_hat,
     }
