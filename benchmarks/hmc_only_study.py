@@ -340,17 +340,7 @@ def fit_hmc(
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(run, range(chains)))
-    v = 1.0 / (1.0 + np.exp(-outs[..., : K - 1].reshape(-1, K - 1)))
-    weight = np.exp(gibbs._log_weights(v)).reshape(chains, draws, K)
-    t1, t2 = outs[..., K - 1 : 2 * K - 1], outs[..., 2 * K - 1 :]
-    p1, p2 = (t1 + shift, np.exp(t2)) if family == "gaussian" else (np.exp(t1), np.exp(t2))
-    name1, name2 = gibbs._FAMILIES[family].names
-    dims = ("chain", "draw", "component")
-    posterior = xr.Dataset(
-        {"weight": (dims, weight), name1: (dims, p1), name2: (dims, p2)}
-        | {"alpha": (("chain", "draw"), np.full((chains, draws), alpha))},
-        coords={"chain": np.arange(chains), "draw": np.arange(draws), "component": np.arange(K)},
-    )
+    posterior = posterior_of_positions(outs, family, shift, alpha)
     diagnostics = {
         "route": "hmc",
         "family": family,
@@ -360,6 +350,26 @@ def fit_hmc(
         "step_size": float(np.mean([r[0] for r in results])),
     }
     return ClassFit(posterior=posterior, diagnostics=diagnostics)
+
+
+def posterior_of_positions(q: np.ndarray, family: str, shift: float, alpha: float) -> xr.Dataset:
+    """The calibrator's posterior layout (weights, the family's two parameters, the concentration
+    ``alpha``, per chain, draw and component) of positions ``q`` (chains, draws, 3K - 1) in
+    :func:`~bayescal.bayesian._gibbs_kernels.marginal_logpost`'s layout, whose Gaussian means are
+    centred at ``shift``."""
+    chains, draws, D = q.shape
+    K = (D + 1) // 3
+    v = 1.0 / (1.0 + np.exp(-q[..., : K - 1].reshape(chains * draws, K - 1)))
+    weight = np.exp(gibbs._log_weights(v)).reshape(chains, draws, K)
+    t1, t2 = q[..., K - 1 : 2 * K - 1], q[..., 2 * K - 1 :]
+    p1, p2 = (t1 + shift, np.exp(t2)) if family == "gaussian" else (np.exp(t1), np.exp(t2))
+    name1, name2 = gibbs._FAMILIES[family].names
+    dims = ("chain", "draw", "component")
+    return xr.Dataset(
+        {"weight": (dims, weight), name1: (dims, p1), name2: (dims, p2)}
+        | {"alpha": (("chain", "draw"), np.full((chains, draws), alpha))},
+        coords={"chain": np.arange(chains), "draw": np.arange(draws), "component": np.arange(K)},
+    )
 
 
 def register() -> None:

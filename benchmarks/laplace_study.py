@@ -72,13 +72,13 @@ from pathlib import Path
 
 import numba
 import numpy as np
-import xarray as xr
 from scipy.optimize import minimize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _study_files import CONVERGENCE_COLUMNS, command_line, finish_study, paired_table, run_replicates, study_parser
 from dpm_coverage import run_one
+from hmc_only_study import posterior_of_positions
 
 from bayescal.bayesian import _gibbs_kernels as kern
 from bayescal.bayesian import gibbs
@@ -198,17 +198,7 @@ def fit_laplace(
     log_p = np.array([-value_grad(qs)[0] for qs in q])
     log_q = -0.5 * (z * z).sum(axis=1)  # up to a constant, which the Pareto fit does not see
     k_hat = _pareto_k(log_p - log_q)
-    v = 1.0 / (1.0 + np.exp(-q[:, : K - 1]))
-    weight = np.exp(gibbs._log_weights(v)).reshape(chains, draws, K)
-    t1, t2 = q[:, K - 1 : 2 * K - 1].reshape(chains, draws, K), q[:, 2 * K - 1 :].reshape(chains, draws, K)
-    p1, p2 = (t1 + shift, np.exp(t2)) if family == "gaussian" else (np.exp(t1), np.exp(t2))
-    name1, name2 = gibbs._FAMILIES[family].names
-    dims = ("chain", "draw", "component")
-    posterior = xr.Dataset(
-        {"weight": (dims, weight), name1: (dims, p1), name2: (dims, p2)}
-        | {"alpha": (("chain", "draw"), np.full((chains, draws), alpha))},
-        coords={"chain": np.arange(chains), "draw": np.arange(draws), "component": np.arange(K)},
-    )
+    posterior = posterior_of_positions(q.reshape(chains, draws, D), family, shift, alpha)
     diagnostics = {
         "route": "laplace",
         "family": family,
