@@ -181,7 +181,8 @@ def coverage_page(source: Path) -> str:
         "same fits, bit for bit) and new fits on the rare and boosted truths. A fit's draws depend in the "
         'last bits on the processor (`bayescal.bayesian.gibbs`, "Chains and randomness"), most of all from '
         "10^5 scores on, where the Hamiltonian moves run: every row there was fitted on the machine named below "
-        "except the dispersed starts' rows at 10^5. Most rows up to 10^4 were written on an earlier machine; "
+        "except the dispersed starts' rows at 10^5, and the default's (`gibbs`) rows there were refitted with the "
+        "code of 2026-12-02, so they reproduce (`--verify 2` on every such cell, 46 of 46). Most rows up to 10^4 were written on an earlier machine; "
         "refitted here most give the same numbers and a few another path, other draws of the same posterior "
         "(`python benchmarks/dpm_coverage.py --verify K` tells which rows reproduce; CHANGELOG, when each was "
         "refitted). The `gibbs` rows there ran mostly two fits at a time, so their times are up to about 1.7 "
