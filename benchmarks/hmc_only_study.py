@@ -314,21 +314,10 @@ def fit_hmc(
 ) -> ClassFit:
     """One class's mixture by Hamiltonian moves alone (module docstring), as an inference route."""
     t0 = time.perf_counter()
-    x, counts = np.asarray(x, dtype=float), np.asarray(counts, dtype=float)
-    keep = counts > 0
-    x, counts = x[keep], counts[keep]
     K = int(n_components)
-    if counts.sum() > gibbs.MODE_START_UNITS:
-        from bayescal.bayesian.mode_start import mode_start
-
-        prior = mode_start(x, counts, prior, family)
-    (xa, xb), (m, s2, ell, tau, loc1, loc2), (th1, th2), shift = gibbs._family_arrays(x, counts, prior, K, family)
-    log_floor = gibbs._log_floor(prior)
-    th1, th2 = gibbs._start_above_floor(family, th1, th2, log_floor)
-    v0 = gibbs.start_sticks(prior["init_weight"])
-    start = np.concatenate([np.log(v0) - np.log1p(-v0), th1, th2])
-    alpha = float(prior["alpha_shape"]) / float(prior["alpha_rate"])
-    code = kern.GAUSSIAN if family == "gaussian" else kern.BETA
+    at_mode = float(np.sum(counts)) > gibbs.MODE_START_UNITS
+    code, (xa, xb, counts), hyper, start, alpha, shift = class_setup(x, counts, prior, K, family, at_mode)
+    m, s2, ell, tau, loc1, loc2, log_floor = hyper
     gens = [np.random.default_rng(s) for s in np.random.SeedSequence(random_seed).spawn(chains)]
     outs = np.empty((chains, draws, 3 * K - 1))
 
@@ -350,6 +339,30 @@ def fit_hmc(
         "step_size": float(np.mean([r[0] for r in results])),
     }
     return ClassFit(posterior=posterior, diagnostics=diagnostics)
+
+
+def class_setup(x: np.ndarray, counts: np.ndarray, prior: dict, K: int, family: str, at_mode: bool) -> tuple:
+    """What a route on :func:`~bayescal.bayesian._gibbs_kernels.marginal_logpost` needs for one class:
+    the family's code; the points with positive counts as the kernel takes them (``xa, xb, counts``);
+    the prior's arrays ``(m, s2, ell, tau, loc1, loc2, log_floor)``; the start in the kernel's layout
+    (the prior's ``init_*`` values raised onto the floor, or with ``at_mode`` the posterior mode of
+    :func:`~bayescal.bayesian.mode_start.mode_start`); the concentration at its prior mean; and the
+    centre of the Gaussian means."""
+    x, counts = np.asarray(x, dtype=float), np.asarray(counts, dtype=float)
+    keep = counts > 0
+    x, counts = x[keep], counts[keep]
+    if at_mode:
+        from bayescal.bayesian.mode_start import mode_start
+
+        prior = mode_start(x, counts, prior, family)
+    (xa, xb), (m, s2, ell, tau, loc1, loc2), (th1, th2), shift = gibbs._family_arrays(x, counts, prior, K, family)
+    log_floor = gibbs._log_floor(prior)
+    th1, th2 = gibbs._start_above_floor(family, th1, th2, log_floor)
+    v0 = gibbs.start_sticks(prior["init_weight"])
+    start = np.concatenate([np.log(v0) - np.log1p(-v0), th1, th2])
+    alpha = float(prior["alpha_shape"]) / float(prior["alpha_rate"])
+    code = kern.GAUSSIAN if family == "gaussian" else kern.BETA
+    return code, (xa, xb, counts), (m, s2, ell, tau, loc1, loc2, log_floor), start, alpha, shift
 
 
 def posterior_of_positions(q: np.ndarray, family: str, shift: float, alpha: float) -> xr.Dataset:

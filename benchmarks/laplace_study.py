@@ -78,7 +78,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _study_files import CONVERGENCE_COLUMNS, command_line, finish_study, paired_table, run_replicates, study_parser
 from dpm_coverage import run_one
-from hmc_only_study import posterior_of_positions
+from hmc_only_study import class_setup, posterior_of_positions
 
 from bayescal.bayesian import _gibbs_kernels as kern
 from bayescal.bayesian import gibbs
@@ -122,20 +122,9 @@ def fit_laplace(
 ) -> ClassFit:
     """One class's mixture by a Laplace approximation at its mode (module docstring), as an inference route."""
     t0 = time.perf_counter()
-    x, counts = np.asarray(x, dtype=float), np.asarray(counts, dtype=float)
-    keep = counts > 0
-    x, counts = x[keep], counts[keep]
     K = int(n_components)
-    from bayescal.bayesian.mode_start import mode_start
-
-    prior = mode_start(x, counts, prior, family)
-    (xa, xb), (m, s2, ell, tau, loc1, loc2), (th1, th2), shift = gibbs._family_arrays(x, counts, prior, K, family)
-    log_floor = gibbs._log_floor(prior)
-    th1, th2 = gibbs._start_above_floor(family, th1, th2, log_floor)
-    v0 = gibbs.start_sticks(prior["init_weight"])
-    start = np.concatenate([np.log(v0) - np.log1p(-v0), th1, th2])
-    alpha = float(prior["alpha_shape"]) / float(prior["alpha_rate"])
-    code = kern.GAUSSIAN if family == "gaussian" else kern.BETA
+    code, (xa, xb, counts), hyper, start, alpha, shift = class_setup(x, counts, prior, K, family, at_mode=True)
+    m, s2, ell, tau, loc1, loc2, log_floor = hyper
     D = start.size
     grad = np.empty(D)
     R = np.empty(K)
