@@ -171,6 +171,16 @@ def run_replicates(args: argparse.Namespace, run: Callable[[str, int, int], dict
                           f"{row['time_s']:.2f} s", flush=True)  # fmt: skip
 
 
+def register_route(name: str, fit: Callable, both_families: bool = True) -> None:
+    """Make ``inference=name`` fit each class with ``fit`` in this process (a study's research route,
+    not one of the package's), for both component families when ``both_families``."""
+    from bayescal.bayesian import routes
+
+    routes.ROUTES[name] = fit
+    if both_families and name not in routes.BETA_ROUTES:
+        routes.BETA_ROUTES = (*routes.BETA_ROUTES, name)
+
+
 def command_line(script: str, args: argparse.Namespace, options: tuple[str, ...] = ()) -> str:
     """The command that reruns ``args`` of ``benchmarks/<script>``: the replicates' options and
     ``options`` (a flag, an option whose value is a bool, only when it is set)."""

@@ -67,7 +67,15 @@ import xarray as xr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _study_files import CONVERGENCE_COLUMNS, command_line, finish_study, paired_table, run_replicates, study_parser
+from _study_files import (
+    CONVERGENCE_COLUMNS,
+    command_line,
+    finish_study,
+    paired_table,
+    register_route,
+    run_replicates,
+    study_parser,
+)
 from dpm_coverage import run_one
 
 from bayescal.bayesian import _gibbs_kernels as kern
@@ -387,11 +395,7 @@ def posterior_of_positions(q: np.ndarray, family: str, shift: float, alpha: floa
 
 def register() -> None:
     """Make ``inference="hmc"`` fit with :func:`fit_hmc` in this process, both component families."""
-    from bayescal.bayesian import routes
-
-    routes.ROUTES["hmc"] = fit_hmc
-    if "hmc" not in routes.BETA_ROUTES:
-        routes.BETA_ROUTES = (*routes.BETA_ROUTES, "hmc")
+    register_route("hmc", fit_hmc)
 
 
 def compile_chain() -> None:

@@ -76,7 +76,15 @@ from scipy.optimize import minimize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _study_files import CONVERGENCE_COLUMNS, command_line, finish_study, paired_table, run_replicates, study_parser
+from _study_files import (
+    CONVERGENCE_COLUMNS,
+    command_line,
+    finish_study,
+    paired_table,
+    register_route,
+    run_replicates,
+    study_parser,
+)
 from dpm_coverage import run_one
 from hmc_only_study import class_setup, posterior_of_positions
 
@@ -218,11 +226,7 @@ def _pareto_k(log_ratios: np.ndarray) -> float:
 
 def register() -> None:
     """Make ``inference="laplace"`` fit with :func:`fit_laplace` in this process, both component families."""
-    from bayescal.bayesian import routes
-
-    routes.ROUTES["laplace"] = fit_laplace
-    if "laplace" not in routes.BETA_ROUTES:
-        routes.BETA_ROUTES = (*routes.BETA_ROUTES, "laplace")
+    register_route("laplace", fit_laplace)
 
 
 def label(chains: int, draws: int, spread: float) -> str:
