@@ -6,6 +6,8 @@ They are not part of the evidence pages, so nothing else would notice when a cha
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from _paths import benchmark_module
@@ -756,3 +758,48 @@ def test_the_laplace_draws_of_one_gaussian_component_have_its_large_sample_poste
     assert log_sigma.std() == pytest.approx(1 / np.sqrt(2 * n), rel=0.06)
     at_mode = study.fit_laplace(x, np.ones(n), prior, n_components=1, random_seed=0, draws=5, chains=2, spread=0.0)
     assert np.ptp(at_mode.posterior["mu"].values) == 0.0
+
+
+def test_the_tempering_ladders_counts_are_nested_thinnings_down_to_the_bottom_units():
+    """Each rung's counts are at most the next rung's, bin by bin; the top rung is the class's
+    counts and the rungs' totals fall geometrically to about the bottom's units (within binomial noise)."""
+    study = benchmark_module("tempering_study")
+    rng = np.random.default_rng(0)
+    counts = rng.poisson(40.0, 500).astype(float) + np.where(np.arange(500) < 20, 0.25, 0.0)
+    rungs = study.ladder_counts(counts, 6, 300.0, np.random.default_rng(1))
+    assert len(rungs) == 6 and np.array_equal(rungs[-1], counts)
+    assert all(np.all(lower <= upper) for lower, upper in itertools.pairwise(rungs))
+    totals = np.array([r.sum() for r in rungs])
+    expected = 300.0 * (counts.sum() / 300.0) ** (np.arange(6) / 5)
+    assert np.all(np.abs(totals - expected) < 4 * np.sqrt(expected))  # binomial noise
+    assert len(study.ladder_counts(counts[:10], 6, 300.0, rng)) == 1  # too few units for a ladder
+
+
+def test_the_tempering_routes_top_rung_samples_one_components_posterior():
+    """With one Gaussian component and 3,000 scores, the kept draws of the top rung have the known
+    large-sample posterior (mean at the sample mean with spread s / sqrt(n), log scale at the log
+    sample standard deviation with spread 1 / sqrt(2 n)), while states are exchanged along the ladder."""
+    study = benchmark_module("tempering_study")
+    from bayescal.bayesian.priors import DEFAULT_PRIOR
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    x = rng.normal(0.3, 0.5, n)
+    prior = DEFAULT_PRIOR | {
+        "mu_loc": np.array([0.0]), "mu_scale": 10.0, "sigma_logmean": 0.0, "sigma_logsd": 10.0,
+        "init_mu": np.array([0.0]), "init_sigma": np.array([1.0]), "init_weight": np.array([1.0]),
+    }  # fmt: skip
+    fit = study.fit_tempering(
+        x, np.ones(n), prior, n_components=1, random_seed=0, draws=1500, chains=2, tune=300, levels=4,
+        bottom_units=300.0,
+    )  # fmt: skip
+    post = fit.posterior
+    assert dict(post.sizes) == {"chain": 2, "draw": 1500, "component": 1}
+    rates = [float(a) for a in fit.diagnostics["swap_acceptance"].split()]
+    assert len(rates) == 3 and min(rates) > 0.05
+    mu, log_sigma = post["mu"].values.ravel(), np.log(post["sigma"].values.ravel())
+    s = x.std()
+    assert abs(mu.mean() - x.mean()) < 0.15 * s / np.sqrt(n)
+    assert abs(log_sigma.mean() - np.log(s)) < 0.15 / np.sqrt(2 * n)
+    assert mu.std() == pytest.approx(s / np.sqrt(n), rel=0.12)
+    assert log_sigma.std() == pytest.approx(1 / np.sqrt(2 * n), rel=0.12)
