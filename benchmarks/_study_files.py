@@ -8,8 +8,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
-import os
-import platform
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -32,6 +30,7 @@ from dpm_coverage import (
     region_grid,
     simulate,
 )
+from make_evidence import machine
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -114,8 +113,7 @@ def stamp_runs(path: Path, title: str, intro: str, command: str | None, table: s
     runs = [ln for ln in md.read_text().splitlines() if ln.startswith("- ")] if md.exists() else []
     if command is not None:
         runs.append(
-            f"- {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} ({platform.system()} {platform.machine()}, "
-            f"{os.cpu_count()} cores, Python {platform.python_version()}): `{command}`"
+            f"- {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} ({machine()}): `{command}`"
         )
     md.write_text(f"# {title}\n\n{intro}\n\n" + "\n".join(runs) + f"\n\n{table}\n")
 

@@ -54,6 +54,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dpm_coverage import parse_options
+from make_evidence import MACHINE_LINE, machine
 
 
 def simulate(n: int, seed: int = 0):
@@ -140,6 +141,7 @@ def run(args: argparse.Namespace) -> None:
 
     from bayescal import make_calibrator
 
+    print(f"{MACHINE_LINE}{machine()}")
     print(f"load average (1, 5, 15 min) before: {os.getloadavg()}; CPUs: {os.cpu_count()}")
     if args.load:
         print("under load: another process multiplies matrices with its BLAS threads throughout (--load)")

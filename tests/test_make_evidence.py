@@ -64,7 +64,9 @@ def test_pages_are_written_from_the_outputs_and_absent_outputs_leave_pages_alone
 def test_the_speed_page_shows_the_run_under_load_beside_the_idle_one(tmp_path):
     results, out = tmp_path / "results", tmp_path / "evidence"
     results.mkdir()
-    (results / "dpm_speed.md").write_text("| N | DPM fit s |\n|---|---|\n| 1e+06 | 1.10 |\n")
+    (results / "dpm_speed.md").write_text(
+        "machine: Linux x86_64, Some CPU, AVX2, 2 cores\n| N | DPM fit s |\n|---|---|\n| 1e+06 | 1.10 |\n"
+    )
     (results / "dpm_speed_load.md").write_text(
         "under load: another process multiplies matrices with its BLAS threads throughout (--load)\n"
         "| N | DPM fit s |\n|---|---|\n"
@@ -74,6 +76,9 @@ def test_the_speed_page_shows_the_run_under_load_beside_the_idle_one(tmp_path):
     idle, loaded = (out / "speed.md").read_text().split("## Under load")
     assert "| 1e+06 | 1.10 |" in idle and "| 1e+06 | 2.05 |" in loaded
     assert "dpm_speed.py --load" in loaded and "dpm_speed_load.md" in loaded  # its own source and command
+    # each table names the machine its timings were measured on, not only the one that built the page
+    assert " on Linux x86_64, Some CPU, AVX2, 2 cores; page built on " in idle and "machine:" not in idle
+    assert " on a machine it does not record; page built on " in loaded
 
 
 def _coverage_setup(tmp_path, seeds: int, page: str) -> tuple[list[str], Path]:
