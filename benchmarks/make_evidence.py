@@ -290,7 +290,9 @@ def speed_page(source: Path) -> str:
         "is met, warns `ConvergenceWarning` and leaves `converged_` False, as the column says) and run on "
         "until that test is met (the change of its lower bound, a sum over the class's scores, below "
         "`tol=1e-3`), with the iterations each class took. Above the table: the first fit in a fresh "
-        "process (import + fit), and the default fit either side of `compress_above`, where the sampler "
+        "process (import + fit; the fastest of the repeats' processes, under load the slowest too; from the "
+        "second on, the compiled kernels are read from their disk cache, as on a user's machine after the first "
+        "fit ever), and the default fit either side of `compress_above`, where the sampler "
         "turns from the raw scores to binned counts (one replicate, fitted without and with its last "
         "score).\n\n"
         + stamp(
