@@ -143,6 +143,7 @@ def test_the_repulsive_prior_vanishes_for_equal_components_and_fades_with_their_
     assert moved == pytest.approx(np.log(d2 / (1.0 + d2)) + far_pair)
 
 
+@pytest.mark.slow  # compiles the study's own chain: 6-50 s on a cold numba cache (`make test-all` runs it)
 def test_the_repulsion_study_fits_a_replicate_and_restores_the_samplers_components():
     """A fit with repelling components follows the smooth truth with nested bands, and the
     sampler's Beta components are the calibrator's own again afterwards."""
@@ -249,6 +250,7 @@ def test_the_student_t_mixtures_log_density_is_the_weighted_sum_of_student_t_den
     np.testing.assert_allclose(got, want, rtol=1e-10)
 
 
+@pytest.mark.slow  # compiles the study's own chain: 6-50 s on a cold numba cache (`make test-all` runs it)
 def test_the_student_t_sampler_with_many_degrees_of_freedom_samples_the_gaussian_model():
     """With nu = 10^6 a Student-t component is a Gaussian one, so the study's sampler must give the
     package's Gaussian sampler's posterior: the two posterior-mean densities of one class agree
@@ -313,6 +315,7 @@ def test_the_skew_normal_mixtures_log_density_is_the_weighted_sum_of_skew_normal
     np.testing.assert_allclose(study.sn_log_density(pts, w, mean + 0j, sd), log_density(pts, w, mean, sd), rtol=1e-10)
 
 
+@pytest.mark.slow  # compiles the study's own chain: 6-50 s on a cold numba cache (`make test-all` runs it)
 def test_the_skew_normal_sampler_draws_one_components_posterior():
     """With one component the study's sampler draws the posterior of (mean, log sd, eta) of a
     skew-normal given the data; its posterior means and standard deviations of the three match
@@ -665,6 +668,7 @@ def hmc_only_study():
     return benchmark_module("hmc_only_study")
 
 
+@pytest.mark.slow  # compiles the study's own chain: 6-50 s on a cold numba cache (`make test-all` runs it)
 @pytest.mark.parametrize(("dense", "ridge"), [(False, 0), (True, 0), (False, 2)])
 def test_the_hamiltonian_only_chains_keep_the_prior_without_data(hmc_only_study, dense, ridge):
     """With every count 0 the target is the prior: sticks Beta(1, alpha) (logits with their
@@ -693,6 +697,7 @@ def test_the_hamiltonian_only_chains_keep_the_prior_without_data(hmc_only_study,
     assert np.allclose(draws_.std(0), sd, rtol=0.15)
 
 
+@pytest.mark.slow  # compiles the study's own chain: 6-50 s on a cold numba cache (`make test-all` runs it)
 def test_the_hamiltonian_only_route_returns_one_posterior_layout(hmc_only_study):
     """The study's route gives each chain's draws as the calibrator's posterior: weights that sum
     to one, positive scales, the concentration held at the prior's mean, Beta components too."""
@@ -735,6 +740,7 @@ def test_the_miss_profile_places_the_bands_misses_along_the_data(tmp_path):
     assert "monotone, N = 300, 1 seeds" in table and table.count("\n| ") == len(rows) + 1
 
 
+@pytest.mark.slow  # compiles the study's own chain: 6-50 s on a cold numba cache (`make test-all` runs it)
 def test_the_laplace_draws_of_one_gaussian_component_have_its_large_sample_posterior():
     """With one component and many scores the Laplace route's draws of the mean and log scale
     have the sample mean and log standard deviation as centre and the asymptotic posterior
