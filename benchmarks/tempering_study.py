@@ -77,7 +77,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
-import xarray as xr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -202,13 +201,6 @@ def fit_tempering(
         list(pool.map(run, range(C)))
     top.it = n_iter
     out, out_alpha, out_ll, out_occ, extra = top.draws(n_keep)
-    dims3, dims2 = ("chain", "draw", "component"), ("chain", "draw")
-    coords = {"chain": np.arange(C), "draw": np.arange(n_keep), "component": np.arange(K)}
-    posterior = xr.Dataset({k: (dims3, val) for k, val in out.items()} | {"alpha": (dims2, out_alpha)}, coords=coords)
-    stats = xr.Dataset(
-        {"class_log_likelihood": (dims2, out_ll), "n_occupied": (dims2, out_occ)},
-        coords={"chain": coords["chain"], "draw": coords["draw"]},
-    )
     pair_rate = swaps[..., 0].sum(axis=0) / np.maximum(swaps[..., 1].sum(axis=0), 1.0)
     diagnostics = {
         "route": "tempering",
@@ -220,7 +212,7 @@ def fit_tempering(
         "thin": thin,
         "chains": C,
     } | extra
-    return ClassFit(posterior=posterior, diagnostics=diagnostics, sample_stats=stats)
+    return gibbs.chains_class_fit(out, out_alpha, out_ll, out_occ, diagnostics)
 
 
 def register() -> None:

@@ -263,6 +263,7 @@ __all__ = [
     "THIN_UNITS",
     "GibbsChains",
     "auto_start",
+    "chains_class_fit",
     "default_thin",
     "fit_gibbs",
     "start_sticks",
@@ -981,25 +982,32 @@ class GibbsChains:
         else:
             out, out_alpha, out_ll, out_occ, extra = self._numpy
             n_iter = self.n_iter
-        C, K = self.C, self.K
-        dims3, dims2 = ("chain", "draw", "component"), ("chain", "draw")
-        coords = {"chain": np.arange(C), "draw": np.arange(n_keep), "component": np.arange(K)}
-        posterior = xr.Dataset(
-            {k: (dims3, val) for k, val in out.items()} | {"alpha": (dims2, out_alpha)}, coords=coords
-        )
-        stats = xr.Dataset(
-            {"class_log_likelihood": (dims2, out_ll), "n_occupied": (dims2, out_occ)},
-            coords={"chain": coords["chain"], "draw": coords["draw"]},
-        )
         diagnostics = {
             "route": "gibbs",
             "family": self.family,
             "runtime_s": float(self.runtime_s),
             "n_iterations": int(n_iter),
             "thin": self.thin,
-            "chains": C,
+            "chains": self.C,
             "mean_occupied": float(out_occ.mean()),
             "backend": self.backend,
             "start": self.start,
         } | extra
-        return ClassFit(posterior=posterior, diagnostics=diagnostics, sample_stats=stats)
+        return chains_class_fit(out, out_alpha, out_ll, out_occ, diagnostics)
+
+
+def chains_class_fit(
+    out: dict[str, np.ndarray], alpha: np.ndarray, log_lik: np.ndarray, occupied: np.ndarray, diagnostics: dict
+) -> ClassFit:
+    """The :class:`ClassFit` of chains' kept draws (:func:`fit_gibbs`'s Returns): ``out`` maps
+    ``weight`` and the family's two parameter names to arrays (chain, draw, component); ``alpha``,
+    the class's log-likelihood ``log_lik`` and the ``occupied`` components' count are (chain, draw)."""
+    C, n_keep, K = out["weight"].shape
+    dims3, dims2 = ("chain", "draw", "component"), ("chain", "draw")
+    coords = {"chain": np.arange(C), "draw": np.arange(n_keep), "component": np.arange(K)}
+    posterior = xr.Dataset({k: (dims3, val) for k, val in out.items()} | {"alpha": (dims2, alpha)}, coords=coords)
+    stats = xr.Dataset(
+        {"class_log_likelihood": (dims2, log_lik), "n_occupied": (dims2, occupied)},
+        coords={"chain": coords["chain"], "draw": coords["draw"]},
+    )
+    return ClassFit(posterior=posterior, diagnostics=diagnostics, sample_stats=stats)
