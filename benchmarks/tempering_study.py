@@ -132,7 +132,7 @@ def fit_tempering(
     x, counts = np.asarray(x, dtype=float), np.asarray(counts, dtype=float)
     keep = counts > 0
     x, counts = x[keep], counts[keep]
-    K, C, n_keep = int(n_components), int(chains), int(draws)
+    K, C, n_keep, tune = int(n_components), int(chains), int(draws), int(tune)
     units = float(counts.sum())
     thin = gibbs.default_thin(units) if thin is None else int(thin)
     # the top rung's chains take the calibrator's streams of random_seed; the ladder and the lower rungs
@@ -142,16 +142,15 @@ def fit_tempering(
     L = len(rungs)
     # the top rung's chains: the calibrator's compiled sweeps, started apart (their draws are kept)
     top = gibbs._CompiledChains(
-        x, counts, prior, K, C, int(tune), thin, n_keep, 2, False, family, random_seed, None, 0, 0, dispersed=True
+        x, counts, prior, K, C, tune, thin, n_keep, 2, False, family, random_seed, None, 0, 0, dispersed=True
     )
     kern = top.kern
     n_iter = top.n_iter
-    never = n_iter + 1  # a lower rung's warm-up never ends: it keeps no draws
-    dummy = np.empty((1, K))
-    dummy1 = np.empty(1)
-    dummy_occ = np.empty(1, dtype=np.int64)
     gaps = [rungs[lv + 1] - rungs[lv] for lv in range(L - 1)]
-    level_data = [(np.floor(c).astype(np.int64), c - np.floor(c), c) for c in rungs]
+    # each rung's counts as run_chain takes them: whole parts, fractional parts, all
+    counts_args = [(np.floor(r).astype(np.int64), r - np.floor(r), r) for r in rungs]
+    # a lower rung's warm-up never ends (tune past the last sweep), so it writes no draws: into one-row arrays
+    never, no_draws = n_iter + 1, (np.empty((1, K)),) * 3 + (np.empty(1), np.empty(1), np.empty(1, dtype=np.int64))
     swaps = np.zeros((C, max(L - 1, 1), 2))  # accepted, proposed per pair of rungs
 
     def run(c: int) -> None:
@@ -165,6 +164,9 @@ def fit_tempering(
         n = x.size
         E, topv, totv, bits = np.empty((K, n)), np.empty(n), np.empty(n), np.empty(K * n, dtype=np.int64)
         logw = np.empty(K)
+        top_draws = (*(top.out[k][c] for k in ("weight", top.p1_name, top.p2_name)), top.out_alpha[c], top.out_ll[c],
+                     top.out_occ[c])  # fmt: skip
+        rung_args = [(*counts_args[lv], never, no_draws) for lv in range(L - 1)] + [(*counts_args[-1], tune, top_draws)]
 
         def gap_loglik(gap: np.ndarray, state: list) -> float:
             kern.log_weights(state[0], logw)
@@ -175,18 +177,11 @@ def fit_tempering(
         for it in range(n_iter):
             for lv in range(L):
                 v, th1, th2, alpha = states[lv]
-                c_int, c_frac, c_all = level_data[lv]
-                is_top = lv == L - 1
-                outs = (
-                    (top.out["weight"][c], top.out[top.p1_name][c], top.out[top.p2_name][c], top.out_alpha[c],
-                     top.out_ll[c], top.out_occ[c])
-                    if is_top else (dummy, dummy, dummy, dummy1, dummy1, dummy_occ)
-                )  # fmt: skip
+                c_int, c_frac, c_all, rung_tune, draws_out = rung_args[lv]
                 states[lv][3] = kern.run_chain(
                     top.family_code, top.xa, top.xb, c_int, c_frac, c_all, top.m, top.s2, top.ell, top.tau, top.loc1,
-                    top.loc2, top.a, top.b, top.log_floor, v, th1, th2, float(alpha), it, it + 1,
-                    int(tune) if is_top else never, thin, top.n_mh, False, 0, 0, False, gens[lv], *outs,
-                    stats[lv], minv[lv], eps[lv],
+                    top.loc2, top.a, top.b, top.log_floor, v, th1, th2, float(alpha), it, it + 1, rung_tune, thin,
+                    top.n_mh, False, 0, 0, False, gens[lv], *draws_out, stats[lv], minv[lv], eps[lv],
                 )  # fmt: skip
             for lv in range(it % 2, L - 1, 2):  # even pairs after even sweeps, odd after odd
                 log_ratio = gap_loglik(gaps[lv], states[lv]) - gap_loglik(gaps[lv], states[lv + 1])

@@ -740,28 +740,41 @@ def test_the_miss_profile_places_the_bands_misses_along_the_data(tmp_path):
     assert "monotone, N = 300, 1 seeds" in table and table.count("\n| ") == len(rows) + 1
 
 
+def _one_component_prior() -> dict:
+    """The calibrator's prior for one Gaussian component, made vague (mean N(0, 10^2), log scale
+    N(0, 10^2)), so the posterior of many scores is the large-sample one."""
+    from bayescal.bayesian.priors import DEFAULT_PRIOR
+
+    return DEFAULT_PRIOR | {
+        "mu_loc": np.array([0.0]), "mu_scale": 10.0, "sigma_logmean": 0.0, "sigma_logsd": 10.0,
+        "init_mu": np.array([0.0]), "init_sigma": np.array([1.0]), "init_weight": np.array([1.0]),
+    }  # fmt: skip
+
+
+def _assert_one_component_posterior(posterior, x: np.ndarray, centre: float, spread: float) -> None:
+    """The draws of one Gaussian component's mean and log scale given the scores ``x`` have the
+    large-sample posterior: centres at the sample mean and log standard deviation, within ``centre``
+    of their posterior spreads, and spreads s / sqrt(n) and 1 / sqrt(2 n), within relative ``spread``."""
+    mu, log_sigma = posterior["mu"].values.ravel(), np.log(posterior["sigma"].values.ravel())
+    n, s = x.size, x.std()
+    assert abs(mu.mean() - x.mean()) < centre * s / np.sqrt(n)
+    assert abs(log_sigma.mean() - np.log(s)) < centre / np.sqrt(2 * n)
+    assert mu.std() == pytest.approx(s / np.sqrt(n), rel=spread)
+    assert log_sigma.std() == pytest.approx(1 / np.sqrt(2 * n), rel=spread)
+
+
 @pytest.mark.slow  # compiles the study's own chain: 6-50 s on a cold numba cache (`make test-all` runs it)
 def test_the_laplace_draws_of_one_gaussian_component_have_its_large_sample_posterior():
     """With one component and many scores the Laplace route's draws of the mean and log scale
     have the sample mean and log standard deviation as centre and the asymptotic posterior
     standard deviations s / sqrt(n) and 1 / sqrt(2 n); with spread 0 every draw is the mode."""
     study = benchmark_module("laplace_study")
-    from bayescal.bayesian.priors import DEFAULT_PRIOR
-
     rng = np.random.default_rng(3)
     n = 4000
     x = rng.normal(0.3, 0.5, n)
-    prior = DEFAULT_PRIOR | {
-        "mu_loc": np.array([0.0]), "mu_scale": 10.0, "sigma_logmean": 0.0, "sigma_logsd": 10.0,
-        "init_mu": np.array([0.0]), "init_sigma": np.array([1.0]), "init_weight": np.array([1.0]),
-    }  # fmt: skip
+    prior = _one_component_prior()
     fit = study.fit_laplace(x, np.ones(n), prior, n_components=1, random_seed=0, draws=2000, chains=2)
-    mu, log_sigma = fit.posterior["mu"].values.ravel(), np.log(fit.posterior["sigma"].values.ravel())
-    s = x.std()
-    assert abs(mu.mean() - x.mean()) < 0.1 * s / np.sqrt(n)
-    assert abs(log_sigma.mean() - np.log(s)) < 0.1 / np.sqrt(2 * n)
-    assert mu.std() == pytest.approx(s / np.sqrt(n), rel=0.06)
-    assert log_sigma.std() == pytest.approx(1 / np.sqrt(2 * n), rel=0.06)
+    _assert_one_component_posterior(fit.posterior, x, centre=0.1, spread=0.06)
     at_mode = study.fit_laplace(x, np.ones(n), prior, n_components=1, random_seed=0, draws=5, chains=2, spread=0.0)
     assert np.ptp(at_mode.posterior["mu"].values) == 0.0
 
@@ -786,15 +799,10 @@ def test_the_tempering_routes_top_rung_samples_one_components_posterior():
     large-sample posterior (mean at the sample mean with spread s / sqrt(n), log scale at the log
     sample standard deviation with spread 1 / sqrt(2 n)), while states are exchanged along the ladder."""
     study = benchmark_module("tempering_study")
-    from bayescal.bayesian.priors import DEFAULT_PRIOR
-
     rng = np.random.default_rng(5)
     n = 3000
     x = rng.normal(0.3, 0.5, n)
-    prior = DEFAULT_PRIOR | {
-        "mu_loc": np.array([0.0]), "mu_scale": 10.0, "sigma_logmean": 0.0, "sigma_logsd": 10.0,
-        "init_mu": np.array([0.0]), "init_sigma": np.array([1.0]), "init_weight": np.array([1.0]),
-    }  # fmt: skip
+    prior = _one_component_prior()
     fit = study.fit_tempering(
         x, np.ones(n), prior, n_components=1, random_seed=0, draws=1500, chains=2, tune=300, levels=4,
         bottom_units=300.0,
@@ -803,9 +811,4 @@ def test_the_tempering_routes_top_rung_samples_one_components_posterior():
     assert dict(post.sizes) == {"chain": 2, "draw": 1500, "component": 1}
     rates = [float(a) for a in fit.diagnostics["swap_acceptance"].split()]
     assert len(rates) == 3 and min(rates) > 0.05
-    mu, log_sigma = post["mu"].values.ravel(), np.log(post["sigma"].values.ravel())
-    s = x.std()
-    assert abs(mu.mean() - x.mean()) < 0.15 * s / np.sqrt(n)
-    assert abs(log_sigma.mean() - np.log(s)) < 0.15 / np.sqrt(2 * n)
-    assert mu.std() == pytest.approx(s / np.sqrt(n), rel=0.12)
-    assert log_sigma.std() == pytest.approx(1 / np.sqrt(2 * n), rel=0.12)
+    _assert_one_component_posterior(post, x, centre=0.15, spread=0.12)
