@@ -17,7 +17,7 @@ def one_blas_thread() -> AbstractContextManager:
     For the inference routes: their BLAS calls are on arrays of a class's parameters (a few
     hundred numbers: L-BFGS-B's updates, PyTensor's small products), where threads gain nothing,
     and when another process keeps a core busy each call waits for a descheduled BLAS thread.
-    Measured with ``benchmarks/dpm_speed.py --load``. The libraries are looked up at every call
+    Measured on ``docs/evidence/speed.md``, "Under load". The libraries are looked up at every call
     (about a millisecond), so one loaded since the last fit is limited too. The limit is the
     libraries' own, so it holds for the whole process (other threads see it too) while the
     context lasts; the setting before the context is restored after it.

@@ -25,9 +25,8 @@ Pareto-smoothed importance sampling (:func:`psis_log_weights`, the smoothing of
 :func:`arviz_stats.psislw` run on all points at once): the posterior is conditioned on the
 pair :math:`(t_i, y_i)`, so the importance ratios are :math:`1 / p(t_i, y_i \mid \theta)`
 (:func:`bayescal.bayesian.mixture.log_joint`), while the quantity predicted is the label,
-:math:`p(y_i \mid t_i, \theta)`. (On ISLP ``Weekly`` with logistic-regression scores this PSIS
-estimate, -190.33, matched 10-fold cross-validation of the refitted DPM, -190.34.) The null
-model's leave-one-out terms are exact.
+:math:`p(y_i \mid t_i, \theta)` (a check against cross-validation is recorded on
+``docs/evidence/sampler_history.md``). The null model's leave-one-out terms are exact.
 
 The weights are those of a posterior over the models, so the mixture of their map draws
 (a share :math:`\hat w_m` of the draws from model m) is a posterior of the map and its
@@ -39,10 +38,10 @@ Gaussian components on the logit scale where scores are close to logit-normal, B
 components where they pile near 0 and 1 (exponential tails on the logit scale); where the
 two predict about equally well, both contribute, and the band spans what either shape
 allows. Stacking weights (the same paper), which maximise the mixture's leave-one-out log
-score, were used before for the constant: they kept 2-4 % on it even where the DPM won by
-200 nats (U-shaped truth, N = 10^4), to insure the few labels the DPM predicts badly, and
-those constant draws stretched the 95 % band towards :math:`\pi` wherever the map is far
-from it (band width 0.055 -> 0.089, coverage 0.983).
+score, keep a small share on the constant even where a DPM wins by far, to insure the few
+labels the DPM predicts badly, and those constant draws stretch the 95 % band towards
+:math:`\pi` wherever the map is far from it; hence pseudo-BMA+ weights (measured history:
+``docs/evidence/sampler_history.md``).
 
 References
 ----------

@@ -5,8 +5,8 @@ not, so the map's draws are what say whether the band can be trusted. The check 
 up to 64 points of the data region, rank-normalised split R-hat and bulk and tail effective
 sample sizes (Vehtari et al. 2021), and warns when they fall short. The diagnostics are those
 of :mod:`arviz_stats` (``array_stats.rhat`` with ``method="rank"``, ``array_stats.ess`` with
-``method="bulk"`` and ``"tail"``), computed for all points at once: arviz_stats evaluates one
-point at a time in Python, which took a third of a default fit. They agree with it to 1e-10.
+``method="bulk"`` and ``"tail"``), computed for all points at once, where arviz_stats evaluates
+one point at a time in Python. They agree with it to 1e-10.
 
 References
 ----------
@@ -50,11 +50,9 @@ MAP_RHAT_WARN = 1.2
 """Largest R-hat of the map draws (at the worst of 64 points of the data region) that fits silently.
 
 Vehtari et al. (2021) ask for R-hat <= :data:`RHAT_TARGET` and ESS >= :data:`ESS_TARGET` before a
-posterior is trusted; the default Gibbs route mostly does not reach that on the map. Per truth
-of the coverage study (``docs/evidence/coverage.md``, the default's rows as of 2026-11-29), the
-mean worst R-hat and lowest bulk ESS of 1000 draws are 1.01-1.02 and 178-715 at N = 300,
-1.01-1.09 and 50-505 at 10^3, 1.04-1.24 and 8-106 at 10^4 (chains started apart), and
-1.10-1.32 and 7-30 from 10^5 to 10^7;
+posterior is trusted; the default Gibbs route mostly does not reach that on the map, least
+with many scores (the default's R-hat and ESS per truth: ``docs/evidence/coverage.md``; their
+history: ``docs/evidence/sampler_history.md``).
 :attr:`DPMCalibrator.diagnostics_` records whether a fit meets the target (``meets_target``).
 The warning marks fits whose chains clearly disagree rather than every default fit."""
 
@@ -301,47 +299,14 @@ def remedy() -> tuple[dict, dict]:
     fixed, and vice versa), so more of them raise its effective sample size little, least on
     compressed scores, where the counts are large; the default's short Hamiltonian moves (20
     steps, from 20,000 scores a class) do not change that. Long trajectories cross the posterior
-    in a few moves, as NUTS does on the same model at hundreds of times the cost.
-    ``benchmarks/convergence_remedy.py`` measures it (``benchmarks/results/convergence_remedy_long_hmc*.md``,
-    2026-11-27, 2-core machine; four to seven truths, 2-4 seeds each):
+    in a few moves, as NUTS does on the same model at hundreds of times the cost. Shorter
+    trajectories, run for more draws, are no cheaper way to the target. Where the chains
+    converge the band is the model's: it does not cover where the model misses. A refit takes
+    many times the default fit's time.
 
-    - up to 10^3 raw scores: R-hat <= :data:`RHAT_TARGET` and ESS >= :data:`ESS_TARGET` in 28 of
-      32 fits after it (10 by default; the thinning named before reached 8 of 24 at 10^3);
-    - at 10^4 compressed scores: in 15 of 20 fits on five design truths (worst R-hat at most
-      1.013; no default fit met the target, their worst R-hat 1.07-1.40) and 5 of 6 on two
-      held-out truths (ten times the sweeps, named before, met it in none);
-    - from 10^5 to 10^7 scores: in 2 of 24, with R-hat 1.002-1.062 on 19 and 1.13-1.32 on 5,
-      whose chains stayed in separate modes.
-
-    Those chains share one start (the Hamiltonian moves keep the KDE-informed one), and chains
-    from one start understate their disagreement. From starts apart
-    (``{"hmc_steps": 300, "start": "dispersed"}``, the same 10^4 replicates, 2026-11-28;
-    ``convergence_remedy_long_hmc_dispersed.md``) the long trajectories still bring the chains
-    together, to a worst R-hat of 1.002-1.026 in 24 of 26 fits (1.07 and 1.10 in two), but the
-    target is met in 13 of 26 (11 of 20 on the design truths, 2 of 6 held out); the others miss
-    it on R-hat just above 1.01 (1.010-1.026 in five) or on the bulk or tail ESS (252-392 in six).
-    Short trajectories run longer instead (``{"hmc_steps": 20, "start": "dispersed"}`` with
-    ``draws=4000``, the five design truths' replicates, 2026-11-28;
-    ``convergence_remedy_hmc20_dispersed.md``) met it in 3 of 20 at a quarter of the time (18-27 s
-    against 58-110 s a refit), with a worst R-hat above 1.02 in 8: long trajectories it is.
-    Twice the draws (``draws=2000``, the same starts and replicates;
-    ``convergence_remedy_long_hmc_2000_dispersed.md``) met it in 14 of those 20 against 11, at
-    97-166 s a refit: two of the misses remain chains apart (worst R-hat 1.04 and 1.10), two sit
-    just above 1.01, two are short on tail ESS (359 and 373). Trajectories of 60 steps with those
-    draws (``convergence_remedy_hmc60_2000_dispersed.md``, 2026-11-29) met it in 7 of the 20 at
-    19-45 s a refit, a quarter of the time: 13 misses against 6, three with chains apart (worst
-    R-hat 1.05-1.10) and four more above 1.02, so the shorter trajectories are no cheaper way
-    to the target.
-
-    It lowered the posterior-mean map's error on most cells (by up to half: 0.0099 -> 0.0049 on
-    the overconfident truth at 10^4). Where the chains converge the band is the model's, and on
-    the coverage study's replicates at 10^4 (seven truths, 6-12 seeds each, 2026-11-28;
-    ``docs/evidence/coverage.md``) it is narrower than the default's on every truth (by 2-39 %),
-    with a lower error on six (by 3-36 %) and the same coverage within its standard error; it
-    does not cover where the model misses: 0.871 on the plateau truth at 10^4 (0.884 by default
-    on the same seeds), 0.855 at 10^5, se 0.014 (0.894, se 0.032, by default; 4 seeds).
-    A fit takes 11-44 s, 7-40 times the default's time. With the default 500 draws per chain
-    the same moves met the target in 7 of 44 compressed fits (``convergence_remedy_long_hmc_500.md``).
+    Measurements: ``docs/evidence/coverage.md`` (the rows with ``route_options={"hmc_steps": 300}``
+    beside the default's) and ``docs/user_guide/bands.md``; the measured history of the remedy is
+    on ``docs/evidence/sampler_history.md``.
     """
     return {"hmc_steps": REMEDY_HMC_STEPS}, {"draws": REMEDY_DRAWS}
 

@@ -58,24 +58,14 @@ mass. The move leaves the posterior of the sticks and components given :math:`\a
 and the next sweep draws the allocations afresh, so the sampler's posterior is the same. The
 warm-up tunes the step size to a mean acceptance of 0.7 by dual averaging (Hoffman & Gelman
 2014) and the mass from the variances of its positions between a fifth and half of the way
-through (regularised as in Stan); after the warm-up a move precedes each kept draw. On the
-coverage study's truths (``benchmarks/dpm_coverage.py --truths monotone piles plateau heavy
-overconfident bimodal boosted --n 300 1000 --seeds 12 --others kde``, with and without
-``--option 'route_options={"hmc_steps": 20}'``), ``hmc_steps=20`` raised the fits meeting
-R-hat <= 1.01 and ESS >= 400 from 0 to 36 of 84 at N = 1,000 (median lowest bulk ESS
-185 -> 423) and from 62 to 73 of 84 at N = 300, with the same coverage and error; a fit of
-10^3 scores with Gaussian components took 0.95 s against the plain sweeps' 0.51 s; with the
-calibrator's default ``components="select"`` 2.34 s against 0.95 s, and at N = 10^4
-(compressed; with the floor below) 2.10 s against 0.95 s, with the map's worst R-hat 1.07
-against 1.11 and its lowest bulk ESS 55 against 17 (``benchmarks/dpm_speed.py``, 2026-11-27,
-2-core machine, one fit each; on 2026-11-28, on a machine 2.3-3 times slower, with the
-dispersed starts of "Start" below: 6.44 s against 2.37 s at 10^3, and at 10^4 5.90 s against
-1.56 s, R-hat 1.036 against 1.613, bulk ESS 121 against 4).
+through (regularised as in Stan); after the warm-up a move precedes each kept draw.
+Measurements: ``docs/evidence/candidates.md`` and ``docs/evidence/speed.md``; their history is
+on ``docs/evidence/sampler_history.md``.
 
 **Merge-split moves** (``merge_split > 0``, Gaussian components). From thousands of scores on,
 the sweeps empty surplus components, or fill new ones, far more slowly than a fit lasts: a
 component's weight moves by small steps, so the number of occupied components drifts over
-thousands of sweeps (``benchmarks/start_study.py``). With ``merge_split = M`` a sweep adds, after
+thousands of sweeps. With ``merge_split = M`` a sweep adds, after
 step 5, M reversible-jump proposals (Richardson & Green 1997) written for the fixed truncation,
 on the sticks and components with the allocations summed out (given :math:`\alpha`): an ordered
 pair (j, k) is drawn uniformly, then a merge or a split with probability 1/2. A merge puts at j
@@ -86,15 +76,10 @@ to a draw from its prior with weight :math:`r (w_j + w_k)`, :math:`-\log r \sim
 the spare at k. The pair's total weight is kept, so the weights' Jacobian is 1; the components'
 is :math:`\sigma / (2 \sqrt{u_1 (1 - u_1)} (1 - u_2^2) u_3 (1 - u_3))` on log scales
 (:func:`bayescal.bayesian._gibbs_kernels.merge_split_move`; ``tests/bayesian/test_gibbs.py``
-checks that without data the moves keep the prior). Measured at N = 10^4 on eight truths, 6 seeds
-each (``python benchmarks/start_study.py --configs gaussian gaussian_merge gaussian_long
-gaussian_merge_long --n 10000 --seeds 6 ...``, 2026-11-27, 2-core machine): 20 proposals a sweep
-(about 2 % accepted on the monotone truth) lowered the occupied components from 17.6-19.6 to
-9.4-16.1 and the map's error on seven of the eight truths (monotone 0.0042 -> 0.0031), but not the map's worst R-hat (1.09-1.24 against
-1.13-1.21) nor its lowest bulk ESS (8-22 against 9-15), at about three times the time (1.5-2.1 s
-against 0.6-0.8 s), where eight times the sweeps without the moves, in about the same time
-(1.6-1.9 s), lowered the error as much and reached R-hat 1.05-1.14 and bulk ESS 11-65; with both,
-R-hat 1.04-1.08 and bulk ESS 31-67 at 6.7-9.5 s. No fit met R-hat <= 1.01. Off by default.
+checks that without data the moves keep the prior). Off by default: the moves empty surplus
+components, but the chains converge no better with them, and they cost several times the
+fit's time. Measurements: ``docs/evidence/candidates.md``; their history is on
+``docs/evidence/sampler_history.md``.
 
 **Floor on the components' spread** (``prior["scale_floor"]``). At bin centres with large
 counts the weighted likelihood grows without bound as a component narrows onto one bin; the
@@ -107,23 +92,13 @@ respects it: the Metropolis steps reject proposals below it, empty components ar
 the truncated prior, a Hamiltonian trajectory that crosses it is rejected, and a start below it
 is raised onto it. Above the floor the likelihood is bounded, so the moves run on compressed
 data too; by default (``hmc_steps="auto"``) with :data:`HMC_AUTO_STEPS` leapfrog steps for a
-class of more than :data:`HMC_AUTO_UNITS` units, where the plain sweeps creep: on the monotone
-truth at N = 10^5-10^7 they lower the map's error and raise the band's coverage, at about
-twice the fit's time (``docs/evidence/coverage.md``, ``docs/evidence/speed.md``). Below it they
-are off by default for their cost, though they mix better there too: on the coverage study's
-seventeen truths (16 seeds each; the rows ``route_options={"hmc_steps": 20}`` of
-``docs/evidence/coverage.md`` beside the default's on the same seeds) they met R-hat <= 1.01 and
-ESS >= 400 in 121 of 272 fits at N = 10^3 against 29, and at 10^4 brought the fits whose R-hat
-exceeds 1.2 from 77 to 13 (converged: 7 against 2) and the map's error down on sixteen truths
-(by up to a third), with coverage within two standard errors of the paired difference on every
-truth but one (0.015 higher), at about three times the fit's time; 5 and 10 steps met the bar at
-10^3 in 41 and 86 of those fits (median lowest bulk ESS 236 and 334, against 219 without the
-moves and 443 with 20 steps): no shorter trajectory buys the bar more cheaply
-(``docs/evidence/candidates.md``). Where the plain sweeps
-stall is the components' redundancy: with Beta components on classes that are each one Beta
-density, or Gaussian ones on Gaussian classes, two components (the density and one spare) mix
-no better than twenty, while the moves empty most of the twenty (``benchmarks/start_study.py``,
-configurations ``beta``, ``beta_k2``, ``gaussian_k2`` and their ``_hmc``).
+class of more than :data:`HMC_AUTO_UNITS` units, where the plain sweeps creep and the moves
+lower the map's error and raise the band's coverage. Below :data:`HMC_AUTO_UNITS` units they
+are off by default for their cost, though they mix better there too. Where the plain sweeps
+stall is the components' redundancy: a spare component trades mass with the one that fits the
+data. Measurements:
+``docs/evidence/coverage.md``, ``docs/evidence/speed.md`` and ``docs/evidence/candidates.md``;
+their history is on ``docs/evidence/sampler_history.md``.
 
 **Start.** By default (``start="auto"``, :func:`auto_start`) a class's chains start from
 the prior's ``init_*`` values (components at the class's quantiles, as wide as the KDE
@@ -138,34 +113,22 @@ With many units the sweeps approach the high-posterior region slowly: given the 
 the allocations are nearly fixed and vice versa, so the chain creeps along the ridges where
 overlapping components trade mass, as EM does. Above :data:`MODE_START_UNITS` units a
 class's chains therefore start at the posterior mode found by L-BFGS
-(:mod:`bayescal.bayesian.mode_start`; about 0.09 s a class). Measured on the monotone truth
-(``benchmarks/dpm_coverage.py``): at N = 10^7 the 500 warm-up sweeps from the KDE start left
-the map's error at 0.0008 and the 95 % band's coverage at 0.61, 6,000 warm-up sweeps gave
-0.0004 and 0.82 (4-6 seeds), and 500 from the mode 0.0003 and 0.89 (12 seeds); at 10^6, on
-three held-out truths (8 seeds), the mode start raised coverage by 0.01-0.06 and lowered the
-error; at N <= 10^4 (4 truths, 16 seeds) the mode start changed neither coverage nor error,
-so there the search is not run.
+(:mod:`bayescal.bayesian.mode_start`). On small classes the mode start changes neither the
+band's coverage nor the map's error, so there the search is not run.
 
 ``start="dispersed"`` starts each chain from its own draw from the prior (concentration,
 sticks and every component's parameters, raised onto the scale floor; Gelman & Rubin 1992),
 so chains that would not meet start apart and R-hat shows it: chains that all start at the
 same values look more alike than chains started apart. From a few thousand units on they do
-not meet within a default fit: on six truths at N = 10^4 (8 seeds each) two chains from such
-starts reached a worst R-hat of 1.17-1.34 on average where two from the KDE-informed values
-reached 1.12-1.20, on the same data (``benchmarks/start_study.py``). So there the shared
-start's R-hat understates the chains' disagreement, and the dispersed starts are the default:
-on the coverage study's seventeen truths at 10^4 (60-200 seeds each; ``docs/evidence/coverage.md``)
-they also lowered the posterior-mean map's error on sixteen, by up to 22 %, with 95 %
-coverage within 0.023 of the shared start's. Below :data:`DISPERSED_START_UNITS` units both
-starts gave the same convergence (at N = 300, 25 of 48 fits met R-hat <= 1.01 and ESS >= 400
-from each) and errors within 5 % at 10^3, so there the KDE-informed values are kept, as they
-are where the Hamiltonian moves run (at 10^5, with the moves, the dispersed starts raised the
-error on five of nine truths, by up to 13 %, though they also raised the worst R-hat in 73 of
-108 fits, to 1.31 on average against 1.21: there too the shared start's R-hat understates). ``start="prior"`` and ``start="mode"`` force one start for
+not meet within a default fit, so there the shared start's R-hat understates the chains'
+disagreement, and the dispersed starts are the default. Below :data:`DISPERSED_START_UNITS`
+units the two starts converge alike, so there the KDE-informed values are kept, as they are
+where the Hamiltonian moves run. ``start="prior"`` and ``start="mode"`` force one start for
 every class. ``start="single"`` starts every chain with one component holding the whole
 class (:func:`bayescal.bayesian.mode_start.single_start`), from which the sweeps add
-components rather than empty them; ``benchmarks/start_study.py`` compares the starts and
-long runs.
+components rather than empty them. Measurements: ``docs/evidence/coverage.md`` and
+``docs/evidence/candidates.md``; the history of the starts is on
+``docs/evidence/sampler_history.md``.
 
 **Concentration.** Step 3 draws :math:`\alpha` given the sticks, and of the :math:`K - 1`
 sticks most belong to empty components, whose step-2 draws :math:`v_k \sim \mathrm{Beta}(1,
@@ -177,16 +140,11 @@ alone, the sticks integrated out (density :math:`\propto \mathrm{Gamma}(\alpha; 
 :math:`\log \alpha`; :func:`bayescal.bayesian._gibbs_kernels.draw_concentration`), then the
 sticks given it: the two steps draw :math:`(\alpha, v)` jointly from their conditional given
 the allocations, so the posterior is the same and only the chain's path changes. It is off by
-default, since the chains mixed no faster with it: on four truths of the coverage study at 300
-and 10^3 scores (16 seeds each), 24 of 64 fits met R-hat <= 1.01 and ESS >= 400 at 300 and none
-at 10^3, against 25 and none (``docs/evidence/coverage.md``, its rows
-``route_options={"alpha_update": "collapsed"}`` beside the default's). The slow direction is
-the number of components in use, which the concentration follows whichever way it is drawn. The
-default prior therefore holds the concentration near 1 (Gamma(1000, 1000);
-:mod:`bayescal.bayesian.priors` says why), and with it far more fits converge at 300 and
-:math:`10^3` scores (``docs/evidence/coverage.md``, the rows of a learnt concentration,
-``priors={"alpha_shape": 1.0, "alpha_rate": 1.0}``, beside the default's on the same seeds); the
-measurements of the collapsed update above were made with that learnt concentration.
+default, since the chains mixed no faster with it (``docs/evidence/coverage.md``, its rows
+``route_options={"alpha_update": "collapsed"}``; history on ``docs/evidence/sampler_history.md``).
+The slow direction is the number of components in use, which the concentration follows
+whichever way it is drawn. The default prior therefore holds the concentration near 1
+(Gamma(1000, 1000); :mod:`bayescal.bayesian.priors` says why).
 
 **Chains and randomness.** Each chain has its own ``numpy.random.Generator`` spawned from
 ``random_seed`` (:meth:`numpy.random.SeedSequence.spawn`), so a chain's draws depend on the
@@ -209,10 +167,8 @@ processor's vector width, and a last-bit difference that reaches an accept decis
 allocation sends the chain on another path, so another processor's chains are a different,
 equally valid, set of draws (their summaries agree within Monte Carlo error). The Hamiltonian
 moves (by default on classes of more than :data:`HMC_AUTO_UNITS` units) carry such a
-difference into every decision; the plain sweeps mostly absorb it: of the coverage study's
-default fits up to 10^4 scores written on another processor, seed 1 of all 51 cells gave the
-same numbers here, and of seed 0 of eight cells at 10^4 six did, one took another path and
-one gave the same map to the last bits with an R-hat that differed in the fifth digit.
+difference into every decision; the plain sweeps mostly absorb it (a check across processors
+is recorded on ``docs/evidence/sampler_history.md``).
 
 Non-integer weights (``sample_weight``): the integer part :math:`\lfloor c_i \rfloor` is
 allocated multinomially and the remainder :math:`c_i - \lfloor c_i \rfloor` goes whole to one
@@ -332,11 +288,10 @@ def default_thin(n_units: float) -> int:
     evaluated on the prediction grid and in the leave-one-out averaging). The rule is one
     budget of allocated units per kept draw, so a fit's sweeps cost about the same at every
     class size: one sweep in 40 is kept up to 180 units, in 12 at 600, in 3 at 2,400 and in 2
-    from 3,600 on. Where sweeps are cheap they buy convergence: on the coverage study's truths
-    at N = 300 most default fits reach R-hat <= 1.01 and ESS >= 400 over the data region; at
-    N >= 10^4 (compressed data) the chains mix so slowly that more sweeps per draw raise the
-    effective sample size little (``benchmarks/dpm_coverage.py``, column "converged";
-    ``benchmarks/dpm_speed.py``).
+    from 3,600 on. Where sweeps are cheap they buy convergence; on compressed data the chains
+    mix so slowly that more sweeps per draw raise the effective sample size little
+    (measurements: ``docs/evidence/coverage.md``, column "converged", and
+    ``docs/evidence/speed.md``; their history is on ``docs/evidence/sampler_history.md``).
 
     Parameters
     ----------

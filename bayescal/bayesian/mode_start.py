@@ -6,9 +6,9 @@ the parameters the allocations are nearly determined and given the allocations t
 parameters are, so its sweeps approach the high-posterior region about as slowly as EM does
 along the ridges where overlapping components trade mass. Started from the KDE-informed
 values (components at the class's quantiles, all as wide as the KDE bandwidth) the default
-warm-up ends far from that region at N >= 10^6 (measured in :mod:`bayescal.bayesian.gibbs`,
-"Start"). A quasi-Newton search handles those ridges:
-this module maximises over the weights, locations and scales
+warm-up ends far from that region at N >= 10^6 (:mod:`bayescal.bayesian.gibbs`, "Start";
+measured history: ``docs/evidence/sampler_history.md``). A quasi-Newton search handles those
+ridges: this module maximises over the weights, locations and scales
 
 .. math::
     \sum_i c_i \log \sum_k w_k \phi(x_i \mid \theta_k) + \sum_k \log p(\theta_k),

@@ -27,26 +27,23 @@ the two middle ones, then alternately the next below and above, the extreme quan
 last. The order matters because the truncated stick-breaking prior is not exchangeable in
 :math:`k`: :math:`E[w_k]` falls geometrically with :math:`k`, and a stick left unoccupied
 keeps a weight of about :math:`1/(n + 2)`. With the ascending order the first, heaviest
-sticks sat at the lowest quantiles, and a small class (9 positives) carried several such
-empty components in its left tail: the posterior-mean map at the left end of the data
-region was about 1000 times the true value there (bias +0.005 against +0.002 centre-out;
-``benchmarks/dpm_coverage.py``, truth "rare", N = 300). So component means start spread over
-the class's own score distribution, each free to move by about one class standard deviation,
-and component scales are log-normal around the KDE bandwidth with a factor
+sticks would sit at the lowest quantiles, and a small class would carry several such empty
+components in its lower tail, which raises the posterior-mean map at that end of the data
+region (measured history: ``docs/evidence/sampler_history.md``). So component means start
+spread over the class's own score distribution, each free to move by about one class standard
+deviation, and component scales are log-normal around the KDE bandwidth with a factor
 :math:`e^{\tau} \approx 2.7` of spread.
 
 The concentration's prior ``alpha ~ Gamma(1000, 1000)`` holds :math:`\alpha` near 1 (mean 1,
 standard deviation 0.03): a Dirichlet process of concentration 1, which favours a few occupied
 components while allowing many (Ishwaran & James 2001; Escobar & West 1995), with the
 concentration fixed rather than learnt. Learnt under the usual ``Gamma(1, 1)``, its posterior
-at a few hundred to a few thousand scores is wide (about 0.1-4) and moves with the number of
-occupied components, which the sampler changes slowly; that slow direction kept the chains of
-most fits from converging. Held, it is gone: on the simulated truths of
-``benchmarks/dpm_coverage.py`` far more fits meet R-hat <= 1.01 and ESS >= 400 at 300 and
-:math:`10^3` scores, on the truths kept aside as on the others, with the map's error and the
-band's width within about a tenth of the learnt concentration's and its coverage a little lower
-up to :math:`10^3` scores (``docs/evidence/coverage.md``, the rows of
-``priors={"alpha_shape": 1.0, "alpha_rate": 1.0}`` beside the default's on the same seeds).
+at a few hundred to a few thousand scores is wide and moves with the number of occupied
+components, which the sampler changes slowly, and that slow direction keeps the chains from
+converging; held, it is gone, and far more fits converge, with about the same map error and
+band width and a little lower coverage up to :math:`10^3` scores (measurements:
+``docs/evidence/coverage.md``, the rows of ``priors={"alpha_shape": 1.0, "alpha_rate": 1.0}``
+beside the default's on the same seeds; their history: ``docs/evidence/sampler_history.md``).
 ``priors={"alpha_shape": 1.0, "alpha_rate": 1.0}`` learns it again.
 
 **Beta components** (``family="beta"``, :mod:`bayescal.bayesian.mixture`). Component k is

@@ -33,12 +33,9 @@ iteration counter, and reseeds the step function's random generator: no compilat
 thread-safe pool, one per concurrent fit, so the two classes can be fitted in parallel
 threads. PyTensor keeps compiled code on disk under ``pytensor.config.base_compiledir``
 (``~/.pytensor`` by default: C modules in ``compiledir_*``, the numba backend's cache in
-``numba/``), and a new process reuses it. Measured for K = 20 on the shared 2-core
-machine (CPU seconds; wall-clock was 3-8 times more under load): first fit in a process
-with an empty cache 30 s CPU (78-119 s wall); first fit in a new process with a warm
-cache 3.2-3.5 s CPU (graph construction and rewriting, which no disk cache avoids); every
-later fit in the process adds under 0.1 s. One adam iteration costs 0.6 ms CPU at
-N = 1000 raw points, 7.3 ms at N = 10000 raw and 0.45-0.5 ms on 1024 bins whatever N.
+``numba/``), and a new process reuses it; the graph's construction and rewriting, which no
+disk cache avoids, are paid once per process. An adam iteration's cost grows with N on raw
+points and is independent of N on bins. Measured costs: ``docs/evidence/sampler_history.md``.
 
 References
 ----------
@@ -490,11 +487,9 @@ def fit_advi(
     than ``tol`` relative to its size,
     :math:`|\bar L_j - \bar L_{j-1}| \le \mathrm{tol}\,|\bar L_j|`; a ``UserWarning`` with
     the numbers is raised when ``max_iterations`` pass without it. The window must be long
-    enough to average out the Monte Carlo noise of the one-draw ELBO estimate: measured
-    at K = 20, N = 1000, the window mean of 250 iterations has a noise of about 4e-4 of
-    the ELBO, so a 250 window stopped on a lucky window while the ELBO was still rising
-    (0.3 nats below its plateau); windows of 500 stop on the plateau, after 4000-6500
-    iterations, within 0.1 nats of a 20000-iteration run. A NaN ELBO restarts once
+    enough to average out the Monte Carlo noise of the one-draw ELBO estimate, or the rule
+    stops on a lucky window while the ELBO is still rising (measured window lengths:
+    ``docs/evidence/sampler_history.md``). A NaN ELBO restarts once
     with another seed and a tenth of the learning rate, then raises ``RuntimeError``.
 
     ``draws`` draws :math:`\theta_s \sim q` are taken and the importance ratios
@@ -503,11 +498,10 @@ def fit_advi(
     the reweighted draws are reliable, Yao et al. 2018) and the importance-sampling
     effective sample size as ``ess_importance``. With ``psis=True`` the draws are
     resampled (systematic resampling) with the smoothed weights, and a ``UserWarning``
-    says so when :math:`\hat k > 0.7`. Measured on this model (K = 20, N = 1000, monotone
-    truth) :math:`\hat k` was 0.8-1.8 with an importance ESS of 2-17 out of 1000, and
-    resampling lowered the 95% band's coverage of the true map (mean 0.75 against 0.90
-    without), so it is off by default: PSIS here diagnoses the variational fit, it does
-    not repair it. PSIS needs at least 100 draws; with fewer, ``pareto_k`` is NaN.
+    says so when :math:`\hat k > 0.7`. On this model :math:`\hat k` is well above 0.7 and
+    resampling lowers the band's coverage of the true map, so it is off by default: PSIS here
+    diagnoses the variational fit, it does not repair it. PSIS needs at least 100 draws; with
+    fewer, ``pareto_k`` is NaN.
 
     ``restarts = R > 1`` runs ADVI R times from the same start with independent seeds and
     draws an equal share of ``draws`` from each run's Gaussian, i.e. from their equal
@@ -516,18 +510,9 @@ def fit_advi(
     carry the mass) and its band ignores the others; pooling runs puts that
     between-optimum spread into the band, at R times the cost.
 
-    Measured band coverage (95% band of the map built from the two classes' fits and the
-    Beta posterior of pi; truth f0 = Beta(2, 5), f1 = Beta(5, 2) on the logit scale,
-    pi = 0.4, K = 20, share of 200 grid points between the 2.5% and 97.5% quantiles of the
-    scores that fall inside the band): N = 300 raw: 1.00 in 5 of 5 seeds (band width
-    0.11, mean absolute error 0.022); N = 1000 raw: mean 0.88, from 0.62 to 1.00 over 10
-    seeds (width 0.07, error 0.011); N = 10000 on 1024 bins: mean 0.89, from 0.80 to 1.00
-    over 3 seeds (width 0.03, error 0.0035). ``psis=True`` at N = 1000: mean 0.75, from
-    0.32 to 1.00. ``restarts=4`` at N = 1000: mean 0.87, from 0.66 to 1.00 on 5 seeds where
-    single runs gave 0.82 (the runs' final ELBOs differed by 0.2-15 nats). Neither
-    correction makes the mean-field band reliable: on the seeds where it fails, NUTS on the
-    same data and model covers fully with a band of the same width, so the ADVI band is
-    misplaced (a local optimum), not too narrow.
+    Neither correction makes the mean-field band reliable: where it fails, NUTS on the same
+    data and model covers with a band of the same width, so the ADVI band is misplaced (a
+    local optimum), not too narrow. Measured band coverage: ``docs/evidence/sampler_history.md``.
 
     Returns
     -------
@@ -658,15 +643,8 @@ def fit_nuts(
     Label switching between chains is harmless: the density and the calibration map are
     invariant to it.
 
-    Measured (K = 20, same truth and grid as :func:`fit_advi`, 2 chains of 400 tuning and
-    300 kept draws per class): N = 1000 raw, 95% band coverage 1.00 in 3 of 3 seeds,
-    including the two seeds where ADVI covered 0.62 and 0.63 (band width 0.06-0.07, mean
-    absolute error 0.009-0.018), no divergences, tree depth about 8; N = 10000 on 1024
-    bins, one seed: coverage 1.00 (width 0.021, error 0.0027; ADVI 0.80), 7 divergences in
-    one class, tree depth up to 10. Cost: about 0.34 ms
-    CPU per gradient at N = 1000 or on 1024 bins, so about 100 s CPU per class at these
-    settings (7-15 minutes of wall-clock on the loaded 2-core machine); on raw data the
-    cost grows linearly with N.
+    On raw data the cost grows linearly with N. Measured coverage and cost:
+    ``docs/evidence/sampler_history.md``.
 
     Returns
     -------

@@ -45,21 +45,13 @@ al. 2018), ``ess_importance``, ``converged`` (every path's optimiser met its sto
 nats: how much the paths disagree), ``n_paths``, ``runtime_s``. A ``UserWarning`` names the
 sampler route when :math:`\hat k > 0.7`.
 
-Measured on the coverage study (``benchmarks/vi_study.py``, ``docs/evidence/vi.md``; K = 20,
-Gaussian components (the default; ``components="auto"`` fits both families, each by this
-route, at twice the cost), truths monotone, piles and plateau at N = 300 and 1000 and the held-out bimodal at 1000, 3
-seeds a cell): the mean pointwise coverage of the 95 % band per cell was 0.50-0.98 for
-mean-field DADVI (the sampler 0.52-1.00 on the same replicates), 0.47-0.95 with the
-linear-response correction (one replicate with an MAE of 0.26), 0.20-0.91 for Pathfinder, and
-0.56-1.00 for full-rank ADVI with bands about twice as wide and an MAE up to twice the KDE
-calibrator's. The larger class :math:`\hat k` was above 1.0 on every fit of every method, so
-the warning fires on essentially every fit. A warm fit takes about 9-12 times the sampler's
-CPU time (9-12 s against 1.0 s at N = 1000 for DADVI), and the first fit of a new process
-23 s with PyTensor's on-disk compile cache, 60 s without it. No method meets the bar of the
-default route, so ``inference="gibbs"`` stays the default and this route is opt-in.
-Mean-field DADVI is its default method: it came closest to the sampler's bands and map at
-the lowest cost of the candidates (full-rank ADVI covers more only with bands twice as wide
-and a worse map).
+On the coverage study's truths no method meets the bar of the default route, and the
+importance ratios' :math:`\hat k` is above the warning's threshold on essentially every fit,
+so ``inference="gibbs"`` stays the default and this route is opt-in; a fit also costs several
+times the sampler's CPU time. Mean-field DADVI is its default method: it came closest to the
+sampler's bands and map at the lowest cost of the candidates (full-rank ADVI covers more only
+with wider bands and a worse map). Measurements: ``docs/evidence/vi.md``; their history is on
+``docs/evidence/sampler_history.md``.
 On small data the posterior-mean maps of this route and the sampler agree within 0.03 mean
 absolute and 0.08 largest difference (``tests/bayesian/test_vi.py``); the bands do not.
 
@@ -401,10 +393,9 @@ def fit_vi(
 
     Notes
     -----
-    Opt-in: the measured mean coverage of the 95 % band of mean-field DADVI (the default)
-    was 0.50-0.98 per cell of the coverage study, against the bar of 0.92-0.98, with
-    :math:`\hat k > 1` on every fit (module docstring; ``docs/evidence/vi.md``). Use
-    ``inference="gibbs"`` for bands you can rely on.
+    Opt-in: the band of mean-field DADVI (the default) misses the coverage study's bar on
+    many cells, and :math:`\hat k` flags essentially every fit (module docstring;
+    ``docs/evidence/vi.md``). Use ``inference="gibbs"`` for bands you can rely on.
 
     Warns
     -----
