@@ -812,3 +812,69 @@ def test_the_tempering_routes_top_rung_samples_one_components_posterior():
     rates = [float(a) for a in fit.diagnostics["swap_acceptance"].split()]
     assert len(rates) == 3 and min(rates) > 0.05
     _assert_one_component_posterior(post, x, centre=0.15, spread=0.12)
+
+
+def _ecm_objective(x, g, state, m, s2, ell, tau2):
+    """The weighted log posterior that ``posterior_bootstrap.weighted_ecm`` climbs (up to a constant)."""
+    w, mu, sigma = state
+    log_phi = np.log(w)[:, None] - np.log(sigma)[:, None] - 0.5 * ((x[None, :] - mu[:, None]) / sigma[:, None]) ** 2
+    top = log_phi.max(axis=0)
+    loglik = g @ (top + np.log(np.exp(log_phi - top).sum(axis=0)))
+    return loglik - 0.5 * (((mu - m) ** 2 / s2).sum() + ((np.log(sigma) - ell) ** 2 / tau2).sum())
+
+
+def test_the_bootstrap_ecm_finds_one_components_weighted_mode_and_never_lowers_the_objective():
+    """With one component and nearly flat priors the search ends at the weighted mean and standard
+    deviation; with three components on a two-bump sample every iteration keeps or raises the
+    weighted log posterior, and the weights stay a distribution."""
+    study = benchmark_module("posterior_bootstrap")
+    rng = np.random.default_rng(0)
+    x = rng.normal(1.5, 0.7, 2000)
+    g = rng.gamma(1.0, size=x.size)
+    flat = (np.zeros(1), np.full(1, 1e8), np.zeros(1), 1e8)
+    out = np.empty((3, 1))
+    study.weighted_ecm(x, g, np.array([[1.0], [0.0], [3.0]]), *flat, -np.inf, 50, out)
+    mean = np.average(x, weights=g)
+    assert out[1, 0] == pytest.approx(mean, abs=1e-6)
+    assert out[2, 0] == pytest.approx(np.sqrt(np.average((x - mean) ** 2, weights=g)), rel=1e-5)
+
+    x = np.concatenate([rng.normal(-1.0, 0.5, 600), rng.normal(2.0, 1.0, 400)])
+    g = rng.gamma(1.0, size=x.size)
+    prior = (np.array([-2.0, 0.0, 2.0]), np.full(3, 4.0), np.zeros(3), 1.0)
+    state = np.array([[0.3, 0.3, 0.4], [-2.0, 0.0, 2.0], [1.0, 1.0, 1.0]])
+    values = [_ecm_objective(x, g, state, *prior)]
+    for _ in range(20):
+        nxt = np.empty_like(state)
+        study.weighted_ecm(x, g, state, *prior, -np.inf, 1, nxt)
+        state = nxt
+        values.append(_ecm_objective(x, g, state, *prior))
+    assert np.all(np.diff(values) >= -1e-9 * np.abs(values[0]))
+    assert values[-1] > values[0] + 10.0  # it climbs
+    assert state[0].sum() == pytest.approx(1.0) and np.all(state[0] >= 0)
+    end = np.empty_like(state)
+    study.weighted_ecm(x, g, state, *prior, -np.inf, 2000, end)
+    w, mu, sigma = end
+    dens = w[:, None] * norm.pdf(x[None, :], mu[:, None], sigma[:, None])
+    shares = (dens / dens.sum(axis=0)) @ g / g.sum()
+    np.testing.assert_allclose(w, shares, atol=1e-6)  # at the mode each weight is its responsibilities' share
+
+
+def test_the_bootstrap_ecm_route_returns_independent_draws_in_the_posterior_layout():
+    """The route's draws have the layout every route returns and differ from draw to draw (each
+    re-weighting moves the mode), within the floor on the scales."""
+    study = benchmark_module("posterior_bootstrap")
+    rng = np.random.default_rng(1)
+    x = np.linspace(-3.0, 3.0, 61)
+    counts = np.round(400 * norm.pdf(x)) + 1.0
+    K = 4
+    prior = {
+        "init_weight": np.full(K, 1 / K), "init_mu": np.linspace(-2, 2, K), "init_sigma": np.ones(K),
+        "mu_loc": np.linspace(-2, 2, K), "mu_scale": 2.0, "sigma_logmean": 0.0, "sigma_logsd": 1.0,
+        "scale_floor": 0.1,
+    }  # fmt: skip
+    fit = study.fit_bootstrap_ecm(x, counts, prior, n_components=K, random_seed=int(rng.integers(100)), draws=20)
+    post = fit.posterior
+    assert post["weight"].shape == (2, 20, K) and post["alpha"].shape == (2, 20)
+    np.testing.assert_allclose(post["weight"].sum("component"), 1.0)
+    assert float(post["sigma"].min()) >= 0.1
+    assert float(post["mu"].std(("chain", "draw")).min()) > 0  # every component's location varies
