@@ -85,6 +85,12 @@ from bayescal.bayesian.class_fit import ClassFit
 from bayescal.bayesian.mode_start import mode_start
 
 
+def _occupied(x: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The points with positive counts, as floats."""
+    x, counts = np.asarray(x, dtype=float), np.asarray(counts, dtype=float)
+    return x[counts > 0], counts[counts > 0]
+
+
 def _reweighted(counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One Bayesian-bootstrap re-weighting of ``counts``: Gamma(c_i, 1) weights rescaled to their total."""
     g = rng.gamma(counts)
@@ -119,9 +125,7 @@ def fit_bootstrap(
 ) -> ClassFit:
     """``draws`` bootstrap modes of one class's Gaussian mixture by L-BFGS, split into ``chains`` blocks."""
     t0 = time.perf_counter()
-    x, counts = np.asarray(x, dtype=float), np.asarray(counts, dtype=float)
-    keep = counts > 0
-    x, counts = x[keep], counts[keep]
+    x, counts = _occupied(x, counts)
     at_mode = mode_start(x, counts, prior, "gaussian")  # every draw's search starts here
     rng = np.random.default_rng(random_seed)
     found = [mode_start(x, _reweighted(counts, rng), at_mode, "gaussian") for _ in range(draws)]
@@ -190,9 +194,7 @@ def fit_bootstrap_ecm(
     (``em_iter`` iterations each from the full-data mode, itself the L-BFGS mode polished by
     ``polish`` iterations), in ``chains`` blocks of ``draws``."""
     t0 = time.perf_counter()
-    x, counts = np.asarray(x, dtype=float), np.asarray(counts, dtype=float)
-    keep = counts > 0
-    x, counts = x[keep], counts[keep]
+    x, counts = _occupied(x, counts)
     K = int(n_components)
     found = mode_start(x, counts, prior, "gaussian")
     t_search = time.perf_counter() - t0
