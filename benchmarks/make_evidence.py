@@ -526,10 +526,7 @@ def candidates_page(source: Path) -> str:
         "sampler's mode start, with the inverse of the negative Hessian (central differences of the analytic "
         "gradient) as covariance over the sticks and the occupied components' parameters; independent draws. "
         "Rows with deviations x 0 put every draw at the mode, so their MAE is the mode's own map's. Columns: "
-        "the candidate's band coverage (standard error of the 95 % one), data-weighted coverage, MAE and "
-        "width, the map's worst R-hat and lowest bulk ESS, the fits meeting R-hat <= 1.01 and ESS >= 400, the "
-        "fit time; then the default calibrator's coverage, MAE and width on the same seeds (its rows of the "
-        "coverage study), the KDE and Platt calibrators' MAE there, and the seeds so paired.",
+        + PAIRED_STUDY_COLUMNS,
     )
     tempering_part = _study_section(
         source.with_name("tempering_study.md"),
@@ -540,10 +537,7 @@ def candidates_page(source: Path) -> str:
         "its own prior draw; after every sweep adjacent rungs propose to exchange states (even pairs after "
         "even sweeps, odd after odd), accepted on the log-likelihood of the units the upper rung has and the "
         "lower one lacks; the top rung's draws are kept, both component families fitted in full. Columns: "
-        "the candidate's band coverage (standard error of the 95 % one), data-weighted coverage, MAE and "
-        "width, the map's worst R-hat and lowest bulk ESS, the fits meeting R-hat <= 1.01 and ESS >= 400, the "
-        "fit time; then the default calibrator's coverage, MAE and width on the same seeds (its rows of the "
-        "coverage study), the KDE and Platt calibrators' MAE there, and the seeds so paired.",
+        + PAIRED_STUDY_COLUMNS,
     )
     bootstrap_part = _study_section(
         source.with_name("posterior_bootstrap.md"),
@@ -553,10 +547,7 @@ def candidates_page(source: Path) -> str:
         "under those weights (the calibrator's component priors, no prior on the weights), found by a "
         "compiled expectation / conditional-maximisation search from the full-data mode; independent draws, "
         "split into two blocks for R-hat. Columns: "
-        "the candidate's band coverage (standard error of the 95 % one), data-weighted coverage, MAE and "
-        "width, the map's worst R-hat and lowest bulk ESS, the fits meeting R-hat <= 1.01 and ESS >= 400, the "
-        "fit time; then the default calibrator's coverage, MAE and width on the same seeds (its rows of the "
-        "coverage study), the KDE and Platt calibrators' MAE there, and the seeds so paired.",
+        + PAIRED_STUDY_COLUMNS,
     )
     return (
         "# Candidate models for the Bayesian core\n\n"
@@ -597,6 +588,16 @@ def candidates_page(source: Path) -> str:
         + tempering_part
         + bootstrap_part
     )
+
+
+PAIRED_STUDY_COLUMNS = (
+    "the candidate's band coverage (standard error of the 95 % one), data-weighted coverage, MAE and "
+    "width, the map's worst R-hat and lowest bulk ESS, the fits meeting R-hat <= 1.01 and ESS >= 400, the "
+    "fit time; then the default calibrator's coverage, MAE and width on the same seeds (its rows of the "
+    "coverage study), the KDE and Platt calibrators' MAE there, and the seeds so paired."
+)
+"""The columns of a study table written by ``_study_files.paired_table`` with its convergence columns, as
+the candidates page describes them."""
 
 
 def _study_section(path: Path, title: str, description: str) -> str:

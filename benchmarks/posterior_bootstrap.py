@@ -205,7 +205,8 @@ def fit_bootstrap_ecm(
     floor = float(prior.get("scale_floor", 0.0))
     log_floor = np.log(floor) if floor > 0 else -np.inf
     start = np.array([found["init_weight"], found["init_mu"], found["init_sigma"]], dtype=float)
-    start[0] = np.clip(start[0], 1e-12, None) / np.clip(start[0], 1e-12, None).sum()
+    weight = np.clip(start[0], 1e-12, None)  # the search may leave weights at 0: ECM keeps a 0 weight at 0
+    start[0] = weight / weight.sum()
     at_mode = np.empty_like(start)
     weighted_ecm(x, counts, start, m, s2, ell, tau2, log_floor, int(polish), at_mode)
     rng = np.random.default_rng(random_seed)
