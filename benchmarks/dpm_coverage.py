@@ -38,6 +38,13 @@ Truths kept aside for the final check (``HELD_OUT``; never used to choose settin
   pi = 0.25; ``mid_confident``, scores crowded mid-range: f0 = Beta(6, 9), f1 = Beta(9, 7),
   pi = 0.3; ``mixed_piles``, each class half piled at its end and half spread:
   f0 = 0.5 Beta(0.5, 5) + 0.5 Beta(3, 6), f1 = 0.5 Beta(6, 3) + 0.5 Beta(5, 0.5), pi = 0.5.
+* added 2026-12-02 (third batch), before the default number of bins for compressed scores was
+  halved (``n_bins`` 1,024 to 512), a change judged on every truth above, so these check it on
+  shapes no setting has seen: ``subgroup``, decision values of a classifier that misses a
+  subgroup of the positives, which score like negatives: f0 = Logistic(-1, 0.8),
+  f1 = 0.7 Logistic(1.2, 0.6) + 0.3 Logistic(-0.4, 0.9), pi = 0.4; ``label_noise``, a
+  calibrated classifier whose labels are flipped at random, so the map never reaches 0 or 1:
+  s ~ Beta(0.7, 0.7), m(s) = 0.05 + 0.9 s.
 
 For each (truth, N, seed) the script fits the DPM calibrator and reports, on 200 grid points
 between the 2.5 % and 97.5 % quantiles of the scores (the data region): the share of points
@@ -103,6 +110,8 @@ HELD_OUT = [
     "asym_piles",
     "mid_confident",
     "mixed_piles",
+    "subgroup",
+    "label_noise",
 ]
 LEVELS = (0.5, 0.8, 0.95)
 COVERAGE_BAR = (0.92, 0.98)
@@ -218,6 +227,13 @@ TRUTHS = {
     "mixed_piles": _class_conditional(
         0.5, Mixture([(0.5, B(0.5, 5)), (0.5, B(3, 6))]), Mixture([(0.5, B(6, 3)), (0.5, B(5, 0.5))])
     ),
+    "subgroup": _class_conditional(
+        0.4,
+        Mixture([(1, stats.logistic(-1.0, 0.8))]),
+        Mixture([(0.7, stats.logistic(1.2, 0.6)), (0.3, stats.logistic(-0.4, 0.9))]),
+        "decision",
+    ),
+    "label_noise": _map_first(B(0.7, 0.7), lambda s: 0.05 + 0.9 * np.asarray(s, dtype=float)),
 }
 
 
@@ -583,15 +599,20 @@ def summarise(path: Path) -> str:
 
 
 def _paired_base(route: str, base: str) -> str:
-    """The route a row of :func:`paired` compares ``route`` with: the same route under the same
-    concentration prior and otherwise the default settings (a route that also sets other parameters
-    under the learnt concentration, ``priors={"alpha_shape": 1.0, "alpha_rate": 1.0}``, is compared
-    with the default calibrator under that prior, so a comparison changes one thing), else ``base``."""
+    """The route a row of :func:`paired` compares ``route`` with, so that a comparison changes one
+    setting: the same route with only its context kept, the number of bins (``n_bins``, set on the
+    rows of a former default's bins) and the mixtures' concentration prior (``priors`` with
+    ``alpha_shape`` / ``alpha_rate``, set on the rows fitted under a former default's learnt
+    concentration). A route that sets nothing else is compared with the route one context
+    shorter (the concentration prior dropped first, then the bins); with no context left the base
+    is ``base``."""
     name, options = _route_of(route)
     priors = options.get("priors", {})
     alpha = {k: priors[k] for k in ("alpha_shape", "alpha_rate") if k in priors}
-    own = _label(name, {"priors": alpha}) if alpha else base
-    return base if own == route else own
+    context = ({"n_bins": options["n_bins"]} if "n_bins" in options else {}) | ({"priors": alpha} if alpha else {})
+    if context and _label(name, context) == route:  # nothing but context: drop its last part
+        context.pop(list(context)[-1])
+    return _label(name, context) if context else base
 
 
 def covers_in_bar(summary: dict) -> bool:

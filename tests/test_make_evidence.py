@@ -177,6 +177,23 @@ def test_a_route_that_also_sets_the_learnt_concentration_is_paired_with_the_form
     assert study._paired_base(shape, "gibbs") == "gibbs"
 
 
+def test_a_route_on_a_former_default_s_bins_is_paired_within_those_bins():
+    """Rows fitted on a former default's bins name them (``n_bins=1024``): such a route is
+    compared with the former default on those bins (and under its concentration prior, when it
+    names one), which in turn is compared with today's default, so each comparison changes one
+    setting."""
+    study = benchmark_module("dpm_coverage")
+    old_bins = study._label("gibbs", {"n_bins": 1024})
+    hmc = study._label("gibbs", {"n_bins": 1024, "route_options": {"hmc_steps": 10}})
+    learnt = study._label("gibbs", {"n_bins": 1024, "priors": study.LEARNT_CONCENTRATION})
+    gaussian = study._label("gibbs", {"components": "gaussian", "n_bins": 1024, "priors": study.LEARNT_CONCENTRATION})
+    assert study._paired_base(hmc, "gibbs") == old_bins
+    assert study._paired_base(gaussian, "gibbs") == learnt
+    assert study._paired_base(learnt, "gibbs") == old_bins
+    assert study._paired_base(old_bins, "gibbs") == "gibbs"
+    assert study._paired_base(study._label("gibbs", {"n_bins": 256}), "gibbs") == "gibbs"
+
+
 def test_a_cell_meets_the_band_bar_at_its_edges_and_misses_it_just_beyond():
     """The bar of the issue, 95 % coverage in 0.92-0.98 and the 50 % and 80 % bands within 0.07
     of their levels, is closed: the page, the README and the paired table count its edges as met."""
