@@ -156,7 +156,8 @@ def coverage_page(source: Path) -> str:
         "machine, with the code that wrote the rows; `speed.md` has the current code's times). The bar: 95 % coverage 0.92-0.98, 50 % and 80 % within 0.07 of their level, MAE no "
         "larger than the KDE calibrator's, R-hat <= 1.01, ESS >= 400. Route `gibbs` is the default "
         "calibrator: the concentration of each class's mixture held near 1 by its prior (Gamma(1000, 1000), "
-        "the default since 2026-12-02; `bayescal.bayesian.priors` says why), and "
+        "the default since 2026-12-02; `bayescal.bayesian.priors` says why), above 2,048 scores in a class "
+        "the scores compressed into 512 bins (`n_bins=512`, the default since 2026-12-02; 1,024 before), and "
         '`components="select"` (for probability scores it fits Gaussian and Beta components, '
         "compares them on their chains' first draws by the leave-one-out log densities of the points and "
         f"runs on the chains of the family that predicts them better, and above {SELECT_AVERAGE_UNITS:,} scores in a class "
@@ -186,11 +187,14 @@ def coverage_page(source: Path) -> str:
         "Gamma(a, b): Gamma(2, 0.5) (mean 4, more components in use), Gamma(2, 2) (mean 1, no mass near 0) and "
         'Gamma(10, 10), on 16 seeds (candidates page, overview); `route_options={"thin": 20}` at 300 scores and '
         '`{"thin": 6}` at 10^3, with the held concentration, keep a half and a third to a half of the default\'s '
-        "sweeps (seven design truths, 16 seeds); `n_bins=512` at 10^4-10^7 and `n_bins=256` at 10^5-10^7 compress the "
-        "scores into a half and a quarter of the default's 1,024 bins, and "
-        '`route_options={"hmc_steps": 10}` there runs Hamiltonian moves of half the default\'s leapfrog steps '
-        "(cheaper samplers: `speed.md` times the default, `benchmarks/results/dpm_speed_options.md` these; "
-        "candidates page, overview); "
+        "sweeps (seven design truths, 16 seeds). From 10^4 scores on, where a class is compressed, the default's "
+        "rows were first written as a candidate (`n_bins=512`) on the seeds of the former default's cells and "
+        "relabelled `gibbs` when it became the default; every row fitted there on the former 1,024 bins names "
+        "them (`n_bins=1024`), so `gibbs (n_bins=1024)` is the former default and a route that names them is "
+        "compared with it. `n_bins=256` at 10^5-10^7 compresses the scores into half the default's bins, and "
+        '`route_options={"hmc_steps": 10}` (on 1,024 bins) runs Hamiltonian moves of half the default\'s leapfrog '
+        "steps (cheaper samplers: `speed.md` times the default, `benchmarks/results/dpm_speed_options.md` these "
+        "beside the former default; candidates page, overview); "
         '`route_options={"alpha_update": "collapsed"}` draws the concentration with the sticks integrated '
         'out (the same posterior; `bayescal.bayesian.gibbs`, "Concentration"); '
         '`route_options={"start": "dispersed"}` '
@@ -202,15 +206,16 @@ def coverage_page(source: Path) -> str:
         "same fits, bit for bit) and new fits on the rare and boosted truths. A fit's draws depend in the "
         'last bits on the processor (`bayescal.bayesian.gibbs`, "Chains and randomness"), most of all from '
         "10^5 scores on, where the Hamiltonian moves run: every row there was fitted on one machine (Linux "
-        "x86_64, Intel Xeon, AVX-512, 2 cores) except the dispersed starts' rows at 10^5 and the `n_bins` and "
-        "`hmc_steps` rows (an AMD EPYC, AVX-512, 2 cores, 2026-12-02; their times are that machine's), and the default's "
-        "(`gibbs`) rows there were refitted on it with the code of 2026-12-02, so they reproduce there (`--verify 2` "
-        "on every such cell, 46 of 46); on an AMD EPYC (AVX-512) they give other draws of the same posterior "
-        "(the monotone truth at 10^5, seeds 0 and 1: MAE 0.00134 and 0.00109 stored, 0.00151 and 0.00116 "
-        "refitted), while its rows at 10^3 and 10^4 reproduce there. Most rows up to 10^4 were written on an "
+        "x86_64, Intel Xeon, AVX-512, 2 cores) except the dispersed starts' rows at 10^5 and the default's "
+        "(`gibbs`), `n_bins=256` and `hmc_steps` rows (an AMD EPYC, AVX-512, 2 cores, 2026-12-02; their times are "
+        "that machine's; the default's reproduce there, `--verify 2` on every such cell from 10^5 on, 50 of 50). The former "
+        "default's rows there (`gibbs (n_bins=1024)`) were refitted on the Intel one with the code of 2026-12-02, "
+        "so they reproduce there (`--verify 2` on every such cell, 46 of 46); on the AMD EPYC they give other "
+        "draws of the same posterior (the monotone truth at 10^5, seeds 0 and 1: MAE 0.00134 and 0.00109 stored, "
+        "0.00151 and 0.00116 refitted), while its rows at 10^3 and 10^4 reproduce there. Most rows up to 10^4 were written on an "
         "earlier machine; refitted on the Intel one most give the same numbers and a few another path, other draws of the same posterior "
         "(`python benchmarks/dpm_coverage.py --verify K` tells which rows reproduce; CHANGELOG, when each was "
-        "refitted). The `gibbs` rows there ran mostly two fits at a time, so their times are up to about 1.7 "
+        "refitted). The former default's rows there ran mostly two fits at a time, so their times are up to about 1.7 "
         "times an idle fit's.\n\n"
         + stamp(source, "python benchmarks/dpm_coverage.py && python benchmarks/make_evidence.py")
         + "\n"
@@ -361,8 +366,8 @@ rows on `coverage.md` (the plateau's band below 0.92, chains that do not converg
 | a Laplace approximation at each class's posterior mode (a Gaussian with the inverse negative Hessian of the log posterior as covariance, allocations summed out, the concentration at its prior mean; Bernstein-von Mises at large N) | `laplace_study.py` | yes | at 10^4-10^6 scores (three design truths, 3 seeds) the draws are independent (R-hat <= 1.005, bulk ESS >= 1,600 of 2,000) in 1.3-3.4 s a fit, but the error is 4-250 times the default's and the band 9-90 times as wide: the importance ratios' Pareto k-hat is 20-85 at 10^4, and from 10^5 on the search ends at a saddle, not a mode; the mode's own map has 1.1-3.4 times the default's error at 10^4 and 10^5 |
 | parallel tempering over nested subsamples of each class's data (a ladder of rungs whose counts are binomial thinnings down to a few hundred units, the calibrator's sweeps on every rung, exchanges of adjacent rungs' states in the even-odd scheme of Syed et al. 2022; the top rung's draws kept) | `tempering_study.py` | no | at 10^4 (three design truths, 3 seeds, 16 rungs from 300 units) the exchanges are accepted at 0.15-0.6 and the chains mix better than the default's on the same replicates (worst R-hat 1.03-1.13 against 1.10-1.76, lowest bulk ESS 12-126 against 3-23), but no fit meets the bar, at 17-22 s a fit; longer Hamiltonian moves meet it in 20 of 26 fits at 10^4 in 11-44 s. At 10^5 (one replicate, 24 rungs from 1,000 units) the upper rungs exchange at 0.13-0.2 and the chains do not mix (R-hat 1.10, ESS 17) at 36 s a fit: the rungs needed grow with log N, each a chain of sweeps |
 | a posterior bootstrap (each draw the mode of the Gaussian mixture's log posterior under Bayesian-bootstrap weights of the points, Newton & Raftery 1994, Fong, Lyddon & Holmes 2019), searched by compiled ECM from the full-data mode | `posterior_bootstrap.py` | yes | at 10^5 (four truths) and 10^6 (monotone), 3 seeds each, the draws are independent (R-hat <= 1.008, bulk ESS 718-849 of 1,000), but the 95 % band covers 0.78-0.87 and the 50 % band 0.33-0.41 on every cell, the error is 1.1-2.8 times the default's, and a fit takes 8-13 s; three times the iterations widen the band only to 0.86 at three times the time |
-| fewer bins for the compressed scores (`n_bins=512` or `256` instead of 1,024; a cheaper sampler on compressed scores) | `dpm_coverage.py --option` | no | the same model on a coarser summary of the scores, so no fix for the chains (no fit converged); measured on all thirteen truths of the 10^5 cells, the nine of 10^6 and the monotone one at 10^7 beside the default on the same seeds (256 bins: 8, 4 and 4 seeds; 512 bins: every seed at 10^5, 962 fits, 8 at 10^6 and every seed at 10^7, 36). 512 bins: 95 % coverage within two standard errors of the paired difference on 21 of 23 cells (the held-out mixed piles at 10^5 0.948 against 0.962, se 0.006; the plateau there 0.859 against 0.846, se 0.006), the error 0.96-1.06 times the default's (median 1.00; the held-out mid-confident truth at 10^5 0.00206 against 0.00194, se 0.00004), below the KDE calibrator's wherever the default's is, at 0.54-0.58 times the default's time in the same run (1.81 / 3.48 / 3.99 s against 3.26 / 6.02 / 7.40 s at 10^5 / 10^6 / 10^7, `benchmarks/results/dpm_speed_options.md`); at 10^4 on every seed of the default's cells (all seventeen truths, 1,397 fits) and at 10^7 on all 36, coverage within two standard errors of the paired difference on every cell and the error 0.98-1.03 times the default's, below the KDE calibrator's wherever the default's is (the held-out weak truth at 10^4 and 10^5 is above it with either). These rows are the refit such a default needs at 10^4, 10^5 and 10^7. Of the real datasets only the Default cells are compressed (2,500 calibration rows): there 512 bins move the DPM's Brier score by at most 0.00007 and its log loss by at most 0.001 (15 cells; `dpm_realdata.py --datasets Default --calibrators dpm beta isotonic --dpm-param n_bins=512`, `benchmarks/results/dpm_realdata_n_bins512.json`). A lead towards the one-second fit, not yet the default (it changes every compressed fit, so the coverage study's default rows from 10^4 on would be refitted with it). 256 bins: 0.33-0.43 times the time, but the mixed piles at 10^6 lose coverage (0.900 against 0.970, 50 % band 0.27 against 0.42) and the error is up to 1.25 times the default's |
-| shorter Hamiltonian moves from 10^5 scores on (`route_options={"hmc_steps": 10}`, half the default's leapfrog steps) | `dpm_coverage.py --option` | no | on the same 23 cells the error is 0.96-1.52 times the default's (median 1.09) and no more fits converge, for 0.63-0.74 times the time: fewer bins buy more time at no cost in error |
+| fewer bins for the compressed scores (`n_bins=512`, the default since 2026-12-02, or `256`, instead of 1,024; a cheaper sampler on compressed scores) | `dpm_coverage.py --option` | no | adopted (512), but the same model on a coarser summary of the scores, so no fix for the chains (no fit converged either way). 512 bins beside 1,024 on every seed of the former default's cells from 10^4 scores on (`gibbs` against `gibbs (n_bins=1024)` on the coverage page; all seventeen truths at 10^4, 1,397 fits; thirteen at 10^5, 962; nine at 10^6, 398; the monotone one at 10^7, 36): the 95 % coverage within two standard errors of the paired difference on 36 of 40 cells, two of the others higher (the rare truth at 10^4, 0.963 against 0.957, se 0.003; the plateau at 10^5, 0.859 against 0.846, se 0.006) and two lower, both inside 0.92-0.98 (the held-out mixed piles at 10^5, 0.948 against 0.962, se 0.006; the held-out mid-confident truth at 10^6, 0.955 against 0.966, se 0.004); the error 0.98-1.06 times 1,024 bins' (median 1.00; the mid-confident truth at 10^5 0.00206 against 0.00194, se 0.00004), below the KDE calibrator's wherever 1,024 bins' is (the held-out weak truth at 10^4 and 10^5 is above it with either). On two truths added for the check before any fit of them (`subgroup`, `label_noise`; a rule for rejecting 512 bins written down first): at 10^4 (40 seeds) and 10^5 (16) the 95 % coverage is within two standard errors of the paired difference of 1,024 bins' on all four cells (subgroup 0.957 against 0.955 and 0.988 against 0.992, label noise 0.975 against 0.978 and 0.978 against 0.969) and the error 0.97-1.01 times 1,024 bins', so the rule kept 512; the subgroup truth at 10^5 over-covers with either. The time is 0.54-0.58 of 1,024 bins' in the same run (1.81 / 3.48 / 3.99 s against 3.26 / 6.02 / 7.40 s at 10^5 / 10^6 / 10^7, `benchmarks/results/dpm_speed_options.md`). Of the real datasets only the Default cells are compressed (2,500 calibration rows): there 512 bins move the DPM's Brier score by at most 0.00007 and its log loss by at most 0.001 (15 cells; `dpm_realdata.py --datasets Default --calibrators dpm beta isotonic --dpm-param n_bins=512`, `benchmarks/results/dpm_realdata_n_bins512.json`). 256 bins: 0.33-0.43 times 1,024 bins' time, but the mixed piles at 10^6 lose coverage (0.900 against 0.970, 50 % band 0.27 against 0.42) and the error is up to 1.25 times 1,024 bins' |
+| shorter Hamiltonian moves from 10^5 scores on (`route_options={"hmc_steps": 10}`, half the default's leapfrog steps; on the former 1,024 bins) | `dpm_coverage.py --option` | no | on the same 23 cells the error is 0.96-1.52 times that of 1,024 bins with full moves (median 1.09) and no more fits converge, for 0.63-0.74 times the time: fewer bins buy more time at no cost in error |
 | a warm-up twice as long at 10^5 scores (`tune=1000`; there the Hamiltonian moves run by default, from the posterior mode) | `dpm_coverage.py --option` | no | on three truths (8 seeds each) no fit converged either way: the median worst R-hat 1.19 against 1.16 by default, the median lowest bulk ESS 10 against 11; the error 7-12 % lower, coverage within the standard error of the paired difference; so at 10^5 the chains' disagreement is not a short warm-up's |
 | a smaller truncation (8 components instead of 20) | `dpm_coverage.py --option n_components=8` | no | at 10^4 the chains mix no better (fewer redundant components do not speed them) and the plateau covers less; the error barely moves (`coverage.md`, its rows beside the default's on the same seeds) |
 | many chains (eight of 125 kept draws), four times the warm-up, over-dispersed starts (each chain from a prior draw, `route_options={"start": "dispersed"}`) | `start_study.py` | no | at 10^4 the chains disagree more, not less (worst R-hat 1.14-1.34 against 1.12-1.20 from the shared KDE-informed start on the same replicates, six truths, 8 seeds), so two chains from one start understate their disagreement there; at 300 dispersed starts converge as often as the shared start (25 of 48); no fit at 10^3-10^4 converged; coverage unchanged. Dispersed starts lower the error at 10^4 on sixteen of the seventeen truths and are the default for compressed classes of 2,049-20,000 scores (no Hamiltonian moves); they cure no convergence |
@@ -511,7 +516,7 @@ def candidates_page(source: Path) -> str:
         "concentration held at its prior mean, a warm-up as Stan's (step size by dual averaging, the mass "
         "from three growing windows of positions), a diagonal mass or a dense one (the posterior's "
         "correlations, such as two components trading mass), both component families fitted in full and one "
-        "kept as `components=\"select\"` keeps it. A class's fit costs chains x (warm-up + draws) x "
+        'kept as `components="select"` keeps it. A class\'s fit costs chains x (warm-up + draws) x '
         "(steps + 1) gradients per family. Columns: each configuration's band coverage (standard error of "
         "the 95 % one), data-weighted coverage, MAE and width, the map's worst R-hat and lowest bulk ESS "
         "(over all its chains), the fits meeting R-hat <= 1.01 and ESS >= 400, the fit time; then the "
@@ -546,8 +551,7 @@ def candidates_page(source: Path) -> str:
         "bootstrap (Gamma(count, 1) weights) and takes the mode of the Gaussian mixture's log posterior "
         "under those weights (the calibrator's component priors, no prior on the weights), found by a "
         "compiled expectation / conditional-maximisation search from the full-data mode; independent draws, "
-        "split into two blocks for R-hat. Columns: "
-        + PAIRED_STUDY_COLUMNS,
+        "split into two blocks for R-hat. Columns: " + PAIRED_STUDY_COLUMNS,
     )
     return (
         "# Candidate models for the Bayesian core\n\n"
