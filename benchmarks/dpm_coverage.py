@@ -609,9 +609,11 @@ def _paired_base(route: str, base: str) -> str:
     name, options = _route_of(route)
     priors = options.get("priors", {})
     alpha = {k: priors[k] for k in ("alpha_shape", "alpha_rate") if k in priors}
-    context = ({"n_bins": options["n_bins"]} if "n_bins" in options else {}) | ({"priors": alpha} if alpha else {})
+    context = {"n_bins": options["n_bins"]} if "n_bins" in options else {}
+    if alpha:
+        context["priors"] = alpha
     if context and _label(name, context) == route:  # nothing but context: drop its last part
-        context.pop(list(context)[-1])
+        context.popitem()
     return _label(name, context) if context else base
 
 
