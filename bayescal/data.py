@@ -51,10 +51,16 @@ __all__ = [
     "class_bin_counts",
     "asinh_bins",
     "asinh_edges",
+    "ASINH_SPREAD",
 ]
 
 PROB_EPS = 1e-12
 """Probabilities are clipped to [PROB_EPS, 1 - PROB_EPS] before taking the logit."""
+
+ASINH_SPREAD = 4.0
+"""Scale of the asinh layout of :func:`asinh_bins` in robust standard deviations of the scores: within
+about this many of their median the bins are nearly equal in width, beyond it they widen in proportion
+to the distance."""
 
 
 def to_working(scores: np.ndarray, score_kind: str) -> np.ndarray:
@@ -703,7 +709,7 @@ def class_bin_counts(
     return np.sum([p[0] for p in parts], axis=0), np.sum([p[1] for p in parts], axis=0)
 
 
-def asinh_bins(data: ScoreData, n_bins: int, spread: float = 4.0) -> tuple[np.ndarray, np.ndarray]:
+def asinh_bins(data: ScoreData, n_bins: int, spread: float = ASINH_SPREAD) -> tuple[np.ndarray, np.ndarray]:
     r"""Per-class weights of the rows on ``n_bins`` bins that are equal-width on
     :math:`u = \operatorname{asinh}((t - m) / s)`, and the bins' centres on the working scale.
 
@@ -720,7 +726,7 @@ def asinh_bins(data: ScoreData, n_bins: int, spread: float = 4.0) -> tuple[np.nd
         Validated rows (continuous: no atoms).
     n_bins : int
         Number of bins.
-    spread : float, default 4.0
+    spread : float, default :data:`ASINH_SPREAD`
         :math:`s` in robust standard deviations.
 
     Returns
@@ -735,7 +741,7 @@ def asinh_bins(data: ScoreData, n_bins: int, spread: float = 4.0) -> tuple[np.nd
     return counts, m + s * np.sinh(lo + width * (np.arange(n_bins) + 0.5))
 
 
-def asinh_edges(t: np.ndarray, n_bins: int, spread: float = 4.0) -> np.ndarray:
+def asinh_edges(t: np.ndarray, n_bins: int, spread: float = ASINH_SPREAD) -> np.ndarray:
     r"""The edges of the bins that :func:`asinh_bins` counts the rows on.
 
     Parameters
@@ -744,7 +750,7 @@ def asinh_edges(t: np.ndarray, n_bins: int, spread: float = 4.0) -> np.ndarray:
         Working-scale scores of all rows (both classes, no atoms), as ``ScoreData.t``.
     n_bins : int
         Number of bins.
-    spread : float, default 4.0
+    spread : float, default :data:`ASINH_SPREAD`
         :math:`s` in robust standard deviations, as in :func:`asinh_bins`.
 
     Returns

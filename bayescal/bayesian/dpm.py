@@ -22,7 +22,7 @@ import numpy as np
 import xarray as xr
 
 from bayescal import _schema as schema
-from bayescal._interp import interp_regular
+from bayescal._interp import interp_regular, interp_sorted
 from bayescal._stats import weighted_quantile
 from bayescal._typing import ArrayLike
 from bayescal._validation import check_integer, resolve_random_state
@@ -34,7 +34,7 @@ from bayescal.bayesian.assembly import flat_draws, slot_models
 from bayescal.bayesian.averaging import CONSTANT
 from bayescal.bayesian.convergence import check_points, map_convergence, meets_target, warn_convergence
 from bayescal.bayesian.preparation import PreparedData, prepare
-from bayescal.data import ScoreData, from_working, to_working
+from bayescal.data import ASINH_SPREAD, ScoreData, from_working, to_working
 
 __all__ = ["DPMCalibrator"]
 
@@ -52,6 +52,9 @@ COMPONENTS = ("auto", "select", *mixture.FAMILIES)
 """The values of ``components``: both families averaged, one chosen per fit, or one family."""
 GRID_PAD = 0.1
 """Share of the continuous points' range by which the prediction grid extends beyond it on each side."""
+GRID_POINTS_PER_SD = 16
+"""Fewest points per robust standard deviation of the continuous points that an equally spaced
+prediction grid must give; with fewer the grid is spaced on the asinh scale (:meth:`DPMCalibrator._prediction_grid`)."""
 SELECT_PILOT_DRAWS = 100
 """Kept draws per chain on which ``components="select"`` with the sampler compares the families;
 the kept family's chains then run on to ``draws`` and the other's stop (:meth:`DPMCalibrator._select_in_stretches`)."""
@@ -158,9 +161,12 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     ``benchmarks/dpm_coverage.py`` and ``benchmarks/make_evidence.py``).
 
     **Prediction.** At fit time every map draw is evaluated on ``grid_size`` points of the
-    working scale over the observed continuous range plus 10 % on each side;
-    ``predict_proba`` and ``predict_posterior`` interpolate linearly there and evaluate the
-    mixtures directly at atoms. Beyond the observed continuous scores the map is held at its
+    working scale over the observed continuous range plus 10 % on each side, equally spaced
+    unless a few outlying scores stretch that range so far that the bulk of the data would get
+    fewer than 16 points per robust standard deviation; then they are equally spaced on an
+    asinh scale centred at the median, as the compressed scores' bins are
+    (:meth:`_prediction_grid`). ``predict_proba`` and ``predict_posterior`` interpolate
+    linearly there and evaluate the mixtures directly at atoms. Beyond the observed continuous scores the map is held at its
     value at the most extreme one: there no data inform it, and the mixtures' ratio is set by
     their widest components' tails (with one class's scores all at an atom, its borrowed
     continuous density could make the map rise towards 0.9 below every other score).
@@ -680,12 +686,30 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         return [run(0), run(1)]
 
     def _prediction_grid(self, prep: PreparedData) -> np.ndarray:
-        """The working-scale grid of cached map draws: the continuous points' range plus
-        :data:`GRID_PAD` of it (at least :data:`GRID_PAD` x 1e-6) each side."""
-        pooled = np.concatenate(prep.xs)
+        r"""The working-scale grid of cached map draws, over the continuous points' range plus
+        :data:`GRID_PAD` of it (at least :data:`GRID_PAD` x 1e-6) each side.
+
+        Equally spaced while that gives at least :data:`GRID_POINTS_PER_SD` points per robust
+        standard deviation :math:`\hat\sigma` (interquartile range / 1.349) of the continuous points; a
+        few outlying scores (heavy-tailed decision values) would otherwise leave the bulk of the data
+        between a handful of grid points, where the interpolated map and band are straight lines.
+        Beyond that the points are equally spaced on :math:`u = \operatorname{asinh}((t - m) / s)`,
+        :math:`m` the points' weighted median and :math:`s` :data:`~bayescal.data.ASINH_SPREAD`
+        :math:`\hat\sigma`, the layout of the compressed scores' bins: nearly equal in width
+        within about :math:`s` of the median, widening in proportion to the distance beyond."""
+        pooled, counts = np.concatenate(prep.xs), np.concatenate(prep.cs)
         lo, hi = float(pooled.min()), float(pooled.max())
         pad = GRID_PAD * max(hi - lo, 1e-6)
-        return np.linspace(lo - pad, hi + pad, int(self.grid_size))
+        lo, hi = lo - pad, hi + pad
+        size = int(self.grid_size)
+        q1, m, q3 = weighted_quantile(pooled, [0.25, 0.5, 0.75], counts)
+        sd = (q3 - q1) / 1.349
+        if not sd > 0 or (hi - lo) / (size - 1) <= sd / GRID_POINTS_PER_SD:
+            return np.linspace(lo, hi, size)
+        s = ASINH_SPREAD * sd
+        grid = m + s * np.sinh(np.linspace(np.arcsinh((lo - m) / s), np.arcsinh((hi - m) / s), size))
+        grid[[0, -1]] = lo, hi
+        return grid
 
     def _data_range(self) -> tuple[float, float]:
         """The continuous points' working-scale range, read back from ``grid_`` (:meth:`_prediction_grid`)."""
@@ -767,11 +791,11 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
 
     # ---- evaluation -----------------------------------------------------------------
     def _check_fitted(self) -> None:
-        """``grid_`` is the equally spaced prediction grid of ``grid_size`` points that ``_on_grid`` assumes."""
+        """``grid_`` is a strictly increasing prediction grid of ``grid_size`` points, as ``_on_grid`` assumes."""
         super()._check_fitted()
         g = self.grid_
-        if g.size != self.grid_size or not np.allclose(np.diff(g), (g[-1] - g[0]) / (g.size - 1), rtol=1e-9, atol=0):
-            raise ValueError(f"grid_ is not an equally spaced grid of grid_size={self.grid_size} points.")
+        if g.size != self.grid_size or not np.all(np.diff(g) > 0):
+            raise ValueError(f"grid_ is not a strictly increasing grid of grid_size={self.grid_size} points.")
 
     def _check_posterior(self, tree: xr.DataTree) -> None:
         """The generic checks, then the layout :func:`_flat_draws` reads: ``pi`` (chain, draw);
@@ -875,9 +899,11 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         return at_atom, np.clip(t, *self._data_range())
 
     def _on_grid(self, t: np.ndarray, table: np.ndarray) -> np.ndarray:
-        """Linear interpolation of ``table`` (rows tabulated on the equally spaced ``grid_``) at ``t``."""
+        """Linear interpolation of ``table`` (rows tabulated on ``grid_``) at ``t``: each point's
+        place among the grid points (a fractional index), then every row there."""
         g = self.grid_
-        return interp_regular(t, g[0], (g[-1] - g[0]) / (g.size - 1), table)
+        place = interp_sorted(t, g, np.arange(g.size, dtype=np.float64))
+        return interp_regular(place, 0.0, 1.0, table)
 
     def _map_draws(self, t: np.ndarray, X=None) -> np.ndarray:
         t = np.asarray(t, dtype=np.float64)

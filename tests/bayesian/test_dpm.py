@@ -468,6 +468,31 @@ def test_a_few_outlying_decision_values_do_not_blur_the_compressed_fit():
     assert err_comp < err_raw + 0.01 and err_comp < 0.05  # equal-width bins: 0.31 (raw 0.02)
 
 
+def test_a_far_outlier_does_not_turn_the_map_into_straight_lines():
+    """Student-t (2 degrees of freedom) decision values with one score at 10^4: an equally spaced
+    prediction grid over that range put no grid point inside the bulk of the data, so the map
+    and its band were interpolated as one straight line across it (error 0.26, the 95 % band
+    covering 0.35 of the truth); the grid must keep the bulk finely resolved."""
+    rng = np.random.default_rng(5)
+    n = 3000
+    y = (rng.random(n) < 0.5).astype(int)
+    s = stats.t.rvs(2, size=n, random_state=rng) + np.where(y == 1, 1.0, -1.0)
+    s[np.argmax(s)] = 1e4
+    region = np.quantile(s, [0.025, 0.975])
+    grid = np.linspace(*region, 100)
+    f1, f0 = stats.t.pdf(grid - 1.0, 2), stats.t.pdf(grid + 1.0, 2)
+    truth = f1 / (f1 + f0)
+    model = DPMCalibrator(random_state=0, score_kind="decision", **TINY).fit(s, y)
+    inside = (model.grid_ >= region[0]) & (model.grid_ <= region[1])
+    assert inside.sum() >= 50 and model.grid_[[0, -1]] @ [-1, 1] > 1e4  # the bulk resolved, the outlier covered
+    assert np.abs(model.predict_proba(grid)[:, 1] - truth).mean() < 0.03
+    lo, hi = np.quantile(model.calibration_map(grid).values.reshape(-1, grid.size), [0.025, 0.975], axis=0)
+    assert np.mean((lo <= truth) & (truth <= hi)) > 0.8
+    # scores without outliers keep the equally spaced grid
+    plain = DPMCalibrator(random_state=0, score_kind="decision", **TINY).fit(np.clip(s, -20, 20), y)
+    np.testing.assert_allclose(np.diff(plain.grid_), np.diff(plain.grid_)[0], rtol=1e-9)
+
+
 # ---- averaging with the constant map -------------------------------------------------------
 def test_psis_leave_one_out_of_the_labels_is_exact_on_a_conjugate_model():
     """With f1 = f0 fixed the model's label predictive is pi, whose leave-one-out is known exactly.
