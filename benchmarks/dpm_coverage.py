@@ -14,7 +14,10 @@ is known exactly. Truths named in the issue and used while choosing defaults (``
 * ``heavy``: heavy-tailed decision values (``score_kind="decision"``): f0 = t_3(-1, 1),
   f1 = t_3(1, 1), pi = 0.5;
 * ``overconfident``: a tempered sigmoid: latent z ~ N(0, 1.5^2), y ~ Bernoulli(expit(z)),
-  reported score s = expit(3 z), so m(s) = expit(logit(s) / 3).
+  reported score s = expit(3 z), so m(s) = expit(logit(s) / 3);
+* ``far_tails`` (added 2026-12-03, the case on which the prediction grid's asinh spacing was
+  built): decision values without a finite variance, f0 = t_2(-1, 1), f1 = t_2(1, 1),
+  pi = 0.5; at 10^5 scores they reach about +-1000, far beyond the data region of about +-5.
 
 Truths kept aside for the final check (``HELD_OUT``; never used to choose settings):
 
@@ -45,6 +48,11 @@ Truths kept aside for the final check (``HELD_OUT``; never used to choose settin
   f1 = 0.7 Logistic(1.2, 0.6) + 0.3 Logistic(-0.4, 0.9), pi = 0.4; ``label_noise``, a
   calibrated classifier whose labels are flipped at random, so the map never reaches 0 or 1:
   s ~ Beta(0.7, 0.7), m(s) = 0.05 + 0.9 s.
+* added 2026-12-03 (fourth batch), before any fit of it, to check the prediction grid's
+  asinh spacing (built on ``far_tails``) on another shape with outlying scores:
+  ``contaminated``, decision values of a classifier whose inputs are sometimes corrupted, so
+  3 % of each class score from a wide distribution unrelated to the label and the map returns
+  to pi far out: f_c = 0.97 N(2c - 1, 1) + 0.03 Cauchy(0, 10), pi = 0.3.
 
 For each (truth, N, seed) the script fits the DPM calibrator and reports, on 200 grid points
 between the 2.5 % and 97.5 % quantiles of the scores (the data region): the share of points
@@ -98,7 +106,7 @@ import numpy as np
 from scipy import stats
 from scipy.special import expit, logit
 
-DESIGN = ["monotone", "ushape", "rare", "piles", "plateau", "heavy", "overconfident"]
+DESIGN = ["monotone", "ushape", "rare", "piles", "plateau", "heavy", "overconfident", "far_tails"]
 HELD_OUT = [
     "skewed",
     "bimodal",
@@ -112,6 +120,7 @@ HELD_OUT = [
     "mixed_piles",
     "subgroup",
     "label_noise",
+    "contaminated",
 ]
 LEVELS = (0.5, 0.8, 0.95)
 COVERAGE_BAR = (0.92, 0.98)
@@ -209,6 +218,9 @@ TRUTHS = {
         0.5, Mixture([(1, stats.t(3, -1.0, 1.0))]), Mixture([(1, stats.t(3, 1.0, 1.0))]), "decision"
     ),
     "overconfident": _overconfident(),
+    "far_tails": _class_conditional(
+        0.5, Mixture([(1, stats.t(2, -1.0, 1.0))]), Mixture([(1, stats.t(2, 1.0, 1.0))]), "decision"
+    ),
     "skewed": _class_conditional(
         0.35, Mixture([(1, stats.gamma(2, 0.0, 1.0))]), Mixture([(1, stats.gamma(3, 1.5, 1.2))]), "decision"
     ),
@@ -234,6 +246,12 @@ TRUTHS = {
         "decision",
     ),
     "label_noise": _map_first(B(0.7, 0.7), lambda s: 0.05 + 0.9 * np.asarray(s, dtype=float)),
+    "contaminated": _class_conditional(
+        0.3,
+        Mixture([(0.97, stats.norm(-1.0, 1.0)), (0.03, stats.cauchy(0.0, 10.0))]),
+        Mixture([(0.97, stats.norm(1.0, 1.0)), (0.03, stats.cauchy(0.0, 10.0))]),
+        "decision",
+    ),
 }
 
 
