@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit, logit
 
+from bayescal._stats import quantile_sketch, sketch_quantile
 from bayescal._typing import ArrayLike
 from bayescal._validation import (
     _WEIGHT_MAX_TINY,
@@ -52,10 +53,23 @@ __all__ = [
     "asinh_bins",
     "asinh_edges",
     "ASINH_SPREAD",
+    "SUMMARY_MIN_MIDDLE_BINS",
 ]
 
 PROB_EPS = 1e-12
 """Probabilities are clipped to [PROB_EPS, 1 - PROB_EPS] before taking the logit."""
+
+SUMMARY_MIN_MIDDLE_BINS = 6.0
+"""Fewest equal-width bins across the middle half of a summary's continuous scores (about 4.4 bins
+per robust standard deviation): below it a :class:`ScoreSummary` whose range is left to the data
+puts its bins on an asinh scale, and one with ``lo``/``hi`` given warns (the measurements behind
+it: ``benchmarks/summary_resolution.py``)."""
+
+_QUARTILE_ROWS = 100_000
+"""Rows a layout's quartiles are read from (every k-th row of more)."""
+
+_SKETCH_SIZE = 1000
+"""Points of each Dask chunk's quantile sketch (:func:`bayescal._stats.quantile_sketch`)."""
 
 ASINH_SPREAD = 4.0
 """Scale of the asinh layout of :func:`asinh_bins` in robust standard deviations of the scores: within
@@ -291,15 +305,22 @@ def prepare_data(
 
 @dataclass
 class ScoreSummary:
-    """Per-class weighted counts of working-scale scores on a fixed grid (sufficient statistics).
+    r"""Per-class weighted counts of working-scale scores on a fixed grid (sufficient statistics).
 
     A 1-D calibrator needs only how much weight of each class sits at each score. The
-    summary keeps it on ``n_bins`` equal-width bins of the working scale between ``lo`` and
-    ``hi`` (scores outside are counted in the end bins), plus exact probability 0 and 1 as
-    atoms. Summaries with the same grid add (``a + b``), so shards can be summarised where
-    they live and merged. Fitting on a summary treats every score as sitting at its bin
-    centre: the approximation error of a calibration map is at most its change over half a
-    bin width, ``(hi - lo) / (2 n_bins)`` on the working scale.
+    summary keeps it on ``n_bins`` bins of the working scale between ``lo`` and ``hi``
+    (scores outside are counted in the end bins), plus exact probability 0 and 1 as atoms.
+    The bins are equal-width unless the range is left to the data and a few far outlying
+    scores stretch it so that equal-width bins would put the middle half of the continuous
+    scores in fewer than :data:`SUMMARY_MIN_MIDDLE_BINS` bins; then they are equal-width on
+    :math:`\operatorname{asinh}((t - m) / s)`, :math:`m` the median and :math:`s` =
+    :data:`ASINH_SPREAD` robust standard deviations (nearly equal-width over the bulk, wider in
+    proportion to the distance beyond, as :func:`asinh_bins`). Summaries with the same grid add
+    (``a + b``), so shards can be summarised where they live and merged (give them the same
+    ``lo`` and ``hi``, which keeps the bins equal-width). Fitting on a summary treats every
+    score as sitting at its bin centre: the approximation error of a calibration map is at most
+    its change over half a bin width, ``(hi - lo) / (2 n_bins)`` on the working scale for
+    equal-width bins.
 
     Attributes
     ----------
@@ -355,6 +376,12 @@ class ScoreSummary:
         Returns
         -------
         ScoreSummary
+
+        Warns
+        -----
+        UserWarning
+            When ``lo``/``hi`` are given and the equal-width bins between them put the middle
+            half of the continuous scores in fewer than :data:`SUMMARY_MIN_MIDDLE_BINS` bins.
         """
         if any(is_dask_collection(v) for v in (scores, y, sample_weight)):
             return cls.from_dask(
@@ -390,7 +417,9 @@ class ScoreSummary:
         lo, hi = _check_bounds(lo, hi)
         atoms = _atoms(data.score_kind)
         is_atom = np.isin(data.scores, atoms)
-        t_cont = data.t[~is_atom] if is_atom.any() else data.t
+        cont = ~is_atom
+        t_cont = data.t[cont] if is_atom.any() else data.t
+        given = lo is not None or hi is not None
         if lo is None or hi is None:
             lo_, hi_ = _range(t_cont)
             lo, hi = (lo_ if lo is None else lo), (hi_ if hi is None else hi)
@@ -401,16 +430,11 @@ class ScoreSummary:
                 f"{t_cont.min():.6g} to {t_cont.max():.6g}: widen lo/hi (on the working scale: logits for "
                 "probabilities), or leave them None to use the data's range."
             )
-        edges = np.linspace(lo, hi, n_bins + 1)
-        counts, atom_counts = _bin_counts(data, edges, atoms, is_atom)
-        return cls(
-            edges=edges,
-            counts=counts,
-            atoms=atoms,
-            atom_counts=atom_counts,
-            score_kind=data.score_kind,
-            classes=np.asarray(data.classes),
-        )
+        step = max(1, t_cont.size // _QUARTILE_ROWS)  # every k-th row: the layout costs one pass
+        w_cont = data.w[cont] if is_atom.any() else data.w
+        quartiles = _quartiles([(t_cont[::step], w_cont[::step])])
+        asinh = _summary_layout(quartiles, n_bins, lo, hi, lo_hi_given=given)
+        return _summarise(data, n_bins, lo, hi, asinh, atoms, is_atom)
 
     @classmethod
     def from_dask(
@@ -454,15 +478,19 @@ class ScoreSummary:
         -------
         ScoreSummary
 
+        Warns
+        -----
+        UserWarning
+            As :meth:`from_arrays`.
+
         Notes
         -----
-        The bins are equal-width between the smallest and largest score, so a few far outlying
-        decision values (heavy tails) leave the bulk of the data in a few bins. (In-memory fits
-        bin on an asinh scale instead, :func:`asinh_bins`.) Such scores can be summarised after
-        a monotone transform, e.g. ``numpy.arcsinh`` of the decision values with
-        ``score_kind="decision"``: the calibrated probability of a score is the calibrator's
-        at its transformed value, since :math:`P(y = 1 \mid s) = P(y = 1 \mid g(s))` for
-        increasing :math:`g`.
+        The first pass also keeps a quantile sketch of each chunk's continuous scores
+        (:func:`bayescal._stats.quantile_sketch`, 1,000 points, of every k-th score of a chunk
+        of more than 100,000), whose merged quartiles choose
+        the bins' layout as in :meth:`from_arrays` (see the class docstring): with far outlying
+        scores (heavy-tailed decision values) and ``lo``/``hi`` left None, the bins go on an
+        asinh scale so that the bulk of the data is not left in a handful of bins.
         """
         import dask
 
@@ -495,6 +523,7 @@ class ScoreSummary:
             )
             scale = top
         seen = np.array([v for st in stats for v in (st["lo"], st["hi"]) if np.isfinite(v)])
+        given = lo is not None or hi is not None
         if lo is None or hi is None:
             lo_, hi_ = _range(seen)
             lo, hi = (lo_ if lo is None else lo), (hi_ if hi is None else hi)
@@ -505,8 +534,10 @@ class ScoreSummary:
                 f"{seen.min():.6g} to {seen.max():.6g}: widen lo/hi (on the working scale: logits for "
                 "probabilities), or leave them None to use the data's range."
             )
+        quartiles = _quartiles([st["sketch"] for st in stats])
+        asinh = _summary_layout(quartiles, n_bins, lo, hi, lo_hi_given=given)
         parts = [
-            dask.delayed(_block_summary)(sb, yb, wb, score_kind, classes, n_bins, lo, hi, scale)
+            dask.delayed(_block_summary)(sb, yb, wb, score_kind, classes, n_bins, lo, hi, asinh, scale)
             for sb, yb, wb in blocks
         ]
         while len(parts) > 1:  # tree reduction: pairs of summaries add
@@ -521,6 +552,19 @@ class ScoreSummary:
     @property
     def centers(self) -> np.ndarray:
         return 0.5 * (self.edges[1:] + self.edges[:-1])
+
+    def bins_across_middle_half(self) -> float:
+        """How many bins the middle half of the continuous weight (both classes, atoms aside) spans:
+        the distance, in bins, between the points where the pooled counts' cumulative share reaches
+        1/4 and 3/4 (linear within a bin). ``nan`` without continuous weight. A calibrator fitted
+        on the summary resolves the bulk of the data no finer than this."""
+        pooled = self.counts.sum(axis=0)
+        total = pooled.sum()
+        if not total > 0:
+            return float("nan")
+        cum = np.concatenate([[0.0], np.cumsum(pooled) / total])
+        q1, q3 = np.interp([0.25, 0.75], cum, np.arange(cum.size, dtype=np.float64))
+        return float(q3 - q1)
 
     @property
     def n_bins(self) -> int:
@@ -767,7 +811,7 @@ def asinh_edges(t: np.ndarray, n_bins: int, spread: float = ASINH_SPREAD) -> np.
 def _asinh_layout(t: np.ndarray, n_bins: int, spread: float) -> tuple[float, float, float, float]:
     """``(m, s, lo, width)`` of :func:`asinh_bins`: the centre and scale of the transform and the
     first edge and the width of the bins on the transformed scale."""
-    q1, m, q3 = np.quantile(t[:: max(1, t.size // 100_000)], [0.25, 0.5, 0.75])
+    q1, m, q3 = np.quantile(t[:: max(1, t.size // _QUARTILE_ROWS)], [0.25, 0.5, 0.75])
     s = spread * (q3 - q1) / 1.349
     if not s > 0:  # more than half the rows on one value: the range sets the scale
         s = max(float(t.max() - t.min()), 1e-12)
@@ -775,21 +819,81 @@ def _asinh_layout(t: np.ndarray, n_bins: int, spread: float) -> tuple[float, flo
     return float(m), float(s), lo, (hi - lo) / n_bins
 
 
-def _bin_counts(
-    data: ScoreData, edges: np.ndarray, atoms: np.ndarray, is_atom: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Weighted counts per (class, bin) on equal-width ``edges``, and per (class, atom)."""
-    n_bins = edges.size - 1
-    any_atom = bool(is_atom.any())
-    _, counts = class_bin_counts(
-        data, edges[0], (edges[-1] - edges[0]) / n_bins, n_bins, skip=is_atom if any_atom else None
+def _quartiles(samples: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """Weighted quartiles of the pooled ``(values, weights)`` samples (quantile sketches or
+    rows), empty without positive weight."""
+    x = np.concatenate([v for v, _ in samples])
+    w = np.concatenate([w for _, w in samples])
+    if not w.sum() > 0:
+        return np.empty(0)
+    return sketch_quantile([(x, w)], np.array([0.25, 0.5, 0.75]))
+
+
+def _summary_layout(
+    quartiles: np.ndarray, n_bins: int, lo: float, hi: float, *, lo_hi_given: bool
+) -> tuple[float, float] | None:
+    r"""The layout of a summary's bins over ``[lo, hi]``: None for equal-width bins, or the centre
+    :math:`m` and scale :math:`s` of bins equal-width on :math:`\operatorname{asinh}((t - m) / s)`.
+
+    Equal-width bins put the middle half of the continuous weight (between its quartiles
+    :math:`q_1, q_3`) in :math:`(q_3 - q_1)\,n_{bins} / (hi - lo)` bins. Below
+    :data:`SUMMARY_MIN_MIDDLE_BINS` a few far outlying scores stretch the range: with the range
+    left to the data the bins go on the asinh scale (:math:`m` the median, :math:`s` =
+    :data:`ASINH_SPREAD` robust standard deviations, as :func:`asinh_bins`); with ``lo``/``hi``
+    given they stay equal-width, so that summaries of shards add, and a warning names the remedy.
+    """
+    q1, m, q3 = (float(q) for q in quartiles) if len(quartiles) else (0.0, 0.0, 0.0)
+    middle = (q3 - q1) * n_bins / (hi - lo)
+    if not 0.0 < middle < SUMMARY_MIN_MIDDLE_BINS:  # resolved, or half the weight on one score
+        return None
+    if not lo_hi_given:
+        return m, ASINH_SPREAD * (q3 - q1) / 1.349
+    warn(
+        f"The summary's {n_bins} equal-width bins over lo={lo:.4g}, hi={hi:.4g} put the middle half of the "
+        f"continuous scores (working scale {q1:.4g} to {q3:.4g}) in {middle:.1f} bins, so a calibrator fitted on "
+        "this summary sees the bulk of the data that coarsely (on simulated heavy-tailed decision values the "
+        "DPM's band then missed most of the true map). Leave lo and hi None (the bins then go on an asinh "
+        "scale of the scores, fine in the bulk and wide in the tails), narrow lo/hi, or raise n_bins."
     )
+    return None
+
+
+def _summarise(
+    data: ScoreData,
+    n_bins: int,
+    lo: float,
+    hi: float,
+    asinh: tuple[float, float] | None,
+    atoms: np.ndarray,
+    is_atom: np.ndarray,
+) -> "ScoreSummary":
+    """The :class:`ScoreSummary` of ``data`` on ``n_bins`` bins over ``[lo, hi]``, equal-width on
+    the working scale, or on its asinh scale with ``asinh=(m, s)`` (:func:`_summary_layout`)."""
+    if asinh is None:
+        u_lo, u_hi = lo, hi
+    else:
+        m, s = asinh
+        u_lo, u_hi = np.arcsinh((lo - m) / s), np.arcsinh((hi - m) / s)
+    width = (u_hi - u_lo) / n_bins
+    any_atom = bool(is_atom.any())
+    _, counts = class_bin_counts(data, u_lo, width, n_bins, skip=is_atom if any_atom else None, asinh=asinh)
     atom_counts = np.zeros((2, atoms.size))
     if any_atom:
         for j, a in enumerate(atoms):
-            m = data.scores == a
-            atom_counts[:, j] = np.bincount(data.y[m], weights=data.w[m], minlength=2)
-    return counts, atom_counts
+            at = data.scores == a
+            atom_counts[:, j] = np.bincount(data.y[at], weights=data.w[at], minlength=2)
+    edges = u_lo + width * np.arange(n_bins + 1)
+    if asinh is not None:
+        edges = asinh[0] + asinh[1] * np.sinh(edges)
+    edges[0], edges[-1] = lo, hi  # exact ends, whatever the rounding of sinh(arcsinh(.))
+    return ScoreSummary(
+        edges=edges,
+        counts=counts,
+        atoms=atoms,
+        atom_counts=atom_counts,
+        score_kind=data.score_kind,
+        classes=np.asarray(data.classes),
+    )
 
 
 def dask_partitions(
@@ -865,6 +969,7 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
         "hi": np.nan,
         "labels": np.empty(0),
         "weight": 0.0,
+        "sketch": (np.empty(0), np.empty(0)),
         "top": 0.0,
         "relative": 0.0,
         "error": None,
@@ -878,14 +983,17 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
         return out
     y = np.asarray(y)
     check_consistent_length(scores=s, y=y)
-    t = to_working(s[~np.isin(s, _atoms(score_kind))], score_kind)
+    cont = ~np.isin(s, _atoms(score_kind))
+    t = to_working(s[cont], score_kind)
     w = np.full(s.shape[0], 1.0 if w is None else float(w)) if w is None or np.isscalar(w) else _chunk_weights(w, s)
     top = float(w.max()) if w.size else 0.0
+    step = max(1, t.size // _QUARTILE_ROWS)
     out.update(
         lo=float(t.min()) if t.size else np.nan,
         hi=float(t.max()) if t.size else np.nan,
         labels=np.unique(y),
         weight=float(np.sum(w > 0)),
+        sketch=quantile_sketch(t[::step], w[cont][::step], _SKETCH_SIZE),  # every k-th row: cheap
         top=top,
         relative=float((w / top).sum()) if top > 0 else 0.0,
     )
@@ -901,7 +1009,7 @@ def _chunk_weights(w: Any, s: np.ndarray) -> np.ndarray:
     return w
 
 
-def _block_summary(s, y, w, score_kind, classes, n_bins, lo, hi, scale=1.0) -> "ScoreSummary | None":
+def _block_summary(s, y, w, score_kind, classes, n_bins, lo, hi, asinh, scale=1.0) -> "ScoreSummary | None":
     if np.ndim(s) == 0 or np.shape(s)[0] == 0:  # an empty partition adds nothing
         return None
     s = check_scores(s, score_kind=score_kind)
@@ -912,7 +1020,8 @@ def _block_summary(s, y, w, score_kind, classes, n_bins, lo, hi, scale=1.0) -> "
         w = _chunk_weights(w, s)
     w = w / scale
     data = ScoreData(scores=s, t=to_working(s, score_kind), y=y01, w=w, score_kind=score_kind, classes=classes)
-    return ScoreSummary.from_data(data, n_bins=n_bins, lo=lo, hi=hi)
+    atoms = _atoms(score_kind)
+    return _summarise(data, n_bins, lo, hi, asinh, atoms, np.isin(s, atoms))
 
 
 def sum_pair(a: "ScoreSummary | None", b: "ScoreSummary | None") -> "ScoreSummary | None":

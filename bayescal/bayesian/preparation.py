@@ -35,7 +35,8 @@ counts on ``n_bins`` bins (:func:`~bayescal.data.asinh_bins`), so the cost of in
 longer grows with N. The bins are equal-width on an asinh scale centred at the scores' median:
 nearly equal-width on the working scale over the bulk of the data, logarithmically wider
 beyond, so that a few outlying decision values do not leave the bulk of the data in a handful
-of bins. A fit on a :class:`~bayescal.data.ScoreSummary` keeps its (equal-width) bins.
+of bins. A fit on a :class:`~bayescal.data.ScoreSummary` keeps its bins (equal-width, or on the
+same kind of asinh scale when far outlying scores stretched its range).
 
 **Classes without a continuous part.** A class whose continuous scores take fewer than two
 distinct values (every score an atom, say) carries no information on the shape of its
@@ -55,7 +56,6 @@ import xarray as xr
 
 from bayescal.data import (
     ScoreData,
-    ScoreSummary,
     asinh_bins,
     class_bin_counts,
     from_working,
@@ -324,9 +324,12 @@ def prepare(
         edges = data.bin_edges
         if edges is None:
             counts, centres = asinh_bins(sub, int(n_bins))
-        else:  # a ScoreSummary's rows keep its bins
-            summary = ScoreSummary.from_data(sub, n_bins=edges.size - 1, lo=edges[0], hi=edges[-1])
-            counts, centres = summary.counts, summary.centers
+        else:  # a ScoreSummary's rows, its bins' centres, go back to its bins
+            bins = np.clip(np.searchsorted(edges, sub.t, side="right") - 1, 0, edges.size - 2)
+            counts = np.stack(
+                [np.bincount(bins, weights=sub.w * (sub.y == c), minlength=edges.size - 1) for c in (0, 1)]
+            )
+            centres = 0.5 * (edges[1:] + edges[:-1])
         spread = spread_counts(counts)
         xs = [centres[spread[c] > 0] for c in (0, 1)]
         cs = [spread[c][spread[c] > 0] for c in (0, 1)]
