@@ -53,6 +53,13 @@ Truths kept aside for the final check (``HELD_OUT``; never used to choose settin
   ``contaminated``, decision values of a classifier whose inputs are sometimes corrupted, so
   3 % of each class score from a wide distribution unrelated to the label and the map returns
   to pi far out: f_c = 0.97 N(2c - 1, 1) + 0.03 Cauchy(0, 10), pi = 0.3.
+* added 2026-12-03 (fifth batch), before any fit of it, after the compression's bins were made
+  to double when far outlying scores leave the middle half of the data in fewer than 32 of them
+  (a rule chosen on ``far_tails`` and on ``contaminated`` at 10^6 scores, which was therefore
+  seen while choosing it): ``corrupt_rows``, decision values of classes with unequal spreads of
+  which 1 % of the rows are gross corruptions far wider than the data:
+  f0 = 0.99 N(-0.8, 1.2^2) + 0.01 Cauchy(0, 100), f1 = 0.99 N(1, 0.9^2) + 0.01 Cauchy(0, 100),
+  pi = 0.35.
 
 For each (truth, N, seed) the script fits the DPM calibrator and reports, on 200 grid points
 between the 2.5 % and 97.5 % quantiles of the scores (the data region): the share of points
@@ -121,6 +128,7 @@ HELD_OUT = [
     "subgroup",
     "label_noise",
     "contaminated",
+    "corrupt_rows",
 ]
 LEVELS = (0.5, 0.8, 0.95)
 COVERAGE_BAR = (0.92, 0.98)
@@ -250,6 +258,12 @@ TRUTHS = {
         0.3,
         Mixture([(0.97, stats.norm(-1.0, 1.0)), (0.03, stats.cauchy(0.0, 10.0))]),
         Mixture([(0.97, stats.norm(1.0, 1.0)), (0.03, stats.cauchy(0.0, 10.0))]),
+        "decision",
+    ),
+    "corrupt_rows": _class_conditional(
+        0.35,
+        Mixture([(0.99, stats.norm(-0.8, 1.2)), (0.01, stats.cauchy(0.0, 100.0))]),
+        Mixture([(0.99, stats.norm(1.0, 0.9)), (0.01, stats.cauchy(0.0, 100.0))]),
         "decision",
     ),
 }
