@@ -53,6 +53,7 @@ __all__ = [
     "asinh_bins",
     "asinh_edges",
     "ASINH_SPREAD",
+    "ASINH_MAX_BIN_FACTOR",
     "SUMMARY_MIN_MIDDLE_BINS",
 ]
 
@@ -64,6 +65,9 @@ SUMMARY_MIN_MIDDLE_BINS = 6.0
 per robust standard deviation): below it a :class:`ScoreSummary` whose range is left to the data
 puts its bins on an asinh scale, and one with ``lo``/``hi`` given warns (the measurements behind
 it: ``benchmarks/summary_resolution.py``)."""
+
+ASINH_MAX_BIN_FACTOR = 4
+"""Most times :func:`asinh_bins` multiplies its bins to resolve the middle half of the rows."""
 
 _QUARTILE_ROWS = 100_000
 """Rows a layout's quartiles are read from (every k-th row of more)."""
@@ -753,7 +757,9 @@ def class_bin_counts(
     return np.sum([p[0] for p in parts], axis=0), np.sum([p[1] for p in parts], axis=0)
 
 
-def asinh_bins(data: ScoreData, n_bins: int, spread: float = ASINH_SPREAD) -> tuple[np.ndarray, np.ndarray]:
+def asinh_bins(
+    data: ScoreData, n_bins: int, spread: float = ASINH_SPREAD, min_middle_bins: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
     r"""Per-class weights of the rows on ``n_bins`` bins that are equal-width on
     :math:`u = \operatorname{asinh}((t - m) / s)`, and the bins' centres on the working scale.
 
@@ -772,20 +778,24 @@ def asinh_bins(data: ScoreData, n_bins: int, spread: float = ASINH_SPREAD) -> tu
         Number of bins.
     spread : float, default :data:`ASINH_SPREAD`
         :math:`s` in robust standard deviations.
+    min_middle_bins : float, default 0
+        Fewest bins the middle half of the rows (between their quartiles) should span: ``n_bins``
+        is doubled, up to :data:`ASINH_MAX_BIN_FACTOR` times, until it does. Far outlying scores
+        stretch the transformed range (logarithmically), and so coarsen the bins over the bulk.
 
     Returns
     -------
-    counts : ndarray of shape (2, n_bins)
-        Weight of each class in each bin.
-    centres : ndarray of shape (n_bins,)
+    counts : ndarray of shape (2, n_bins')
+        Weight of each class in each bin (``n_bins'`` the bins used).
+    centres : ndarray of shape (n_bins',)
         :math:`m + s \sinh(u_j)` at the bins' midpoints :math:`u_j`.
     """
-    m, s, lo, width = _asinh_layout(data.t, n_bins, spread)
+    m, s, lo, width, n_bins = _asinh_layout(data.t, n_bins, spread, min_middle_bins)
     _, counts = class_bin_counts(data, lo, width, n_bins, asinh=(m, s))
     return counts, m + s * np.sinh(lo + width * (np.arange(n_bins) + 0.5))
 
 
-def asinh_edges(t: np.ndarray, n_bins: int, spread: float = ASINH_SPREAD) -> np.ndarray:
+def asinh_edges(t: np.ndarray, n_bins: int, spread: float = ASINH_SPREAD, min_middle_bins: float = 0.0) -> np.ndarray:
     r"""The edges of the bins that :func:`asinh_bins` counts the rows on.
 
     Parameters
@@ -796,27 +806,37 @@ def asinh_edges(t: np.ndarray, n_bins: int, spread: float = ASINH_SPREAD) -> np.
         Number of bins.
     spread : float, default :data:`ASINH_SPREAD`
         :math:`s` in robust standard deviations, as in :func:`asinh_bins`.
+    min_middle_bins : float, default 0
+        As in :func:`asinh_bins`.
 
     Returns
     -------
-    ndarray of shape (n_bins + 1,)
+    ndarray of shape (n_bins' + 1,)
         :math:`m + s \sinh(u)` at the ends of the equal-width bins on
         :math:`u = \operatorname{asinh}((t - m) / s)`; numpy's histogram of a class's scores on
         them gives that class's counts of :func:`asinh_bins`.
     """
-    m, s, lo, width = _asinh_layout(np.asarray(t, dtype=np.float64), n_bins, spread)
+    m, s, lo, width, n_bins = _asinh_layout(np.asarray(t, dtype=np.float64), n_bins, spread, min_middle_bins)
     return m + s * np.sinh(lo + width * np.arange(n_bins + 1))
 
 
-def _asinh_layout(t: np.ndarray, n_bins: int, spread: float) -> tuple[float, float, float, float]:
-    """``(m, s, lo, width)`` of :func:`asinh_bins`: the centre and scale of the transform and the
-    first edge and the width of the bins on the transformed scale."""
+def _asinh_layout(
+    t: np.ndarray, n_bins: int, spread: float, min_middle_bins: float
+) -> tuple[float, float, float, float, int]:
+    """``(m, s, lo, width, n_bins')`` of :func:`asinh_bins`: the centre and scale of the transform,
+    the first edge and the width of the bins on the transformed scale, and their number: ``n_bins``
+    doubled, up to :data:`ASINH_MAX_BIN_FACTOR` times, until the middle half of the rows spans
+    ``min_middle_bins``."""
     q1, m, q3 = np.quantile(t[:: max(1, t.size // _QUARTILE_ROWS)], [0.25, 0.5, 0.75])
     s = spread * (q3 - q1) / 1.349
     if not s > 0:  # more than half the rows on one value: the range sets the scale
         s = max(float(t.max() - t.min()), 1e-12)
     lo, hi = _range(np.arcsinh((np.array([t.min(), t.max()]) - m) / s))
-    return float(m), float(s), lo, (hi - lo) / n_bins
+    middle = float(np.arcsinh((q3 - m) / s) - np.arcsinh((q1 - m) / s))  # the middle half's span in u
+    factor = 1
+    while middle * n_bins * factor < min_middle_bins * (hi - lo) and factor < ASINH_MAX_BIN_FACTOR:
+        factor *= 2
+    return float(m), float(s), lo, (hi - lo) / (n_bins * factor), n_bins * factor
 
 
 def _quartiles(samples: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:

@@ -107,6 +107,35 @@ def test_asinh_edges_bound_the_bins_of_asinh_bins():
         np.testing.assert_array_equal(np.histogram(t[y == c], edges)[0], counts[c])
 
 
+@pytest.mark.parametrize("corrupt_share", [0.0, 0.03])
+def test_asinh_bins_double_until_the_middle_half_is_resolved(corrupt_share):
+    """With ``min_middle_bins`` the bins are doubled (at most ASINH_MAX_BIN_FACTOR times) while the
+    middle half of the rows spans fewer: far corrupt scores stretch the asinh scale and get more
+    bins; clean scores keep ``n_bins``. The edges of asinh_edges stay those of asinh_bins."""
+    from bayescal.data import ASINH_MAX_BIN_FACTOR, ScoreData, asinh_bins, asinh_edges
+
+    rng = np.random.default_rng(2)
+    n = 200_000
+    y = rng.integers(0, 2, n).astype(np.int8)
+    t = rng.normal(2.0 * y - 1.0, 1.0)
+    corrupt = rng.random(n) < corrupt_share
+    t[corrupt] = 10.0 * rng.standard_cauchy(corrupt.sum())
+    data = ScoreData(scores=t, t=t, y=y, w=np.ones(n), score_kind="decision", classes=np.array([0, 1]))
+    counts, _ = asinh_bins(data, 512, min_middle_bins=32)
+    edges = asinh_edges(t, 512, min_middle_bins=32)
+    index = np.arange(edges.size)
+    middle = np.diff(np.interp(np.quantile(t, [0.25, 0.75]), edges, index))[0]
+    if corrupt_share:
+        assert 512 < counts.shape[1] <= 512 * ASINH_MAX_BIN_FACTOR
+        assert middle >= 32 or counts.shape[1] == 512 * ASINH_MAX_BIN_FACTOR
+        assert asinh_bins(data, 512)[0].shape[1] == 512  # without the minimum, as asked
+    else:
+        assert counts.shape[1] == 512 and middle >= 32
+    assert edges.size == counts.shape[1] + 1
+    for c in (0, 1):
+        np.testing.assert_array_equal(np.histogram(t[y == c], edges)[0], counts[c])
+
+
 def test_integer_weights_prepare_the_same_points_as_repeated_rows():
     """Frequency weights: a row of integer weight k is prepared exactly as k repeated rows (the
     copies are tied rows, spread over their rounding cell, and count towards the atom rule),

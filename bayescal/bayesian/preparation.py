@@ -35,7 +35,8 @@ counts on ``n_bins`` bins (:func:`~bayescal.data.asinh_bins`), so the cost of in
 longer grows with N. The bins are equal-width on an asinh scale centred at the scores' median:
 nearly equal-width on the working scale over the bulk of the data, logarithmically wider
 beyond, so that a few outlying decision values do not leave the bulk of the data in a handful
-of bins. A fit on a :class:`~bayescal.data.ScoreSummary` keeps its bins (equal-width, or on the
+of bins; where they would still leave its middle half in fewer than
+:data:`COMPRESSION_MIN_MIDDLE_BINS` bins, the bins are doubled (up to four times). A fit on a :class:`~bayescal.data.ScoreSummary` keeps its bins (equal-width, or on the
 same kind of asinh scale when far outlying scores stretched its range).
 
 **Classes without a continuous part.** A class whose continuous scores take fewer than two
@@ -64,11 +65,26 @@ from bayescal.data import (
     to_working,
 )
 
-__all__ = ["ATOM_P_VALUE", "PreparedData", "find_atoms", "frequency_rows", "prepare", "spikes"]
+__all__ = [
+    "ATOM_P_VALUE",
+    "COMPRESSION_MIN_MIDDLE_BINS",
+    "PreparedData",
+    "find_atoms",
+    "frequency_rows",
+    "prepare",
+    "spikes",
+]
 
 ATOM_P_VALUE = 1e-3
 """A heavy repeated score is an atom when its count is this improbable for the density of its
 neighbouring values (:func:`spikes`)."""
+
+COMPRESSION_MIN_MIDDLE_BINS = 32
+"""Fewest bins the middle half of the compressed scores should span: when far outlying scores
+stretch the asinh scale so that ``n_bins`` bins give fewer, the compression doubles them, up to
+:data:`~bayescal.data.ASINH_MAX_BIN_FACTOR` times (:func:`~bayescal.data.asinh_bins`). The
+binning error of the map does not shrink with N while the band does, so the bulk of the data
+needs this resolution at large N (``benchmarks/results/compression_resolution.md``)."""
 
 
 @dataclass(frozen=True)
@@ -323,7 +339,7 @@ def prepare(
     if (data.bin_edges is not None or _n_copies(sub.w) > int(compress_above)) and sub.n > 0:
         edges = data.bin_edges
         if edges is None:
-            counts, centres = asinh_bins(sub, int(n_bins))
+            counts, centres = asinh_bins(sub, int(n_bins), min_middle_bins=COMPRESSION_MIN_MIDDLE_BINS)
         else:  # a ScoreSummary's rows, its bins' centres, go back to its bins
             bins = np.clip(np.searchsorted(edges, sub.t, side="right") - 1, 0, edges.size - 2)
             counts = np.stack(
