@@ -828,7 +828,7 @@ def _asinh_layout(
     doubled, up to :data:`ASINH_MAX_BIN_FACTOR` times, until the middle half of the rows spans
     ``min_middle_bins``."""
     q1, m, q3 = np.quantile(t[:: max(1, t.size // _QUARTILE_ROWS)], [0.25, 0.5, 0.75])
-    s = spread * (q3 - q1) / 1.349
+    s = _asinh_scale(q1, q3, spread)
     if not s > 0:  # more than half the rows on one value: the range sets the scale
         s = max(float(t.max() - t.min()), 1e-12)
     lo, hi = _range(np.arcsinh((np.array([t.min(), t.max()]) - m) / s))
@@ -839,14 +839,17 @@ def _asinh_layout(
     return float(m), float(s), lo, (hi - lo) / (n_bins * factor), n_bins * factor
 
 
+def _asinh_scale(q1: float, q3: float, spread: float) -> float:
+    """:math:`s` of the asinh layouts: ``spread`` robust standard deviations (interquartile range / 1.349)."""
+    return float(spread * (q3 - q1) / 1.349)
+
+
 def _quartiles(samples: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
     """Weighted quartiles of the pooled ``(values, weights)`` samples (quantile sketches or
     rows), empty without positive weight."""
-    x = np.concatenate([v for v, _ in samples])
-    w = np.concatenate([w for _, w in samples])
-    if not w.sum() > 0:
+    if not sum(w.sum() for _, w in samples) > 0:
         return np.empty(0)
-    return sketch_quantile([(x, w)], np.array([0.25, 0.5, 0.75]))
+    return sketch_quantile(samples, np.array([0.25, 0.5, 0.75]))
 
 
 def _summary_layout(
@@ -867,7 +870,7 @@ def _summary_layout(
     if not 0.0 < middle < SUMMARY_MIN_MIDDLE_BINS:  # resolved, or half the weight on one score
         return None
     if not lo_hi_given:
-        return m, ASINH_SPREAD * (q3 - q1) / 1.349
+        return m, _asinh_scale(q1, q3, ASINH_SPREAD)
     warn(
         f"The summary's {n_bins} equal-width bins over lo={lo:.4g}, hi={hi:.4g} put the middle half of the "
         f"continuous scores (working scale {q1:.4g} to {q3:.4g}) in {middle:.1f} bins, so a calibrator fitted on "

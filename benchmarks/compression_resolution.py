@@ -30,13 +30,13 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dpm_coverage import TRUTHS, simulate
-from summary_resolution import scores_of
+from summary_resolution import continuous_working_scores, scores_of
 
 
 def main() -> None:
     from bayescal import make_calibrator
     from bayescal.bayesian import preparation
-    from bayescal.data import asinh_edges, prepare_data
+    from bayescal.data import asinh_edges
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("truth", choices=list(TRUTHS))
@@ -56,8 +56,7 @@ def main() -> None:
             res = []
             for seed in range(args.seeds):
                 s, y, true_map, kind = simulate(args.truth, args.n, seed)
-                t = prepare_data(s, y, score_kind=kind).t
-                t = t[~np.isin(s, [0.0, 1.0])] if kind == "probability" else t  # atoms aside
+                t = continuous_working_scores(s, y, kind)
                 edges = asinh_edges(t, n_bins, min_middle_bins=minimum)
                 middle = np.diff(np.interp(np.quantile(t, [0.25, 0.75]), edges, np.arange(edges.size)))[0]
                 start = time.perf_counter()

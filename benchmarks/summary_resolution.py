@@ -47,9 +47,17 @@ def scores_of(model, s: np.ndarray, true_map, seed: int) -> dict[str, float]:
     )
 
 
+def continuous_working_scores(s: np.ndarray, y: np.ndarray, kind: str) -> np.ndarray:
+    """The working-scale scores of a replicate, exact probabilities 0 and 1 (atoms) aside."""
+    from bayescal.data import prepare_data
+
+    t = prepare_data(s, y, score_kind=kind).t
+    return t[~np.isin(s, [0.0, 1.0])] if kind == "probability" else t
+
+
 def main() -> None:
     from bayescal import make_calibrator
-    from bayescal.data import ScoreSummary, prepare_data
+    from bayescal.data import ScoreSummary
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("truth", choices=list(TRUTHS))
@@ -75,8 +83,7 @@ def main() -> None:
             else:
                 bounds = {}
                 if how == "equal-width summary":
-                    t = prepare_data(s, y, score_kind=kind).t
-                    t = t[~np.isin(s, [0.0, 1.0])] if kind == "probability" else t  # atoms aside
+                    t = continuous_working_scores(s, y, kind)
                     bounds = {"lo": float(t.min()), "hi": float(t.max())}
                 summary = ScoreSummary.from_arrays(s, y, score_kind=kind, n_bins=n_bins, **bounds)
                 model.fit(summary)

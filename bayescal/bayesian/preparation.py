@@ -36,8 +36,9 @@ longer grows with N. The bins are equal-width on an asinh scale centred at the s
 nearly equal-width on the working scale over the bulk of the data, logarithmically wider
 beyond, so that a few outlying decision values do not leave the bulk of the data in a handful
 of bins; where they would still leave its middle half in fewer than
-:data:`COMPRESSION_MIN_MIDDLE_BINS` bins, the bins are doubled (up to four times). A fit on a :class:`~bayescal.data.ScoreSummary` keeps its bins (equal-width, or on the
-same kind of asinh scale when far outlying scores stretched its range).
+:data:`COMPRESSION_MIN_MIDDLE_BINS` bins, the bins are doubled (up to four times). A fit on a
+:class:`~bayescal.data.ScoreSummary` keeps its bins (equal-width, or on the same kind of asinh
+scale when far outlying scores stretched its range).
 
 **Classes without a continuous part.** A class whose continuous scores take fewer than two
 distinct values (every score an atom, say) carries no information on the shape of its
@@ -341,10 +342,7 @@ def prepare(
         if edges is None:
             counts, centres = asinh_bins(sub, int(n_bins), min_middle_bins=COMPRESSION_MIN_MIDDLE_BINS)
         else:  # a ScoreSummary's rows, its bins' centres, go back to its bins
-            bins = np.clip(np.searchsorted(edges, sub.t, side="right") - 1, 0, edges.size - 2)
-            counts = np.stack(
-                [np.bincount(bins, weights=sub.w * (sub.y == c), minlength=edges.size - 1) for c in (0, 1)]
-            )
+            counts = np.stack([np.histogram(sub.t[sub.y == c], edges, weights=sub.w[sub.y == c])[0] for c in (0, 1)])
             centres = 0.5 * (edges[1:] + edges[:-1])
         spread = spread_counts(counts)
         xs = [centres[spread[c] > 0] for c in (0, 1)]
