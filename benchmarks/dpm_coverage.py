@@ -91,6 +91,11 @@ other calibrators' MAEs already in ``--out``, or ``--others-from``, for the same
 seed are reused, since the data and so those fits do not depend on the DPM's settings); the
 summary (means over seeds, with the standard error of the 95 % coverage) is printed at the end.
 
+``--refresh-others NAME ...`` refits those other calibrators on the data of every row of ``--out``
+(of ``--truths`` and ``--n`` when given) and replaces their MAEs in place, the DPM's columns
+untouched: for when one of them changes (the KDE calibrator's bandwidth rule on decision values,
+2026-12-03).
+
 ``--verify K`` refits the first K seeds of every cell in ``--out`` (of the ``--truths`` and
 ``--n`` given, all when not given) and reports whether each refit gives the stored row's DPM
 columns (to 1e-9 relative: :data:`REPRODUCED_RTOL`); the exit status is 1 when one does not.
@@ -365,9 +370,6 @@ def run_one(
     per class and kept draw (``mean_occupied`` of the route's diagnostics, over the fitted
     families and both classes). The row's ``family`` column names the component families whose
     draws make up the map (:func:`map_families`)."""
-    from bayescal import make_calibrator
-    from bayescal._registry import get_calibrator_class
-
     s, y, true_map, kind = simulate(truth, n, seed)
     grid = region_grid(s)
     truth_vals = true_map(grid)
@@ -402,9 +404,19 @@ def run_one(
         }
     )
     mae_others = dict(known or {})
-    for name in others:
-        if name in mae_others:
-            continue
+    mae_others |= other_maes(s, y, kind, seed, grid, truth_vals, [name for name in others if name not in mae_others])
+    row["others"] = json.dumps(mae_others)
+    return row
+
+
+def other_maes(s, y, kind: str, seed: int, grid, truth_vals, names: list[str]) -> dict[str, float]:
+    """MAE over ``grid`` of each calibrator in ``names`` fitted with its defaults to ``(s, y)``
+    (seeded with ``seed`` when it draws); one that refuses the data is reported and left out."""
+    from bayescal import make_calibrator
+    from bayescal._registry import get_calibrator_class
+
+    out = {}
+    for name in names:
         try:
             params = {"score_kind": kind}
             if "random_state" in get_calibrator_class(name)().get_params():  # a calibrator that draws: seeded too
@@ -412,11 +424,44 @@ def run_one(
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 p = make_calibrator(name, **params).fit(s, y).predict_proba(grid)[:, 1]
-            mae_others[name] = float(np.mean(np.abs(p - truth_vals)))
+            out[name] = float(np.mean(np.abs(p - truth_vals)))
         except (ImportError, ValueError, TypeError) as exc:
             print(f"  {name}: {exc}")
-    row["others"] = json.dumps(mae_others)
-    return row
+    return out
+
+
+def refresh_others(path: Path, names: list[str], truths: list[str] | None, ns: list[int] | None) -> int:
+    """Refit the calibrators ``names`` on the data of every (truth, N, seed) in ``path`` (of
+    ``truths`` and ``ns`` when given) and write their MAEs into all of that data's rows, the DPM's
+    columns untouched: for when one of the other calibrators changes. Returns the rows changed."""
+    rows = _rows(path)
+    keys = sorted(
+        {
+            (r["truth"], int(r["n"]), int(r["seed"]))
+            for r in rows
+            if (not truths or r["truth"] in truths) and (not ns or int(r["n"]) in ns)
+        }
+    )
+    fresh = {}
+    for i, (truth, n, seed) in enumerate(keys):
+        s, y, true_map, kind = simulate(truth, n, seed)
+        grid = region_grid(s)
+        fresh[truth, n, seed] = other_maes(s, y, kind, seed, grid, true_map(grid), names)
+        if (i + 1) % 100 == 0:
+            print(f"  {i + 1} of {len(keys)} data sets", flush=True)
+    changed = 0
+    for r in rows:
+        key = (r["truth"], int(r["n"]), int(r["seed"]))
+        if key in fresh:
+            old = json.loads(r["others"])
+            new = old | fresh[key]
+            changed += new != old
+            r["others"] = json.dumps(new)
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
+    return changed
 
 
 REPRODUCED = ("cov50", "cov80", "cov95", "cov95_data", "mae", "width", "rhat_max", "ess_bulk_min")
@@ -760,6 +805,14 @@ def main() -> None:
     )
     ap.add_argument("--summarise", action="store_true", help="only print the table of --out")
     ap.add_argument(
+        "--refresh-others",
+        nargs="+",
+        default=None,
+        metavar="NAME",
+        help="refit these other calibrators on the data of every row of --out (of --truths / --n when "
+        "given) and replace their MAEs there, when one of them has changed",
+    )
+    ap.add_argument(
         "--verify",
         type=int,
         default=None,
@@ -768,6 +821,10 @@ def main() -> None:
         "report whether each reproduces its stored row; exit status 1 when one does not",
     )
     args = ap.parse_args()
+    if args.refresh_others:
+        changed = refresh_others(args.out, args.refresh_others, args.truths, args.n)
+        print(f"{changed} rows of {args.out} have new MAEs of {', '.join(args.refresh_others)}")
+        return
     if args.verify is not None:
         checks = verify(args.out, args.verify, args.truths, args.n)
         differ = [c for c in checks if not c["same"]]

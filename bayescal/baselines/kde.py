@@ -198,8 +198,11 @@ def class_density(
     kernel : {"gaussian", "boxcar", "epanechnikov"}
         Gaussian (``h`` = its standard deviation), boxcar (uniform on ``[-h, h]``) or
         Epanechnikov (:math:`\tfrac34 (1 - u^2)` on ``[-h, h]``). Each integrates to 1.
-    bandwidth : "silverman" or float
-        ``"silverman"``: :math:`h = 1.06\,\hat\sigma\,N^{-1/5}` with :math:`N = \sum w_i`.
+    bandwidth : {"silverman", "robust"} or float
+        ``"silverman"``: :math:`h = 1.06\,\hat\sigma\,N^{-1/5}` with :math:`N = \sum w_i`;
+        ``"robust"``: the same with :math:`\min(\hat\sigma, \mathrm{IQR}/1.349)` for
+        :math:`\hat\sigma`, which a few far outlying scores cannot inflate (Silverman 1986,
+        section 3.4.2).
 
     Returns
     -------
@@ -237,9 +240,9 @@ def class_density(
     pts = check_scores(grid, name="grid")
     keep = w > 0
     x, w = x[keep], w[keep]
-    h = _check_bandwidth(bandwidth, ("silverman",))
-    if h == "silverman":
-        h = silverman_bandwidth(x, w)
+    h = _check_bandwidth(bandwidth, ("silverman", "robust"))
+    if isinstance(h, str):
+        h = silverman_bandwidth(x, w, robust=h == "robust")
         if not h > 0:
             raise ValueError("t has no spread, so Silverman's bandwidth is 0: pass bandwidth=<positive number>.")
     if kernel == "gaussian":
@@ -288,9 +291,15 @@ class KDECalibrator(ClassConditional, Calibrator):
     kernel : {"gaussian", "boxcar", "epanechnikov"}, default "gaussian"
         ``h`` is the Gaussian's standard deviation, the others' half-width.
     bandwidth : {"silverman", "shared"} or float, default "silverman"
-        ``"silverman"``: per class :math:`h_c = 1.06\,\hat\sigma_c\,N_c^{-1/5}` with
-        :math:`N_c = W_c` (weights count as repeated rows); ``"shared"``: Silverman's rule on
-        both classes pooled, used for both (the Nadaraya-Watson estimator); a float: that
+        ``"silverman"``: per class :math:`h_c = 1.06\,A_c\,N_c^{-1/5}` with
+        :math:`N_c = W_c` (weights count as repeated rows), where :math:`A_c` is the class's
+        standard deviation :math:`\hat\sigma_c` on the probability scale and
+        :math:`\min(\hat\sigma_c, \mathrm{IQR}_c/1.349)` on the unbounded scales (logits,
+        decision values; Silverman 1986, section 3.4.2). On an unbounded scale a few far
+        outlying scores inflate :math:`\hat\sigma_c` without limit, and with it the bandwidth,
+        until one kernel spans both classes; on [0, 1] they cannot, and there the quartiles
+        of a class piled at one end would undersmooth the rest of it. ``"shared"``: that rule
+        on both classes pooled, used for both (the Nadaraya-Watson estimator); a float: that
         bandwidth for both classes, on the KDE scale. A class whose scores have no spread
         takes the pooled bandwidth.
     scale : {"probability", "logit"}, default "probability"
@@ -344,6 +353,7 @@ class KDECalibrator(ClassConditional, Calibrator):
     Nadaraya, E. A. (1964). On estimating regression. Theory of Probability and its
     Applications, 9(1), 141-142. Watson, G. S. (1964). Smooth regression analysis. Sankhya A,
     26(4), 359-372.
+    Silverman, B. W. (1986). Density Estimation for Statistics and Data Analysis. Chapman & Hall.
     """
 
     monotone = False
@@ -372,8 +382,12 @@ class KDECalibrator(ClassConditional, Calibrator):
         self.scale = scale
         self.score_kind = score_kind
 
+    def _bounded_scale(self) -> bool:
+        """Whether the KDE runs on the probability itself, in [0, 1] (otherwise on logits or decision values)."""
+        return self.scale == "probability" and self.score_kind == "probability"
+
     def _kde_scale(self, t: np.ndarray) -> np.ndarray:
-        return expit(t) if (self.scale == "probability" and self.score_kind == "probability") else t
+        return expit(t) if self._bounded_scale() else t
 
     def _check_params(self) -> None:
         _check_kernel(self.kernel)
@@ -391,9 +405,10 @@ class KDECalibrator(ClassConditional, Calibrator):
         ws = [w[y == c] for c in (0, 1)]
         if xs[0].size == 0 or xs[1].size == 0:
             raise ValueError("sample_weight is zero for every sample of one class: give each class positive weight.")
-        pooled = silverman_bandwidth(x, w)
+        robust = not self._bounded_scale()
+        pooled = silverman_bandwidth(x, w, robust=robust)
         if bandwidth == "silverman":
-            h = [silverman_bandwidth(xs[c], ws[c]) for c in (0, 1)]
+            h = [silverman_bandwidth(xs[c], ws[c], robust=robust) for c in (0, 1)]
             h = [hc if hc > 0 else pooled for hc in h]
         elif bandwidth == "shared":
             h = [pooled, pooled]

@@ -68,6 +68,36 @@ def test_recovers_known_map_with_error_shrinking_in_n(kernel):
     assert mae[50_000] < mae[500] / 3
 
 
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_a_few_far_outlying_decision_values_do_not_widen_the_bandwidth(kernel):
+    # 2 % of each class's decision values from Cauchy(0, 10): the standard deviation grows by
+    # orders of magnitude (Silverman's rule on it gave bandwidths of 1-10 and an error of 0.2-0.3),
+    # the quartiles barely move
+    rng = np.random.default_rng(4)
+    t, y = two_gaussians(5000, 4)
+    bad = rng.random(t.size) < 0.02
+    t[bad] = 10 * rng.standard_cauchy(bad.sum())
+    grid = np.linspace(-2, 2, 81)
+    truth = expit(2 * grid + np.log(0.3 / 0.7))  # the outliers are label-independent: they barely move it
+    est = KDECalibrator(kernel=kernel, score_kind="decision").fit(t, y)
+    clean = KDECalibrator(kernel=kernel, score_kind="decision").fit(t[~bad], y[~bad])
+    np.testing.assert_allclose(est.bandwidth_, clean.bandwidth_, rtol=0.1)
+    assert np.abs(est.predict_proba(grid)[:, 1] - truth).mean() < 0.03
+
+
+def test_the_probability_scale_keeps_the_standard_deviation_rule():
+    # on [0, 1] no outlier can inflate the spread, and the quartiles of a class piled at 0
+    # would undersmooth its tail: h = 1.06 sd N^(-1/5) per class, as Naeini et al.
+    rng = np.random.default_rng(5)
+    y = (rng.random(3000) < 0.3).astype(int)
+    s = np.where(y == 1, rng.beta(4, 0.4, y.size), rng.beta(0.4, 4, y.size))
+    est = KDECalibrator().fit(s, y)
+    expected = [1.06 * s[y == c].std() * (y == c).sum() ** -0.2 for c in (0, 1)]
+    np.testing.assert_allclose(est.bandwidth_, expected, rtol=1e-12)
+    on_logits = KDECalibrator(scale="logit").fit(s, y)
+    assert np.all(on_logits.bandwidth_ < [1.06 * np.std(np.log(s / (1 - s))[y == c]) * (y == c).sum() ** -0.2 for c in (0, 1)])
+
+
 @pytest.mark.parametrize("scale", ["probability", "logit"])
 def test_recovers_beta_class_densities_on_either_scale(scale):
     # Beta(2,5) | y=0, Beta(5,2) | y=1, pi = 0.4: likelihood ratio (p / (1 - p))^3
