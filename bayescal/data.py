@@ -67,7 +67,7 @@ puts its bins on an asinh scale, and one with ``lo``/``hi`` given warns (the mea
 it: ``benchmarks/summary_resolution.py``)."""
 
 ASINH_MAX_BIN_FACTOR = 4
-"""Most times :func:`asinh_bins` multiplies its bins to resolve the middle half of the rows."""
+"""Most times :func:`asinh_bins` multiplies its bins to resolve the data region of the rows."""
 
 _QUARTILE_ROWS = 100_000
 """Rows a layout's quartiles are read from (every k-th row of more)."""
@@ -758,7 +758,7 @@ def class_bin_counts(
 
 
 def asinh_bins(
-    data: ScoreData, n_bins: int, spread: float = ASINH_SPREAD, min_middle_bins: float = 0.0
+    data: ScoreData, n_bins: int, spread: float = ASINH_SPREAD, bins_per_iqr: float = 0.0
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Per-class weights of the rows on ``n_bins`` bins that are equal-width on
     :math:`u = \operatorname{asinh}((t - m) / s)`, and the bins' centres on the working scale.
@@ -770,6 +770,17 @@ def asinh_bins(
     (heavy-tailed decision values) stretch the range logarithmically instead of leaving the
     bulk of the data in a handful of equal-width bins.
 
+    With ``bins_per_iqr`` the bins must resolve the data region, the rows between their 2.5 % and
+    97.5 % quantiles: where the widest bin there, the one at the region's end farther from
+    :math:`m`, is wider than the interquartile range over ``bins_per_iqr``, far outlying scores
+    have stretched the range, and the layout adapts in two steps. First :math:`s` takes the value
+    among ``spread`` robust standard deviations times :math:`2^{-k/4}`, :math:`k = 0, \dots, 24`,
+    that makes that bin narrowest (a bin at distance :math:`d` from :math:`m` is about
+    :math:`\sqrt{s^2 + d^2}\,\Delta u` wide, and a smaller :math:`s` shortens the stretched
+    range :math:`\Delta u \cdot n_{bins}` on the asinh scale); then ``n_bins`` is doubled, up to
+    :data:`ASINH_MAX_BIN_FACTOR` times, until that bin is narrow enough. Scores without far
+    outliers keep :math:`s` and ``n_bins``.
+
     Parameters
     ----------
     data : ScoreData
@@ -778,10 +789,9 @@ def asinh_bins(
         Number of bins.
     spread : float, default :data:`ASINH_SPREAD`
         :math:`s` in robust standard deviations.
-    min_middle_bins : float, default 0
-        Fewest bins the middle half of the rows (between their quartiles) should span: ``n_bins``
-        is doubled, up to :data:`ASINH_MAX_BIN_FACTOR` times, until it does. Far outlying scores
-        stretch the transformed range (logarithmically), and so coarsen the bins over the bulk.
+    bins_per_iqr : float, default 0
+        The resolution the data region needs: its widest bin at most the interquartile range
+        over this many (0: any).
 
     Returns
     -------
@@ -790,12 +800,12 @@ def asinh_bins(
     centres : ndarray of shape (n_bins',)
         :math:`m + s \sinh(u_j)` at the bins' midpoints :math:`u_j`.
     """
-    m, s, lo, width, n_bins = _asinh_layout(data.t, n_bins, spread, min_middle_bins)
+    m, s, lo, width, n_bins = _asinh_layout(data.t, n_bins, spread, bins_per_iqr)
     _, counts = class_bin_counts(data, lo, width, n_bins, asinh=(m, s))
     return counts, m + s * np.sinh(lo + width * (np.arange(n_bins) + 0.5))
 
 
-def asinh_edges(t: np.ndarray, n_bins: int, spread: float = ASINH_SPREAD, min_middle_bins: float = 0.0) -> np.ndarray:
+def asinh_edges(t: np.ndarray, n_bins: int, spread: float = ASINH_SPREAD, bins_per_iqr: float = 0.0) -> np.ndarray:
     r"""The edges of the bins that :func:`asinh_bins` counts the rows on.
 
     Parameters
@@ -806,7 +816,7 @@ def asinh_edges(t: np.ndarray, n_bins: int, spread: float = ASINH_SPREAD, min_mi
         Number of bins.
     spread : float, default :data:`ASINH_SPREAD`
         :math:`s` in robust standard deviations, as in :func:`asinh_bins`.
-    min_middle_bins : float, default 0
+    bins_per_iqr : float, default 0
         As in :func:`asinh_bins`.
 
     Returns
@@ -816,26 +826,39 @@ def asinh_edges(t: np.ndarray, n_bins: int, spread: float = ASINH_SPREAD, min_mi
         :math:`u = \operatorname{asinh}((t - m) / s)`; numpy's histogram of a class's scores on
         them gives that class's counts of :func:`asinh_bins`.
     """
-    m, s, lo, width, n_bins = _asinh_layout(np.asarray(t, dtype=np.float64), n_bins, spread, min_middle_bins)
+    m, s, lo, width, n_bins = _asinh_layout(np.asarray(t, dtype=np.float64), n_bins, spread, bins_per_iqr)
     return m + s * np.sinh(lo + width * np.arange(n_bins + 1))
 
 
+_ASINH_SCALE_STEPS = 25
+"""Scales :func:`asinh_bins` tries when far outlying scores stretch its range: ``spread`` robust
+standard deviations times :math:`2^{-k/4}`, :math:`k` below this (down to a 64th)."""
+
+
 def _asinh_layout(
-    t: np.ndarray, n_bins: int, spread: float, min_middle_bins: float
+    t: np.ndarray, n_bins: int, spread: float, bins_per_iqr: float
 ) -> tuple[float, float, float, float, int]:
     """``(m, s, lo, width, n_bins')`` of :func:`asinh_bins`: the centre and scale of the transform,
-    the first edge and the width of the bins on the transformed scale, and their number: ``n_bins``
-    doubled, up to :data:`ASINH_MAX_BIN_FACTOR` times, until the middle half of the rows spans
-    ``min_middle_bins``."""
-    q1, m, q3 = np.quantile(t[:: max(1, t.size // _QUARTILE_ROWS)], [0.25, 0.5, 0.75])
+    the first edge and the width of the bins on the transformed scale, and their number."""
+    q025, q1, m, q3, q975 = np.quantile(t[:: max(1, t.size // _QUARTILE_ROWS)], [0.025, 0.25, 0.5, 0.75, 0.975])
     s = _asinh_scale(q1, q3, spread)
     if not s > 0:  # more than half the rows on one value: the range sets the scale
         s = max(float(t.max() - t.min()), 1e-12)
-    lo, hi = _range(np.arcsinh((np.array([t.min(), t.max()]) - m) / s))
-    middle = float(np.arcsinh((q3 - m) / s) - np.arcsinh((q1 - m) / s))  # the middle half's span in u
+    ends = np.array([t.min(), t.max()])
+    reach = max(m - q025, q975 - m)  # the data region's end farther from m, where its widest bin is
+    needed = (q3 - q1) / bins_per_iqr if bins_per_iqr > 0 and q3 > q1 else np.inf
+
+    def widest(scale: float, bins: int) -> float:
+        lo, hi = _range(np.arcsinh((ends - m) / scale))
+        return float(np.hypot(scale, reach) * (hi - lo) / bins)
+
     factor = 1
-    while middle * n_bins * factor < min_middle_bins * (hi - lo) and factor < ASINH_MAX_BIN_FACTOR:
-        factor *= 2
+    if widest(s, n_bins) > needed:
+        scales = s * 2.0 ** (-np.arange(_ASINH_SCALE_STEPS) / 4)
+        s = float(scales[np.argmin([widest(c, n_bins) for c in scales])])
+        while widest(s, n_bins * factor) > needed and factor < ASINH_MAX_BIN_FACTOR:
+            factor *= 2
+    lo, hi = _range(np.arcsinh((ends - m) / s))
     return float(m), float(s), lo, (hi - lo) / (n_bins * factor), n_bins * factor
 
 

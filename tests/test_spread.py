@@ -108,10 +108,12 @@ def test_asinh_edges_bound_the_bins_of_asinh_bins():
 
 
 @pytest.mark.parametrize("corrupt_share", [0.0, 0.03])
-def test_asinh_bins_double_until_the_middle_half_is_resolved(corrupt_share):
-    """With ``min_middle_bins`` the bins are doubled (at most ASINH_MAX_BIN_FACTOR times) while the
-    middle half of the rows spans fewer: far corrupt scores stretch the asinh scale and get more
-    bins; clean scores keep ``n_bins``. The edges of asinh_edges stay those of asinh_bins."""
+def test_asinh_bins_resolve_the_data_region_when_outliers_stretch_the_range(corrupt_share):
+    """With ``bins_per_iqr`` no bin between the 2.5 % and 97.5 % quantiles is wider than the
+    interquartile range over that many: far corrupt scores stretch the asinh scale, so the
+    layout narrows its scale and adds bins (at most ASINH_MAX_BIN_FACTOR times) and ends finer
+    over that region than without the rule; clean scores keep ``n_bins`` and the layout of
+    ``spread`` robust standard deviations. The edges of asinh_edges stay those of asinh_bins."""
     from bayescal.data import ASINH_MAX_BIN_FACTOR, ScoreData, asinh_bins, asinh_edges
 
     rng = np.random.default_rng(2)
@@ -121,16 +123,24 @@ def test_asinh_bins_double_until_the_middle_half_is_resolved(corrupt_share):
     corrupt = rng.random(n) < corrupt_share
     t[corrupt] = 10.0 * rng.standard_cauchy(corrupt.sum())
     data = ScoreData(scores=t, t=t, y=y, w=np.ones(n), score_kind="decision", classes=np.array([0, 1]))
-    counts, _ = asinh_bins(data, 512, min_middle_bins=32)
-    edges = asinh_edges(t, 512, min_middle_bins=32)
-    index = np.arange(edges.size)
-    middle = np.diff(np.interp(np.quantile(t, [0.25, 0.75]), edges, index))[0]
+    counts, _ = asinh_bins(data, 512, bins_per_iqr=32)
+    edges = asinh_edges(t, 512, bins_per_iqr=32)
+    plain = asinh_edges(t, 512)
+    region = np.quantile(t, [0.025, 0.975])
+    iqr = np.diff(np.quantile(t, [0.25, 0.75]))[0]
+
+    def widest(e):  # the widest bin that overlaps the data region
+        inside = (e[1:] > region[0]) & (e[:-1] < region[1])
+        return np.diff(e)[inside].max()
+
     if corrupt_share:
-        assert 512 < counts.shape[1] <= 512 * ASINH_MAX_BIN_FACTOR
-        assert middle >= 32 or counts.shape[1] == 512 * ASINH_MAX_BIN_FACTOR
-        assert asinh_bins(data, 512)[0].shape[1] == 512  # without the minimum, as asked
+        assert widest(plain) > iqr / 32  # the stretched range leaves the region coarse at 512 bins
+        assert 512 <= counts.shape[1] <= 512 * ASINH_MAX_BIN_FACTOR
+        assert widest(edges) <= iqr / 32 * 1.01 or counts.shape[1] == 512 * ASINH_MAX_BIN_FACTOR
+        assert widest(edges) < widest(asinh_edges(t, 512 * counts.shape[1] // 512)) / 1.5  # the scale narrowed
     else:
-        assert counts.shape[1] == 512 and middle >= 32
+        assert counts.shape[1] == 512 and widest(edges) <= iqr / 32
+        np.testing.assert_array_equal(edges, plain)
     assert edges.size == counts.shape[1] + 1
     for c in (0, 1):
         np.testing.assert_array_equal(np.histogram(t[y == c], edges)[0], counts[c])

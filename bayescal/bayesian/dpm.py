@@ -210,10 +210,11 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         The sampler's cost then no longer grows with N, and the fit time does not jump up at
         the switch: just above it the compressed fit is quicker than the raw one just below.
     n_bins : int, default 512
-        Bins of that compression (equal-width on an asinh scale of the scores, doubled up to four
-        times when far outlying scores would leave the middle half of the data in fewer than
-        :data:`~bayescal.bayesian.preparation.COMPRESSION_MIN_MIDDLE_BINS` of them; a
-        :class:`~bayescal.data.ScoreSummary` keeps its own bins). Above ``compress_above`` the
+        Bins of that compression (equal-width on an asinh scale of the scores; where far outlying
+        scores would leave a bin in the data region wider than the interquartile range over
+        :data:`~bayescal.bayesian.preparation.COMPRESSION_BINS_PER_IQR`, the scale narrows and
+        the bins are doubled up to four times; a :class:`~bayescal.data.ScoreSummary` keeps its
+        own bins). Above ``compress_above`` the
         sampler's cost is proportional to the occupied bins. On the coverage study's truths
         512 bins give the bands and errors of 1,024 in little more than half the time, while
         256 lose coverage where scores pile at 0 and 1 (``docs/evidence/candidates.md``).
