@@ -71,7 +71,9 @@ def main() -> None:
                 model = make_calibrator("dpm", random_state=seed, score_kind=kind, n_bins=n_bins).fit(s, y)
                 seconds = time.perf_counter() - start
                 r = scores_of(model, s, true_map, seed)
-                res.append((edges.size - 1, scale, widest, middle, r["cov95"], r["cov80"], r["cov50"], r["mae"], seconds))
+                res.append(
+                    (edges.size - 1, scale, widest, middle, r["cov95"], r["cov80"], r["cov50"], r["mae"], seconds)
+                )
             used, scale, widest, middle, cov95, cov80, cov50, mae, seconds = np.array(res).T
             print(
                 f"| {args.truth} | {args.n} | {n_bins} | {resolution:g} | {int(np.median(used))} | {np.median(scale):.2f} "

@@ -95,7 +95,9 @@ def test_the_probability_scale_keeps_the_standard_deviation_rule():
     expected = [1.06 * s[y == c].std() * (y == c).sum() ** -0.2 for c in (0, 1)]
     np.testing.assert_allclose(est.bandwidth_, expected, rtol=1e-12)
     on_logits = KDECalibrator(scale="logit").fit(s, y)
-    assert np.all(on_logits.bandwidth_ < [1.06 * np.std(np.log(s / (1 - s))[y == c]) * (y == c).sum() ** -0.2 for c in (0, 1)])
+    assert np.all(
+        on_logits.bandwidth_ < [1.06 * np.std(np.log(s / (1 - s))[y == c]) * (y == c).sum() ** -0.2 for c in (0, 1)]
+    )
 
 
 @pytest.mark.parametrize("scale", ["probability", "logit"])
