@@ -445,9 +445,14 @@ def other_maes(s, y, kind: str, seed: int, grid, truth_vals, names: list[str]) -
 
 def refresh_others(path: Path, names: list[str], truths: list[str] | None, ns: list[int] | None) -> int:
     """Refit the calibrators ``names`` on the data of every (truth, N, seed) in ``path`` (of
-    ``truths`` and ``ns`` when given) and write their MAEs into all of that data's rows, the DPM's
-    columns untouched: for when one of the other calibrators changes. Returns the rows changed."""
-    rows = _rows(path)
+    ``truths`` and ``ns`` when given) and write their MAEs into the ``others`` column of all of
+    that data's rows, every other column untouched: for when one of the other calibrators
+    changes. ``path`` is this study's results or any study's with the columns ``truth``, ``n``,
+    ``seed`` and ``others`` on the same replicates; a row gets new MAEs only of the calibrators it
+    already names. Returns the rows changed."""
+    with open(path) as fh:
+        reader = csv.DictReader(fh)
+        fields, rows = reader.fieldnames, list(reader)
     keys = sorted(
         {
             (r["truth"], int(r["n"]), int(r["seed"]))
@@ -467,22 +472,14 @@ def refresh_others(path: Path, names: list[str], truths: list[str] | None, ns: l
         key = (r["truth"], int(r["n"]), int(r["seed"]))
         if key in fresh:
             old = json.loads(r["others"])
-            new = old | fresh[key]
+            new = old | {k: v for k, v in fresh[key].items() if k in old}  # only the MAEs the row holds
             changed += new != old
             r["others"] = json.dumps(new)
     with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=FIELDS)
+        writer = csv.DictWriter(fh, fieldnames=fields)
         writer.writeheader()
         writer.writerows(rows)
     return changed
-
-
-REPRODUCED = ("cov50", "cov80", "cov95", "cov95_data", "mae", "width", "rhat_max", "ess_bulk_min")
-"""The DPM columns :func:`verify` compares between a stored row and its refit."""
-REPRODUCED_RTOL = 1e-9
-"""Relative difference up to which :func:`verify` counts a column as reproduced: the same draws
-can give means that differ in the last bit (``components="auto"`` averages two maps with
-weights whose sums may run in another order), while other draws differ by far more."""
 
 
 def verify(path: Path, seeds: int, truths=None, ns=None) -> list[dict]:
