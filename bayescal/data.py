@@ -776,10 +776,11 @@ def asinh_bins(
     have stretched the range, and the layout adapts in two steps. First :math:`s` takes the value
     among ``spread`` robust standard deviations times :math:`2^{-k/4}`, :math:`k = 0, \dots, 24`,
     that makes that bin narrowest (a bin at distance :math:`d` from :math:`m` is about
-    :math:`\sqrt{s^2 + d^2}\,\Delta u` wide, and a smaller :math:`s` shortens the stretched
-    range :math:`\Delta u \cdot n_{bins}` on the asinh scale); then ``n_bins`` is doubled, up to
-    :data:`ASINH_MAX_BIN_FACTOR` times, until that bin is narrow enough. Scores without far
-    outliers keep :math:`s` and ``n_bins``.
+    :math:`\sqrt{s^2 + d^2}\,U / n_{bins}` wide, :math:`U` the range of the scores on the asinh
+    scale, which a smaller :math:`s` lengthens only logarithmically: with far outliers the width
+    falls as :math:`s` does, down to about :math:`d`); then ``n_bins`` is doubled, up to
+    :data:`ASINH_MAX_BIN_FACTOR` times, until that bin is narrow enough. Scores whose data region
+    is resolved at ``n_bins`` keep :math:`s` and ``n_bins``.
 
     Parameters
     ----------
