@@ -482,6 +482,14 @@ def refresh_others(path: Path, names: list[str], truths: list[str] | None, ns: l
     return changed
 
 
+REPRODUCED = ("cov50", "cov80", "cov95", "cov95_data", "mae", "width", "rhat_max", "ess_bulk_min")
+"""The DPM columns :func:`verify` compares between a stored row and its refit."""
+REPRODUCED_RTOL = 1e-9
+"""Relative difference up to which :func:`verify` counts a column as reproduced: the same draws
+can give means that differ in the last bit (``components="auto"`` averages two maps with
+weights whose sums may run in another order), while other draws differ by far more."""
+
+
 def verify(path: Path, seeds: int, truths=None, ns=None) -> list[dict]:
     """Refit the first ``seeds`` seeds of every (route, truth, N) cell of ``path`` (only the
     ``truths`` and ``ns`` given, when given) and compare each refit with its stored row.
