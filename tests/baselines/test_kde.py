@@ -171,13 +171,14 @@ def test_class_density_matches_direct_sum_and_integrates_to_one(kernel):
     )
 
 
-def test_gaussian_keeps_unit_mass_when_the_grid_is_coarser_than_the_bandwidth():
-    # 10^8 bandwidths apart: the grid (at most 2^20 points) is ~100 bandwidths per step
+def test_gaussian_keeps_unit_mass_for_scores_10_to_the_8_bandwidths_apart():
     t = np.array([0.0, 1000.0])
     fine = np.linspace(-0.01, 0.01, 20_001)
     f = class_density(t, grid=np.concatenate([fine, 1000 + fine]), bandwidth=1e-5)
     for part in (f[: fine.size], f[fine.size :]):
         assert np.trapezoid(part, fine) == pytest.approx(0.5, rel=1e-4)
+    want = direct_density(t, np.ones(2), 1e-5, "gaussian", np.concatenate([fine, 1000 + fine]))
+    np.testing.assert_allclose(f, want, rtol=1e-12, atol=1e-13 * want.max())  # cut at 8 h: e^-32 of the peak
     # a class with almost no spread beside a wide one: still a finite map in [0, 1]
     rng = np.random.default_rng(9)
     s = np.concatenate([0.3 + 1e-9 * rng.random(50), rng.random(50)])
@@ -185,6 +186,28 @@ def test_gaussian_keeps_unit_mass_when_the_grid_is_coarser_than_the_bandwidth():
     p = KDECalibrator().fit(s, y).predict_proba(np.linspace(0, 1, 1001))[:, 1]
     assert np.all(np.isfinite(p)) and p.min() >= 0 and p.max() <= 1
     assert p[300] < 0.01 and p[900] > 0.99
+
+
+@pytest.mark.parametrize("bulk", [300, 3000])
+def test_far_outliers_leave_the_gaussian_as_accurate_as_without_them(bulk):
+    # 1 % of each class from Cauchy(0, 10^6): the scores span ~10^8 bandwidths, far beyond any
+    # one regular grid at h / 128 (2^20 points reach 2^13 bandwidths); the map must still be the direct sum's, in the bulk and at
+    # the outliers themselves
+    rng = np.random.default_rng(bulk)
+    y = np.repeat([0, 1], bulk)
+    t = np.where(y == 1, rng.normal(1, 1, 2 * bulk), rng.normal(-1, 1, 2 * bulk))
+    far = rng.random(2 * bulk) < 0.01
+    t[far] = 1e6 * rng.standard_cauchy(far.sum())
+    w = rng.exponential(size=2 * bulk)
+    est = KDECalibrator(score_kind="decision").fit(t, y, sample_weight=w)
+    assert (t.max() - t.min()) / est.bandwidth_.min() > 2**20  # one grid would be 128 times too coarse
+    q = np.concatenate([np.linspace(-4, 4, 2001), t[far], t[far] + est.bandwidth_[0]])
+    got = est.predict_proba(q)[:, 1]
+    assert np.abs(got - direct_map(est, t, y, w, q)).max() < 1e-4
+    for c in (0, 1):
+        f = est.density_map(q).sel(**{"class": c}).values.ravel()
+        want = direct_density(t[y == c], w[y == c], est.bandwidth_[c], "gaussian", q)
+        assert np.abs(f - want).max() < 1e-4 * want.max()
 
 
 # ---- identities and invariances -------------------------------------------------------------
