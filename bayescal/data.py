@@ -70,7 +70,7 @@ ASINH_MAX_BIN_FACTOR = 4
 """Most times :func:`asinh_bins` multiplies its bins to resolve the data region of the rows."""
 
 _QUARTILE_ROWS = 100_000
-"""Rows a layout's quartiles are read from (every k-th row of more)."""
+"""Rows a layout's quantiles are read from (every k-th row of more)."""
 
 _SKETCH_SIZE = 1000
 """Points of each Dask chunk's quantile sketch (:func:`bayescal._stats.quantile_sketch`)."""
@@ -317,9 +317,11 @@ class ScoreSummary:
     The bins are equal-width unless the range is left to the data and a few far outlying
     scores stretch it so that equal-width bins would put the middle half of the continuous
     scores in fewer than :data:`SUMMARY_MIN_MIDDLE_BINS` bins; then they are equal-width on
-    :math:`\operatorname{asinh}((t - m) / s)`, :math:`m` the median and :math:`s` =
-    :data:`ASINH_SPREAD` robust standard deviations (nearly equal-width over the bulk, wider in
-    proportion to the distance beyond, as :func:`asinh_bins`). Summaries with the same grid add
+    :math:`\operatorname{asinh}((t - m) / s)`, :math:`m` the median (nearly equal-width over
+    the bulk, wider in proportion to the distance beyond), with the scale :math:`s` chosen by
+    the rule of the DPM's compression of rows (:func:`asinh_bins` with ``bins_per_iqr`` =
+    :data:`~bayescal.bayesian.preparation.COMPRESSION_BINS_PER_IQR`, ``n_bins`` kept): the one
+    that best resolves the data region, the scores between their 2.5 % and 97.5 % quantiles. Summaries with the same grid add
     (``a + b``), so shards can be summarised where they live and merged (give them the same
     ``lo`` and ``hi``, which keeps the bins equal-width). Fitting on a summary treats every
     score as sitting at its bin centre: the approximation error of a calibration map is at most
@@ -436,8 +438,8 @@ class ScoreSummary:
             )
         step = max(1, t_cont.size // _QUARTILE_ROWS)  # every k-th row: the layout costs one pass
         w_cont = data.w[cont] if is_atom.any() else data.w
-        quartiles = _quartiles([(t_cont[::step], w_cont[::step])])
-        asinh = _summary_layout(quartiles, n_bins, lo, hi, lo_hi_given=given)
+        quantiles = _layout_quantiles([(t_cont[::step], w_cont[::step])])
+        asinh = _summary_layout(quantiles, n_bins, lo, hi, lo_hi_given=given)
         return _summarise(data, n_bins, lo, hi, asinh, atoms, is_atom)
 
     @classmethod
@@ -491,7 +493,7 @@ class ScoreSummary:
         -----
         The first pass also keeps a quantile sketch of each chunk's continuous scores
         (:func:`bayescal._stats.quantile_sketch`, 1,000 points, of every k-th score of a chunk
-        of more than 100,000), whose merged quartiles choose
+        of more than 100,000), whose merged quantiles choose
         the bins' layout as in :meth:`from_arrays` (see the class docstring): with far outlying
         scores (heavy-tailed decision values) and ``lo``/``hi`` left None, the bins go on an
         asinh scale so that the bulk of the data is not left in a handful of bins.
@@ -538,8 +540,8 @@ class ScoreSummary:
                 f"{seen.min():.6g} to {seen.max():.6g}: widen lo/hi (on the working scale: logits for "
                 "probabilities), or leave them None to use the data's range."
             )
-        quartiles = _quartiles([st["sketch"] for st in stats])
-        asinh = _summary_layout(quartiles, n_bins, lo, hi, lo_hi_given=given)
+        quantiles = _layout_quantiles([st["sketch"] for st in stats])
+        asinh = _summary_layout(quantiles, n_bins, lo, hi, lo_hi_given=given)
         parts = [
             dask.delayed(_block_summary)(sb, yb, wb, score_kind, classes, n_bins, lo, hi, asinh, scale)
             for sb, yb, wb in blocks
@@ -841,26 +843,48 @@ def _asinh_layout(
 ) -> tuple[float, float, float, float, int]:
     """``(m, s, lo, width, n_bins')`` of :func:`asinh_bins`: the centre and scale of the transform,
     the first edge and the width of the bins on the transformed scale, and their number."""
-    q025, q1, m, q3, q975 = np.quantile(t[:: max(1, t.size // _QUARTILE_ROWS)], [0.025, 0.25, 0.5, 0.75, 0.975])
+    quantiles = np.quantile(t[:: max(1, t.size // _QUARTILE_ROWS)], _LAYOUT_QUANTILES)
+    ends = (float(t.min()), float(t.max()))
+    m, s, n_bins = _region_scale(quantiles, ends, n_bins, spread, bins_per_iqr, ASINH_MAX_BIN_FACTOR)
+    lo, hi = _range(np.arcsinh((np.array(ends) - m) / s))
+    return m, s, lo, (hi - lo) / n_bins, n_bins
+
+
+_LAYOUT_QUANTILES = np.array([0.025, 0.25, 0.5, 0.75, 0.975])
+"""The quantiles an asinh layout reads: the data region's ends, the quartiles and the median."""
+
+
+def _region_scale(
+    quantiles: np.ndarray,
+    ends: tuple[float, float],
+    n_bins: int,
+    spread: float,
+    bins_per_iqr: float,
+    max_factor: int,
+) -> tuple[float, float, int]:
+    """``(m, s, n_bins')`` of an asinh layout of scores with ``quantiles`` (at
+    :data:`_LAYOUT_QUANTILES`) over ``ends``: :math:`s` is ``spread`` robust standard deviations
+    unless the data region's widest bin is wider than the interquartile range over
+    ``bins_per_iqr``; then the scale that makes it narrowest, and the bins doubled up to
+    ``max_factor`` times until it is narrow enough (:func:`asinh_bins` states the rule)."""
+    q025, q1, m, q3, q975 = (float(q) for q in quantiles)
     s = _asinh_scale(q1, q3, spread)
     if not s > 0:  # more than half the rows on one value: the range sets the scale
-        s = max(float(t.max() - t.min()), 1e-12)
-    ends = np.array([t.min(), t.max()])
+        s = max(ends[1] - ends[0], 1e-12)
     reach = max(m - q025, q975 - m)  # the data region's end farther from m, where its widest bin is
     needed = (q3 - q1) / bins_per_iqr if bins_per_iqr > 0 and q3 > q1 else np.inf
 
     def widest(scale: float, bins: int) -> float:
-        lo, hi = _range(np.arcsinh((ends - m) / scale))
+        lo, hi = _range(np.arcsinh((np.array(ends) - m) / scale))
         return float(np.hypot(scale, reach) * (hi - lo) / bins)
 
     factor = 1
     if widest(s, n_bins) > needed:
         scales = s * 2.0 ** (-np.arange(_ASINH_SCALE_STEPS) / 4)
         s = float(scales[np.argmin([widest(c, n_bins) for c in scales])])
-        while widest(s, n_bins * factor) > needed and factor < ASINH_MAX_BIN_FACTOR:
+        while widest(s, n_bins * factor) > needed and factor < max_factor:
             factor *= 2
-    lo, hi = _range(np.arcsinh((ends - m) / s))
-    return float(m), float(s), lo, (hi - lo) / (n_bins * factor), n_bins * factor
+    return m, s, n_bins * factor
 
 
 def _asinh_scale(q1: float, q3: float, spread: float) -> float:
@@ -868,16 +892,16 @@ def _asinh_scale(q1: float, q3: float, spread: float) -> float:
     return float(spread * (q3 - q1) / 1.349)
 
 
-def _quartiles(samples: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-    """Weighted quartiles of the pooled ``(values, weights)`` samples (quantile sketches or
-    rows), empty without positive weight."""
+def _layout_quantiles(samples: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """Weighted quantiles :data:`_LAYOUT_QUANTILES` of the pooled ``(values, weights)`` samples
+    (quantile sketches or rows), empty without positive weight."""
     if not sum(w.sum() for _, w in samples) > 0:
         return np.empty(0)
-    return sketch_quantile(samples, np.array([0.25, 0.5, 0.75]))
+    return sketch_quantile(samples, _LAYOUT_QUANTILES)
 
 
 def _summary_layout(
-    quartiles: np.ndarray, n_bins: int, lo: float, hi: float, *, lo_hi_given: bool
+    quantiles: np.ndarray, n_bins: int, lo: float, hi: float, *, lo_hi_given: bool
 ) -> tuple[float, float] | None:
     r"""The layout of a summary's bins over ``[lo, hi]``: None for equal-width bins, or the centre
     :math:`m` and scale :math:`s` of bins equal-width on :math:`\operatorname{asinh}((t - m) / s)`.
@@ -885,16 +909,22 @@ def _summary_layout(
     Equal-width bins put the middle half of the continuous weight (between its quartiles
     :math:`q_1, q_3`) in :math:`(q_3 - q_1)\,n_{bins} / (hi - lo)` bins. Below
     :data:`SUMMARY_MIN_MIDDLE_BINS` a few far outlying scores stretch the range: with the range
-    left to the data the bins go on the asinh scale (:math:`m` the median, :math:`s` =
-    :data:`ASINH_SPREAD` robust standard deviations, as :func:`asinh_bins`); with ``lo``/``hi``
-    given they stay equal-width, so that summaries of shards add, and a warning names the remedy.
+    left to the data the bins go on the asinh scale, laid out by the rule of the DPM's own
+    compression (:func:`asinh_bins` with ``bins_per_iqr`` =
+    :data:`~bayescal.bayesian.preparation.COMPRESSION_BINS_PER_IQR`, but ``n_bins`` kept):
+    :math:`m` the median, :math:`s` the scale that resolves the data region (the scores between
+    their 2.5 % and 97.5 % quantiles) best; with ``lo``/``hi`` given they stay equal-width, so
+    that summaries of shards add, and a warning names the remedy.
     """
-    q1, m, q3 = (float(q) for q in quartiles) if len(quartiles) else (0.0, 0.0, 0.0)
+    from bayescal.bayesian.preparation import COMPRESSION_BINS_PER_IQR
+
+    q1, q3 = (float(quantiles[1]), float(quantiles[3])) if len(quantiles) else (0.0, 0.0)
     middle = (q3 - q1) * n_bins / (hi - lo)
     if not 0.0 < middle < SUMMARY_MIN_MIDDLE_BINS:  # resolved, or half the weight on one score
         return None
     if not lo_hi_given:
-        return m, _asinh_scale(q1, q3, ASINH_SPREAD)
+        m, s, _ = _region_scale(quantiles, (lo, hi), n_bins, ASINH_SPREAD, COMPRESSION_BINS_PER_IQR, 1)
+        return m, s
     warn(
         f"The summary's {n_bins} equal-width bins over lo={lo:.4g}, hi={hi:.4g} put the middle half of the "
         f"continuous scores (working scale {q1:.4g} to {q3:.4g}) in {middle:.1f} bins, so a calibrator fitted on "

@@ -12,7 +12,7 @@ posterior-mean map's mean absolute error there (the coverage study's definitions
 * ``summary``: ``ScoreSummary.from_arrays`` with the range left to the data, on each
   ``--n-bins`` (equal-width bins, or asinh-scale ones when far outlying scores would leave the
   middle half of the scores in fewer than ``bayescal.data.SUMMARY_MIN_MIDDLE_BINS`` equal-width
-  bins);
+  bins, their scale chosen to resolve the data region as the DPM's compression of rows does);
 * ``equal-width summary``: the same with ``lo``/``hi`` given as the data's range, which keeps
   the bins equal-width (what every summary was before the asinh layout; with ``--equal``).
 
