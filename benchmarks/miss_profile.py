@@ -8,7 +8,10 @@ and places each point by the share of the replicate's scores below it (its empir
 tenths of the data. Per tenth and over the seeds it reports the share of points whose true map
 lies below the band and above it, and the medians of the true map and of the band's ends, so a
 miss at the piles (the truth far nearer 0 or 1 than the band), at a kink, or in the middle shows
-as such.
+as such. On truths defined by their class densities it also reports, per class, the posterior-mean
+density over the true one and the share of points whose true density lies below / above the 95 %
+band of that class's density draws (``DPMCalibrator.density_map``), which says which class's
+density a miss of the map comes from.
 
 Usage::
 
@@ -34,10 +37,16 @@ from dpm_coverage import _label, _truth_label, fit_dpm, parse_options, region_gr
 
 TENTHS = 10
 """Parts of the data the region's points are grouped into, by their empirical CDF."""
+DENSITY_FIELDS = ["f0_ratio", "f1_ratio", "f0_below", "f0_above", "f1_below", "f1_above"]
 FIELDS = ["truth", "n", "seed", "route", "tenth", "points", "below", "above", "truth_map", "lower", "upper"]
+FIELDS += DENSITY_FIELDS
 """Columns of a row: the replicate, the configuration, the tenth of the data (0 = lowest scores),
 its region points, how many of them have the true map below / above the band, and the medians
-of the true map and of the band's lower and upper ends there."""
+of the true map and of the band's lower and upper ends there; for truths defined by their class
+densities also, per class c, the median over the points of the posterior-mean density over the
+true one (``fc_ratio``) and how many points have the true density below / above the 95 % band
+of that class's density draws (``fc_below``, ``fc_above``), which says which class's density
+the map's misses come from."""
 
 
 def profile_rows(truth: str, n: int, seed: int, options: dict) -> list[dict]:
@@ -49,11 +58,24 @@ def profile_rows(truth: str, n: int, seed: int, options: dict) -> list[dict]:
     lower, upper = np.quantile(draws, [0.025, 0.975], axis=0)
     truth_map = true_map(grid)
     tenth = np.minimum((np.searchsorted(np.sort(s), grid, side="right") / s.size * TENTHS).astype(int), TENTHS - 1)
+    densities = getattr(true_map, "class_densities", None)
+    if densities is not None:  # class-density draws of the continuous scores and the true ones
+        dens = model.density_map(grid).values.reshape(-1, 2, grid.size)
+        d_lower, d_upper = np.quantile(dens, [0.025, 0.975], axis=0)
+        d_mean = dens.mean(axis=0)
+        d_true = np.vstack([densities[1].pdf(grid), densities[2].pdf(grid)])
     rows = []
     for t in np.unique(tenth):
         at = tenth == t
+        extra = {}
+        if densities is not None:
+            for c in (0, 1):
+                extra[f"f{c}_ratio"] = float(np.median(d_mean[c, at] / d_true[c, at]))
+                extra[f"f{c}_below"] = int(np.sum(d_true[c, at] < d_lower[c, at]))
+                extra[f"f{c}_above"] = int(np.sum(d_true[c, at] > d_upper[c, at]))
         rows.append(
-            {
+            extra
+            | {
                 "truth": truth,
                 "n": n,
                 "seed": seed,
@@ -81,10 +103,17 @@ def summarise(path: Path) -> str:
         seeds = len({r["seed"] for r in sel})
         route, truth, n = key
         out.append(f"**{route}, {_truth_label(truth)}, N = {n}, {seeds} seeds**\n")
+        with_densities = all(r.get("f0_ratio") for r in sel)
         head = (
             "| tenth of the data | points | truth below the band | truth above the band | true map | band (medians) |"
         )
-        out += [head, "|---|---|---|---|---|---|"]
+        rule = "|---|---|---|---|---|---|"
+        if with_densities:
+            head += (
+                " f0 mean / true | f0 truth below / above its band | f1 mean / true | f1 truth below / above its band |"
+            )
+            rule += "---|---|---|---|"
+        out += [head, rule]
         for t in range(TENTHS):
             part = [r for r in sel if int(r["tenth"]) == t]
             if not part:
@@ -94,11 +123,19 @@ def summarise(path: Path) -> str:
             def med(name, part=part):
                 return np.median([float(r[name]) for r in part])
 
-            out.append(
+            line = (
                 f"| {t + 1} | {points} | {sum(int(r['below']) for r in part) / points:.2f} "
                 f"| {sum(int(r['above']) for r in part) / points:.2f} | {med('truth_map'):.3g} "
                 f"| [{med('lower'):.3g}, {med('upper'):.3g}] |"
             )
+            if with_densities:
+                for c in (0, 1):
+
+                    def share(name, part=part, points=points):
+                        return sum(int(r[name]) for r in part) / points
+
+                    line += f" {med(f'f{c}_ratio'):.3g} | {share(f'f{c}_below'):.2f} / {share(f'f{c}_above'):.2f} |"
+            out.append(line)
         out.append("")
     return "\n".join(out)
 

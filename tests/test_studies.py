@@ -732,12 +732,16 @@ def test_the_miss_profile_places_the_bands_misses_along_the_data(tmp_path):
     assert [r["tenth"] for r in rows] == sorted({r["tenth"] for r in rows}) and rows[0]["tenth"] <= 1
     for r in rows:
         assert 0 <= r["below"] + r["above"] <= r["points"] and 0.0 <= r["lower"] <= r["upper"] <= 1.0
+        for c in (0, 1):  # the class densities' columns: the Beta(2, 5) / Beta(5, 2) fitted closely
+            assert 0 <= r[f"f{c}_below"] + r[f"f{c}_above"] <= r["points"]
+        assert all(0.3 < r[f"f{c}_ratio"] < 3.0 for c in (0, 1) for r in rows[2:-2])
     path = tmp_path / "miss.csv"
     with study.appending(path, study.FIELDS) as write:
         for r in rows:
             write(r)
     table = study.summarise(path)
     assert "monotone, N = 300, 1 seeds" in table and table.count("\n| ") == len(rows) + 1
+    assert "f1 truth below / above its band" in table
 
 
 def _one_component_prior() -> dict:
