@@ -552,6 +552,11 @@ class KDECalibrator(ClassConditional, Calibrator):
         if gaussian:  # the grid is the one the fit lays over the stretches of grid_knots_
             h = float(np.min(self.bandwidth_))
             knots = self._layout_knots()
+            if knots.shape[1] % 2 or np.any(np.diff(knots[0]) <= 0) or np.any(np.diff(knots[1]) < 0):
+                raise ValueError(
+                    "grid_knots_ must hold pairs of stretch ends: scores strictly increasing, grid "
+                    "coordinates non-decreasing."
+                )
             if knots.shape[1] and hasattr(self, "grid_knots_"):
                 start, step, n = _gaussian_grid(knots[1, 0], knots[1, -1], h)
             elif hasattr(self, "grid_knots_"):  # every score summed exactly: the nominal grid

@@ -189,7 +189,7 @@ def test_gaussian_keeps_unit_mass_for_scores_10_to_the_8_bandwidths_apart():
 
 
 @pytest.mark.parametrize("bulk", [300, 3000])
-def test_far_outliers_leave_the_gaussian_as_accurate_as_without_them(bulk):
+def test_far_outliers_leave_the_gaussian_as_accurate_as_without_them(bulk, tmp_path):
     # 1 % of each class from Cauchy(0, 10^6): the scores span ~10^8 bandwidths, far beyond any
     # one regular grid at h / 128 (2^20 points reach 2^13 bandwidths); the map must still be the direct sum's, in the bulk and at
     # the outliers themselves
@@ -208,6 +208,10 @@ def test_far_outliers_leave_the_gaussian_as_accurate_as_without_them(bulk):
         f = est.density_map(q).sel(**{"class": c}).values.ravel()
         want = direct_density(t[y == c], w[y == c], est.bandwidth_[c], "gaussian", q)
         assert np.abs(f - want).max() < 1e-4 * want.max()
+    assert sum(x.size for x in est.exact_support_) > 0  # the far scores are summed, not gridded
+    path = tmp_path / "kde.nc"
+    est.save(path)
+    np.testing.assert_array_equal(KDECalibrator.load(path).predict_proba(q), est.predict_proba(q))
 
 
 # ---- identities and invariances -------------------------------------------------------------
