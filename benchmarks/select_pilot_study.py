@@ -4,7 +4,7 @@ Why. ``components="select"`` (the default for probability scores) runs both comp
 families' chains through the warm-up and :data:`~bayescal.bayesian.dpm.SELECT_PILOT_DRAWS`
 kept draws, compares them by the leave-one-out log densities of the points, and runs on only
 the kept family's chains. The other family's pilot costs about a third of a default fit (the
-speed page: 0.95 s against 0.63 s with one family at 10^4 scores), and on most of the coverage
+speed page of 2026-12-03: 0.52 s against 0.36 s with one family at 10^4 scores), and on most of the coverage
 study's truths the two families fit about equally well, so the choice flips between seeds. A
 cheaper comparison would make every fit faster; this study measures what it would cost in
 coverage and error before any default changes.
