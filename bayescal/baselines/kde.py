@@ -66,6 +66,8 @@ _MIN_GRID = 2**10
 _MAX_GRID = 2**20
 _MIN_GRID_RUN = 64
 """Runs of fewer scores (with gaps beyond the kernels' reach around them) are summed exactly."""
+_EXACT_CHUNK = 2**16
+"""Query points per pass of the exact sums (at most 63 terms each)."""
 
 
 # ---- parameter checks ------------------------------------------------------------------
@@ -173,10 +175,11 @@ def _exact_gaussian(xs: np.ndarray, w: np.ndarray, h: float, total: float, point
     lo = np.searchsorted(xs, points - reach, side="left")
     count = np.searchsorted(xs, points + reach, side="right") - lo
     hit = np.flatnonzero(count)
-    rows = np.repeat(hit, count[hit])
-    idx = np.arange(rows.size) - np.repeat(np.cumsum(count[hit]) - count[hit], count[hit]) + lo[rows]
-    u = (points[rows] - xs[idx]) / h
-    np.add.at(out, rows, w[idx] * np.exp(-0.5 * u * u))
+    for part in np.array_split(hit, max(1, hit.size // _EXACT_CHUNK)):  # bounded memory
+        rows = np.repeat(part, count[part])
+        idx = np.arange(rows.size) - np.repeat(np.cumsum(count[part]) - count[part], count[part]) + lo[rows]
+        u = (points[rows] - xs[idx]) / h
+        np.add.at(out, rows, w[idx] * np.exp(-0.5 * u * u))
     return out / (total * h * np.sqrt(2.0 * np.pi))
 
 
