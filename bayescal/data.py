@@ -54,6 +54,7 @@ __all__ = [
     "asinh_edges",
     "ASINH_SPREAD",
     "ASINH_MAX_BIN_FACTOR",
+    "ASINH_BINS_PER_IQR",
     "SUMMARY_MIN_MIDDLE_BINS",
 ]
 
@@ -68,6 +69,16 @@ it: ``benchmarks/summary_resolution.py``)."""
 
 ASINH_MAX_BIN_FACTOR = 4
 """Most times :func:`asinh_bins` multiplies its bins to resolve the data region of the rows."""
+
+ASINH_BINS_PER_IQR = 32
+"""The resolution the asinh layouts keep over the data region, the DPM's compression of rows
+(``bins_per_iqr`` of :func:`asinh_bins`) and a :class:`ScoreSummary` on the asinh scale alike: no
+bin between the scores' 2.5 % and 97.5 % quantiles wider than their interquartile range over this
+many. When far outlying scores stretch the asinh scale so that the bins leave one wider, the scale
+narrows and (rows only) the bins are doubled, up to :data:`ASINH_MAX_BIN_FACTOR` times. The
+binning error of the map does not shrink with N while the band does, so the data region needs
+this resolution at large N; scores without far outliers have it at 512 bins with room to spare
+(``benchmarks/results/compression_resolution.md``)."""
 
 _QUARTILE_ROWS = 100_000
 """Rows a layout's quantiles are read from (every k-th row of more)."""
@@ -320,8 +331,8 @@ class ScoreSummary:
     :math:`\operatorname{asinh}((t - m) / s)`, :math:`m` the median (nearly equal-width over
     the bulk, wider in proportion to the distance beyond), with the scale :math:`s` chosen by
     the rule of the DPM's compression of rows (:func:`asinh_bins` with ``bins_per_iqr`` =
-    :data:`~bayescal.bayesian.preparation.COMPRESSION_BINS_PER_IQR`, ``n_bins`` kept): the one
-    that best resolves the data region, the scores between their 2.5 % and 97.5 % quantiles. Summaries with the same grid add
+    :data:`ASINH_BINS_PER_IQR`, ``n_bins`` kept): the one that best resolves the data region,
+    the scores between their 2.5 % and 97.5 % quantiles. Summaries with the same grid add
     (``a + b``), so shards can be summarised where they live and merged (give them the same
     ``lo`` and ``hi``, which keeps the bins equal-width). Fitting on a summary treats every
     score as sitting at its bin centre: the approximation error of a calibration map is at most
@@ -910,20 +921,18 @@ def _summary_layout(
     :math:`q_1, q_3`) in :math:`(q_3 - q_1)\,n_{bins} / (hi - lo)` bins. Below
     :data:`SUMMARY_MIN_MIDDLE_BINS` a few far outlying scores stretch the range: with the range
     left to the data the bins go on the asinh scale, laid out by the rule of the DPM's own
-    compression (:func:`asinh_bins` with ``bins_per_iqr`` =
-    :data:`~bayescal.bayesian.preparation.COMPRESSION_BINS_PER_IQR`, but ``n_bins`` kept):
+    compression (:func:`asinh_bins` with ``bins_per_iqr`` = :data:`ASINH_BINS_PER_IQR`, but
+    ``n_bins`` kept):
     :math:`m` the median, :math:`s` the scale that resolves the data region (the scores between
     their 2.5 % and 97.5 % quantiles) best; with ``lo``/``hi`` given they stay equal-width, so
     that summaries of shards add, and a warning names the remedy.
     """
-    from bayescal.bayesian.preparation import COMPRESSION_BINS_PER_IQR
-
     q1, q3 = (float(quantiles[1]), float(quantiles[3])) if len(quantiles) else (0.0, 0.0)
     middle = (q3 - q1) * n_bins / (hi - lo)
     if not 0.0 < middle < SUMMARY_MIN_MIDDLE_BINS:  # resolved, or half the weight on one score
         return None
     if not lo_hi_given:
-        m, s, _ = _region_scale(quantiles, (lo, hi), n_bins, ASINH_SPREAD, COMPRESSION_BINS_PER_IQR, 1)
+        m, s, _ = _region_scale(quantiles, (lo, hi), n_bins, ASINH_SPREAD, ASINH_BINS_PER_IQR, 1)
         return m, s
     warn(
         f"The summary's {n_bins} equal-width bins over lo={lo:.4g}, hi={hi:.4g} put the middle half of the "

@@ -7,7 +7,7 @@ does not shrink with N while the band does. For one truth of ``benchmarks/dpm_co
 scores, the script fits the default DPM with each ``--n-bins`` and each ``--bins-per-iqr`` (the
 resolution the compression keeps over the data region, the scores' 2.5 % to 97.5 % quantiles:
 no bin there wider than the interquartile range over this many, reached by narrowing the asinh
-scale and doubling the bins, ``bayescal.bayesian.preparation.COMPRESSION_BINS_PER_IQR``; 0 turns
+scale and doubling the bins, ``bayescal.data.ASINH_BINS_PER_IQR``; 0 turns
 the rule off) and prints over ``--seeds`` replicates the medians of: the bins used, the asinh
 scale in robust standard deviations, the widest bin of the data region in units of the
 interquartile range over 32 (at most 1 meets the default rule), the bins across the middle half
@@ -45,7 +45,7 @@ def main() -> None:
     ap.add_argument("truth", choices=list(TRUTHS))
     ap.add_argument("n", type=int)
     ap.add_argument("--n-bins", nargs="+", type=int, default=[512])
-    ap.add_argument("--bins-per-iqr", nargs="+", type=float, default=[preparation.COMPRESSION_BINS_PER_IQR])
+    ap.add_argument("--bins-per-iqr", nargs="+", type=float, default=[preparation.ASINH_BINS_PER_IQR])
     ap.add_argument("--seeds", type=int, default=8)
     args = ap.parse_args()
     warnings.simplefilter("ignore")
@@ -55,7 +55,7 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for resolution in args.bins_per_iqr:
-        preparation.COMPRESSION_BINS_PER_IQR = resolution  # read by prepare() at each fit
+        preparation.ASINH_BINS_PER_IQR = resolution  # the name prepare() reads at each fit
         for n_bins in args.n_bins:
             res = []
             for seed in range(args.seeds):

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from bayescal import make_calibrator
-from bayescal.data import SUMMARY_MIN_MIDDLE_BINS, ScoreSummary
+from bayescal.data import ASINH_BINS_PER_IQR, SUMMARY_MIN_MIDDLE_BINS, ScoreSummary
 
 CONTAMINATION = 0.03
 
@@ -100,15 +100,13 @@ def test_the_asinh_summary_resolves_the_data_region_as_the_rows_compression_does
     # 4 robust standard deviations left the middle half in 20 of 1,024 bins, the scale chosen for
     # the data region (as the DPM's compression of rows chooses it) keeps every bin between the
     # 2.5 % and 97.5 % quantiles at most an interquartile range over 32 wide
-    from bayescal.bayesian.preparation import COMPRESSION_BINS_PER_IQR
-
     t, y, _ = contaminated(100_000, seed=3)
     summary = quiet_summary(t, y, score_kind="decision")
     q025, q1, q3, q975 = np.quantile(t, [0.025, 0.25, 0.75, 0.975])
     e = summary.edges
     region = (e[1:] > q025) & (e[:-1] < q975)
-    assert np.diff(e)[region].max() <= (q3 - q1) / COMPRESSION_BINS_PER_IQR
-    assert summary.bins_across_middle_half() > 2 * COMPRESSION_BINS_PER_IQR
+    assert np.diff(e)[region].max() <= (q3 - q1) / ASINH_BINS_PER_IQR
+    assert summary.bins_across_middle_half() > 2 * ASINH_BINS_PER_IQR
     assert summary.edges[0] < t.min() and summary.edges[-1] > t.max() and e.size == 1025
 
 

@@ -212,7 +212,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     n_bins : int, default 512
         Bins of that compression (equal-width on an asinh scale of the scores; where far outlying
         scores would leave a bin in the data region wider than the interquartile range over
-        :data:`~bayescal.bayesian.preparation.COMPRESSION_BINS_PER_IQR`, the scale narrows and
+        :data:`~bayescal.data.ASINH_BINS_PER_IQR`, the scale narrows and
         the bins are doubled up to four times; a :class:`~bayescal.data.ScoreSummary` keeps its
         own bins). Above ``compress_above`` the
         sampler's cost is proportional to the occupied bins. On the coverage study's truths

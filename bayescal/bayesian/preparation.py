@@ -37,7 +37,7 @@ nearly equal-width on the working scale over the bulk of the data, logarithmical
 beyond, so that a few outlying decision values do not leave the bulk of the data in a handful
 of bins; where far outlying scores would still leave the data region (between the scores' 2.5 %
 and 97.5 % quantiles) a bin wider than the interquartile range over
-:data:`COMPRESSION_BINS_PER_IQR`, the scale narrows and the bins are doubled (up to four times)
+:data:`~bayescal.data.ASINH_BINS_PER_IQR`, the scale narrows and the bins are doubled (up to four times)
 until none is (:func:`~bayescal.data.asinh_bins`). A fit on a
 :class:`~bayescal.data.ScoreSummary` keeps its bins (equal-width, or on the same kind of asinh
 scale when far outlying scores stretched its range).
@@ -59,6 +59,7 @@ import numpy as np
 import xarray as xr
 
 from bayescal.data import (
+    ASINH_BINS_PER_IQR,
     ScoreData,
     asinh_bins,
     class_bin_counts,
@@ -70,7 +71,6 @@ from bayescal.data import (
 
 __all__ = [
     "ATOM_P_VALUE",
-    "COMPRESSION_BINS_PER_IQR",
     "PreparedData",
     "find_atoms",
     "frequency_rows",
@@ -81,15 +81,6 @@ __all__ = [
 ATOM_P_VALUE = 1e-3
 """A heavy repeated score is an atom when its count is this improbable for the density of its
 neighbouring values (:func:`spikes`)."""
-
-COMPRESSION_BINS_PER_IQR = 32
-"""The resolution the compression keeps over the data region: no bin between the scores' 2.5 % and
-97.5 % quantiles wider than their interquartile range over this many. When far outlying scores
-stretch the asinh scale so that ``n_bins`` bins leave one wider, the compression narrows the
-scale and doubles the bins, up to :data:`~bayescal.data.ASINH_MAX_BIN_FACTOR` times
-(:func:`~bayescal.data.asinh_bins`). The binning error of the map does not shrink with N while
-the band does, so the data region needs this resolution at large N; scores without far outliers
-have it at 512 bins with room to spare (``benchmarks/results/compression_resolution.md``)."""
 
 
 @dataclass(frozen=True)
@@ -344,7 +335,7 @@ def prepare(
     if (data.bin_edges is not None or _n_copies(sub.w) > int(compress_above)) and sub.n > 0:
         edges = data.bin_edges
         if edges is None:
-            counts, centres = asinh_bins(sub, int(n_bins), bins_per_iqr=COMPRESSION_BINS_PER_IQR)
+            counts, centres = asinh_bins(sub, int(n_bins), bins_per_iqr=ASINH_BINS_PER_IQR)
         else:  # a ScoreSummary's rows, its bins' centres, go back to its bins
             counts = np.stack([np.histogram(sub.t[sub.y == c], edges, weights=sub.w[sub.y == c])[0] for c in (0, 1)])
             centres = 0.5 * (edges[1:] + edges[:-1])
