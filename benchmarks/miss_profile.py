@@ -123,17 +123,15 @@ def summarise(path: Path) -> str:
             def med(name, part=part):
                 return np.median([float(r[name]) for r in part])
 
+            def share(name, part=part, points=points):
+                return sum(int(r[name]) for r in part) / points
+
             line = (
-                f"| {t + 1} | {points} | {sum(int(r['below']) for r in part) / points:.2f} "
-                f"| {sum(int(r['above']) for r in part) / points:.2f} | {med('truth_map'):.3g} "
+                f"| {t + 1} | {points} | {share('below'):.2f} | {share('above'):.2f} | {med('truth_map'):.3g} "
                 f"| [{med('lower'):.3g}, {med('upper'):.3g}] |"
             )
             if with_densities:
                 for c in (0, 1):
-
-                    def share(name, part=part, points=points):
-                        return sum(int(r[name]) for r in part) / points
-
                     line += f" {med(f'f{c}_ratio'):.3g} | {share(f'f{c}_below'):.2f} / {share(f'f{c}_above'):.2f} |"
             out.append(line)
         out.append("")
