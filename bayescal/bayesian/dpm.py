@@ -86,7 +86,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
 
     with KDE-informed hyperparameters (:mod:`bayescal.bayesian.priors`): :math:`m_{ck}` the
     class's score quantiles (centre-out), :math:`s_c` its score standard deviation,
-    :math:`h_c` its Silverman bandwidth, :math:`\tau_c = 1`, :math:`a_c = b_c = 1000` (the
+    :math:`h_c` its Silverman bandwidth from the robust spread :math:`\min(s_c, \mathrm{IQR}_c / 1.349)`
+    (so a few far scores do not widen the components' scale prior), :math:`\tau_c = 1`, :math:`a_c = b_c = 1000` (the
     concentration held near 1: a concentration learnt under Gamma(1, 1) slows the chains'
     mixing; :mod:`bayescal.bayesian.priors`).
     Precedence is user (``priors=``) > KDE-informed > default. The class prior is

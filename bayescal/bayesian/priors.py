@@ -2,9 +2,10 @@ r"""KDE-informed (empirical-Bayes) priors for the per-class Dirichlet-process mi
 
 For one class with working-scale scores :math:`x_i` and frequency weights :math:`c_i`
 (ones for raw scores, bin counts for compressed data, ``sample_weight`` otherwise), with
-:math:`n = \sum_i c_i`, weighted standard deviation :math:`\hat s` and Silverman's
-bandwidth :math:`h = 1.06\,\hat s\,n^{-1/5}` (the bandwidth of the KDE calibrator), the
-hyperparameters of the model in :mod:`bayescal.bayesian.dpm` are
+:math:`n = \sum_i c_i`, weighted standard deviation :math:`\hat s`, robust spread
+:math:`\hat r = \min(\hat s, \mathrm{IQR}/1.349)` and Silverman's robust bandwidth
+:math:`h = 1.06\,\hat r\,n^{-1/5}` (the bandwidth of the KDE calibrator on unbounded scales;
+the working scale is one), the hyperparameters of the model in :mod:`bayescal.bayesian.dpm` are
 
 =================  ===========================================  ==========================
 key                value                                        layer
@@ -33,6 +34,19 @@ region (measured history: ``docs/evidence/sampler_history.md``). So component me
 spread over the class's own score distribution, each free to move by about one class standard
 deviation, and component scales are log-normal around the KDE bandwidth with a factor
 :math:`e^{\tau} \approx 2.7` of spread.
+
+The bandwidth takes the robust spread, the location prior the standard deviation. A share
+:math:`\varepsilon` of scores at a distance :math:`D` from the bulk (glitches of a scoring
+pipeline, a few scores of :math:`10^{-12}` on the logit scale) adds about :math:`\varepsilon D^2`
+to :math:`\hat s^2` but moves the quartiles by :math:`O(\varepsilon)` of the bulk's spread.
+With :math:`\hat s` in :math:`h`, half a percent of scores spread a few hundred units wide
+centred the components' scales some twenty times wider than the bulk's bandwidth, so the
+components smoothed over the bulk's features and the map's band sat off the truth there; with
+:math:`\hat r` the scale prior describes the bulk, and the far
+scores still get a component of their own, since the likelihood of a score hundreds of bulk
+widths from every component outweighs a few prior standard deviations of :math:`\log\sigma`.
+The location prior keeps :math:`\hat s`, which lets a component reach them (measurements:
+``docs/evidence/coverage.md``, the rows of ``prior_spread="sd"`` beside the default's).
 
 The concentration's prior ``alpha ~ Gamma(1000, 1000)`` holds :math:`\alpha` near 1 (mean 1,
 standard deviation 0.03): a Dirichlet process of concentration 1, which favours a few occupied
@@ -119,8 +133,10 @@ def prior_keys(family: str = "gaussian") -> tuple[str, ...]:
     return _SCALAR[family] + _VECTOR[family]
 
 
-def kde_prior(x: np.ndarray, counts: np.ndarray, n_components: int, family: str = "gaussian") -> dict[str, Any]:
-    """KDE-informed hyperparameters of one class (see the module docstring).
+def kde_prior(
+    x: np.ndarray, counts: np.ndarray, n_components: int, family: str = "gaussian", robust: bool = True
+) -> dict[str, Any]:
+    r"""KDE-informed hyperparameters of one class (see the module docstring).
 
     Parameters
     ----------
@@ -131,6 +147,9 @@ def kde_prior(x: np.ndarray, counts: np.ndarray, n_components: int, family: str 
     n_components : int
         Truncation level K.
     family : {"gaussian", "beta"}, default "gaussian"
+    robust : bool, default True
+        Whether the bandwidth :math:`h` takes the robust spread :math:`\min(\hat s, \mathrm{IQR}/1.349)`
+        (:func:`bayescal._stats.silverman_bandwidth`) rather than the standard deviation.
 
     Returns
     -------
@@ -142,7 +161,7 @@ def kde_prior(x: np.ndarray, counts: np.ndarray, n_components: int, family: str 
     counts = np.asarray(counts, dtype=np.float64)
     K = int(n_components)
     _, sd = weighted_mean_std(x, counts)
-    h = silverman_bandwidth(x, counts)
+    h = silverman_bandwidth(x, counts, robust=robust)
     if not h > 0:  # a class whose scores are all equal: a narrow but finite scale
         sd = 1e-3 * max(1.0, float(np.abs(x).max()))
         h = sd
