@@ -19,6 +19,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from dpm_coverage import (
     FIELDS,
+    FORMER_DEFAULT,
     TRUTHS,
     _rows,
     _rule,
@@ -213,13 +214,14 @@ def paired_table(path: Path, own: tuple[tuple[str, Callable[[dict, list[dict]], 
     the means over seeds of the bands' coverage (standard error of the 95 % one), the 95 %
     coverage at the data points, the MAE and the width; the study's ``own`` columns (a header
     and a function of the cell's summary, :func:`dpm_coverage.cell_summary`, and rows); the fit
-    time; then the default calibrator's rows of ``dpm_coverage.csv`` on the same seeds (95 /
+    time; then the rows of ``dpm_coverage.csv`` on the same seeds of the default calibrator of
+    the time these studies ran (:data:`dpm_coverage.FORMER_DEFAULT`, before 2026-12-03) (95 /
     80 / 50 % coverage, MAE, width), the KDE and Platt calibrators' MAE there, and the seeds so
     paired (``-`` where the coverage study has no such rows)."""
     default = {
         (r["truth"], int(r["n"]), int(r["seed"])): r
         for r in _rows(RESULTS / "dpm_coverage.csv")
-        if r["route"] == "gibbs"
+        if r["route"] == FORMER_DEFAULT
     }
     head = (
         "| variant | truth | N | seeds | 95 % cov (se) | 80 % | 50 % | 95 % data-weighted | MAE | width | "
@@ -250,7 +252,8 @@ def paired_table(path: Path, own: tuple[tuple[str, Callable[[dict, list[dict]], 
 
 PAIRED_INTRO = (
     "Rows of `{name}`, written by these runs (each appends its rows); the DPM columns are the "
-    "default calibrator's rows of `dpm_coverage.csv` on the same seeds:"
+    "rows of `dpm_coverage.csv` on the same seeds of the default calibrator of the time these studies ran "
+    '(before 2026-12-03, `gibbs (prior_spread="sd")`: its priors\' bandwidth from the standard deviation):'
 )
 """The run list's heading of a study whose table is :func:`paired_table`'s (``{name}``: the CSV)."""
 

@@ -114,6 +114,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
 import sys
 import time
@@ -147,6 +148,14 @@ COVERAGE_BAR = (0.92, 0.98)
 """The range the issue asks of the 95 % band's pointwise coverage in every cell."""
 BAND_TOLERANCE = 0.07
 """How far from its level the issue lets the 50 % and 80 % bands' coverage be."""
+PRIOR_SPREADS = ("robust", "sd")
+"""Values of the study option ``prior_spread`` (:func:`fit_dpm`)."""
+FORMER_SPREAD = {"prior_spread": "sd"}
+"""The study option of the rows fitted before 2026-12-03 (the priors' bandwidth from each class's
+standard deviation)."""
+FORMER_DEFAULT = 'gibbs (prior_spread="sd")'
+"""The ``route`` label of the default calibrator's rows fitted before 2026-12-03, which the candidate
+studies of that time are paired with."""
 LEARNT_CONCENTRATION = {"alpha_shape": 1.0, "alpha_rate": 1.0}
 """The concentration prior of the default calibrator until 2026-12-02, Gamma(1, 1), under which the
 concentration is learnt; rows written before then carry it in their ``route`` label."""
@@ -337,10 +346,22 @@ def band_scores(
 
 def fit_dpm(s: np.ndarray, y: np.ndarray, kind: str, seed: int, **params):
     """The DPM calibrator fitted to a replicate as the coverage study fits it (``random_state=seed``,
-    the replicate's score kind, ``params`` such as ``inference``), its warnings silenced."""
-    from bayescal import make_calibrator
+    the replicate's score kind, ``params`` such as ``inference``), its warnings silenced.
 
-    with warnings.catch_warnings():
+    ``prior_spread="sd"`` (a study option, not a calibrator parameter) fits the former default's
+    priors, whose bandwidth took each class's standard deviation rather than the robust spread
+    (:func:`bayescal.bayesian.priors.kde_prior` with ``robust=False``; the default until
+    2026-12-03, so every row written before then carries it in its ``route`` label)."""
+    from unittest import mock
+
+    from bayescal import make_calibrator
+    from bayescal.bayesian import priors
+
+    spread = params.pop("prior_spread", "robust")
+    if spread not in PRIOR_SPREADS:
+        raise ValueError(f"prior_spread={spread!r} is not one of {PRIOR_SPREADS}.")
+    robust = functools.partial(priors.kde_prior, robust=spread == "robust")
+    with warnings.catch_warnings(), mock.patch.object(priors, "kde_prior", robust):
         warnings.simplefilter("ignore")
         return make_calibrator("dpm", random_state=seed, score_kind=kind, **params).fit(s, y)
 
@@ -695,16 +716,19 @@ def summarise(path: Path) -> str:
 
 def _paired_base(route: str, base: str) -> str:
     """The route a row of :func:`paired` compares ``route`` with, so that a comparison changes one
-    setting: the same route with only its context kept, the number of bins (``n_bins``, set on the
-    rows of a former default's bins) and the mixtures' concentration prior (``priors`` with
-    ``alpha_shape`` / ``alpha_rate``, set on the rows fitted under a former default's learnt
+    setting: the same route with only its context kept, the priors' spread (``prior_spread``, set
+    on the rows fitted before 2026-12-03, :data:`FORMER_SPREAD`), the number of bins (``n_bins``,
+    set on the rows of a former default's bins) and the mixtures' concentration prior (``priors``
+    with ``alpha_shape`` / ``alpha_rate``, set on the rows fitted under a former default's learnt
     concentration). A route that sets nothing else is compared with the route one context
-    shorter (the concentration prior dropped first, then the bins); with no context left the base
-    is ``base``."""
+    shorter (the concentration prior dropped first, then the bins, then the spread); with no
+    context left the base is ``base``."""
     name, options = _route_of(route)
     priors = options.get("priors", {})
     alpha = {k: priors[k] for k in ("alpha_shape", "alpha_rate") if k in priors}
-    context = {"n_bins": options["n_bins"]} if "n_bins" in options else {}
+    context = {"prior_spread": options["prior_spread"]} if "prior_spread" in options else {}
+    if "n_bins" in options:
+        context["n_bins"] = options["n_bins"]
     if alpha:
         context["priors"] = alpha
     if context and _label(name, context) == route:  # nothing but context: drop its last part

@@ -33,7 +33,8 @@ exact Beta(1 + n_1, 1 + n_0) posterior, and each of the 1000 independent draws g
 correction of the Laplace draws, no atoms and no data preparation: research code.
 
 The table pairs each cell with the DPM calibrator's rows of the coverage study on the same
-seeds (``benchmarks/results/dpm_coverage.csv``, route ``gibbs``), which also give the KDE
+seeds (``benchmarks/results/dpm_coverage.csv``, route ``gibbs (prior_spread="sd")``, the default
+when this study ran, before 2026-12-03), which also give the KDE
 calibrator's MAE; a cell that the coverage study did not run has no DPM columns.
 
 Measured (2026-11-27, 2-core machine, ``benchmarks/results/logspline_study.md``; 30 seeds a
@@ -114,7 +115,7 @@ from scipy.special import expit, logsumexp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dpm_coverage import LEVELS, TRUTHS, _rows, region_grid, simulate
+from dpm_coverage import FORMER_DEFAULT, LEVELS, TRUTHS, _rows, region_grid, simulate
 
 RESULTS = Path(__file__).parent / "results"
 LOG_LAMBDA = np.linspace(np.log(1e-2), np.log(1e7), 40)
@@ -275,10 +276,11 @@ def replicate(
 
 
 def dpm_rows(path: Path = RESULTS / "dpm_coverage.csv") -> dict[tuple[str, int, int], dict]:
-    """The default DPM's rows of the coverage study by (truth, N, seed)."""
+    """The coverage study's rows of the default DPM of the time this study ran
+    (:data:`dpm_coverage.FORMER_DEFAULT`) by (truth, N, seed)."""
     if not path.exists():
         return {}
-    return {(r["truth"], int(r["n"]), int(r["seed"])): r for r in _rows(path) if r["route"] == "gibbs"}
+    return {(r["truth"], int(r["n"]), int(r["seed"])): r for r in _rows(path) if r["route"] == FORMER_DEFAULT}
 
 
 def summarise(truth: str, n: int, rows: list[dict], dpm: dict) -> str:

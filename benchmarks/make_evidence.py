@@ -165,7 +165,13 @@ def coverage_page(source: Path) -> str:
         "decision-value truths heavy "
         "and skewed it is the Gaussian model; a class of more than 2,048 scores whose chains run without "
         "Hamiltonian moves, up to 20,000 scores, starts each chain from its own draw from the prior, the "
-        "others from the KDE-informed values). Every row written before 2026-12-02, and every row of a route "
+        "others from the KDE-informed values; the components' scale prior centred at Silverman's bandwidth from "
+        "the robust spread min(sd, IQR / 1.349), the default since 2026-12-03). Every row written before "
+        "2026-12-03 took that bandwidth from each class's standard deviation, which a few far scores inflate, "
+        'and its label says so (`prior_spread="sd"`, a study option of `dpm_coverage.py` that refits it); below '
+        "a route is named without it: `gibbs (prior_spread=\"sd\")` is the former default, whose cells the new "
+        "default refitted on seeds 0-15 (up to 10^4 scores) and 0-7 (from 10^5 scores on), and the candidate "
+        "studies of that time are paired with it. Every row written before 2026-12-02, and every row of a route "
         "other than `gibbs` and the few below that say otherwise, learnt the concentration under a Gamma(1, 1) "
         'prior, the default until then: their labels say so (`priors={"alpha_shape": 1.0, "alpha_rate": 1.0}`), '
         "and below a route is named without it. The rows of that former default are "
@@ -222,9 +228,10 @@ def coverage_page(source: Path) -> str:
         + summarise(source)
         + "\n\n## Beside the default on the same replicates\n\n"
         "Every other route of the table above against its base on the replicates both fitted (the same "
-        "truth, N and seed). The base is `gibbs`, except for a route that sets other parameters under the "
-        'learnt concentration (`priors={"alpha_shape": 1.0, "alpha_rate": 1.0}` beside them), whose base is '
-        "the former default, the same prior alone, so that each comparison changes one setting. First summed over the truths per route and N (on how many truths the "
+        "truth, N and seed). The base is `gibbs`, except for a route that sets other parameters under a former "
+        'default\'s settings (`prior_spread="sd"`, `n_bins=1024`, or the learnt concentration '
+        '`priors={"alpha_shape": 1.0, "alpha_rate": 1.0}` beside them), whose base is that former default, the '
+        "same settings alone, so that each comparison changes one setting. First summed over the truths per route and N (on how many truths the "
         "route's mean MAE is lower, how many truths' 95 % coverage lies in 0.92-0.98 with each, how many "
         "fits' worst R-hat exceeds the convergence warning's threshold with each, and in how many fits "
         "the route's worst R-hat is above the base's), then per truth, with the standard error of the "
