@@ -42,9 +42,9 @@ to :math:`\hat s^2` but moves the quartiles by :math:`O(\varepsilon)` of the bul
 With :math:`\hat s` in :math:`h`, half a percent of scores spread a few hundred units wide
 centred the components' scales some twenty times wider than the bulk's bandwidth, so the
 components smoothed over the bulk's features and the map's band sat off the truth there; with
-:math:`\hat r` the scale prior describes the bulk, and the far
-scores still get a component of their own, since the likelihood of a score hundreds of bulk
-widths from every component outweighs a few prior standard deviations of :math:`\log\sigma`.
+:math:`\hat r` the scale prior describes the bulk, and the far scores still get a component of
+their own, since the likelihood of a score hundreds of bulk widths from every component
+outweighs a few prior standard deviations of :math:`\log\sigma`.
 The location prior keeps :math:`\hat s`, which lets a component reach them (measurements:
 ``docs/evidence/coverage.md``, the rows of ``prior_spread="sd"`` beside the default's).
 
