@@ -52,7 +52,7 @@ import os
 import numpy as np
 import pytest
 import xarray as xr
-from _calibrators import SEED_PARAMS, build, features, simulated
+from _calibrators import FAST_PARAMS, SEED_PARAMS, build, features, simulated
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -390,9 +390,16 @@ def test_same_seed_gives_identical_results(name):
 
 @pytest.mark.parametrize("name", [n for n in NAMES if _bayesian(n)])
 def test_different_seeds_agree_within_the_band(name):
+    """Two seeds' posterior means agree within the 95 % band, at the calibrator's default sampler
+    size: the equal-tailed band's ends are the 2.5 / 97.5 % quantiles of the draws, which the fast
+    settings' 100 draws a chain rest on two or three draws, so at the lowest score, where the map's
+    draws are skewed towards 0, two seeds' fits there differ by more than the band on two or three of
+    the four seed pairs 1-2 .. 7-8 with either scale prior of the DPM; with the default size on none."""
     s, y, X = simulated(300, 5)
-    a = fit(build(name, seed=1), s, y, X=X)
-    b = fit(build(name, seed=2), s, y, X=X)
+    defaults = get_calibrator_class(name)().get_params()
+    full = {k: defaults[k] for k in FAST_PARAMS.get(name, {})}
+    a = fit(build(name, seed=1, **full), s, y, X=X)
+    b = fit(build(name, seed=2, **full), s, y, X=X)
     grid = np.linspace(s.min(), s.max(), 41)
     pa, pb = a.predict_proba(grid)[:, 1], b.predict_proba(grid)[:, 1]
     assert not np.array_equal(pa, pb), "the seed has no effect"
