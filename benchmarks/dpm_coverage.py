@@ -153,9 +153,6 @@ PRIOR_SPREADS = ("robust", "sd")
 FORMER_SPREAD = {"prior_spread": "sd"}
 """The study option of the rows fitted before 2026-12-03 (the priors' bandwidth from each class's
 standard deviation)."""
-FORMER_DEFAULT = 'gibbs (prior_spread="sd")'
-"""The ``route`` label of the default calibrator's rows fitted before 2026-12-03, which the candidate
-studies of that time are paired with."""
 LEARNT_CONCENTRATION = {"alpha_shape": 1.0, "alpha_rate": 1.0}
 """The concentration prior of the default calibrator until 2026-12-02, Gamma(1, 1), under which the
 concentration is learnt; rows written before then carry it in their ``route`` label."""
@@ -574,6 +571,11 @@ def _label(route: str, options: dict) -> str:
     parts = [str(options["components"])] if "components" in options else []
     parts += [f"{k}={json.dumps(v)}" for k, v in sorted(options.items()) if k != "components"]
     return route if not parts else f"{route} ({', '.join(parts)})"
+
+
+FORMER_DEFAULT = _label("gibbs", FORMER_SPREAD)
+"""The ``route`` label of the default calibrator's rows fitted before 2026-12-03, which the candidate
+studies of that time are paired with."""
 
 
 def _route_of(label: str) -> tuple[str, dict]:
