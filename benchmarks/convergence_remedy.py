@@ -21,7 +21,10 @@ measure another one on the same replicates, e.g. ``--remedy-options '{"thin": 20
 The table at the end gives per (truth, N) the share of default and of remedied fits meeting
 the target, and over the refitted replicates the mean 95 % coverage and MAE of the default
 fits and of the refits. Results: ``benchmarks/results/convergence_remedy*.md``
-(``convergence_remedy_long_hmc_dispersed.md``: the remedy's moves from chains started apart,
+(``convergence_remedy_long_hmc_robust_scale.md`` and
+``convergence_remedy_long_hmc_dispersed_robust_scale.md``: the remedy from the shared start and
+from chains started apart under the current priors, 2026-12-03;
+``convergence_remedy_long_hmc_dispersed.md``: the remedy's moves from chains started apart,
 ``--remedy-options '{"hmc_steps": 300, "start": "dispersed"}'``, on the replicates of
 ``convergence_remedy_long_hmc.md`` at 10^4; its default fits are the default's of 2026-11-28, whose
 chains start apart there too; ``convergence_remedy_hmc20_dispersed.md``: short trajectories

@@ -326,10 +326,9 @@ def warn_convergence(diagnostics: dict, inference: str) -> None:
                 f"draws={params['draws']}, route_options={{'hmc_steps': {options['hmc_steps']}}} runs Hamiltonian "
                 f"moves of {options['hmc_steps']} leapfrog steps (the allocations summed out) before each of "
                 f"{params['draws']} draws per chain; on simulated truths that met R-hat <= {RHAT_TARGET} and ESS >= "
-                f"{ESS_TARGET} in 28 of 32 fits of up to 10^3 scores, 20 of 26 at 10^4 (13 of 26 from chains started "
-                "apart) "
-                "and 2 of 24 from 10^5 to 10^7, where most reached R-hat 1.01-1.06 and some chains stayed in "
-                "separate modes, at 11-44 s a fit (benchmarks/convergence_remedy.py); either way"
+                f"{ESS_TARGET} in 32 of 32 fits of up to 10^3 scores, 17 of 26 at 10^4 (13 of 26 from chains started "
+                "apart) and 5 of 24 from 10^5 to 10^7, where most reached R-hat 1.01-1.07 and some chains "
+                "stayed in separate modes, at 8-29 s a fit (benchmarks/convergence_remedy.py); either way"
             )
         else:
             advice = "More draws, tune and chains raise the ESS"
