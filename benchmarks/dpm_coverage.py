@@ -114,7 +114,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import functools
 import json
 import sys
 import time
@@ -148,7 +147,7 @@ COVERAGE_BAR = (0.92, 0.98)
 """The range the issue asks of the 95 % band's pointwise coverage in every cell."""
 BAND_TOLERANCE = 0.07
 """How far from its level the issue lets the 50 % and 80 % bands' coverage be."""
-PRIOR_SPREADS = ("robust", "sd")
+PRIOR_SPREADS = ("robust", "sd", "robust_for_gaussian")
 """Values of the study option ``prior_spread`` (:func:`fit_dpm`)."""
 FORMER_SPREAD = {"prior_spread": "sd"}
 """The study option of the rows fitted before 2026-12-03 (the priors' bandwidth from each class's
@@ -348,7 +347,10 @@ def fit_dpm(s: np.ndarray, y: np.ndarray, kind: str, seed: int, **params):
     ``prior_spread="sd"`` (a study option, not a calibrator parameter) fits the former default's
     priors, whose bandwidth took each class's standard deviation rather than the robust spread
     (:func:`bayescal.bayesian.priors.kde_prior` with ``robust=False``; the default until
-    2026-12-03, so every row written before then carries it in its ``route`` label)."""
+    2026-12-03, so every row written before then carries it in its ``route`` label);
+    ``prior_spread="robust_for_gaussian"`` takes the robust spread for Gaussian components and the
+    standard deviation for Beta ones (a candidate: on scores piled at 0 and 1, which Beta
+    components fit, the logit scale's long tails are the class's spread, not outliers)."""
     from unittest import mock
 
     from bayescal import make_calibrator
@@ -357,8 +359,13 @@ def fit_dpm(s: np.ndarray, y: np.ndarray, kind: str, seed: int, **params):
     spread = params.pop("prior_spread", "robust")
     if spread not in PRIOR_SPREADS:
         raise ValueError(f"prior_spread={spread!r} is not one of {PRIOR_SPREADS}.")
-    robust = functools.partial(priors.kde_prior, robust=spread == "robust")
-    with warnings.catch_warnings(), mock.patch.object(priors, "kde_prior", robust):
+    kde_prior = priors.kde_prior
+
+    def spread_prior(x, counts, n_components, family="gaussian"):
+        robust = spread == "robust" or (spread == "robust_for_gaussian" and family == "gaussian")
+        return kde_prior(x, counts, n_components, family, robust=robust)
+
+    with warnings.catch_warnings(), mock.patch.object(priors, "kde_prior", spread_prior):
         warnings.simplefilter("ignore")
         return make_calibrator("dpm", random_state=seed, score_kind=kind, **params).fit(s, y)
 
