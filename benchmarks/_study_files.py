@@ -253,7 +253,7 @@ def paired_table(path: Path, own: tuple[tuple[str, Callable[[dict, list[dict]], 
 PAIRED_INTRO = (
     "Rows of `{name}`, written by these runs (each appends its rows); the DPM columns are the "
     "rows of `dpm_coverage.csv` on the same seeds of the default calibrator of the time these studies ran "
-    '(before 2026-12-03, `gibbs (prior_spread="sd")`: its priors\' bandwidth from the standard deviation):'
+    f"(before 2026-12-03, `{FORMER_DEFAULT}`: its priors' bandwidth from the standard deviation):"
 )
 """The run list's heading of a study whose table is :func:`paired_table`'s (``{name}``: the CSV)."""
 

@@ -113,6 +113,7 @@ moves run, a few others (:mod:`bayescal.bayesian.gibbs`, "Chains and randomness"
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import sys
@@ -362,11 +363,13 @@ def fit_dpm(s: np.ndarray, y: np.ndarray, kind: str, seed: int, **params):
     kde_prior = priors.kde_prior
 
     def spread_prior(x, counts, n_components, family="gaussian"):
-        robust = spread == "robust" or (spread == "robust_for_gaussian" and family == "gaussian")
+        robust = spread == "robust_for_gaussian" and family == "gaussian"
         return kde_prior(x, counts, n_components, family, robust=robust)
 
-    with warnings.catch_warnings(), mock.patch.object(priors, "kde_prior", spread_prior):
+    with warnings.catch_warnings(), contextlib.ExitStack() as stack:
         warnings.simplefilter("ignore")
+        if spread != "robust":  # the library's own prior otherwise
+            stack.enter_context(mock.patch.object(priors, "kde_prior", spread_prior))
         return make_calibrator("dpm", random_state=seed, score_kind=kind, **params).fit(s, y)
 
 

@@ -131,7 +131,7 @@ def measured_on(source: Path) -> str:
 
 def coverage_page(source: Path) -> str:
     sys.path.insert(0, str(HERE))
-    from dpm_coverage import paired, summarise
+    from dpm_coverage import FORMER_DEFAULT, paired, summarise
 
     from bayescal.bayesian.dpm import SELECT_AVERAGE_UNITS
 
@@ -169,9 +169,10 @@ def coverage_page(source: Path) -> str:
         "the robust spread min(sd, IQR / 1.349), the default since 2026-12-03). Every row written before "
         "2026-12-03 took that bandwidth from each class's standard deviation, which a few far scores inflate, "
         'and its label says so (`prior_spread="sd"`, a study option of `dpm_coverage.py` that refits it); below '
-        "a route is named without it: `gibbs (prior_spread=\"sd\")` is the former default, whose cells the new "
-        "default refitted on seeds 0-15 (up to 10^4 scores) and 0-7 (from 10^5 scores on), and the candidate "
-        "studies of that time are paired with it. Every row written before 2026-12-02, and every row of a route "
+        f"a route is named without it: `{FORMER_DEFAULT}` is the former default, whose cells the new "
+        "default refitted on the same seeds (the paired counts are in the section beside the default below), "
+        "and the candidate studies of that time are paired with it. Every row written before 2026-12-02, and "
+        "every row of a route "
         "other than `gibbs` and the few below that say otherwise, learnt the concentration under a Gamma(1, 1) "
         'prior, the default until then: their labels say so (`priors={"alpha_shape": 1.0, "alpha_rate": 1.0}`), '
         "and below a route is named without it. The rows of that former default are "
