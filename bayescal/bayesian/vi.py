@@ -90,6 +90,8 @@ __all__ = ["KHAT_WARN", "METHODS", "fit_vi"]
 METHODS = ("pathfinder", "dadvi", "fullrank_advi")
 """The variational approximations of :func:`fit_vi` (``route_options={"method": ...}``)."""
 DEFAULT_METHOD = "dadvi"
+FULLRANK_MAX_REJECTED = 1000
+"""Full-rank ADVI steps undone (their draw's log density not finite) after which a path gives up."""
 KHAT_WARN = 0.7
 """Pareto k-hat above which the importance ratios say the approximation is unreliable (Yao et al. 2018)."""
 
@@ -161,6 +163,22 @@ def _fullrank_parts(slot) -> _FullRank:
     return parts
 
 
+def _finite_objective(fg, z):
+    """``eta -> fg(eta, z)``, with ``(inf, 0)`` where the objective is not finite or PyMC refuses a
+    component parameter (a line-search step so long that ``exp`` of a log-shape under- or overflows,
+    which PyMC's parameter checks raise as ``ParameterValueError``): L-BFGS-B then shortens the step."""
+    from pymc.logprob.utils import ParameterValueError
+
+    def objective(eta):
+        try:
+            f, g = fg(eta, z)
+        except ParameterValueError:
+            return np.inf, np.zeros_like(eta)
+        return (float(f), g) if np.isfinite(f) and np.all(np.isfinite(g)) else (np.inf, np.zeros_like(eta))
+
+    return objective
+
+
 # ---- the three methods: each returns a list of paths (dicts) and, for Pathfinder, the draws ---------
 def _dadvi_path(flat: _Flat, start, rng, n_fixed_draws, linear_response, max_iterations, init_std):
     from scipy.optimize import minimize
@@ -168,8 +186,9 @@ def _dadvi_path(flat: _Flat, start, rng, n_fixed_draws, linear_response, max_ite
     D = flat.size
     z = rng.standard_normal((n_fixed_draws, D))
     eta0 = np.concatenate([start, np.full(D, np.log(init_std))])
+    objective = _finite_objective(flat.dadvi_fg, z)
     result = minimize(
-        lambda e: flat.dadvi_fg(e, z),
+        objective,
         eta0,
         jac=True,
         method="L-BFGS-B",
@@ -188,7 +207,7 @@ def _dadvi_path(flat: _Flat, start, rng, n_fixed_draws, linear_response, max_ite
         "hessian_min_eig": float("nan"),
     }
     if linear_response:
-        H = hessian_from_gradient(lambda eta: flat.dadvi_fg(eta, z)[1], result.x)  # of the objective in eta
+        H = hessian_from_gradient(lambda eta: objective(eta)[1], result.x)  # of the objective in eta
         eig = np.linalg.eigvalsh(H)
         path["hessian_min_eig"] = float(eig[0])
         if eig[0] > 0:
@@ -211,16 +230,24 @@ def _fullrank_path(parts: _FullRank, start, seed, learning_rate, max_iterations,
     parts.learning_rate.set_value(np.float64(learning_rate))
     reseed_rngs(parts.rngs, seed)
     losses = np.empty(max_iterations)
-    previous, converged, n = None, False, max_iterations
+    previous, converged, n, rejected = None, False, max_iterations, 0
+    state = [parts.mean, parts.l_tril, *parts.opt_state]
     for i in range(max_iterations):
+        saved = [v.get_value() for v in state]
         losses[i] = parts.step()
-        if not np.isfinite(losses[i]):
-            raise RuntimeError(
-                f"full-rank ADVI produced a non-finite ELBO at iteration {i + 1}; lower route_options "
-                "'learning_rate', or use inference='gibbs'."
-            )
+        if not np.isfinite(losses[i]):  # a draw where the log density is not finite: undo the step
+            for v, value in zip(state, saved, strict=True):
+                v.set_value(value)
+            losses[i] = np.nan
+            rejected += 1
+            if rejected > FULLRANK_MAX_REJECTED:
+                raise RuntimeError(
+                    f"full-rank ADVI drew {rejected} parameter vectors with a non-finite log density by iteration "
+                    f"{i + 1}; use route_options={{'method': 'dadvi'}} or inference='gibbs'."
+                )
+            continue
         if (i + 1) % window == 0:
-            current = losses[i + 1 - window : i + 1].mean()
+            current = np.nanmean(losses[i + 1 - window : i + 1])
             if previous is not None and abs(current - previous) <= tol * abs(current):
                 converged, n = True, i + 1
                 break
@@ -231,9 +258,10 @@ def _fullrank_path(parts: _FullRank, start, seed, learning_rate, max_iterations,
     return {
         "mean": parts.mean.get_value().copy(),
         "cov": L @ L.T,
-        "elbo": -float(losses[max(0, n - window) : n].mean()),
+        "elbo": -float(np.nanmean(losses[max(0, n - window) : n])),
         "converged": converged,
         "n_iterations": n,
+        "n_rejected": rejected,
     }
 
 
@@ -389,7 +417,10 @@ def fit_vi(
         One chain of ``draws`` draws; diagnostics ``route`` = "vi", ``method``, ``pareto_k``,
         ``ess_importance``, ``importance_resampled``, ``converged``, ``n_iterations``,
         ``n_paths``, ``elbo_final``, ``elbo_spread``, ``runtime_s`` and, for DADVI,
-        ``linear_response`` (the correction was applied on every path) and ``hessian_min_eig``.
+        ``linear_response`` (the correction was applied on every path) and ``hessian_min_eig``;
+        for full-rank ADVI, ``n_rejected``: adam steps undone because their draw's log density
+        was not finite (a component's scale or shape under- or overflowing), as NumPyro's
+        ``stable_update`` does; a path gives up after :data:`FULLRANK_MAX_REJECTED`.
 
     Notes
     -----
@@ -453,6 +484,7 @@ def fit_vi(
                     _fullrank_path(parts, s, seed, learning_rate, max_iterations or 20_000, window, tol, init_std)
                     for s, seed in zip(starts, path_seeds, strict=False)
                 ]
+                diagnostics["n_rejected"] = int(sum(p["n_rejected"] for p in paths))
             theta, log_q = _mixture_draws(paths, draws, rng)
             results = [flat.point_fn(t) for t in theta]
             log_p = np.array([r[0] for r in results])

@@ -200,3 +200,58 @@ def test_dadvi_fits_beta_components_like_the_sampler():
     assert "beta_a" in post and "mu" not in post and np.all(post["beta_b"].values > 0)
     diff = np.abs(fit.predict_proba(grid)[:, 1] - gibbs.predict_proba(grid)[:, 1])
     assert diff.mean() <= 0.03 and diff.max() <= 0.08, (diff.mean(), diff.max())
+
+
+@pytest.mark.filterwarnings("ignore:The variational fit")
+def test_dadvi_on_compressed_scores_survives_steps_that_overflow_a_beta_shape():
+    """On 10^4 scores (compressed to bin counts) the first L-BFGS steps of DADVI can be so long that a
+    Beta component's shape under- or overflows, which PyMC refuses with ParameterValueError; the
+    route shortens the step instead and returns a sane map (this replicate raised before)."""
+    from scipy import stats
+
+    rng = np.random.default_rng(2)
+    s, y = _scores(rng, 10_000)
+    fit = DPMCalibrator(
+        inference="vi", components="beta", n_components=K, draws=200, random_state=0, route_options=FAST
+    ).fit(s, y)
+    grid = np.linspace(0.1, 0.9, 41)
+    f1, f0 = 0.4 * stats.beta(5, 2).pdf(grid), 0.6 * stats.beta(2, 5).pdf(grid)
+    assert np.mean(np.abs(fit.predict_proba(grid)[:, 1] - f1 / (f1 + f0))) < 0.03
+
+
+@pytest.mark.slow
+def test_fullrank_undoes_steps_whose_draw_has_no_finite_density(monkeypatch):
+    """A full-rank ADVI step whose draw gives a non-finite ELBO is undone (parameters and adam's state
+    restored) and counted; the path still converges to finite parameters."""
+    x, c, prior = _class_data(np.random.default_rng(4))
+    real = vi._fullrank_parts
+
+    def flaky(slot):
+        parts = real(slot)
+        calls = {"n": 0}
+
+        def step():
+            calls["n"] += 1
+            loss = parts.step()
+            return np.nan if calls["n"] % 50 == 0 else loss  # every 50th draw "has no finite density"
+
+        return vi._FullRank(step, parts.learning_rate, parts.opt_state, parts.rngs, parts.mean, parts.l_tril)
+
+    monkeypatch.setattr(vi, "_fullrank_parts", flaky)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = get_route("vi")(
+            x,
+            c,
+            prior,
+            n_components=K,
+            draws=100,
+            random_seed=0,
+            method="fullrank_advi",
+            num_paths=1,
+            max_iterations=1000,
+            window=250,
+            tol=1e-3,
+        )
+    assert fit.diagnostics["n_rejected"] == 20
+    assert np.all(np.isfinite(fit.posterior["mu"].values)) and _mixture_mean_inside_data(fit, x)
