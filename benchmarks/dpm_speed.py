@@ -26,14 +26,16 @@ in this process after one warm-up fit:
 
 and, in ``--repeats`` fresh Python processes (the fastest; under ``--load`` the slowest too), the
 first fit (import + fit, N = 10^4), which for the
-PyMC routes includes compilation (empty or warm cache, whatever the machine has), and the
+PyMC routes includes compilation (empty or warm cache, whatever the machine has); the first fit ever,
+in one more fresh process whose compile caches (numba's for the sampler, PyTensor's for the
+PyMC routes) point at empty folders, as after installing (``--no-cold`` skips it); and the
 default fit either side of the calibrator's ``compress_above`` (the same replicate with
 ``compress_above`` scores, fitted raw, and with one score more, compressed), where the
 sampler's data change from the scores to binned counts.
 
 Usage::
 
-    python benchmarks/dpm_speed.py [--n 1000 10000 ...] [--repeats 2] [--route gibbs] [--load]
+    python benchmarks/dpm_speed.py [--n 1000 10000 ...] [--repeats 2] [--route gibbs] [--load] [--no-cold]
 
 The machine is shared: each figure is the minimum over ``--repeats`` runs, and the script
 prints the load average before and after. ``--load`` times everything while another process
@@ -48,6 +50,7 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 
@@ -96,6 +99,23 @@ print(time.perf_counter() - t0)
 """
 
 
+def first_fit(route: str, params: dict, env: dict | None = None) -> float:
+    """Seconds of :data:`FIRST_FIT` (import + fit) in a fresh Python process with environment ``env``."""
+    code = FIRST_FIT.format(route=route, options=params)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    return float(done.stdout.split()[-1])
+
+
+def first_fit_cold(route: str, params: dict) -> float:
+    """:func:`first_fit` with the compile caches pointed at empty folders (``NUMBA_CACHE_DIR`` for
+    the sampler's kernels, PyTensor's ``base_compiledir`` for the PyMC routes), so everything the
+    fit runs is compiled, as on the first fit after installing; the folders are removed after."""
+    with tempfile.TemporaryDirectory() as empty:
+        flags = ",".join(filter(None, [os.environ.get("PYTENSOR_FLAGS", ""), f"base_compiledir={empty}/pytensor"]))
+        env = os.environ | {"NUMBA_CACHE_DIR": f"{empty}/numba", "PYTENSOR_FLAGS": flags}
+        return first_fit(route, params, env)
+
+
 BUSY = """
 import numpy as np
 a = np.random.default_rng(0).random((300, 300))
@@ -119,6 +139,12 @@ def main() -> None:
         metavar="NAME=JSON",
         help="a DPM parameter set on every DPM fit, e.g. 'route_options={\"thin\": 20}' (repeatable; a "
         "route_options given here is merged into the Hamiltonian column's)",
+    )
+    ap.add_argument(
+        "--cold",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also time the first fit ever: one fresh process with empty compile caches (--no-cold skips it)",
     )
     ap.add_argument("--bgm-max", type=int, default=10**5)
     ap.add_argument("--bgm-converged-max", type=int, default=10**4)
@@ -146,22 +172,17 @@ def run(args: argparse.Namespace) -> None:
     print(f"load average (1, 5, 15 min) before: {os.getloadavg()}; CPUs: {os.cpu_count()}")
     if args.load:
         print("under load: another process multiplies matrices with its BLAS threads throughout (--load)")
-    firsts = [
-        float(
-            subprocess.run(
-                [sys.executable, "-c", FIRST_FIT.format(route=args.route, options=args.params)],
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout.split()[-1]
-        )
-        for _ in range(args.repeats)
-    ]
+    firsts = [first_fit(args.route, args.params) for _ in range(args.repeats)]
     slowest = f" (slowest {max(firsts):.1f} s)" if args.load else ""
     print(
         f"first fit in a fresh process (import + fit, N = 10^4, route {args.route}; fastest of {args.repeats} "
         f"processes): {min(firsts):.1f} s{slowest}"
     )
+    if args.cold:
+        print(
+            f"first fit ever (import + fit, N = 10^4, route {args.route}; one process with empty compile caches, "
+            f"numba's and PyTensor's, as after installing): {first_fit_cold(args.route, args.params):.1f} s"
+        )
     s, y = simulate(1000, 1)
 
     def dpm(**params):

@@ -75,6 +75,11 @@ def run_candidate(name: str, truth: str, n: int, seed: int) -> dict:
     return row
 
 
+def _or_dash(value: float, spec: str) -> str:
+    """``value`` formatted by ``spec``, or "-" where the route has no such number (the sampler's k-hat)."""
+    return format(value, spec) if np.isfinite(value) else "-"
+
+
 def summarise(path: Path) -> str:
     """Means over seeds per (candidate, truth, N) as a markdown table."""
     head = (
@@ -89,8 +94,8 @@ def summarise(path: Path) -> str:
         lines.append(
             f"| {key[0]} | {key[1]} | {key[2]} | {c['seeds']} | {c['cov95']:.3f} ({c['cov95_se']:.3f}) "
             f"| {c['cov80']:.3f} | {c['cov50']:.3f} | {c['cov95_data']:.3f} | {c['mae']:.4f} "
-            f"| {c['others'].get('kde', float('nan')):.4f} | {c['width']:.3f} | {c['pareto_k_max']:.2f} "
-            f"| {c['elbo_spread_max']:.1f} | {conv}/{len(sel)} | {c['time_s']:.1f} |"
+            f"| {c['others'].get('kde', float('nan')):.4f} | {c['width']:.3f} | {_or_dash(c['pareto_k_max'], '.2f')} "
+            f"| {_or_dash(c['elbo_spread_max'], '.1f')} | {conv}/{len(sel)} | {c['time_s']:.1f} |"
         )
     return "\n".join(lines)
 

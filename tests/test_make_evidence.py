@@ -401,3 +401,49 @@ def test_the_readme_block_is_rewritten_between_its_markers_only(tmp_path):
     plain = tmp_path / "PLAIN.md"
     plain.write_text("no block\n")
     assert not make_evidence.write_readme(plain, results) and plain.read_text() == "no block\n"
+
+
+def test_the_vi_page_is_written_from_its_studies_and_says_whether_a_candidate_meets_the_bar(tmp_path):
+    """The variational route's page takes its tables and every number of its prose from the studies'
+    outputs: the candidates beside the sampler, the verdict on the bar, the ranges of coverage and
+    k-hat, and the route as users call it beside the default calibrator's rows on the same seeds."""
+    results, out = tmp_path / "results", tmp_path / "evidence"
+    results.mkdir()
+    fields = benchmark_module("dpm_coverage").FIELDS
+    vi_fields = fields + benchmark_module("vi_study").VI_FIELDS
+    base = dict.fromkeys(fields, 0.5) | {"truth": "monotone", "n": 300, "others": '{"kde": 0.03}', "time_s": 1.0}
+    base |= {"cov80": 0.8, "cov50": 0.5, "width": 0.1}
+
+    def write(name, rows, columns):
+        with open(results / name, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=columns)
+            w.writeheader()
+            w.writerows(rows)
+
+    vi_rows = []
+    for seed, cov in enumerate((0.94, 0.96)):
+        gibbs = {"route": "gibbs", "seed": seed, "cov95": cov, "mae": 0.02, "pareto_k_max": "nan"}
+        vi_rows.append(base | gibbs | {"elbo_spread_max": "nan", "converged": True})
+        dadvi = {"route": "dadvi", "seed": seed, "cov95": cov - 0.3, "mae": 0.04, "pareto_k_max": 1.2 + seed}
+        vi_rows.append(base | dadvi | {"elbo_spread_max": 3.0, "converged": True, "time_s": 4.0})
+    write("vi_study.csv", vi_rows, vi_fields)
+    write("vi_select.csv", [base | {"route": "vi", "seed": s, "cov95": 0.7, "mae": 0.05} for s in (0, 1)], fields)
+    write("dpm_coverage.csv", [base | {"route": "gibbs", "seed": s, "cov95": 0.95, "mae": 0.02} for s in (0, 1)], fields)
+
+    assert benchmark_module("make_evidence").main(["--results", str(results), "--out", str(out)]) == 0
+
+    page = (out / "vi.md").read_text()
+    assert "**No candidate meets it" in page
+    assert page.index("| gibbs | monotone | 300 | 2 | 0.950 (0.010) |") < page.index("| dadvi | monotone | 300 | 2 | 0.650")
+    assert "`dadvi`: 95 % coverage 0.65 over the cells, the whole bar met in 0 of 1 cells" in page
+    assert "MAE 2.00 times the sampler's" in page and "k-hat 1.20-2.20 (2 of 2 fits above 0.7)" in page
+    # the route as users call it, beside the default calibrator on the same seeds
+    assert "| vi | monotone | 300 | 2 | 0.700 (0.000) |" in page and "| no | 0.950 (0.000) | 0.0200 |" in page
+    assert "against the default calibrator's 0.95 (the bar met in 1 of 1)" in page
+    assert "## Time" not in page and "## Beta components" not in page  # their outputs are absent
+
+    vi_rows[1] |= {"cov95": 0.95}
+    vi_rows[3] |= {"cov95": 0.95, "mae": 0.01}
+    write("vi_study.csv", vi_rows, vi_fields)
+    assert benchmark_module("make_evidence").main(["--results", str(results), "--out", str(out)]) == 0
+    assert "the band of `dadvi` meets the coverage part of the bar" in (out / "vi.md").read_text()
