@@ -78,7 +78,15 @@ def _jit(fn):
     return njit(fn, fastmath=_FASTMATH)
 
 
-_inline = numba.njit(inline="always", fastmath=_FASTMATH)
+_inline = numba.njit(fastmath=_FASTMATH)
+_inline_always = numba.njit(inline="always", fastmath=_FASTMATH)
+"""Helpers are compiled as functions (LLVM still inlines the small ones): inlined at numba's IR
+level every call site of a helper is type-inferred and optimised anew, and the sampler's kernel
+took 34-36 s to compile on the first fit after installing instead of about 20. The few helpers
+marked ``_inline_always`` stay inlined into their callers because their floating-point results
+depend on it (the compiler may reassociate and contract across the call): so compiled, the
+sampler reproduces bit for bit the draws of the committed studies (``benchmarks/dpm_coverage.py
+--verify``)."""
 
 
 _LOG2E = 1.4426950408889634
@@ -291,7 +299,7 @@ def add_suff(suff, k, c, x1, x2):  # pragma: no cover - compiled
     suff[k, 2] += c * x2
 
 
-@_inline
+@_inline_always
 def lbeta(a, b):  # pragma: no cover - compiled
     return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
 
@@ -321,7 +329,7 @@ def swap_logprior(family, th1, th2, k, m, s2, ell, tau, loc1, loc2):  # pragma: 
     )
 
 
-@_inline
+@_inline_always
 def beta_logpost(la, lb, nk, s1, s2, l1, l2, tau):  # pragma: no cover - compiled
     """Log conditional of one Beta component's (log a, log b) given its sufficient statistics."""
     a = math.exp(la)
@@ -1043,7 +1051,7 @@ def run_chain(
     return alpha
 
 
-@_inline
+@_inline_always
 def digamma(x):  # pragma: no cover - compiled
     """psi(x) for x > 0: the recurrence up to x >= 6, then the asymptotic series (error below 1e-12)."""
     acc = 0.0
@@ -1057,7 +1065,7 @@ def digamma(x):  # pragma: no cover - compiled
     )
 
 
-@_inline
+@_inline_always
 def log_terms(code, xa, xb, c, p1, p2, row, top):  # pragma: no cover - compiled
     """One component's log terms at every point, ``row[i] = c + log phi(x_i)`` less the point-only
     constant (:func:`log_phi`: Gaussian, ``code`` 0, p1 = mu, p2 = 1 / sigma; Beta, p1 = a,
@@ -1071,7 +1079,7 @@ def log_terms(code, xa, xb, c, p1, p2, row, top):  # pragma: no cover - compiled
         top[i] = max(top[i], t)
 
 
-@_inline
+@_inline_always
 def marginal_logpost(
     family, xa, xb, c_all, q, alpha, m, s2, ell, tau, loc1, loc2, log_floor, grad, E, top, tot, bits, R
 ):  # pragma: no cover - compiled
@@ -1163,7 +1171,7 @@ def marginal_logpost(
     return value
 
 
-@_inline
+@_inline_always
 def first_inverse_mass(
     family, xa, xb, c_all, q, alpha, m, s2, ell, tau, loc1, loc2, log_floor, grad, E, top, tot, bits, R, minv
 ):  # pragma: no cover - compiled
@@ -1188,7 +1196,7 @@ def first_inverse_mass(
             minv[k] = 1.0 / (R[k] + 1.0)
 
 
-@_inline
+@_inline_always
 def hmc_move(
     family,
     xa,
