@@ -328,10 +328,10 @@ def vi_page(source: Path) -> str:
         + reading
         + "\n",
     ]
+    coverage = results / "dpm_coverage.csv"  # the default calibrator's rows, set beside the route's
+    beside = [r for r in _rows(coverage) if r["route"] == "gibbs"] if coverage.is_file() else None
     select = results / "vi_select.csv"
     if select.is_file():
-        coverage = results / "dpm_coverage.csv"
-        beside = [r for r in _rows(coverage) if r["route"] == "gibbs"] if coverage.is_file() else None
         parts.append(
             "## The route as users call it\n\n"
             + stamp(select, "the commands below, then python benchmarks/make_evidence.py")
@@ -348,8 +348,6 @@ def vi_page(source: Path) -> str:
         )
     beta = results / "vi_beta.csv"
     if beta.is_file():
-        coverage = results / "dpm_coverage.csv"
-        beside = [r for r in _rows(coverage) if r["route"] == "gibbs"] if coverage.is_file() else None
         parts.append(
             "## Beta components\n\n"
             + stamp(beta, "the command below, then python benchmarks/make_evidence.py")

@@ -163,11 +163,9 @@ def test_pathfinder_method_runs():
     assert _mixture_mean_inside_data(pf, x)
 
 
-@pytest.mark.slow
-@pytest.mark.filterwarnings("ignore:The variational fit")
-def test_fullrank_method_runs():
-    x, c, prior = _class_data(np.random.default_rng(4))
-    fr = get_route("vi")(
+def _fullrank(x, c, prior, max_iterations):
+    """One full-rank ADVI path on tiny settings."""
+    return get_route("vi")(
         x,
         c,
         prior,
@@ -176,10 +174,17 @@ def test_fullrank_method_runs():
         random_seed=0,
         method="fullrank_advi",
         num_paths=1,
-        max_iterations=3000,
+        max_iterations=max_iterations,
         window=250,
         tol=1e-3,
     )
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:The variational fit")
+def test_fullrank_method_runs():
+    x, c, prior = _class_data(np.random.default_rng(4))
+    fr = _fullrank(x, c, prior, max_iterations=3000)
     assert fr.diagnostics["method"] == "fullrank_advi" and 0 < fr.diagnostics["n_iterations"] <= 3000
     assert np.all(np.isfinite(fr.posterior["mu"].values))
     assert _mixture_mean_inside_data(fr, x)
@@ -240,18 +245,6 @@ def test_fullrank_undoes_steps_whose_draw_has_no_finite_density(monkeypatch):
     monkeypatch.setattr(vi, "_fullrank_parts", flaky)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = get_route("vi")(
-            x,
-            c,
-            prior,
-            n_components=K,
-            draws=100,
-            random_seed=0,
-            method="fullrank_advi",
-            num_paths=1,
-            max_iterations=1000,
-            window=250,
-            tol=1e-3,
-        )
+        fit = _fullrank(x, c, prior, max_iterations=1000)
     assert fit.diagnostics["n_rejected"] == 20
     assert np.all(np.isfinite(fit.posterior["mu"].values)) and _mixture_mean_inside_data(fit, x)
