@@ -81,8 +81,9 @@ def _jit(fn):
 _inline = numba.njit(fastmath=_FASTMATH)
 _inline_always = numba.njit(inline="always", fastmath=_FASTMATH)
 """Helpers are compiled as functions (LLVM still inlines the small ones): inlined at numba's IR
-level every call site of a helper is type-inferred and optimised anew, and the sampler's kernel
-took 34-36 s to compile on the first fit after installing instead of about 20. The few helpers
+level, every call site of a helper is type-inferred and optimised anew, which about doubles the
+compilation of the first fit after installing (``docs/evidence/speed.md``, the first fit ever;
+the change is in the CHANGELOG). The few helpers
 marked ``_inline_always`` stay inlined into their callers because their floating-point results
 depend on it (the compiler may reassociate and contract across the call): so compiled, the
 sampler reproduces bit for bit the draws of the committed studies (``benchmarks/dpm_coverage.py
