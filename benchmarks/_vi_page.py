@@ -30,10 +30,10 @@ from dpm_coverage import (  # noqa: E402
     BAND_TOLERANCE,
     COVERAGE_BAR,
     _rows,
-    bands_in_bar,
     cell_summary,
     cells,
     covers_in_bar,
+    meets_bar,
 )
 
 STUDY_COMMANDS = {
@@ -117,13 +117,6 @@ def _fmt_range(values) -> str:
     return f"{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f}-{hi:.2f}"
 
 
-def meets_bar(summary: dict) -> bool:
-    """A cell meets the coverage study's bar: 95 % band in :data:`COVERAGE_BAR`, the 80 % and 50 % bands
-    within :data:`BAND_TOLERANCE` and the MAE no larger than the KDE calibrator's."""
-    kde = summary["others"].get("kde", float("nan"))
-    return covers_in_bar(summary) and bands_in_bar(summary) and summary["mae"] <= kde
-
-
 def _by_candidate(rows: list[dict]) -> dict[str, list[tuple[tuple, list[dict], dict]]]:
     """The study's cells by candidate (in ``vi_study.CANDIDATES``' order): (key, rows, summary) each."""
     from vi_study import CANDIDATES as ORDER
@@ -136,7 +129,6 @@ def _by_candidate(rows: list[dict]) -> dict[str, list[tuple[tuple, list[dict], d
 
 
 def _candidate_table(path: Path) -> str:
-    sys.path.insert(0, str(HERE))
     from vi_study import summarise
 
     return summarise(path)
@@ -167,8 +159,8 @@ def _reading(rows: list[dict]) -> tuple[str, str]:
         bullets.append(
             f"`{name}`: 95 % coverage {_fmt_range(c['cov95'] for _, _, c in g)} over the cells, the whole bar met "
             f"in {sum(meets_bar(c) for _, _, c in g)} of {len(g)} cells (95 % band in "
-            f"{sum(covers_in_bar(c) for _, _, c in g)}); MAE {_fmt_ratio(g, 'mae', gibbs)} times the sampler's on the same "
-            f"replicates and width {_fmt_ratio(g, 'width', gibbs)} times its band's; the larger "
+            f"{sum(covers_in_bar(c) for _, _, c in g)}); MAE {_fmt_range(_ratios(g, 'mae', gibbs))} times the sampler's "
+            f"on the same replicates and width {_fmt_range(_ratios(g, 'width', gibbs))} times its band's; the larger "
             f"class k-hat {_fmt_range(k)} ({int(np.sum(k > 0.7))} of {k.size} fits above 0.7); the paths' ELBO "
             f"spread {_fmt_range(spread)} nats; every path's optimiser converged in {conv} of {len(fits)} fits"
         )
@@ -187,43 +179,45 @@ def _reading(rows: list[dict]) -> tuple[str, str]:
             )
         )
     if "dadvi" in groups and "dadvi_lr" in groups:
-        diffs = []
-        base = {key[1:]: sel for key, sel, _ in groups["dadvi"]}
-        for key, sel, _ in groups["dadvi_lr"]:
-            seeds = {r["seed"]: float(r["cov95"]) for r in base.get(key[1:], [])}
-            paired = [float(r["cov95"]) - seeds[r["seed"]] for r in sel if r["seed"] in seeds]
-            if paired:
-                diffs.append(float(np.mean(paired)))
+        diffs = [a - b for a, b in _paired_means(groups["dadvi_lr"], "cov95", groups["dadvi"])]
         bullets.append(
             f"the linear-response covariance (`dadvi_lr` against `dadvi`, the same optima) moves the 95 % coverage "
-            f"by {_fmt_signed(min(diffs))} to {_fmt_signed(max(diffs))} per cell (mean paired difference over seeds)"
+            f"by {min(diffs):+.3f} to {max(diffs):+.3f} per cell (mean paired difference over seeds)"
         )
     return verdict, "\n".join(f"- {b}." for b in bullets)
 
 
-def _fmt_signed(x: float) -> str:
-    return f"{x:+.3f}"
-
-
-def _fmt_ratio(group, field: str, gibbs) -> str:
-    """The range over cells of a candidate's mean ``field`` over the sampler's (``gibbs``, its cells) on
-    the same replicates."""
-    return _fmt_range(_ratios(group, field, gibbs))
-
-
-def _ratios(group, field: str, gibbs) -> list[float]:
-    base = {key[1:]: sel for key, sel, _ in gibbs}
+def _paired_means(group, field: str, base) -> list[tuple[float, float]]:
+    """Per cell of ``group`` (a candidate's cells, :func:`_by_candidate`), the mean ``field`` of its rows and of
+    ``base``'s rows (another candidate's cells) on the seeds both fitted; cells without such seeds left out."""
+    by_cell = {key[1:]: sel for key, sel, _ in base}
     out = []
     for key, sel, _ in group:
-        ref = {r["seed"]: float(r[field]) for r in base.get(key[1:], [])}
+        ref = {r["seed"]: float(r[field]) for r in by_cell.get(key[1:], [])}
         both = [(float(r[field]), ref[r["seed"]]) for r in sel if r["seed"] in ref]
         if both:
             a, b = np.mean(both, axis=0)
-            out.append(float(a / b))
+            out.append((float(a), float(b)))
     return out
 
 
-def _coverage_table(rows: list[dict], beside: list[dict] | None = None) -> str:
+def _ratios(group, field: str, base) -> list[float]:
+    """:func:`_paired_means` as ratios: the candidate's mean over ``base``'s."""
+    return [a / b for a, b in _paired_means(group, field, base)]
+
+
+def _same_replicates(rows: list[dict], beside: dict | None) -> list[dict]:
+    """The rows of ``beside`` (the default calibrator's, by (truth, N, seed): :func:`_by_replicate`) fitted
+    on the replicates of ``rows``."""
+    keys = ((r["truth"], int(r["n"]), r["seed"]) for r in rows)
+    return [beside[k] for k in keys if k in beside] if beside else []
+
+
+def _by_replicate(rows: list[dict]) -> dict[tuple[str, int, str], dict]:
+    return {(r["truth"], int(r["n"]), r["seed"]): r for r in rows}
+
+
+def _coverage_table(rows: list[dict], beside: dict | None = None) -> str:
     """A markdown table of dpm_coverage-format ``rows`` per (route, truth, N); with ``beside`` (the
     default calibrator's rows of ``dpm_coverage.csv``), that calibrator's 95 % coverage, MAE, width and
     time on the same seeds."""
@@ -234,7 +228,6 @@ def _coverage_table(rows: list[dict], beside: list[dict] | None = None) -> str:
     if beside is not None:
         head += " sampler 95 % cov (se) | sampler MAE | sampler width | sampler time s |"
     lines = [head, "|---" * (head.count("|") - 1) + "|"]
-    index = {(r["truth"], int(r["n"]), r["seed"]): r for r in beside or []}
     for key, sel in cells(rows):
         c = cell_summary(sel)
         line = (
@@ -244,11 +237,7 @@ def _coverage_table(rows: list[dict], beside: list[dict] | None = None) -> str:
             f"| {'yes' if meets_bar(c) else 'no'} |"
         )
         if beside is not None:
-            ref = [
-                index[(r["truth"], int(r["n"]), r["seed"])]
-                for r in sel
-                if (r["truth"], int(r["n"]), r["seed"]) in index
-            ]
+            ref = _same_replicates(sel, beside)
             if len(ref) == len(sel):
                 d = cell_summary(ref)
                 line += (
@@ -260,7 +249,7 @@ def _coverage_table(rows: list[dict], beside: list[dict] | None = None) -> str:
     return "\n".join(lines)
 
 
-def _coverage_reading(rows: list[dict], beside: list[dict] | None) -> str:
+def _coverage_reading(rows: list[dict], beside: dict | None) -> str:
     """One sentence on a table of :func:`_coverage_table`: cells meeting the bar, the 95 % coverage's range and
     the fit time's, beside the default calibrator's on the same seeds."""
     summaries = [cell_summary(sel) for _, sel in cells(rows)]
@@ -269,16 +258,14 @@ def _coverage_reading(rows: list[dict], beside: list[dict] | None) -> str:
         f"in {sum(covers_in_bar(c) for c in summaries)}); the 95 % coverage is {_fmt_range(c['cov95'] for c in summaries)}"
         f" and a fit takes {_fmt_range(c['time_s'] for c in summaries)} s"
     )
-    if beside:
-        index = {(r["truth"], int(r["n"]), r["seed"]): r for r in beside}
-        ref = [index[k] for r in rows if (k := (r["truth"], int(r["n"]), r["seed"])) in index]
-        if ref:
-            theirs = [cell_summary(sel) for _, sel in cells(ref)]
-            text += (
-                f", against the default calibrator's {_fmt_range(c['cov95'] for c in theirs)} (the bar met in "
-                f"{sum(meets_bar(c) for c in theirs)} of {len(theirs)}) and {_fmt_range(c['time_s'] for c in theirs)} s "
-                "on the same replicates"
-            )
+    ref = _same_replicates(rows, beside)
+    if ref:
+        theirs = [cell_summary(sel) for _, sel in cells(ref)]
+        text += (
+            f", against the default calibrator's {_fmt_range(c['cov95'] for c in theirs)} (the bar met in "
+            f"{sum(meets_bar(c) for c in theirs)} of {len(theirs)}) and {_fmt_range(c['time_s'] for c in theirs)} s "
+            "on the same replicates"
+        )
     return text + ".\n"
 
 
@@ -286,25 +273,21 @@ def _commands(name: str) -> str:
     return "```\n" + "\n".join(STUDY_COMMANDS[name]) + "\n```\n"
 
 
-def _speed_rows(path: Path) -> tuple[list[str], dict[int, float]]:
-    """The lines of a ``dpm_speed.py`` output the page shows, and its default fit's seconds per N."""
-    from make_evidence import _speed_lines
+def _speed(path: Path) -> tuple[dict[int, float], dict[str, str]]:
+    """A ``dpm_speed.py`` output's default fit in seconds per N, and its first fits ("first fit in" a fresh
+    process, "first fit ever") as written, "-" where the run did not measure one."""
+    from make_evidence import _speed_lines, first_fit, speed_cells
 
     lines = _speed_lines(path)
-    cells_ = [[c.strip() for c in ln.split("|")[1:-1]] for ln in lines if ln.startswith("| ")]
-    head, rows = cells_[0], [r for r in cells_ if r[0][:1].isdigit()]
+    head, rows = speed_cells(lines)
     fit = head.index("DPM fit s")
-    return lines, {int(float(r[0])): float(r[fit].split()[0]) for r in rows}
-
-
-def _first(lines: list[str], start: str) -> float:
-    line = next((ln for ln in lines if ln.startswith(start)), None)
-    return float(line.rsplit(":", 1)[1].split()[0]) if line else float("nan")
+    firsts = {which: first_fit(lines, which) or "-" for which in ("first fit in", "first fit ever")}
+    return {int(float(r[0])): float(r[fit].split()[0]) for r in rows}, firsts
 
 
 def vi_page(source: Path) -> str:
     """``docs/evidence/vi.md`` from ``source`` (``vi_study.csv``) and the other files of its folder."""
-    from make_evidence import measured_on, stamp
+    from make_evidence import _speed_table, measured_on, stamp
 
     results = source.parent
     rows = _rows(source)
@@ -329,40 +312,42 @@ def vi_page(source: Path) -> str:
         + "\n",
     ]
     coverage = results / "dpm_coverage.csv"  # the default calibrator's rows, set beside the route's
-    beside = [r for r in _rows(coverage) if r["route"] == "gibbs"] if coverage.is_file() else None
-    select = results / "vi_select.csv"
-    if select.is_file():
-        parts.append(
-            "## The route as users call it\n\n"
-            + stamp(select, "the commands below, then python benchmarks/make_evidence.py")
-            + '\n`DPMCalibrator(inference="vi")` with its other defaults: `components="select"` fits both '
+    beside = _by_replicate([r for r in _rows(coverage) if r["route"] == "gibbs"]) if coverage.is_file() else None
+    sections = (
+        (
+            "vi_select.csv",
+            "The route as users call it",
+            '`DPMCalibrator(inference="vi")` with its other defaults: `components="select"` fits both '
             "component families with the route's default method (mean-field DADVI) and keeps or averages them "
             "as the sampler's fits are kept; beside it, the default calibrator (the sampler) on the same "
             "replicates, from `dpm_coverage.csv`. *bar met*: the 95 % band in the bar, the 80 % and 50 % bands "
-            "within their tolerance and the MAE no larger than the KDE calibrator's. Commands:\n\n"
-            + _commands("vi_select.csv")
-            + "\n"
-            + _coverage_table(_rows(select), beside)
-            + "\n\n"
-            + _coverage_reading(_rows(select), beside)
-        )
-    beta = results / "vi_beta.csv"
-    if beta.is_file():
-        parts.append(
-            "## Beta components\n\n"
-            + stamp(beta, "the command below, then python benchmarks/make_evidence.py")
-            + '\nSince the Beta-component model is written in PyMC too, the route fits `components="beta"`; '
+            "within their tolerance and the MAE no larger than the KDE calibrator's.",
+        ),
+        (
+            "vi_beta.csv",
+            "Beta components",
+            'Since the Beta-component model is written in PyMC too, the route fits `components="beta"`; '
             "the route's default method (mean-field DADVI) on it, beside the default calibrator on the same "
-            "replicates. Command:\n\n"
-            + _commands("vi_beta.csv")
-            + "\n"
-            + _coverage_table(_rows(beta), beside)
-            + "\n\n"
-            + _coverage_reading(_rows(beta), beside)
-        )
+            "replicates.",
+        ),
+    )
+    for name, title, description in sections:
+        path = results / name
+        if path.is_file():
+            rows_, word = _rows(path), "command" if len(STUDY_COMMANDS[name]) == 1 else "commands"
+            parts.append(
+                f"## {title}\n\n"
+                + stamp(path, f"the {word} below, then python benchmarks/make_evidence.py")
+                + f"\n{description} {word.capitalize()}:\n\n"
+                + _commands(name)
+                + "\n"
+                + _coverage_table(rows_, beside)
+                + "\n\n"
+                + _coverage_reading(rows_, beside)
+            )
     speed, speed_gibbs = results / "dpm_speed_vi.md", results / "dpm_speed_vi_gibbs.md"
     if speed.is_file():
-        lines, fits = _speed_rows(speed)
+        fits, firsts = _speed(speed)
         text = (
             "## Time\n\n"
             + stamp(
@@ -374,21 +359,20 @@ def vi_page(source: Path) -> str:
             'default fit (`components="select"`, mean-field DADVI), with Gaussian components alone and with '
             '`components="auto"`; the first fit in a fresh process (PyTensor\'s compile cache on disk, reused '
             "across processes) and the first fit ever (empty compile caches, as after installing).\n\n"
-            + "\n".join(ln if ln.startswith("|") else ln + "\n" for ln in lines)
-            + "\n"
+            + _speed_table(speed)
         )
         if speed_gibbs.is_file():
-            glines, gfits = _speed_rows(speed_gibbs)
+            gfits, gfirsts = _speed(speed_gibbs)
             ratios = ", ".join(f"{fits[n] / gfits[n]:.1f} times at {n:,} scores" for n in sorted(fits) if n in gfits)
             text += (
                 "\nThe sampler route timed by the same command with `--route gibbs` in the same session "
                 f"(`{speed_gibbs.name}`):\n\n"
-                + "\n".join(ln if ln.startswith("|") else ln + "\n" for ln in glines)
-                + f"\n\nSo a warm default fit of the variational route takes {ratios} the sampler's (the bar: "
+                + _speed_table(speed_gibbs)
+                + f"\nSo a warm default fit of the variational route takes {ratios} the sampler's (the bar: "
                 f"twice); its first fit in a fresh process, with PyTensor's compile cache on disk, takes "
-                f"{_first(lines, 'first fit in'):.1f} s (the bar: 15 s with the cache reused across processes) and "
-                f"its first fit ever, which compiles everything, {_first(lines, 'first fit ever'):.1f} s, against "
-                f"the sampler's {_first(glines, 'first fit in'):.1f} s and {_first(glines, 'first fit ever'):.1f} s.\n"
+                f"{firsts['first fit in']} (the bar: 15 s with the cache reused across processes) and "
+                f"its first fit ever, which compiles everything, {firsts['first fit ever']}, against "
+                f"the sampler's {gfirsts['first fit in']} and {gfirsts['first fit ever']}.\n"
             )
         parts.append(text)
     boot = results / "vi_bootstrap.csv"
@@ -428,8 +412,8 @@ def _bootstrap_reading(rows: list[dict]) -> str:
     ]
     return (
         "; ".join(lines)
-        + f". The bootstrap's MAE is {_fmt_ratio(boot, 'mae', gibbs)} times the sampler's and a fit takes "
-        f"{_fmt_ratio(boot, 'time_s', gibbs)} times as long (200 searches a class).\n"
+        + f". The bootstrap's MAE is {_fmt_range(_ratios(boot, 'mae', gibbs))} times the sampler's and a fit takes "
+        f"{_fmt_range(_ratios(boot, 'time_s', gibbs))} times as long (200 searches a class).\n"
     )
 
 

@@ -759,6 +759,16 @@ def bands_in_bar(summary: dict) -> bool:
     return all(abs(summary[f"cov{int(100 * level)}"] - level) <= BAND_TOLERANCE + 1e-12 for level in LEVELS[:2])
 
 
+def mae_in_bar(summary: dict) -> bool:
+    """Whether a cell's mean MAE is no larger than the KDE calibrator's (true where that was not measured)."""
+    return summary["mae"] <= summary["others"].get("kde", float("inf"))
+
+
+def meets_bar(summary: dict) -> bool:
+    """Whether a cell meets the whole bar: :func:`covers_in_bar`, :func:`bands_in_bar` and :func:`mae_in_bar`."""
+    return covers_in_bar(summary) and bands_in_bar(summary) and mae_in_bar(summary)
+
+
 def paired(path: Path, base: str = "gibbs") -> str:
     """Every other route beside its base (:func:`_paired_base`: ``base`` unless the route changes
     the concentration prior as well as other settings) on the replicates both fitted (same truth, N

@@ -271,6 +271,18 @@ def _speed_lines(source: Path) -> list[str]:
     return table
 
 
+def speed_cells(lines: list[str]) -> tuple[list[str], list[list[str]]]:
+    """The header cells and the rows' cells (one list per N) of the table among ``lines`` (:func:`_speed_lines`)."""
+    rows = [[c.strip() for c in ln.split("|")[1:-1]] for ln in lines if ln.startswith("| ")]
+    return rows[0], [r for r in rows if r[0][:1].isdigit()]
+
+
+def first_fit(lines: list[str], which: str) -> str | None:
+    """The time of the ``"first fit in"`` (a fresh process) or ``"first fit ever"`` (empty compile caches)
+    line among ``lines``, as written ("1.9 s"), or None where the run did not measure it."""
+    return next((ln.split(":")[-1].strip() for ln in lines if ln.startswith(which)), None)
+
+
 def _speed_table(source: Path) -> str:
     return "\n".join(ln if ln.startswith("|") else ln + "\n" for ln in _speed_lines(source)) + "\n"
 
@@ -722,13 +734,11 @@ def _speed_numbers(source: Path) -> str:
     """The speed line of the README's block: the default fit's time at each N, the first fit in a
     fresh process and the ratio to ``BayesianGaussianMixture`` with its defaults at 10^4."""
     lines = _speed_lines(source)
-    cells = [[c.strip() for c in line.split("|")[1:-1]] for line in lines if line.startswith("| ")]
-    head, rows = cells[0], [r for r in cells if r[0][:1].isdigit()]
+    head, rows = speed_cells(lines)
     fit = head.index("DPM fit s")
     bgm_col = next(i for i, name in enumerate(head) if name.startswith("BayesianGaussianMixture s (defaults"))
     times = ", ".join(f"{r[fit]} s at {_n(int(float(r[0])))}" for r in rows)
-    first = next((ln.split(":")[-1].strip() for ln in lines if ln.startswith("first fit in")), "?")
-    ever = next((ln.split(":")[-1].strip() for ln in lines if ln.startswith("first fit ever")), None)
+    first, ever = first_fit(lines, "first fit in") or "?", first_fit(lines, "first fit ever")
     if ever is not None:
         first += f" (the first fit ever, which compiles the sampler, {ever})"
     ratio = ""
@@ -747,7 +757,17 @@ def _band_numbers(source: Path) -> str:
     coverage study, how many truths meet each part of the bar and how many fits converged, then the
     cells whose 95 % band misses 0.92-0.98."""
     sys.path.insert(0, str(HERE))
-    from dpm_coverage import DESIGN, _rows, _rule, _truth_label, bands_in_bar, cell_summary, cells, covers_in_bar
+    from dpm_coverage import (
+        DESIGN,
+        _rows,
+        _rule,
+        _truth_label,
+        bands_in_bar,
+        cell_summary,
+        cells,
+        covers_in_bar,
+        mae_in_bar,
+    )
 
     from bayescal.bayesian.convergence import meets_target
 
@@ -765,7 +785,7 @@ def _band_numbers(source: Path) -> str:
         design = sum(t in DESIGN for t, _, _ in group)
         in95 = [covers_in_bar(c) for _, c, _ in group]
         bands = [bands_in_bar(c) for _, c, _ in group]
-        mae = [c["mae"] <= c["others"].get("kde", float("inf")) for _, c, _ in group]
+        mae = [mae_in_bar(c) for _, c, _ in group]
         fits = [meets_target(r) for _, _, sel in group for r in sel]
         seeds = sorted(c["seeds"] for _, c, _ in group)
         lines.append(
