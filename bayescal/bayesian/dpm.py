@@ -298,8 +298,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     >>> band = cal.credible_band(ci_prob=0.95)   # (score, ci_bound)
     """
 
-    _min_samples = 4
-    _min_per_class = 2
+    _min_samples = 2
+    _min_per_class = 1
     _PARTIAL_VARIABLES = tuple(name for family in mixture.FAMILIES for name in mixture.PARAMS[family])
     _fitted_schema = {
         "atoms_": schema.array("f", ("a",), order="increasing"),
@@ -753,20 +753,24 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         :math:`\log p(t_i, y = c \mid \theta_s)` (draws, class, point), the points' labels, per
         family the relative efficiency of its draws, and the points' counts.
 
-        The points are the continuous points (or bin centres) and atoms of each class: without
+        The points are the continuous points (or bin centres) and atoms of each class (not the
+        pooled points a class borrows, :mod:`bayescal.bayesian.preparation`): without
         ``rng``, every one with its weight as count; otherwise every one when there are
         at most :data:`AVERAGING_POINTS` of unit weight, else that many drawn with ``rng`` with
         probability proportional to weight, each of count one (the averaging weights'
         Bayesian bootstrap resamples points, not counts); the draws are at most
         :data:`AVERAGING_DRAWS` of each family (every j-th of each chain).
         None, with a warning naming ``what`` and what happens ``instead``, when there are fewer
-        than :data:`AVERAGING_MIN_DRAWS` draws.
+        than :data:`AVERAGING_MIN_DRAWS` draws; None silently when there is no point (each class
+        has one continuous value and there are no atoms: nothing to compare the fits on).
         """
         units = [(x, np.full(x.size, c), w) for c, (x, w) in enumerate(zip(prep.xs, prep.cs)) if not prep.borrowed[c]]
         units += [(prep.atoms_t, np.full(prep.atoms_t.size, c), prep.atom_counts[c]) for c in (0, 1)]
         t, y, w = (np.concatenate(a) for a in zip(*units))
         keep_units = w > 0
         t, y, w = t[keep_units], y[keep_units], w[keep_units]
+        if t.size == 0:  # each class one continuous value, no atoms: no point has a class's own fit
+            return None
         post = next(iter(trees.values()))["posterior"]
         n_chain, n_draw = post.sizes["chain"], post.sizes["draw"]
         if n_chain * n_draw < AVERAGING_MIN_DRAWS:

@@ -12,6 +12,7 @@ import pytest
 from scipy import stats
 from scipy.special import expit, logsumexp
 
+from bayescal import IsotonicCalibrator
 from bayescal.bayesian import mixture
 from bayescal.bayesian.dpm import DPMCalibrator, _present_families
 from bayescal.bayesian.gibbs import fit_gibbs
@@ -836,6 +837,34 @@ def test_classes_without_a_continuous_part_are_fitted_not_refused(case):
     assert p[-1] == pytest.approx(at_one, abs=0.1)
     if case == "both_saturated":
         assert p[0] == pytest.approx(y[s == 0.0].mean(), abs=0.1)
+
+
+@pytest.mark.parametrize("case", ["one_positive", "two_rows", "one_positive_at_an_atom"])
+def test_a_class_of_one_score_is_fitted_as_isotonic_regression_fits_it(case):
+    """The smallest data isotonic regression accepts (one score of a class, two rows in all) are
+    fitted, not refused, and the band says how little they tell: with one positive among 300
+    negatives the map stays low below the positive, and with two rows the band spans most of
+    [0, 1]."""
+    rng = np.random.default_rng(5)
+    if case == "two_rows":
+        s, y = np.array([0.2, 0.8]), np.array([0, 1])
+    else:
+        s = rng.beta(2, 5, 300)
+        y = np.zeros(300, dtype=int)
+        if case == "one_positive":
+            y[np.argmax(s)] = 1
+        else:
+            s, y = np.append(s, 1.0), np.append(y, 1)
+    IsotonicCalibrator().fit(s, y)
+    model = DPMCalibrator(random_state=0, **TINY).fit(s, y)
+    grid = np.array([0.1, 0.3, 0.5, 0.8])
+    p = model.predict_proba(grid)[:, 1]
+    band = model.credible_band(grid, ci_prob=0.95).values
+    assert np.all(np.isfinite(band)) and np.all((band >= 0) & (band <= 1))
+    if case == "two_rows":
+        assert np.all(band[:, 0] < 0.2) and np.all(band[:, 1] > 0.8)
+    else:
+        assert np.all(p[:2] < 0.05), p
 
 
 def test_map_beyond_the_observed_scores_is_held_at_the_most_extreme_one():
