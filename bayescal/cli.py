@@ -379,7 +379,7 @@ def run_fit(args: argparse.Namespace) -> None:
     steps = Progress(3, _show_progress(args))
     with steps.step("reading " + ", ".join(args.data)):
         table = read_table(args.data, [args.score, args.label], dask_above=args.dask_above)
-    pos_label = _parse_label(args.pos_label)
+    pos_label = _parse_label(args.pos_label, table[args.label], args.label)
     _check_string_labels(table[args.label], pos_label, args.label)
     on_dask = is_dask_collection(table)  # fit reduces Dask columns to a ScoreSummary itself
     what = (
@@ -405,13 +405,25 @@ def _show_progress(args: argparse.Namespace) -> bool:
     return args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())
 
 
-def _parse_label(value: str | None) -> Any:
+def _parse_label(value: str | None, column: Any, name: str) -> Any:
+    """``--pos-label``'s text as a value of the label column ``name``: read by the column's type
+    (true / false for a boolean column, a number for a numeric one, the text itself otherwise)."""
+    import pandas as pd
+
     if value is None:
         return None
-    try:
-        return int(value)
-    except ValueError:
-        return value
+    dtype = column.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        words = {"true": True, "1": True, "false": False, "0": False}
+        if value.strip().lower() not in words:
+            raise ValueError(f"--pos-label {value!r}: column {name!r} holds booleans; pass --pos-label true or false")
+        return words[value.strip().lower()]
+    if pd.api.types.is_numeric_dtype(dtype):
+        number = pd.to_numeric(value, errors="coerce")
+        if pd.isna(number):
+            raise ValueError(f"--pos-label {value!r}: column {name!r} holds numbers; pass one of its values, e.g. 1")
+        return int(number) if pd.api.types.is_integer_dtype(dtype) and float(number).is_integer() else float(number)
+    return value
 
 
 def _posterior_band(est: Any, scores: Any, prob: float, chunk: int = 20_000) -> tuple[Any, Any]:
@@ -546,10 +558,9 @@ def run_report(args: argparse.Namespace) -> None:
     with steps.step("reading " + ", ".join(args.data)):
         table = read_table(args.data, [args.score, args.label])
     scores = check_scores(table[args.score].to_numpy(), score_kind=args.score_kind, name=f"column {args.score!r}")
-    _check_string_labels(table[args.label], _parse_label(args.pos_label), args.label)
-    y01, classes = check_labels(
-        table[args.label].to_numpy(), pos_label=_parse_label(args.pos_label), name=f"column {args.label!r}"
-    )
+    pos_label = _parse_label(args.pos_label, table[args.label], args.label)
+    _check_string_labels(table[args.label], pos_label, args.label)
+    y01, classes = check_labels(table[args.label].to_numpy(), pos_label=pos_label, name=f"column {args.label!r}")
     s_cal, s_test, y_cal, y_test = train_test_split(
         scores, y01, test_size=args.test_size, stratify=y01, random_state=args.seed
     )
@@ -649,7 +660,8 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument(
         "--pos-label",
         default=None,
-        help="the positive label (default: 1, True, or the greater value; required for text labels)",
+        help="the positive label, read by the label column's type (true / false, a number, or text; default: 1, "
+        "True, or the greater value; required for text labels)",
     )
     fit.add_argument(
         "--seed",
@@ -708,7 +720,8 @@ def _build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--pos-label",
         default=None,
-        help="the positive label (default: 1, True, or the greater value; required for text labels)",
+        help="the positive label, read by the label column's type (true / false, a number, or text; default: 1, "
+        "True, or the greater value; required for text labels)",
     )
     report.add_argument("--test-size", type=float, default=0.5, help="share of rows held out for evaluation")
     report.add_argument("--cost-fp", type=float, default=1.0, help="cost of a false positive (decision regions)")

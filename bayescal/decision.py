@@ -163,6 +163,10 @@ class DecisionRegions:
     def predict(self, scores: ArrayLike) -> np.ndarray:
         """Apply the rule to scores on the input scale: 1 inside an interval, else 0.
 
+        A score beyond the grid takes the rule at the grid's nearest end (the calibrators'
+        maps are extrapolated from their ends; the grid by default spans the fitted scores),
+        so scores above the highest fitted one are decided as that one is.
+
         Parameters
         ----------
         scores : array-like of shape (n,)
@@ -176,6 +180,8 @@ class DecisionRegions:
         from bayescal._validation import check_scores
 
         s = check_scores(scores, score_kind=self.score_kind)
+        ends = self.rule["score"].values
+        s = np.clip(s, ends[0], ends[-1])
         inside = np.zeros(s.shape, dtype=bool)
         for lo, hi in self.intervals:
             inside |= (s >= lo) & (s <= hi)
@@ -194,10 +200,10 @@ def decision_regions(
         Costs of a false positive and a false negative.
     grid : int or array-like
         Scores (input scale) on which the map is evaluated; an integer gives that many points
-        over [0, 1] (probabilities) or the observed range (decision values).
+        over the range of the scores the calibrator was fitted on (``score_range_``).
     """
     c = cost_cutoff(cost_fp, cost_fn)
-    cmap = check_calibrator(calibrator).calibration_map(grid)
+    cmap = check_calibrator(calibrator).calibration_map(grid).sortby("score")  # crossings run along a sorted grid
     g = cmap["score"].values
     mean = cmap.mean(("chain", "draw")).values
     draws = cmap.values.reshape(-1, g.size)
@@ -274,7 +280,9 @@ def expected_profit(
     scores : array-like of shape (n,)
         Scores on the calibrator's input scale.
     y_pred : array-like of shape (n,), optional
-        The rule's decisions (0/1); the posterior-optimal rule when None.
+        The rule's decisions as labels coded by ``calibrator.classes_`` (as ``predict``
+        returns them; 0/1 decisions ``d`` of :meth:`DecisionRegions.predict` are
+        ``calibrator.classes_[d]``); the posterior-optimal rule when None.
     benefit_tp, benefit_fp, benefit_tn, benefit_fn : float or array-like of shape (n,)
         Benefit of each outcome (default 1, 0, 0, 0); a cost is a negative benefit.
     ci_prob : float, optional
@@ -322,7 +330,12 @@ def _benefit(value: Any, name: str, n: int) -> np.ndarray:
 
 def _pred_as_01(calibrator: Any, y_pred: Any, n: int) -> np.ndarray:
     """A rule given as labels, coded by the calibrator's classes: 1 where it predicts ``classes_[1]``."""
-    pred = check_labels_as(y_pred, calibrator.classes_, name="y_pred")
+    try:
+        pred = check_labels_as(y_pred, calibrator.classes_, name="y_pred")
+    except ValueError as err:
+        raise ValueError(
+            f"{err} 0/1 decisions d, such as DecisionRegions.predict returns, are the labels calibrator.classes_[d]."
+        ) from None
     check_consistent_length(scores=np.empty(n), y_pred=pred)
     return pred
 
@@ -346,7 +359,9 @@ def expected_cost(
     scores : array-like of shape (n,)
         Scores on the calibrator's input scale.
     y_pred : array-like of shape (n,), optional
-        The rule's decisions (0/1); the posterior-optimal rule when None.
+        The rule's decisions as labels coded by ``calibrator.classes_`` (as ``predict``
+        returns them; 0/1 decisions ``d`` of :meth:`DecisionRegions.predict` are
+        ``calibrator.classes_[d]``); the posterior-optimal rule when None.
     cost_fp, cost_fn : float, default 1.0
         Costs of a false positive and of a false negative.
     ci_prob : float, optional
@@ -421,7 +436,9 @@ def roc_from_map(calibrator: Calibrator, scores: ArrayLike, *, n_thresholds: int
     s = check_scores(scores, score_kind=calibrator.score_kind)
     order = np.argsort(-s, kind="stable")
     s_desc, p_desc = s[order], p[..., order]
-    taus = np.unique(np.concatenate([[s.min() - 1e-12], np.quantile(s, np.linspace(0, 1, n_thresholds)), [s.max()]]))
+    taus = np.unique(
+        np.concatenate([[np.nextafter(s.min(), -np.inf)], np.quantile(s, np.linspace(0, 1, n_thresholds)), [s.max()]])
+    )
     k = np.searchsorted(-s_desc, -taus, side="left")  # number of scores strictly above tau
     cum1 = np.concatenate([np.zeros(p.shape[:2] + (1,)), np.cumsum(p_desc, axis=-1)], axis=-1)
     cum0 = np.concatenate([np.zeros(p.shape[:2] + (1,)), np.cumsum(1 - p_desc, axis=-1)], axis=-1)

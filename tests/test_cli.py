@@ -73,6 +73,41 @@ def test_pos_label_words(files, tmp_path):
 
 
 @pytest.mark.parametrize(
+    ("column", "values", "pos_label", "positive"),
+    [
+        ("flag", (False, True), "False", False),
+        ("flag", (False, True), "true", True),
+        ("code", (0.0, 1.0), "1.0", 1.0),
+        ("code", (0.0, 1.0), "0", 0.0),
+        ("level", (1, 2), "1", 1),
+    ],
+)
+def test_pos_label_is_read_by_the_label_column_type(tmp_path, column, values, pos_label, positive):
+    """Boolean and float label columns take --pos-label as their own values (it was read as an
+    integer or as text, so True and 1.0 were 'not one of the values in y')."""
+    rng = np.random.default_rng(4)
+    s = rng.random(400)
+    y = rng.random(400) < s
+    csv, model = tmp_path / "d.csv", tmp_path / "m.nc"
+    pd.DataFrame({"score": s, column: np.where(y, values[1], values[0])}).to_csv(csv, index=False)
+    args = ["fit", str(csv), "--score", "score", "--label", column, "--pos-label", pos_label, "--method", "platt"]
+    assert main([*args, "--out", str(model)]) == 0
+    fitted = bayescal.load(model)
+    assert fitted.classes_[1] == positive
+    # the positive class's probability rises with the score when it is the class the scores track
+    p = fitted.predict_proba(np.array([0.1, 0.9]))[:, 1]
+    assert (p[1] > p[0]) == (positive == values[1])
+
+
+def test_a_pos_label_that_the_label_column_cannot_hold_is_refused(tmp_path, capsys):
+    csv = tmp_path / "d.csv"
+    pd.DataFrame({"score": [0.1, 0.4, 0.6, 0.9], "flag": [False, False, True, True]}).to_csv(csv, index=False)
+    args = ["fit", str(csv), "--score", "score", "--label", "flag", "--pos-label", "yes", "--method", "platt"]
+    assert main([*args, "--out", str(tmp_path / "m.nc")]) != 0
+    assert "--pos-label true or false" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
     "argv, message",
     [
         (["fit", "{csv}", "--score", "nope", "--label", "label"], "missing column(s) ['nope']"),

@@ -67,6 +67,32 @@ def test_expected_cost_of_a_calibrated_rule_matches_the_realized_cost(fitted):
     assert float(best["mean"]) <= float(naive["mean"]) + 1e-12
 
 
+def test_the_rule_beyond_the_fitted_scores_follows_the_map_at_its_nearest_end():
+    """Scores above the highest fitted one (here up to 1) are decided as that one is, as the
+    calibrator's own predict does; an unsorted grid gives the same rule as a sorted one."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 500)
+    p = np.clip(0.15 + 0.7 * y + rng.normal(0, 0.1, 500), 0.02, 0.95)
+    cal = bayescal.make_calibrator("platt").fit(p, y)
+    beyond = np.array([0.0, 0.01, 0.97, 0.99, 1.0])
+    regions = decision.decision_regions(cal)
+    np.testing.assert_array_equal(regions.predict(beyond), cal.predict(beyond))
+    grid = np.linspace(0.02, 0.95, 301)
+    shuffled = decision.decision_regions(cal, grid=rng.permutation(grid))
+    assert shuffled.intervals == decision.decision_regions(cal, grid=grid).intervals
+    np.testing.assert_array_equal(shuffled.predict(beyond), cal.predict(beyond))
+
+
+def test_the_roc_from_the_map_starts_at_one_one_for_scores_of_any_magnitude():
+    """The lowest threshold lies below every score also where 1e-12 is below the scores' spacing."""
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 400)
+    d = rng.normal(size=400) + 1.5 * (2 * y - 1)
+    cal = bayescal.make_calibrator("platt", score_kind="decision").fit(d * 1e5 + 1e6, y)
+    roc = decision.roc_from_map(cal, d * 1e5 + 1e6)
+    assert roc["tpr"].values[0, 0, 0] == 1.0 and roc["fpr"].values[0, 0, 0] == 1.0
+
+
 def test_roc_from_map_matches_the_empirical_roc_for_a_calibrated_map():
     rng = np.random.default_rng(5)
     s = rng.random(20000)
