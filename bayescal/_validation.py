@@ -35,6 +35,7 @@ __all__ = [
     "DEFAULT_CI_PROB",
     "check_calibrator",
     "check_labels_as",
+    "check_scored_labels",
 ]
 
 #: Probability of every credible, consistency and decision interval when ``ci_prob=None``:
@@ -546,6 +547,32 @@ def check_calibrator(calibrator: Any, name: str = "calibrator") -> Any:
         )
         raise ValueError(f"{name}={calibrator!r:.80} is not a bayescal calibrator: pass a fitted calibrator{hint}.")
     return calibrator
+
+
+def check_scored_labels(
+    y: Any, *, pos_label: Any = None, name: str = "y_true", require_both: bool = False
+) -> np.ndarray:
+    """Labels scored against probabilities of the positive class: a new int8 array, 1 where ``y``
+    is ``pos_label`` (:func:`check_labels`).
+
+    Without ``pos_label``, text labels and labels of one value other than -1, 0 and 1 are
+    refused, as scikit-learn's metrics refuse them: which is positive is the user's to say (the
+    greater of two words, or a lone 2, is not evidently it), and a wrong guess inverts a metric
+    or a diagram silently."""
+    y01, classes = check_labels(y, name=name, require_both=require_both, pos_label=pos_label)
+    if pos_label is None:
+        values = classes.tolist()
+        if any(isinstance(v, str) for v in values):
+            raise ValueError(
+                f"{name} holds text labels ({', '.join(map(repr, values))}): say which is the positive class "
+                f"with pos_label=, e.g. pos_label={values[-1]!r} (the probabilities are those of that class)."
+            )
+        if len(values) == 1 and values[0] not in (-1, 0, 1):
+            raise ValueError(
+                f"{name} has the single value {values[0]!r}: it cannot say whether that is the positive class; "
+                "pass pos_label= (the positive class's value)."
+            )
+    return y01
 
 
 def check_labels_as(y: Any, classes: Any, *, name: str = "y") -> np.ndarray:

@@ -53,9 +53,9 @@ from bayescal._validation import (
     check_ci_prob,
     check_consistent_length,
     check_integer,
-    check_labels,
     check_labels_as,
     check_probabilities,
+    check_scored_labels,
     check_scores,
     resolve_random_state,
 )
@@ -222,6 +222,7 @@ def consistency_check(
     ci_prob: float | None = None,
     random_state: RandomStateLike = None,
     random_seed: RandomStateLike = None,
+    pos_label: Any = None,
 ) -> xr.Dataset:
     r"""Was the classifier already calibrated? Consistency resampling of the raw scores.
 
@@ -256,6 +257,9 @@ def consistency_check(
         Randomness of the replicated labels (scikit-learn's convention).
     random_seed : deprecated
         Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release.
+    pos_label : optional
+        The value of ``y`` that is the positive class, whose probabilities ``scores`` are;
+        needed for text labels (:func:`bayescal.metrics.ece`).
 
     Returns
     -------
@@ -269,7 +273,7 @@ def consistency_check(
     n_replicates = check_integer(n_replicates, "n_replicates")
     ci_prob = check_ci_prob(ci_prob)
     s = check_probabilities(scores, name="scores")
-    y01, _ = check_labels(y, require_both=False)
+    y01 = check_scored_labels(y, pos_label=pos_label, name="y")
     check_consistent_length(scores=s, y=y01)
     rng = np.random.default_rng(resolve_random_state(random_state, random_seed, "consistency_check"))
     curve = metrics.reliability_curve(y01, s, n_bins=n_bins, strategy=strategy)

@@ -51,9 +51,9 @@ from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import (
     check_class_weights,
     check_consistent_length,
-    check_labels,
     check_probabilities,
     check_sample_weight,
+    check_scored_labels,
 )
 
 __all__ = [
@@ -86,10 +86,11 @@ NORMS = ("l1", "l2", "max")
 
 
 def _check_inputs(
-    y_true: Any, y_prob: Any, sample_weight: Any, *, require_both: bool = False
+    y_true: Any, y_prob: Any, sample_weight: Any, pos_label: Any = None, *, require_both: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Return labels (float 0/1), probabilities and weights as new float64 arrays."""
-    y, _ = check_labels(y_true, name="y_true", require_both=require_both, pos_label_name=None)
+    """Return labels (float 0/1, :func:`~bayescal._validation.check_scored_labels`), probabilities
+    and weights as new float64 arrays."""
+    y = check_scored_labels(y_true, pos_label=pos_label, name="y_true", require_both=require_both)
     p = check_probabilities(y_prob, name="y_prob")
     n = check_consistent_length(y_true=y, y_prob=p)
     w = check_sample_weight(sample_weight, n)  # rescaled where a sum would overflow
@@ -231,6 +232,7 @@ def ece(
     strategy: str = "quantile",
     norm: str = "l1",
     sample_weight: ArrayLike | None = None,
+    pos_label: Any = None,
 ) -> float:
     r"""Class-1 expected calibration error (Naeini et al. 2015; scikit-learn's curve).
 
@@ -257,6 +259,10 @@ def ece(
         seed authors publish (10 equal-count groups of the sorted predictions).
     norm : {"l1", "l2", "max"}, default "l1"
     sample_weight : array-like of shape (n,), optional
+    pos_label : optional
+        The value of ``y_true`` that is the positive class. Needed for text labels (as in
+        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
+        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
 
     Returns
     -------
@@ -267,7 +273,7 @@ def ece(
     Naeini, M. P., Cooper, G. F. & Hauskrecht, M. (2015). Obtaining well calibrated
     probabilities using Bayesian binning. AAAI, 2901-2907.
     """
-    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight, pos_label)
     n_bins = _check_positive_int(n_bins)
     _check_choice(strategy, "strategy", STRATEGIES)
     _check_choice(norm, "norm", NORMS)
@@ -282,6 +288,7 @@ def mce(
     n_bins: int = 10,
     strategy: str = "quantile",
     sample_weight: ArrayLike | None = None,
+    pos_label: Any = None,
 ) -> float:
     r"""Maximum calibration error: :math:`\max_b |o_b - e_b|` over the non-empty bins.
 
@@ -299,12 +306,18 @@ def mce(
         Binning, as in :func:`ece`.
     sample_weight : array-like of shape (n,), optional
         Non-negative weights; :math:`W` is their sum (the number of samples without).
+    pos_label : optional
+        The value of ``y_true`` that is the positive class. Needed for text labels (as in
+        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
+        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
 
     Returns
     -------
     float
     """
-    return ece(y_true, y_prob, n_bins=n_bins, strategy=strategy, norm="max", sample_weight=sample_weight)
+    return ece(
+        y_true, y_prob, n_bins=n_bins, strategy=strategy, norm="max", sample_weight=sample_weight, pos_label=pos_label
+    )
 
 
 def confidence_ece(
@@ -315,6 +328,7 @@ def confidence_ece(
     strategy: str = "uniform",
     norm: str = "l1",
     sample_weight: ArrayLike | None = None,
+    pos_label: Any = None,
 ) -> float:
     r"""Top-label (confidence) expected calibration error (Guo et al. 2017).
 
@@ -338,13 +352,17 @@ def confidence_ece(
     strategy : {"uniform", "quantile", "papers"}, default "uniform"
         Binning of the confidences.
     norm : {"l1", "l2", "max"}, default "l1"
+    pos_label : optional
+        The value of ``y_true`` that is the positive class. Needed for text labels (as in
+        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
+        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
 
     References
     ----------
     Guo, C., Pleiss, G., Sun, Y. & Weinberger, K. Q. (2017). On calibration of modern
     neural networks. ICML, 1321-1330.
     """
-    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight, pos_label)
     n_bins = _check_positive_int(n_bins)
     _check_choice(strategy, "strategy", STRATEGIES)
     _check_choice(norm, "norm", NORMS)
@@ -364,6 +382,7 @@ def calibration_error(
     norm: str = "l1",
     debias: bool = False,
     sample_weight: ArrayLike | None = None,
+    pos_label: Any = None,
 ) -> float:
     r"""Binned calibration error, optionally Kumar et al.'s debiased :math:`\ell_2` estimate.
 
@@ -390,6 +409,10 @@ def calibration_error(
     strategy : {"quantile", "uniform", "papers"}, default "quantile"
     norm : {"l1", "l2", "max"}, default "l1"
     debias : bool, default False
+    pos_label : optional
+        The value of ``y_true`` that is the positive class. Needed for text labels (as in
+        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
+        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
 
     References
     ----------
@@ -402,8 +425,16 @@ def calibration_error(
             f"debias=True needs norm='l2' (got norm={norm!r}): Kumar et al.'s correction is for the squared error."
         )
     if not debias:
-        return ece(y_true, y_prob, n_bins=n_bins, strategy=strategy, norm=norm, sample_weight=sample_weight)
-    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+        return ece(
+            y_true,
+            y_prob,
+            n_bins=n_bins,
+            strategy=strategy,
+            norm=norm,
+            sample_weight=sample_weight,
+            pos_label=pos_label,
+        )
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight, pos_label)
     n_bins = _check_positive_int(n_bins)
     _check_choice(strategy, "strategy", STRATEGIES)
     bins = _bin_stats(p, y, w, n_bins, strategy)
@@ -422,6 +453,7 @@ def ece_sweep(
     norm: str = "l1",
     strategy: str = "quantile",
     sample_weight: ArrayLike | None = None,
+    pos_label: Any = None,
 ) -> float:
     r"""ECE with the monotonic sweep binning of Roelofs et al. (2020).
 
@@ -449,6 +481,10 @@ def ece_sweep(
         Equal-mass or equal-width bins.
     sample_weight : array-like of shape (n,), optional
         Non-negative weights; :math:`W` is their sum (the number of samples without).
+    pos_label : optional
+        The value of ``y_true`` that is the positive class. Needed for text labels (as in
+        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
+        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
 
     Returns
     -------
@@ -459,7 +495,7 @@ def ece_sweep(
     Roelofs, R., Cain, N., Shlens, J. & Mozer, M. C. (2022). Mitigating bias in calibration
     error estimation. AISTATS (arXiv:2012.08668, 2020).
     """
-    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight, pos_label)
     _check_choice(norm, "norm", NORMS)
     _check_choice(strategy, "strategy", ("quantile", "uniform"))
     s = _sort(p, y, w)
@@ -504,6 +540,7 @@ def smooth_ece(
     *,
     sigma: float | None = None,
     sample_weight: ArrayLike | None = None,
+    pos_label: Any = None,
 ) -> float:
     r"""Smooth ECE (Blasiok & Nakkiran 2023).
 
@@ -532,13 +569,17 @@ def smooth_ece(
         As in :func:`ece`.
     sigma : float in (0, 1], optional
         Fixed kernel bandwidth; ``None`` uses the fixed point.
+    pos_label : optional
+        The value of ``y_true`` that is the positive class. Needed for text labels (as in
+        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
+        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
 
     References
     ----------
     Blasiok, J. & Nakkiran, P. (2024). Smooth ECE: principled reliability diagrams via
     kernel smoothing. ICLR (arXiv:2309.12236, 2023).
     """
-    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight, pos_label)
     if sigma is not None and (
         isinstance(sigma, (bool, np.bool_))
         or not isinstance(sigma, (int, float, np.integer, np.floating))
@@ -580,6 +621,7 @@ def mvce(
     p: float = 1,
     random_state: RandomStateLike = None,
     sample_weight: ArrayLike | None = None,
+    pos_label: Any = None,
 ) -> float:
     r"""Multi-view calibration error (Huang et al. 2022, the MBCT paper).
 
@@ -611,6 +653,10 @@ def mvce(
     random_state : None, int or numpy Generator
         Seed of ``numpy.random.default_rng``; shuffle :math:`r` is the
         :math:`r`-th ``rng.permutation(n)``.
+    pos_label : optional
+        The value of ``y_true`` that is the positive class. Needed for text labels (as in
+        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
+        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
 
     References
     ----------
@@ -618,7 +664,7 @@ def mvce(
     tree-based feature-aware binning for individual uncertainty calibration. WWW '22,
     2236-2246.
     """
-    y, prob, w = _check_inputs(y_true, y_prob, sample_weight)
+    y, prob, w = _check_inputs(y_true, y_prob, sample_weight, pos_label)
     n_bins = _check_positive_int(n_bins)
     n_shuffles = _check_positive_int(n_shuffles, "n_shuffles")
     if not (isinstance(p, (int, float, np.integer, np.floating)) and np.isfinite(p) and p >= 1):
@@ -646,7 +692,9 @@ def mvce(
 # ----------------------------------------------------------------------------- scores
 
 
-def brier_score(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
+def brier_score(
+    y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None, pos_label: Any = None
+) -> float:
     r"""Brier score :math:`\frac{1}{W}\sum_i w_i (y_i - p_i)^2` (scikit-learn's ``brier_score_loss``).
 
     This is the one-class form in [0, 1], not the two-class sum (which is twice as large).
@@ -659,6 +707,10 @@ def brier_score(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLik
         Predicted probabilities of the positive class, in [0, 1].
     sample_weight : array-like of shape (n,), optional
         Non-negative weights; :math:`W` is their sum (the number of samples without).
+    pos_label : optional
+        The value of ``y_true`` that is the positive class. Needed for text labels (as in
+        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
+        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
 
     Returns
     -------
@@ -666,11 +718,13 @@ def brier_score(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLik
     """
     from sklearn.metrics import brier_score_loss
 
-    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight, pos_label)
     return float(brier_score_loss(y, p, sample_weight=w, labels=[0.0, 1.0]))
 
 
-def rmse(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
+def rmse(
+    y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None, pos_label: Any = None
+) -> float:
     r"""Root mean squared error :math:`\sqrt{\mathrm{Brier}}` of the probabilities against the labels.
 
     Parameters
@@ -681,15 +735,21 @@ def rmse(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | Non
         Predicted probabilities of the positive class, in [0, 1].
     sample_weight : array-like of shape (n,), optional
         Non-negative weights; :math:`W` is their sum (the number of samples without).
+    pos_label : optional
+        The value of ``y_true`` that is the positive class. Needed for text labels (as in
+        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
+        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
 
     Returns
     -------
     float
     """
-    return float(np.sqrt(brier_score(y_true, y_prob, sample_weight=sample_weight)))
+    return float(np.sqrt(brier_score(y_true, y_prob, sample_weight=sample_weight, pos_label=pos_label)))
 
 
-def log_loss(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
+def log_loss(
+    y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None, pos_label: Any = None
+) -> float:
     r"""Mean negative log-likelihood :math:`-\frac{1}{W}\sum_i w_i[y_i \log p_i + (1-y_i)\log(1-p_i)]`.
 
     Computed by scikit-learn's ``log_loss``, which clips the probabilities to
@@ -705,6 +765,10 @@ def log_loss(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike |
         Predicted probabilities of the positive class, in [0, 1].
     sample_weight : array-like of shape (n,), optional
         Non-negative weights; :math:`W` is their sum (the number of samples without).
+    pos_label : optional
+        The value of ``y_true`` that is the positive class. Needed for text labels (as in
+        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
+        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
 
     Returns
     -------
@@ -712,11 +776,13 @@ def log_loss(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike |
     """
     from sklearn.metrics import log_loss as _sk_log_loss
 
-    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight, pos_label)
     return float(_sk_log_loss(y, p, sample_weight=w, labels=[0.0, 1.0]))
 
 
-def roc_auc(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
+def roc_auc(
+    y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None, pos_label: Any = None
+) -> float:
     """Area under the ROC curve (scikit-learn's ``roc_auc_score``; ties count one half).
 
     Needs both classes in ``y_true``.
@@ -729,6 +795,10 @@ def roc_auc(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | 
         Predicted probabilities of the positive class, in [0, 1].
     sample_weight : array-like of shape (n,), optional
         Non-negative weights; :math:`W` is their sum (the number of samples without).
+    pos_label : optional
+        The value of ``y_true`` that is the positive class. Needed for text labels (as in
+        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
+        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
 
     Returns
     -------
@@ -736,13 +806,15 @@ def roc_auc(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | 
     """
     from sklearn.metrics import roc_auc_score
 
-    y, p, w = _check_inputs(y_true, y_prob, sample_weight, require_both=True)
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight, pos_label, require_both=True)
     if sample_weight is not None:
         check_class_weights(y.astype(np.int8), w, name="sample_weight")
     return float(roc_auc_score(y, p, sample_weight=w))
 
 
-def accuracy(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
+def accuracy(
+    y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None, pos_label: Any = None
+) -> float:
     r"""Accuracy of the rule :math:`\hat y = [p > 0.5]` (a tie at 0.5 predicts class 0).
 
     The same rule as :meth:`bayescal.base.Calibrator.predict` with its default threshold.
@@ -755,6 +827,10 @@ def accuracy(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike |
         Predicted probabilities of the positive class, in [0, 1].
     sample_weight : array-like of shape (n,), optional
         Non-negative weights; :math:`W` is their sum (the number of samples without).
+    pos_label : optional
+        The value of ``y_true`` that is the positive class. Needed for text labels (as in
+        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
+        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
 
     Returns
     -------
@@ -762,7 +838,7 @@ def accuracy(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike |
     """
     from sklearn.metrics import accuracy_score
 
-    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight, pos_label)
     return float(accuracy_score(y, (p > 0.5).astype(np.float64), sample_weight=w))
 
 
@@ -812,6 +888,7 @@ def brier_decomposition(
     n_bins: int | None = None,
     strategy: str = "uniform",
     sample_weight: ArrayLike | None = None,
+    pos_label: Any = None,
 ) -> BrierDecomposition:
     r"""Murphy's (1973) decomposition Brier = REL - RES + UNC, and Cohen & Goldszmidt's.
 
@@ -845,6 +922,10 @@ def brier_decomposition(
         Binning when ``n_bins`` is given, as in :func:`ece`.
     sample_weight : array-like of shape (n,), optional
         Non-negative weights; :math:`W` is their sum (the number of samples without).
+    pos_label : optional
+        The value of ``y_true`` that is the positive class. Needed for text labels (as in
+        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
+        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
 
     References
     ----------
@@ -852,7 +933,7 @@ def brier_decomposition(
     Meteorol. 12, 595-600. Cohen, I. & Goldszmidt, M. (2004). Properties and benefits of
     calibrated classifiers. PKDD, LNCS 3202, 125-136.
     """
-    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight, pos_label)
     _check_choice(strategy, "strategy", STRATEGIES)  # checked even when n_bins=None does not use it
     W = w.sum()
     if n_bins is None:
@@ -917,7 +998,12 @@ def _mean_score(y: np.ndarray, q: np.ndarray, w: np.ndarray, score: str) -> floa
 
 
 def corp_decomposition(
-    y_true: ArrayLike, y_prob: ArrayLike, *, score: str = "brier", sample_weight: ArrayLike | None = None
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
+    *,
+    score: str = "brier",
+    sample_weight: ArrayLike | None = None,
+    pos_label: Any = None,
 ) -> CORPDecomposition:
     r"""CORP score decomposition (Dimitriadis, Gneiting & Jordan 2021).
 
@@ -943,6 +1029,10 @@ def corp_decomposition(
         Brier score :math:`(y - p)^2` or logarithmic score
         :math:`-y\log p - (1-y)\log(1-p)` (not clipped: a forecast of exactly 0 or 1
         that misses gives an infinite score).
+    pos_label : optional
+        The value of ``y_true`` that is the positive class. Needed for text labels (as in
+        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
+        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
 
     References
     ----------
@@ -951,7 +1041,7 @@ def corp_decomposition(
     """
     from scipy.optimize import isotonic_regression
 
-    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight, pos_label)
     _check_choice(score, "score", ("brier", "log"))
     positive = w > 0  # zero-weight samples play no part (and would give 0 * inf under "log")
     y, p, w = y[positive], p[positive], w[positive]
@@ -999,7 +1089,7 @@ class BayesErrorBounds:
 
 
 def bayes_error_bounds(
-    y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None
+    y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None, pos_label: Any = None
 ) -> BayesErrorBounds:
     r"""Cohen & Goldszmidt's (2004, Theorem 1) bounds for calibrated predictions.
 
@@ -1027,13 +1117,17 @@ def bayes_error_bounds(
         Predicted probabilities of the positive class, in [0, 1].
     sample_weight : array-like of shape (n,), optional
         Non-negative weights; :math:`W` is their sum (the number of samples without).
+    pos_label : optional
+        The value of ``y_true`` that is the positive class. Needed for text labels (as in
+        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
+        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
 
     References
     ----------
     Cohen, I. & Goldszmidt, M. (2004). Properties and benefits of calibrated classifiers.
     PKDD, LNCS 3202, 125-136.
     """
-    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight, pos_label)
     W = w.sum()
     refinement = float(np.sum(w * p * (1.0 - p)) / W)
     error_rate = float(np.sum(w * ((p > 0.5) != (y == 1.0))) / W)
@@ -1058,6 +1152,7 @@ def reliability_curve(
     n_bins: int = 10,
     strategy: str = "quantile",
     sample_weight: ArrayLike | None = None,
+    pos_label: Any = None,
 ):
     r"""Binned reliability curve as an ``xarray.Dataset`` over the dimension ``bin``.
 
@@ -1084,6 +1179,10 @@ def reliability_curve(
         Binning, as in :func:`ece`.
     sample_weight : array-like of shape (n,), optional
         Non-negative weights; :math:`W` is their sum (the number of samples without).
+    pos_label : optional
+        The value of ``y_true`` that is the positive class. Needed for text labels (as in
+        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
+        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
 
     Returns
     -------
@@ -1092,7 +1191,7 @@ def reliability_curve(
     """
     import xarray as xr
 
-    y, p, w = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight, pos_label)
     n_bins = _check_positive_int(n_bins)
     _check_choice(strategy, "strategy", STRATEGIES)
     bins = _bin_stats(p, y, w, n_bins, strategy)

@@ -55,6 +55,31 @@ def _random_state(random_state: RandomStateLike, random_seed: RandomStateLike, w
     return resolve_random_state(None if random_seed is not None else random_state, random_seed, where)
 
 
+def _labels_of(calibrators: Mapping[str, Any], y: ArrayLike, pos_label: Any) -> np.ndarray:
+    """``y`` as 0/1: coded by the fitted calibrators' classes (which must agree with each other
+    and with ``pos_label``, when given), or with only raw entries by
+    :func:`~bayescal._validation.check_scored_labels`."""
+    from bayescal._validation import check_labels_as, check_scored_labels
+
+    fitted = {name: est for name, est in calibrators.items() if est is not None}
+    if not fitted:
+        return check_scored_labels(y, pos_label=pos_label, name="y", require_both=True)
+    first, est = next(iter(fitted.items()))
+    classes = est.classes_
+    for name, other in fitted.items():
+        if len(other.classes_) != len(classes) or np.any(other.classes_ != classes):
+            raise ValueError(
+                f"calibrators {first!r} and {name!r} were fitted on different classes ({classes.tolist()} and "
+                f"{other.classes_.tolist()}, negative first): compare calibrators fitted on the same labels."
+            )
+    if pos_label is not None and pos_label != classes[1]:
+        raise ValueError(
+            f"pos_label={pos_label!r} but the calibrators' positive class is {classes.tolist()[1]!r} (their classes_): "
+            "leave pos_label out, or refit them with it."
+        )
+    return check_labels_as(y, classes, name="y")
+
+
 @dataclass
 class ReliabilityDisplay:
     """A reliability diagram: calibration maps with bands, binned frequencies, score histograms.
@@ -106,6 +131,7 @@ class ReliabilityDisplay:
         points: bool = True,
         ax: Any = None,
         random_seed: RandomStateLike = None,
+        pos_label: Any = None,
     ) -> ReliabilityDisplay:
         """Compute and draw the diagram for several fitted calibrators on evaluation data.
 
@@ -141,6 +167,10 @@ class ReliabilityDisplay:
             Draw the diagram there (no histograms); a new figure when None.
         random_seed : deprecated
             Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release.
+        pos_label : optional
+            The value of ``y`` that is the positive class. By default the fitted calibrators'
+            positive class (``classes_[1]``, as in their fit); with only ``None`` entries, as
+            in :func:`bayescal.metrics.ece` (needed for text labels).
 
         Returns
         -------
@@ -160,11 +190,11 @@ class ReliabilityDisplay:
         ['platt', 'raw']
         """
         random_state = _random_state(random_state, random_seed, "ReliabilityDisplay")
-        from bayescal._validation import check_labels, check_scores
+        from bayescal._validation import check_scores
         from bayescal.diagnostics import consistency_check
         from bayescal.metrics import reliability_curve
 
-        y01, _ = check_labels(y)
+        y01 = _labels_of(calibrators, y, pos_label)
         s = check_scores(scores, score_kind="decision")
         disp = cls(scores=s, y=y01)
         for label, est in calibrators.items():
@@ -213,6 +243,7 @@ class ReliabilityDisplay:
         points: bool = True,
         ax: Any = None,
         random_seed: RandomStateLike = None,
+        pos_label: Any = None,
     ) -> ReliabilityDisplay:
         """The diagram of one fitted calibrator.
 
@@ -224,7 +255,7 @@ class ReliabilityDisplay:
             Evaluation scores (input scale) and binary labels.
         label : str, optional
             Its label in the legend; the class name when None.
-        n_bins, strategy, ci_prob, grid, n_consistency, random_state, maps, points, ax, random_seed
+        n_bins, strategy, ci_prob, grid, n_consistency, random_state, maps, points, ax, random_seed, pos_label
             As in :meth:`from_calibrators`.
 
         Returns
@@ -245,6 +276,7 @@ class ReliabilityDisplay:
             maps=maps,
             points=points,
             ax=ax,
+            pos_label=pos_label,
         )
 
     @classmethod
@@ -261,6 +293,7 @@ class ReliabilityDisplay:
         random_state: RandomStateLike = 0,
         ax: Any = None,
         random_seed: RandomStateLike = None,
+        pos_label: Any = None,
     ) -> ReliabilityDisplay:
         """The diagram of a classifier's probabilities as they are: was it calibrated already?
 
@@ -272,7 +305,7 @@ class ReliabilityDisplay:
             Predicted probabilities of the positive class, in [0, 1].
         label : str, default "classifier"
             Its label in the legend.
-        n_bins, strategy, ci_prob, n_consistency, random_state, ax, random_seed
+        n_bins, strategy, ci_prob, n_consistency, random_state, ax, random_seed, pos_label
             As in :meth:`from_calibrators`.
 
         Returns
@@ -290,6 +323,7 @@ class ReliabilityDisplay:
             n_consistency=n_consistency,
             random_state=random_state,
             ax=ax,
+            pos_label=pos_label,
         )
 
     def plot(self, ax: Any = None) -> ReliabilityDisplay:
@@ -315,7 +349,12 @@ class ReliabilityDisplay:
             fig, (ax, hax) = plt.subplots(2, 1, figsize=(6, 7), sharex=True, gridspec_kw={"height_ratios": [3, 1]})
         else:
             fig, hax = ax.figure, None
-        ax.plot([0, 1], [0, 1], ls=":", color="grey", lw=1, label="perfect calibration")
+        # maps of decision values run over the scores' range; the binned points (probabilities) then
+        # get their own [0, 1] axis on top, with the diagonal they are read against
+        decision = any(m.attrs.get("score_scale") == "decision" for m in self.maps.values())
+        pax = ax.twiny() if decision and self.curves else ax
+        if pax is not ax or not decision:
+            pax.plot([0, 1], [0, 1], ls=":", color="grey", lw=1, label="perfect calibration")
         colors = _colors()
         labels = list(dict.fromkeys([*self.curves, *self.maps]))
         for i, label in enumerate(labels):
@@ -341,7 +380,7 @@ class ReliabilityDisplay:
             x, f = curve["mean_predicted"].values, curve["fraction_positive"].values
             if label in self.consistency:
                 cb = self.consistency[label]
-                ax.vlines(
+                pax.vlines(
                     x,
                     cb.sel(ci_bound="lower").values,
                     cb.sel(ci_bound="upper").values,
@@ -350,9 +389,9 @@ class ReliabilityDisplay:
                     lw=3,
                     gid=f"consistency:{label}",
                 )
-            ax.plot(x, f, "o", color=c, ms=4, label=f"{label} binned", gid=f"binned:{label}")
+            pax.plot(x, f, "o", color=c, ms=4, label=f"{label} binned", gid=f"binned:{label}")
             for xi, fi, n in zip(x, f, curve["count"].values):
-                ax.annotate(
+                pax.annotate(
                     f"{n:g}",
                     (xi, fi),
                     textcoords="offset points",
@@ -361,21 +400,33 @@ class ReliabilityDisplay:
                     color=c,
                     gid=f"count:{label}",
                 )
-        ax.set_xlim(0, 1)
+        lo, hi = 0.0, 1.0
+        if decision:
+            ends = [v for m in self.maps.values() for v in (m["score"].values.min(), m["score"].values.max())]
+            if self.scores is not None:
+                ends += [self.scores.min(), self.scores.max()]
+            lo, hi = float(min(ends)), float(max(ends))
+        ax.set_xlim(lo, hi)
         ax.set_ylim(0, 1)
         ax.set_ylabel("P(y = 1 | score)" if self.maps else "observed fraction positive")
         mixed = any(lbl in self.maps for lbl in self.curves)  # a calibrator with both readings
-        ax.set_xlabel(
-            "score (maps); mean predicted probability (binned points)"
-            if mixed
-            else "score"
-            if self.maps
-            else "mean predicted probability"
-        )
-        ax.legend(fontsize=7, loc="upper left")
+        if pax is not ax:
+            pax.set_xlim(0, 1)
+            pax.set_xlabel("mean predicted probability (binned points)")
+            ax.set_xlabel("decision value (maps)")
+        else:
+            ax.set_xlabel(
+                "score (maps); mean predicted probability (binned points)"
+                if mixed
+                else "score"
+                if self.maps
+                else "mean predicted probability"
+            )
+        handles = [h for a in dict.fromkeys([ax, pax]) for h in a.get_legend_handles_labels()[0]]
+        ax.legend(handles=handles, fontsize=7, loc="upper left")
         if hax is not None and self.scores is not None:
-            bins = np.linspace(0, 1, 41)
-            s = np.clip(self.scores, 0, 1)
+            bins = np.linspace(lo, hi, 41)
+            s = np.clip(self.scores, lo, hi)
             hax.hist(s[self.y == 0], bins=bins, alpha=0.6, label="class 0")
             hax.hist(s[self.y == 1], bins=bins, alpha=0.6, label="class 1")
             hax.set_xlabel("score")

@@ -115,6 +115,18 @@ def test_consistency_check_observed_values_are_the_metrics():
     np.testing.assert_allclose(out["count"].values, metrics.reliability_curve(d.y, d.scores, n_bins=7)["count"])
 
 
+def test_consistency_check_of_text_labels_scores_the_class_pos_label_names():
+    """Calibrated scores of "fraud" with labels in words: consistent with pos_label="fraud" (the
+    greater word, "ok", was taken silently, which made them look miscalibrated)."""
+    d = simulate_scores("beta_skewed", 400, random_state=2)
+    words = np.where(d.y == 1, "fraud", "ok")
+    by_word = D.consistency_check(d.scores, words, n_replicates=50, band=False, random_state=0, pos_label="fraud")
+    by_code = D.consistency_check(d.scores, d.y, n_replicates=50, band=False, random_state=0)
+    np.testing.assert_allclose(by_word["p_value"], by_code["p_value"])
+    with pytest.raises(ValueError, match="text labels.*pos_label="):
+        D.consistency_check(d.scores, words, n_replicates=50)
+
+
 # ----------------------------------------------------------------------------- PPC of the fit
 
 

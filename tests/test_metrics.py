@@ -494,6 +494,28 @@ def test_inputs_not_modified_and_plain_floats_returned(f, miscalibrated):
     assert type(out) is float
 
 
+@pytest.mark.parametrize("f", ALL_METRICS, ids=lambda f: f.__name__)
+def test_text_labels_need_pos_label_and_score_the_class_it_names(f):
+    """Text labels are scored against the class pos_label names (the greater word was taken
+    silently, which inverted every metric of a model fitted with pos_label="fraud"); without
+    pos_label they, and a lone label other than -1, 0 and 1, are refused."""
+    y = np.array([0, 1, 1, 0, 1, 0, 0, 1])
+    p = np.array([0.1, 0.8, 0.6, 0.3, 0.9, 0.2, 0.55, 0.4])
+    words = np.where(y == 1, "fraud", "ok")
+    expected = _call(f, y, p)
+    got = _call(f, words, p, pos_label="fraud")
+    if isinstance(expected, float):
+        assert got == pytest.approx(expected)
+    with pytest.raises(ValueError, match="text labels.*pos_label="):
+        _call(f, words, p)
+    if f is not M.roc_auc:  # one class has no ROC either way
+        with pytest.raises(ValueError, match="text labels \\('yes'\\)"):
+            _call(f, ["yes"] * 3, [0.9, 0.8, 0.7])
+        with pytest.raises(ValueError, match="single value 2"):
+            _call(f, [2, 2, 2], [0.9, 0.8, 0.7])
+        _call(f, ["yes"] * 3, [0.9, 0.8, 0.7], pos_label="yes")
+
+
 def test_labels_in_minus_one_one_are_accepted():
     assert M.brier_score([-1, 1], [0.2, 0.9]) == pytest.approx((0.04 + 0.01) / 2)
 

@@ -97,6 +97,46 @@ def test_reliability_from_predictions_and_from_calibrator(fitted):
     assert drawn.ax_ is ax and drawn.hist_ax_ is None
 
 
+def test_reliability_display_codes_text_labels_as_the_calibrator_was_fitted():
+    """A calibrator fitted with pos_label="fraud" (not the greater word): the diagram's observed
+    frequencies are those of "fraud", as its probabilities are (they were of "ok", inverted)."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 400)
+    p = np.clip(0.2 + 0.6 * y + rng.normal(0, 0.1, 400), 0.01, 0.99)
+    words = np.where(y == 1, "fraud", "ok")
+    platt = PlattScaling().fit(p, words, pos_label="fraud")
+    disp = P.ReliabilityDisplay.from_calibrator(platt, p, words, n_consistency=0)
+    curve = next(iter(disp.curves.values()))
+    np.testing.assert_allclose(
+        curve["fraction_positive"],
+        P.ReliabilityDisplay.from_predictions(y, platt.predict_proba(p)[:, 1], n_consistency=0).curves["classifier"][
+            "fraction_positive"
+        ],
+    )
+    with pytest.raises(ValueError, match="pos_label="):
+        P.ReliabilityDisplay.from_predictions(words, p, n_consistency=0)
+    raw = P.ReliabilityDisplay.from_predictions(words, p, n_consistency=0, pos_label="fraud")
+    assert raw.curves["classifier"]["fraction_positive"].values[-1] == 1.0
+    with pytest.raises(ValueError, match="positive class is 'fraud'"):
+        P.ReliabilityDisplay.from_calibrator(platt, p, words, n_consistency=0, pos_label="ok")
+
+
+def test_reliability_display_of_decision_values_spans_their_range():
+    """Maps of decision values are drawn over the scores' range with an unclipped histogram; the
+    binned probabilities go on their own [0, 1] axis."""
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 500)
+    d = rng.normal(size=500) + 1.5 * (2 * y - 1)
+    platt = PlattScaling(score_kind="decision").fit(d, y)
+    disp = P.ReliabilityDisplay.from_calibrator(platt, d, y, n_consistency=0)
+    assert disp.ax_.get_xlim() == pytest.approx((d.min(), d.max()))
+    counts, edges = np.histogram(d[y == 0], bins=np.linspace(d.min(), d.max(), 41))
+    heights = [patch.get_height() for patch in disp.hist_ax_.patches][: counts.size]
+    np.testing.assert_array_equal(heights, counts)
+    (points_ax,) = [a for a in disp.figure_.axes if a not in (disp.ax_, disp.hist_ax_)]
+    assert points_ax.get_xlim() == (0.0, 1.0) and _by_gid(points_ax, "binned:PlattScaling")
+
+
 def test_density_display_draws_the_density_check(fitted):
     import arviz_stats
 
