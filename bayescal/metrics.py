@@ -469,6 +469,10 @@ def ece_sweep(
     the largest gap). Equal-mass bins (``"quantile"``) are the paper's ECE_EM^sweep;
     ``"uniform"`` its equal-width variant. Monotonicity is judged over non-empty bins.
 
+    The sweep bins the n samples once per :math:`b \le b^* + 1`, so it costs
+    :math:`O(n\, b^*)`; on nearly separable data :math:`b^*` approaches n and the cost grows
+    as :math:`n^2` (subsample the data, or use :func:`ece` with a fixed number of bins).
+
     Parameters
     ----------
     y_true : array-like of shape (n,)
