@@ -47,6 +47,7 @@ from bayescal._validation import (
     is_dask_collection,
     resolve_random_state,
 )
+from bayescal._warnings import warn
 from bayescal.data import ScoreData, ScoreSummary, prepare_data, to_working
 
 __all__ = [
@@ -68,6 +69,25 @@ MAX_GRID_SIZE = 10**7
 """Most points an integer ``grid`` may ask for (a map over 10^7 points is 80 MB per draw)."""
 
 
+RELATIVE_WEIGHT_MEAN = 0.1
+"""Mean of the positive weights below which ``sample_weight`` looks relative (normalised to sum
+to 1, say) rather than frequencies, which calibrators read it as."""
+
+
+def _warn_relative_weights(w: np.ndarray, name: str) -> None:
+    """Warn when the positive weights average below :data:`RELATIVE_WEIGHT_MEAN`: a calibrator
+    whose fit depends on their scale then fits as if it had seen that few samples."""
+    positive = w[w > 0]
+    mean = float(positive.mean()) if positive.size else 1.0
+    if mean < RELATIVE_WEIGHT_MEAN:
+        warn(
+            f"sample_weight averages {mean:.3g} over the {positive.size} rows it weighs: {name} reads weights as "
+            f"frequencies (a weight of 2 counts as two rows), so it fits as if it had seen {positive.sum():.3g} "
+            "rows. If these are relative weights (importance or survey weights), rescale them to average 1: "
+            "sample_weight * (sample_weight > 0).sum() / sample_weight.sum()."
+        )
+
+
 class Calibrator(ClassifierMixin, BaseEstimator):
     """Base class of every bayescal calibrator.
 
@@ -81,6 +101,11 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         whether ``fit`` / ``predict_proba`` use ``X=`` (MBCT);
     ``supports_weights``
         whether ``sample_weight`` (and so a :class:`~bayescal.data.ScoreSummary`) is honoured;
+    ``weight_scale_matters``
+        whether the fit depends on the weights' scale, not only on their ratios (a prior, a
+        bandwidth or a smoothing whose strength is set against the number of samples): such a
+        calibrator warns when the weights look relative rather than frequencies
+        (:data:`RELATIVE_WEIGHT_MEAN`);
     ``fixed_midpoint``
         whether the map sends the working-scale score 0 to 1/2 whatever the data (temperature
         scaling): such a calibrator cannot follow a base rate far from the classifier's;
@@ -104,6 +129,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
     monotone: bool = False
     feature_aware: bool = False
     supports_weights: bool = True
+    weight_scale_matters: bool = True
     _fitted_schema = {
         "classes_": schema.labels(),
         "n_features_in_": schema.scalar("i", low=1, high=1),
@@ -238,6 +264,8 @@ class Calibrator(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"{self._name} does not support sample_weight: fit without it.")
             data = prepare_data(scores, y, sample_weight, score_kind=score_kind, pos_label=pos_label)
         X = self._check_X(X, data.n, fitting=True)
+        if sample_weight is not None and self.weight_scale_matters:
+            _warn_relative_weights(data.w, self._name)
         weighted = isinstance(scores, ScoreSummary) or sample_weight is not None  # else every weight is 1
         # a summary's rows are bins: count its weight, not its rows
         n1 = float(data.w[data.y == 1].sum()) if isinstance(scores, ScoreSummary) else int(data.y.sum())

@@ -113,6 +113,31 @@ def test_save_load_roundtrip(name, tmp_path):
     np.testing.assert_allclose(loaded.predict_proba(s, **kw), est.predict_proba(s, **kw), rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("name", [n for n in NAMES if get_calibrator_class(n).supports_weights])
+def test_weights_normalised_to_sum_one_warn_where_their_scale_changes_the_fit(name):
+    """Weights read as frequencies: a calibrator that declares its fit free of their scale gives
+    the same map for w and w / w.sum(); the others warn on weights averaging 1 / n, which they
+    fit as one sample (and not on weights averaging 1)."""
+    import warnings
+
+    s, y, X = simulated()
+    w = np.random.default_rng(1).random(s.size)
+    est = build(name)
+    kw = fit_kwargs(est, X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        build(name).fit(s, y, w * s.size / w.sum(), **kw)
+    if est.weight_scale_matters:
+        with pytest.warns(UserWarning, match=r"sample_weight averages 0.0025 over the 400 rows.*rescale them"):
+            est.fit(s, y, w / w.sum(), **kw)
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            relative = est.fit(s, y, w / w.sum(), **kw).predict_proba(s, **kw)
+        counts = build(name).fit(s, y, w, **kw).predict_proba(s, **kw)
+        np.testing.assert_allclose(relative, counts, atol=1e-6)
+
+
 @pytest.mark.parametrize("name", [n for n in NAMES if not get_calibrator_class(n).feature_aware])
 def test_labels_with_pos_label_and_strings(name):
     s, y, _ = simulated()

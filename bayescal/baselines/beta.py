@@ -85,6 +85,7 @@ class BetaCalibration(Calibrator):
     Electronic Journal of Statistics 11(2), 5052-5080.
     """
 
+    weight_scale_matters = False  # the weights enter the mean log loss, normalised
     monotone = True
     _fitted_schema = {
         "a_": schema.scalar("f", low=0.0),

@@ -105,6 +105,7 @@ class HistogramBinning(Calibrator):
     probabilities using Bayesian binning. AAAI, 2901-2907.
     """
 
+    weight_scale_matters = False  # weighted fractions of positives per bin
     monotone = False
     _fitted_schema = {
         "edges_": schema.array("f", ("k-1",), order="nondecreasing", max_size=schema.int_param("n_bins")),

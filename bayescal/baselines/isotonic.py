@@ -56,6 +56,7 @@ class IsotonicCalibrator(Calibrator):
     641-647.
     """
 
+    weight_scale_matters = False  # weighted means of labels over pooled blocks
     monotone = True
     _fitted_schema = {
         "knots_": schema.array("f", ("k",), order="increasing"),

@@ -47,6 +47,7 @@ class QuadraticScaling(Calibrator):
     post-hoc calibration on tabular data, where quadratic scaling is among the leading methods.
     """
 
+    weight_scale_matters = False  # the weights enter the mean log loss, normalised
     monotone = False
 
     _fitted_schema = {

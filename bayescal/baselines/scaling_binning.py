@@ -80,6 +80,7 @@ class ScalingBinning(Calibrator):
     Kumar, A., Liang, P. & Ma, T. (2019). Verified uncertainty calibration. NeurIPS 32.
     """
 
+    weight_scale_matters = False  # an unpenalised logistic fit and weighted bin means
     monotone = False
     _fitted_schema = {
         "platt_coef_": schema.scalar("f"),

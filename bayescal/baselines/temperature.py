@@ -49,6 +49,7 @@ class TemperatureScaling(Calibrator):
     networks. ICML, PMLR 70, 1321-1330.
     """
 
+    weight_scale_matters = False  # the weights enter the mean log loss, normalised
     monotone = True
     fixed_midpoint = True
 
