@@ -442,6 +442,11 @@ def draw_names(model) -> tuple[str, str, str, str]:
     return ("weight", *_params(model), "alpha")
 
 
+def _stored(values: np.ndarray) -> np.ndarray:
+    """A sampler statistic as the fitted model keeps it: booleans (``diverging``) as int8."""
+    return values.astype(np.int8) if values.dtype.kind == "b" else values
+
+
 def _to_posterior(weight, p1, p2, alpha, n_chains, n_draws, family: str = "gaussian") -> xr.Dataset:
     """The route's posterior layout (:class:`~bayescal.bayesian.class_fit.ClassFit`)."""
     from bayescal.bayesian.mixture import PARAMS
@@ -690,8 +695,8 @@ def fit_nuts(
     keep = [
         name for name in ("diverging", "energy", "lp", "tree_depth", "step_size", "acceptance_rate") if name in stats
     ]
-    sample_stats = xr.Dataset(
-        {name: (("chain", "draw"), stats[name].values) for name in keep},
+    sample_stats = xr.Dataset(  # booleans as int8: files of fitted models hold numbers (bayescal.io)
+        {name: (("chain", "draw"), _stored(stats[name].values)) for name in keep},
         coords={"chain": posterior.chain, "draw": posterior.draw},
     )
     diagnostics = {

@@ -12,6 +12,7 @@ import pytest
 from scipy import stats
 from scipy.special import expit, logsumexp
 
+import bayescal
 from bayescal import IsotonicCalibrator
 from bayescal.bayesian import mixture
 from bayescal.bayesian.dpm import DPMCalibrator, _present_families
@@ -165,12 +166,32 @@ def test_bad_priors_raise(priors, match):
         ({"atom_threshold": 0.0}, "atom_threshold"),
         ({"route_options": {"learning_rate": 0.1}}, "route_options"),
         ({"null_stacking": "yes"}, "null_stacking"),
+        ({"atom_threshold": "a"}, "atom_threshold='a' must be a real number"),
+        ({"route_options": {"n_components": 3}}, r"route_options\['n_components'\].*pass n_components="),
+        ({"route_options": {"random_seed": 3}}, r"route_options\['random_seed'\].*pass random_state="),
+        ({"route_options": {"family": "beta"}}, r"route_options\['family'\].*pass components="),
+        ({"route_options": {"tune": 10}}, r"route_options\['tune'\].*pass tune="),
+        ({"route_options": {"merge_split": 20}, "components": "beta"}, "merge_split=20.*set components='gaussian'"),
     ],
 )
 def test_bad_parameters_raise(params, match):
     s, y = monotone_data(100, np.random.default_rng(0))
     with pytest.raises(ValueError, match=match):
         DPMCalibrator(**(TINY | params)).fit(s, y)
+
+
+def test_a_refit_with_a_mistyped_option_keeps_the_former_fit():
+    """The Jupyter workflow: a refit with a typo in route_options raises, and the calibrator
+    still answers as its former fit (it answered 0.9 where it had said 0.03: the new data's
+    atoms and grid beside the former map)."""
+    s, y = monotone_data(300, np.random.default_rng(0))
+    model = DPMCalibrator(**TINY, random_state=0).fit(s, y)
+    grid = np.array([0.1, 0.3, 0.5])
+    before = model.predict_proba(grid)
+    model.set_params(route_options={"hmc_step": 20})
+    with pytest.raises(ValueError, match="route_options"):
+        model.fit(s**3, y)
+    np.testing.assert_array_equal(model.set_params(route_options=None).predict_proba(grid), before)
 
 
 def test_hamiltonian_moves_run_on_raw_and_compressed_scores():
@@ -747,7 +768,9 @@ def test_save_load_with_atoms_and_decision_scores(tmp_path):
 
 
 # ---- routes against each other ---------------------------------------------------------
-def test_gibbs_and_nuts_agree_on_small_data():
+def test_gibbs_and_nuts_agree_on_small_data(tmp_path):
+    """... and the NUTS-fitted model saves and loads (its sampler statistics were booleans, which
+    the file format refuses, so the file it wrote could not be read)."""
     s, y = monotone_data(200, np.random.default_rng(9))
     kw = {
         "n_components": 3,
@@ -766,6 +789,9 @@ def test_gibbs_and_nuts_agree_on_small_data():
         bg.sel(ci_bound="lower"), bn.sel(ci_bound="lower")
     )
     assert np.all(overlap.values > 0)
+    nuts.save(tmp_path / "nuts.nc")
+    loaded = bayescal.load(tmp_path / "nuts.nc")
+    np.testing.assert_array_equal(loaded.predict_proba(grid), nuts.predict_proba(grid))
 
 
 def test_import_and_gibbs_fit_do_not_import_pymc():
