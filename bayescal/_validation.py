@@ -524,14 +524,29 @@ def resolve_random_state(random_state: Any, random_seed: Any = None, where: str 
         When both names are given.
     """
     if random_seed is None:
-        return random_state
+        return _check_seed(random_state, "random_state")
     if random_state is not None:
         raise ValueError(f"{where}: pass random_state only; random_seed is its deprecated old name.")
     warn(
         f"{where}: random_seed is deprecated and will be removed in the next release; use random_state.",
         DeprecationWarning,
     )
-    return random_seed
+    return _check_seed(random_seed, "random_seed")
+
+
+def _check_seed(value: Any, name: str) -> Any:
+    """None, a non-negative integer or a Generator as it is; a legacy ``numpy.random.RandomState``
+    (scikit-learn's idiom) as an integer seed drawn from it; anything else refused by name."""
+    if value is None or isinstance(value, np.random.Generator):
+        return value
+    if isinstance(value, np.random.RandomState):
+        return int(value.randint(np.iinfo(np.int32).max))
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and value >= 0:
+        return int(value)
+    raise ValueError(
+        f"{name}={value!r} is not a seed: pass None, a non-negative integer or a numpy.random.Generator "
+        "(e.g. np.random.default_rng(0))."
+    )
 
 
 def check_calibrator(calibrator: Any, name: str = "calibrator") -> Any:

@@ -240,7 +240,20 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         of the summary's grid, so the map differs from the fit on the rows by at most its
         change over half a bin. A feature-aware calibrator reduces the rows its own way
         (MBCT: see its class docstring).
+
+        A fit that raises leaves the calibrator as it was before the call (fitted or not),
+        not holding a mix of the new data's attributes and the former fit's.
         """
+        before = dict(self.__dict__)
+        try:
+            return self._fit_all(scores, y, sample_weight, X, pos_label)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    def _fit_all(self, scores: Any, y: Any, sample_weight: Any, X: Any, pos_label: Any) -> "Calibrator":
+        """:meth:`fit`'s work: validation, the shared attributes (:meth:`_start_fit`) and :meth:`_fit`."""
         if y is None and not isinstance(scores, ScoreSummary):
             raise ValueError(
                 f"{self._name} requires y to be passed, but the target y is None: pass the true binary labels."
@@ -1120,7 +1133,7 @@ class PriorShiftedCalibrator(Calibrator):
             new = np.full(base.shape, params[0])
         else:
             k = max(1, ceil(check_number(self.n_prior_draws, "n_prior_draws", low=1.0) / base.size))
-            rng = np.random.default_rng(self.random_state)
+            rng = np.random.default_rng(resolve_random_state(self.random_state, where=self._name))
             new = rng.beta(params[0], params[1], size=(base.shape[0], base.shape[1] * k))
         self.calibrator_ = fitted
         self._k = k

@@ -54,6 +54,7 @@ from bayescal._validation import (
     check_probabilities,
     check_sample_weight,
     check_scored_labels,
+    resolve_random_state,
 )
 
 __all__ = [
@@ -675,7 +676,7 @@ def mvce(
         raise ValueError(f"p={p!r} must be a finite number >= 1 (1 for the mean absolute gap, 2 for RMS).")
     if n_bins > prob.size:
         raise ValueError(f"n_bins={n_bins} exceeds the {prob.size} samples: pass n_bins <= number of samples.")
-    rng = np.random.default_rng(random_state)
+    rng = np.random.default_rng(resolve_random_state(random_state))
     sizes = np.full(n_bins, prob.size // n_bins)
     sizes[: prob.size % n_bins] += 1
     chunk = np.repeat(np.arange(n_bins), sizes)

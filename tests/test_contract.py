@@ -113,6 +113,27 @@ def test_save_load_roundtrip(name, tmp_path):
     np.testing.assert_allclose(loaded.predict_proba(s, **kw), est.predict_proba(s, **kw), rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("name", [n for n in NAMES if not get_calibrator_class(n).feature_aware])
+def test_a_refit_that_raises_leaves_the_former_fit_whole(name, monkeypatch):
+    """A refit on other data (here text labels, reflected scores) that fails inside the method
+    leaves the calibrator answering as before: it held the new data's classes and range beside
+    the former fit's map (the DPM then predicted 0.9 where it had said 0.03)."""
+    s, y, _ = simulated()
+    est = build(name).fit(s, y)
+    before = est.predict_proba(s)
+
+    def failing_fit(self, *args, **kwargs):
+        self.half_done_ = True
+        raise RuntimeError("the method failed")
+
+    monkeypatch.setattr(type(est), "_fit", failing_fit)
+    with pytest.raises(RuntimeError, match="the method failed"):
+        est.fit(1 - s**3, np.where(y == 1, "no", "yes"))
+    monkeypatch.undo()
+    assert list(est.classes_) == [0, 1] and not hasattr(est, "half_done_")
+    np.testing.assert_array_equal(est.predict_proba(s), before)
+
+
 @pytest.mark.parametrize("name", [n for n in NAMES if get_calibrator_class(n).supports_weights])
 def test_weights_normalised_to_sum_one_warn_where_their_scale_changes_the_fit(name):
     """Weights read as frequencies: a calibrator that declares its fit free of their scale gives

@@ -93,3 +93,29 @@ def test_no_public_signature_takes_args_or_kwargs_blindly():
                 kinds = {p.kind for p in inspect.signature(getattr(cls, name)).parameters.values()}
                 assert inspect.Parameter.VAR_POSITIONAL not in kinds
                 assert inspect.Parameter.VAR_KEYWORD not in kinds
+
+
+SEEDED = [n for n in bayescal.calibrators() if "random_state" in bayescal.make_calibrator(n).get_params()]
+
+
+@pytest.mark.parametrize("name", SEEDED)
+@pytest.mark.parametrize("bad", [-1, "a", 1.5, True])
+def test_a_random_state_that_is_not_a_seed_is_refused_by_name(name, bad):
+    """It reached numpy's SeedSequence ("expected non-negative integer"), where the DPM, spline
+    and scaling-binning calibrators used it, or was ignored where the data needed no randomness."""
+    from _calibrators import build
+
+    d = simulate_scores("beta_skewed", 300, random_state=0)
+    X = np.zeros((d.scores.size, 1)) if bayescal.make_calibrator(name).feature_aware else None
+    with pytest.raises(ValueError, match=rf"random_state={bad!r} is not a seed: pass None, a non-negative integer"):
+        build(name, random_state=bad).fit(d.scores, d.y, X=X)
+
+
+def test_a_legacy_random_state_is_read_as_a_seed_drawn_from_it():
+    """scikit-learn's idiom, np.random.RandomState(0), gives a seed: two equal states, equal draws."""
+    assert resolve_random_state(np.random.RandomState(0)) == resolve_random_state(np.random.RandomState(0))
+    d = simulate_scores("beta_skewed", 300, random_state=0)
+    a, b = (
+        bayescal.make_calibrator("spline", random_state=np.random.RandomState(0)).fit(d.scores, d.y) for _ in range(2)
+    )
+    np.testing.assert_array_equal(a.predict_proba(d.scores), b.predict_proba(d.scores))

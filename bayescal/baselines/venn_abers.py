@@ -9,7 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from bayescal import _schema as schema
 from bayescal._typing import ArrayLike, RandomStateLike
-from bayescal._validation import check_integer
+from bayescal._validation import check_integer, resolve_random_state
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData
 
@@ -162,6 +162,7 @@ class VennAbers(Calibrator):
     def _fit(self, data: ScoreData, X=None) -> None:
         keep = data.w > 0
         t, y, w = data.t[keep], data.y[keep], data.w[keep]
+        seed = resolve_random_state(self.random_state, where=self._name)  # checked also where unused
         if self.n_splits is None:
             folds = [np.arange(t.size)]
         else:
@@ -171,7 +172,6 @@ class VennAbers(Calibrator):
                     f"n_splits={n_splits} needs at least {n_splits} calibration scores of each class: "
                     "lower n_splits or use n_splits=None (inductive Venn-Abers)."
                 )
-            seed = self.random_state
             if isinstance(seed, np.random.Generator):
                 seed = int(seed.integers(2**31 - 1))
             folds = [test for _, test in StratifiedKFold(n_splits, shuffle=True, random_state=seed).split(t, y)]
