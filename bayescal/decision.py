@@ -215,7 +215,7 @@ def decision_regions(
         intervals=_intervals(g, mean, c),
         rule=xr.DataArray(rule, dims="score", coords={"score": g}, name="rule"),
         prob_optimal=(cmap > c).mean(("chain", "draw")).rename("prob_optimal"),
-        n_crossings=xr.DataArray(n_cross, dims=("chain", "draw"), name="n_crossings"),
+        n_crossings=over_draws(n_cross, "n_crossings"),
         score_kind=cmap.attrs["score_scale"],
     )
 
@@ -306,7 +306,7 @@ def expected_profit(
     else:
         pred = _pred_as_01(calibrator, y_pred, n)
     profit = np.where(pred == 1, gain1, gain0).mean(axis=-1)
-    return _with_interval(xr.DataArray(profit, dims=("chain", "draw"), name="profit"), ci_prob)
+    return _with_interval(over_draws(profit, "profit"), ci_prob)
 
 
 def _benefit(value: Any, name: str, n: int) -> np.ndarray:
@@ -390,6 +390,15 @@ def expected_cost(
     return out
 
 
+def over_draws(values: np.ndarray, name: str) -> xr.DataArray:
+    """Values per posterior draw, shape (chain, draw), as a DataArray with ArviZ's ``chain`` and
+    ``draw`` coordinates (0, 1, ..., as ``predict_posterior`` gives them)."""
+    chains, draws = values.shape
+    return xr.DataArray(
+        values, dims=("chain", "draw"), coords={"chain": np.arange(chains), "draw": np.arange(draws)}, name=name
+    )
+
+
 def _with_interval(draws: xr.DataArray, ci_prob: float | None) -> xr.Dataset:
     import arviz_stats
 
@@ -448,7 +457,7 @@ def roc_from_map(calibrator: Calibrator, scores: ArrayLike, *, n_thresholds: int
     auc = -np.trapezoid(tpr, fpr, axis=-1)
     dims = ("chain", "draw", "threshold")
     return xr.Dataset(
-        {"tpr": (dims, tpr), "fpr": (dims, fpr), "auc": (("chain", "draw"), auc)}, coords={"threshold": taus}
+        {"tpr": (dims, tpr), "fpr": (dims, fpr), "auc": over_draws(auc, "auc")}, coords={"threshold": taus}
     )
 
 
@@ -483,7 +492,7 @@ def bayes_error_posterior(calibrator: Calibrator, scores: ArrayLike, *, ci_prob:
     fields["upper"] = 2 * fields["refinement"]
     out = xr.Dataset()
     for name, values in fields.items():
-        ds = _with_interval(xr.DataArray(values, dims=("chain", "draw"), name=name), ci_prob)
+        ds = _with_interval(over_draws(values, name), ci_prob)
         out[name] = ds[name]
         out[f"{name}_mean"] = ds["mean"]
         out[f"{name}_ci"] = ds["ci"]

@@ -60,6 +60,7 @@ from bayescal._validation import (
     resolve_random_state,
 )
 from bayescal.base import ClassConditional
+from bayescal.decision import over_draws
 
 __all__ = [
     "STATISTICS",
@@ -390,8 +391,11 @@ def calibration_error_posterior(
         A user's tolerance :math:`\epsilon`: adds ``prob_below_tolerance``, the posterior
         probability :math:`P(\mathrm{error} < \epsilon \mid \text{data})` of each measure.
     score_distribution : {"empirical", "model"} or None
+        See above. With the default and a DPM, ``"model"`` is taken and ``scores``, if given,
+        is not used: pass ``"empirical"`` for the error on those scores.
     ci_prob : float, optional
-        Probability of the equal-tailed intervals (ArviZ's default when None).
+        Probability of the equal-tailed intervals; :data:`bayescal.base.DEFAULT_CI_PROB` (0.95)
+        when None.
     grid_size : int, default 1001
         Integration grid of ``"model"``.
 
@@ -437,7 +441,7 @@ def calibration_error_posterior(
     fields = {"ece": np.sum(weights * np.abs(gap), axis=-1), "l2": np.sqrt(sq), "reliability": sq}
     out = xr.Dataset(attrs={"ci_prob": ci_prob, "ci_kind": "eti", "score_distribution": score_distribution})
     for name, values in fields.items():
-        da = xr.DataArray(values, dims=("chain", "draw"), name=name)
+        da = over_draws(values, name)
         out[name] = da
         out[f"{name}_mean"] = da.mean()
         out[f"{name}_ci"] = (

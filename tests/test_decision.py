@@ -93,6 +93,18 @@ def test_the_roc_from_the_map_starts_at_one_one_for_scores_of_any_magnitude():
     assert roc["tpr"].values[0, 0, 0] == 1.0 and roc["fpr"].values[0, 0, 0] == 1.0
 
 
+def test_quantities_per_posterior_draw_carry_chain_and_draw_coordinates(fitted):
+    """As predict_posterior's draws do (ArviZ's convention), so they align with them."""
+    cal, s_test, _ = fitted
+    for draws in (
+        decision.expected_cost(cal, s_test)["cost"],
+        decision.roc_from_map(cal, s_test)["auc"],
+        decision.decision_regions(cal).n_crossings,
+    ):
+        assert draws.dims == ("chain", "draw")
+        np.testing.assert_array_equal(draws["draw"].values, np.arange(draws.sizes["draw"]))
+
+
 def test_roc_from_map_matches_the_empirical_roc_for_a_calibrated_map():
     rng = np.random.default_rng(5)
     s = rng.random(20000)

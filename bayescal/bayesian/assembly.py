@@ -125,7 +125,7 @@ def assemble_posterior(
         stats = xr.concat(
             [f.sample_stats for f in fits], dim="class", coords="minimal", compat="override", join="outer"
         )
-        groups["sample_stats"] = stats.assign_coords({"class": [0, 1]})
+        groups["sample_stats"] = stats.assign_coords({"class": [0, 1]}).transpose("chain", "draw", ...)
     else:
         groups["sample_stats"] = xr.Dataset(coords={"chain": post["chain"].values, "draw": post["draw"].values})
     tree = xr.DataTree.from_dict(groups)

@@ -25,9 +25,9 @@ from bayescal import _schema as schema
 from bayescal._interp import interp_regular, interp_sorted
 from bayescal._stats import weighted_quantile
 from bayescal._typing import ArrayLike
-from bayescal._validation import check_integer, resolve_random_state
+from bayescal._validation import check_integer, check_number, resolve_random_state
 from bayescal._version import __version__
-from bayescal._warnings import warn
+from bayescal._warnings import held, warn
 from bayescal.base import BayesianCalibrator, PosteriorClassConditional
 from bayescal.bayesian import mixture
 from bayescal.bayesian.assembly import flat_draws, slot_models
@@ -350,7 +350,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
 
     # ---- fitting ------------------------------------------------------------------
     def _check_params(self) -> None:
-        from bayescal.bayesian.routes import ROUTES
+        from bayescal.bayesian.routes import ROUTES, SAMPLING_ROUTES
 
         if self.draws is not None:
             check_integer(self.draws, "draws", 1)
@@ -369,12 +369,22 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             raise ValueError(f"inference={self.inference!r} is not one of {tuple(ROUTES)}.")
         if self.components not in COMPONENTS:
             raise ValueError(f"components={self.components!r} is not one of {COMPONENTS}.")
+        check_number(self.atom_threshold, "atom_threshold", low=0.0, high=1.0)
         if not 0.0 < float(self.atom_threshold) <= 1.0:
             raise ValueError(f"atom_threshold={self.atom_threshold} must lie in (0, 1].")
         if not isinstance(self.null_stacking, (bool, np.bool_)):
             raise ValueError(f"null_stacking={self.null_stacking!r} must be True or False.")  # noqa: TRY004
         if self.route_options is not None and not isinstance(self.route_options, dict):
             raise ValueError("route_options must be a dict of keyword arguments for the inference route, or None.")
+        # the calibrator passes these to the route itself: in route_options they would clash or overrule
+        own = {"n_components": "n_components", "random_seed": "random_state", "family": "components"}
+        if self.inference in SAMPLING_ROUTES:
+            own |= {"draws": "draws", "tune": "tune", "chains": "chains"}
+        clash = sorted(set(self.route_options or {}) & set(own))
+        if clash:
+            raise ValueError(
+                f"route_options[{clash[0]!r}] is set by the calibrator: pass {own[clash[0]]}= to DPMCalibrator instead."
+            )
 
     def _families(self, score_kind: str) -> tuple[str, ...]:
         """The component families this fit uses (see ``components``)."""
@@ -428,10 +438,13 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         if select and self.inference == "gibbs":
             fits = self._select_in_stretches(prep, families, family_seeds, attrs, region)
         else:
-            fits = self._fit_families(prep, families, family_seeds, attrs, region)
+            fits, caught = self._fit_families(prep, families, family_seeds, attrs, region)
             if select:
                 chosen = self._select_family(prep, fits)
                 fits = {chosen: fits[chosen]}
+            for family in fits:  # the warnings of a family that selection drops are not the fit's
+                for message, category in caught[family]:
+                    warn(message, category)
         self.diagnostics_["divergences"] = sum(
             int(self.diagnostics_[f][f"class_{c}"].get("divergences", 0)) for f in fits for c in (0, 1)
         )
@@ -486,8 +499,10 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         seeds: dict[str, list[int]],
         attrs: dict,
         region: np.ndarray,
-    ) -> dict[str, tuple[xr.DataTree, np.ndarray, list[dict]]]:
-        """Every family's model (:meth:`_fit_family`), with one BLAS thread (:func:`bayescal._threads.one_blas_thread`).
+    ) -> tuple[dict[str, tuple[xr.DataTree, np.ndarray, list[dict]]], dict[str, list]]:
+        """Every family's model (:meth:`_fit_family`), with one BLAS thread (:func:`bayescal._threads.one_blas_thread`),
+        and the warnings each family's fit raised, held (:func:`bayescal._warnings.held`) for the
+        caller to emit for the families it keeps.
 
         With the sampler, two families are fitted in two threads: each family's serial steps (priors,
         start search, assembly, map draws, convergence) then overlap the other's sweeps, which
@@ -496,14 +511,20 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         from bayescal._threads import map_in_threads, one_blas_thread
 
         strict = len(families) == 1
+
+        def fit(family: str) -> tuple:
+            with held() as caught:
+                return self._fit_family(prep, family, seeds[family], attrs, region, strict), caught
+
         with one_blas_thread():  # a class's parameters are small arrays: BLAS threads only wait on busy cores
             if len(families) == 1 or self.inference != "gibbs":  # the PyMC routes run their own threads
-                results = [self._fit_family(prep, f, seeds[f], attrs, region, strict) for f in families]
+                results = [fit(f) for f in families]
             else:
-                results = map_in_threads(
-                    lambda f: self._fit_family(prep, f, seeds[f], attrs, region, strict), families, len(families)
-                )
-        return dict(zip(families, results, strict=True))
+                results = map_in_threads(fit, families, len(families))
+        return (
+            {f: result for f, (result, _) in zip(families, results, strict=True)},
+            {f: caught for f, (_, caught) in zip(families, results, strict=True)},
+        )
 
     def _fit_family(
         self, prep: PreparedData, family: str, seeds: list[int], attrs: dict, region: np.ndarray, strict: bool

@@ -866,7 +866,10 @@ class GibbsChains:
         if backend == "numpy" and alpha_update != "conditional":
             raise ValueError("alpha_update='collapsed' runs in the compiled sweeps: set backend='numba'.")
         if merge_split and family != "gaussian":
-            raise ValueError(f"merge_split={merge_split} proposes moves of Gaussian components; family={family!r}.")
+            raise ValueError(
+                f"merge_split={merge_split} proposes moves of Gaussian components, but this fit has {family!r} "
+                "components: with DPMCalibrator, set components='gaussian'."
+            )
         if family not in _FAMILIES:
             raise ValueError(f"family={family!r} is not one of {tuple(_FAMILIES)}.")
         if start not in STARTS:

@@ -72,6 +72,18 @@ def test_vi_and_gibbs_agree_and_khat_warnings_match_diagnostics():
     assert pymc_model.N_COMPILATIONS == built
 
 
+def test_selection_warns_only_about_the_family_it_keeps():
+    """components="select" fits both families and keeps one: the k-hat warnings are those of the
+    kept family's classes (it warned about the dropped family's too, four warnings for two)."""
+    s, y = _scores(np.random.default_rng(3), 400)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = DPMCalibrator(n_components=K, draws=200, inference="vi", route_options=FAST, random_state=1).fit(s, y)
+    kept = fit.diagnostics_["family_selection"]["chosen"]
+    ks = [fit.diagnostics_[kept][f"class_{c}"]["pareto_k"] for c in (0, 1)]
+    assert len([w for w in caught if "Pareto k-hat" in str(w.message)]) == sum(k > vi.KHAT_WARN for k in ks)
+
+
 @pytest.mark.filterwarnings("ignore:The variational fit")
 def test_dadvi_layout_diagnostics_and_seed():
     x, c, prior = _class_data(np.random.default_rng(0))
