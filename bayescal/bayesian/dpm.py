@@ -226,7 +226,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     grid_size : int, default 1024
         Points of the working-scale grid on which map draws are cached for prediction.
     n_jobs : int, default 1
-        Threads fitting the two classes (1 or 2).
+        Threads fitting the two classes: 1, or 2 and more (two classes, so two threads at most).
     route_options : dict or None, default None
         Extra keyword arguments for the inference route (e.g. ``{"thin": 2}`` for Gibbs,
         ``{"hmc_steps": 20}`` for its Hamiltonian moves, which raise the share of converged fits on

@@ -209,7 +209,10 @@ def _check_user_class(
     for key, value in user.items():
         if key not in keys:  # another family's hyperparameter (strict=False)
             continue
-        arr = np.asarray(value, dtype=np.float64)
+        raw = np.asarray(value)
+        if raw.dtype.kind not in "iuf":  # booleans and text are not hyperparameters
+            raise ValueError(f"{where}[{key!r}]={value!r} must be a number or an array of numbers.")
+        arr = raw.astype(np.float64)
         if key in _SCALAR[family]:
             if arr.ndim != 0:
                 raise ValueError(f"{where}[{key!r}] must be a number, got shape {arr.shape}.")
@@ -280,6 +283,11 @@ def resolve_priors(
     elif isinstance(priors, Sequence) and not isinstance(priors, (str, bytes)) and len(priors) == 2:
         per_class = list(priors)
     elif isinstance(priors, Mapping):
+        if any(k in (0, 1, "0", "1") for k in priors):
+            raise ValueError(
+                "priors mixes class keys (0, 1) with hyperparameter names: pass either one dict for both "
+                "classes, or {0: {...}, 1: {...}} with the shared hyperparameters repeated in each."
+            )
         unknown = sorted(str(k) for k in priors if str(k) not in (prior_keys(family) if strict else _all_keys()))
         raise ValueError(
             f"priors has unknown key(s) {unknown}: use hyperparameter names "

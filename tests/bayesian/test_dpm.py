@@ -146,8 +146,11 @@ def test_beta_shape_prior_does_not_narrow_the_components_as_the_class_grows(rng)
     [
         ({"alpha": 1.0}, "unknown key"),
         ({0: {"mu_sd": 1.0}}, "unknown key"),
+        ({0: {"alpha_rate": 2.0}, "alpha_shape": 2.0}, r"mixes class keys \(0, 1\) with hyperparameter names"),
         ({"mu_loc": [1.0, 2.0]}, "shape"),
         ({"alpha_rate": -1.0}, "positive"),
+        ({"alpha_shape": True}, r"alpha_shape'\]=True must be a number"),
+        ({"mu_scale": "x"}, r"mu_scale'\]='x' must be a number"),
         ("strong", "pass None"),
     ],
 )
