@@ -733,6 +733,15 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the ``bayescal`` command with ``argv`` (the process's arguments when None).
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success, 2 when the command fails (one line on stderr says why;
+        ``--debug`` raises with the traceback instead). Arguments that argparse refuses exit
+        with status 2 from argparse itself.
+    """
     parser = _build_parser()
     args = parser.parse_args(argv)
     try:

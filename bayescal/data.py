@@ -316,30 +316,35 @@ def prepare_data(
     w = check_sample_weight(sample_weight, s.shape[0])
     check_class_weights(y01, w, classes)
     if score_kind == "probability":
-        warn_merged_extremes(s)
+        warn_merged_extremes(s, y01, w)
     return ScoreData(scores=s, t=to_working(s, score_kind), y=y01, w=w, score_kind=score_kind, classes=classes)
 
 
-MERGED_SHARE_WARN = 0.01
-"""Share of the scores, merged by the clip at :data:`PROB_EPS`, from which fitting warns."""
-
-
-def warn_merged_extremes(s: np.ndarray) -> None:
-    """Warn when at least :data:`MERGED_SHARE_WARN` of the probabilities lie strictly between 0
-    and :data:`PROB_EPS` (or 1 - PROB_EPS and 1): the working scale clips them there, so they
-    become one value with each other and with exact 0 (1), and a calibrator cannot tell 1e-200
-    from 1e-13 (naive Bayes gives such scores). The far tail of a pile at 0 or 1 (Beta(0.3, 3)
-    scores put about 4 in 10,000 below 1e-12) stays below that share."""
+def warn_merged_extremes(s: np.ndarray, y01: np.ndarray, w: np.ndarray) -> None:
+    """Warn when the logit clip at :data:`PROB_EPS` hides labels: the working scale clips
+    probabilities strictly between 0 and PROB_EPS (or 1 - PROB_EPS and 1) there, so they become
+    one value with each other and with exact 0 (1), and a calibrator cannot tell 1e-200 from
+    1e-13 (naive Bayes gives such scores). That loses what the labels say only where the scores
+    so merged at one end (exact 0 and 1 aside) hold both classes; a classifier's most confident
+    scores, all of one class, lose nothing."""
     if s.size == 0:
         return
-    below = int(np.count_nonzero((s > 0.0) & (s < PROB_EPS))) if s.min() < PROB_EPS else 0
-    above = int(np.count_nonzero((s < 1.0) & (s > 1.0 - PROB_EPS))) if s.max() > 1.0 - PROB_EPS else 0
-    if below + above >= MERGED_SHARE_WARN * s.size:
+    counts = []
+    for end in (0.0, 1.0):
+        near = s.min() < PROB_EPS if end == 0.0 else s.max() > 1.0 - PROB_EPS  # two cheap passes first
+        merged = (np.abs(s - end) < PROB_EPS) & (s != end) if near else None
+        if merged is None or not merged.any():
+            counts.append(0)
+            continue
+        counts.append(int(np.count_nonzero(merged)) if np.unique(y01[merged & (w > 0)]).size == 2 else 0)
+    below, above = counts
+    if below + above:
         warn(
-            f"{below + above} probability score(s) lie strictly within {PROB_EPS:g} of 0 or 1 ({below} below "
-            f"{PROB_EPS:g}, {above} above 1 - {PROB_EPS:g}): bayescal's logit scale clips probabilities there, so "
-            "these count as one value (with exact 0 or 1). If the classifier gives such scores, pass its log-odds "
-            "instead with score_kind='decision' (for scikit-learn: predict_log_proba(X) @ [-1, 1])."
+            f"{below + above} probability score(s) of both classes lie strictly within {PROB_EPS:g} of 0 or 1 "
+            f"({below} below {PROB_EPS:g}, {above} above 1 - {PROB_EPS:g}): bayescal's logit scale clips "
+            "probabilities there, so they count as one value (with exact 0 or 1) and their labels cannot be told "
+            "apart by score. Pass the classifier's log-odds instead, with score_kind='decision' (for scikit-learn: "
+            "predict_log_proba(X) @ [-1, 1])."
         )
 
 
@@ -1053,12 +1058,20 @@ def dask_partitions(
             desc = ", ".join(f"{k} has {v}" for k, v in lengths.items())
             raise ValueError(f"Mismatched lengths: {desc}. Pass one value per sample in each.")
         named = {k: v.rechunk({0: scores.chunks[0]}) for k, v in named.items()}
-    parts = {}
-    for name, v in named.items():
-        if isinstance(v, da.Array):
-            parts[name] = list((v.rechunk({1: -1}) if v.ndim == 2 else v).to_delayed().ravel())
-        else:
-            parts[name] = list(v.to_delayed())
+
+    def pieces(optimize: bool) -> dict[str, list]:
+        return {
+            name: list((v.rechunk({1: -1}) if v.ndim == 2 else v).to_delayed().ravel())
+            if isinstance(v, da.Array)
+            else list(v.to_delayed(optimize_graph=optimize))
+            for name, v in named.items()
+        }
+
+    parts = pieces(True)
+    if len({len(v) for v in parts.values()}) > 1:
+        # the optimiser fuses a frame's small partitions by the columns selected (a column and a
+        # slice of columns of one Parquet frame can come in different numbers of pieces): unfused
+        parts = pieces(False)
     sizes = {k: len(v) for k, v in parts.items()}
     if len(set(sizes.values())) > 1:
         desc = ", ".join(f"{k} has {v}" for k, v in sizes.items())

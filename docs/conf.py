@@ -96,7 +96,7 @@ def _prior_shift_api() -> str:
 
     wanted = {
         "Calibrator.with_class_prior": lambda: Calibrator.with_class_prior,
-        "estimate_class_prior": lambda: bayescal.estimate_class_prior,
+        "Calibrator.estimate_class_prior": lambda: Calibrator.estimate_class_prior,
         "CalibratedClassifier": lambda: bayescal.CalibratedClassifier,
     }
     lines, missing = [], []
@@ -156,7 +156,7 @@ def _write_api_pages() -> None:
             ":class:`bayescal.base.Calibrator`.\n\n.. autosummary::\n   :toctree: generated\n\n" + names)
     (DOCS / "api" / "calibrators.rst").write_text(text)
     top = ["calibrators", "make_calibrator", "load", "save"]
-    for extra in ("CalibratedClassifier", "estimate_class_prior"):
+    for extra in ("CalibratedClassifier",):
         if extra in bayescal.__all__:
             top.append(extra)
     text = ("Top-level functions\n===================\n\n.. currentmodule:: bayescal\n\n"

@@ -455,20 +455,22 @@ def test_dask_mbct_refuses_weights_beyond_the_exact_range(data):
 
 
 def test_probabilities_merged_by_the_logit_clip_are_announced():
-    """Naive-Bayes-like scores far below 1e-12 all take the clip's logit: a warning says so and
-    names the fix (the log-odds as decision values), which tells them apart."""
+    """Naive-Bayes-like scores of both classes far below 1e-12 all take the clip's logit: a warning
+    says so and names the fix (the log-odds as decision values), which tells them apart; merged
+    scores of one class (a classifier's most confident ones) hide no label and pass silently."""
     from scipy.special import expit
 
     rng = np.random.default_rng(0)
     y = (rng.random(600) < 0.5).astype(int)
     t = np.where(y == 1, rng.normal(-24, 4, 600), rng.normal(-32, 4, 600))
     with pytest.warns(
-        UserWarning, match=r"probability score\(s\) lie strictly within 1e-12 of 0 or 1.*score_kind='decision'"
+        UserWarning, match=r"probability score\(s\) of both classes lie strictly within 1e-12.*score_kind='decision'"
     ):
         merged = build("platt").fit(expit(t), y)
     assert np.ptp(merged.predict_proba(expit(np.array([-36.0, -28.0])))[:, 1]) == 0.0
     kept = build("platt", score_kind="decision").fit(t, y)
     assert np.diff(kept.predict_proba(np.array([-36.0, -28.0]))[:, 1])[0] > 0.2
-    with warnings.catch_warnings():
+    with warnings.catch_warnings():  # exact 0 and 1, and merged scores of one class, hide no label
         warnings.simplefilter("error")
         build("platt").fit(np.r_[0.0, 1.0, rng.random(50)], np.r_[0, 1, rng.integers(0, 2, 50)])
+        build("platt").fit(np.r_[1e-20, 1e-15, 0.0, rng.random(50)], np.r_[0, 0, 0, rng.integers(0, 2, 50)])
