@@ -101,8 +101,8 @@ def test_quantities_per_posterior_draw_carry_chain_and_draw_coordinates(fitted):
         decision.roc_from_map(cal, s_test)["auc"],
         decision.decision_regions(cal).n_crossings,
     ):
-        assert draws.dims == ("chain", "draw")
-        np.testing.assert_array_equal(draws["draw"].values, np.arange(draws.sizes["draw"]))
+        assert draws.dims == ("chain", "draw") and {"chain", "draw"} <= set(draws.coords)
+        np.testing.assert_array_equal(draws.coords["draw"].values, np.arange(draws.sizes["draw"]))
 
 
 def test_roc_from_map_matches_the_empirical_roc_for_a_calibrated_map():
