@@ -882,3 +882,17 @@ def test_the_bootstrap_ecm_route_returns_independent_draws_in_the_posterior_layo
     np.testing.assert_allclose(post["weight"].sum("component"), 1.0)
     assert float(post["sigma"].min()) >= 0.1
     assert float(post["mu"].std(("chain", "draw")).min()) > 0  # every component's location varies
+
+
+def test_the_ece_posterior_study_compares_with_the_population_error():
+    """The population ECE and REL the coverage of calibration_error_posterior is judged against
+    are those of a large sample of the truth's scores."""
+    from bayescal.datasets import simulate_scores
+
+    study = benchmark_module("ece_posterior_coverage")
+    for name in ("beta_skewed", "beta_bimodal", "rare"):
+        exact = study.population(name)
+        d = simulate_scores(name, 400_000, random_state=0)
+        gap = d.true_map(d.scores) - d.scores
+        assert exact["ECE"] == pytest.approx(np.abs(gap).mean(), rel=0.01)
+        assert exact["REL"] == pytest.approx((gap**2).mean(), rel=0.01)
