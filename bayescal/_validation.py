@@ -225,7 +225,7 @@ def check_probabilities(y_prob: Any, *, name: str = "y_prob") -> np.ndarray:
 
 def _distinct_values(arr: np.ndarray) -> np.ndarray:
     """Sorted distinct values; for numeric labels with at most two values, by min and max
-    (three passes instead of a sort or hash: 0.6 s -> 0.03 s for 10^7 labels)."""
+    (three passes instead of a sort or hash, which would dominate validation at 10^7 labels)."""
     if arr.dtype.kind in "biuf":
         lo, hi = arr.min(), arr.max()
         if lo == hi:
