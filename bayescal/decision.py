@@ -36,6 +36,7 @@ from bayescal._validation import (
     check_labels_as,
     check_number,
     check_sample_weight,
+    check_scored_labels,
 )
 
 if TYPE_CHECKING:
@@ -85,7 +86,10 @@ def cost_cutoff(cost_fp: float = 1.0, cost_fn: float = 1.0) -> float:
 
 def _labels_pair(y_true: Any, y_pred: Any, pos_label: Any) -> tuple[np.ndarray, np.ndarray]:
     """``y_true`` and ``y_pred`` as 0/1 under one coding: the classes are the values of both together
-    (at most two), the positive one ``pos_label`` or, by default, the greater (the rule of ``fit``)."""
+    (at most two), the positive one ``pos_label`` or, by default, the greater (the rule of ``fit``),
+    except that text labels, and labels of one value other than -1, 0 and 1, need ``pos_label``
+    (:func:`~bayescal._validation.check_scored_labels`: the costs of the two errors differ, and a
+    guessed positive class would swap them)."""
     for values, name in ((y_true, "y_true"), (y_pred, "y_pred")):  # each on its own: shape, missing values
         check_labels(values, require_both=False, name=name, pos_label=pos_label)
     true, pred = _plain(y_true), _plain(y_pred)
@@ -97,7 +101,7 @@ def _labels_pair(y_true: Any, y_pred: Any, pos_label: Any) -> tuple[np.ndarray, 
             "numbers): pass both with the same labels, e.g. the values predict() returns."
         )
     both = np.concatenate([true.astype(object), pred.astype(object)]) if is_text[0] else np.concatenate([true, pred])
-    joint, _ = check_labels(both, require_both=False, name="y_true and y_pred together", pos_label=pos_label)
+    joint = check_scored_labels(both, pos_label=pos_label, name="y_true and y_pred together")
     return joint[:n], joint[n:]
 
 
@@ -237,7 +241,9 @@ def realized_cost(
         True and predicted labels, coded alike (e.g. ``y_pred`` from ``calibrator.predict``).
         Together they may hold at most two values; the positive class is ``pos_label`` or,
         by default, the greater of the two (the rule of ``fit``: 1 for {0, 1} and {1, 2}, True
-        for booleans). Non-integer numbers need ``pos_label``.
+        for booleans). Text labels, non-integer numbers and a lone value other than -1, 0 and 1
+        need ``pos_label``, as in :mod:`bayescal.metrics` (a guessed positive class would swap
+        the two costs).
     cost_fp, cost_fn : float, default 1.0
         Costs of a false positive and a false negative.
     sample_weight : array-like of shape (n,), optional

@@ -69,7 +69,9 @@ def test_summaries_with_different_label_codings_do_not_add(data, other):
 
 def test_realized_cost_codes_true_and_predicted_labels_alike():
     assert decision.realized_cost([1, 2, 2, 1, 2], [1, 2, 2, 1, 2]) == 0.0  # perfect predictions cost nothing
-    assert decision.realized_cost(["a", "b", "b"], ["a", "b", "a"], cost_fn=3.0) == pytest.approx(1.0)
+    assert decision.realized_cost(["a", "b", "b"], ["a", "b", "a"], cost_fn=3.0, pos_label="b") == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="text labels.*pos_label="):  # which word is positive sets the costs
+        decision.realized_cost(["a", "b", "b"], ["a", "b", "a"], cost_fn=3.0)
     assert decision.realized_cost([1, 2, 2], [2, 2, 2], cost_fp=2.0) == pytest.approx(2 / 3)  # 2 is positive
     assert decision.realized_cost([1, 2, 2], [1, 1, 2], pos_label=1, cost_fp=5.0) == pytest.approx(5 / 3)
     with pytest.raises(ValueError, match="y_true and y_pred together has 3 distinct values"):
