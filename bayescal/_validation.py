@@ -36,6 +36,7 @@ __all__ = [
     "check_calibrator",
     "check_labels_as",
     "check_scored_labels",
+    "random_generator",
 ]
 
 #: Probability of every credible, consistency and decision interval when ``ci_prob=None``:
@@ -241,7 +242,6 @@ def check_labels(
     pos_label: Any = None,
     name: str = "y",
     require_both: bool = True,
-    pos_label_name: str | None = "pos_label",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return ``(y01, classes)``: labels as a new int8 array of 0/1 and the two original classes.
 
@@ -254,12 +254,6 @@ def check_labels(
     targets rather than class labels, so they are refused unless ``pos_label`` says which
     value is the positive class. Missing values (None, NaN, pandas' NA) and masked entries
     are refused.
-
-    Parameters
-    ----------
-    pos_label_name : str or None
-        How the caller's positive-class argument is called in messages (``None`` when the
-        caller has none, as for the metrics).
     """
     if y is None:
         raise ValueError(f"{name} is None: pass the true binary labels.")
@@ -306,14 +300,10 @@ def check_labels(
         )
     if pos_label is None and arr.dtype.kind == "f" and np.any(classes != np.round(classes)):
         shown = ", ".join(repr(v) for v in classes.tolist())
-        fix = (
-            f"or set {pos_label_name}= to the value of the positive class"
-            if pos_label_name
-            else "e.g. (y_prob > 0.5) is not a label either"
-        )
         raise ValueError(
             f"{name} has non-integer values ({shown}): these look like probabilities or targets, not class "
-            f"labels. Pass the true class labels (0/1, booleans or two class names), {fix}."
+            f"labels. Pass the true class labels (0/1, booleans or two class names), or set pos_label= to the value "
+            "of the positive class."
         )
     if pos_label is None:
         # scikit-learn's convention: the greater of the two sorted values is the positive class
@@ -325,9 +315,7 @@ def check_labels(
         except Exception:  # an array or other value that does not compare to a label
             known = False
         if not known and (require_both or classes.size == 2):
-            raise ValueError(
-                f"{pos_label_name or 'pos_label'}={pos_label!r} is not one of the values in {name}: {classes.tolist()}."
-            )
+            raise ValueError(f"pos_label={pos_label!r} is not one of the values in {name}: {classes.tolist()}.")
     y01 = (arr == pos_label).astype(np.int8)
     if classes.size == 2:
         neg = classes[classes != pos_label][0]
@@ -532,6 +520,12 @@ def resolve_random_state(random_state: Any, random_seed: Any = None, where: str 
         DeprecationWarning,
     )
     return _check_seed(random_seed, "random_seed")
+
+
+def random_generator(random_state: Any, random_seed: Any = None, where: str = "this function") -> np.random.Generator:
+    """The numpy Generator of ``random_state`` (:func:`resolve_random_state`: checked, the deprecated
+    ``random_seed`` accepted)."""
+    return np.random.default_rng(resolve_random_state(random_state, random_seed, where))
 
 
 def _check_seed(value: Any, name: str) -> Any:

@@ -45,7 +45,7 @@ from bayescal._validation import (
     check_number,
     check_scores,
     is_dask_collection,
-    resolve_random_state,
+    random_generator,
 )
 from bayescal._warnings import warn
 from bayescal.data import ScoreData, ScoreSummary, prepare_data, to_working
@@ -881,7 +881,7 @@ class BayesianCalibrator(Calibrator):
             A ``posterior_predictive`` group holding ``y`` with dims ``(chain, draw, obs_id)``.
         """
         p = self.predict_posterior(scores)
-        rng = np.random.default_rng(resolve_random_state(random_state, random_seed, "sample_posterior_predictive"))
+        rng = random_generator(random_state, random_seed, "sample_posterior_predictive")
         y_rep = (rng.random(p.shape) < p.values).astype(np.int8)
         ds = xr.Dataset({"y": (p.dims, y_rep)}, coords=p.coords)
         return xr.DataTree.from_dict({"posterior_predictive": ds})
@@ -1133,7 +1133,7 @@ class PriorShiftedCalibrator(Calibrator):
             new = np.full(base.shape, params[0])
         else:
             k = max(1, ceil(check_number(self.n_prior_draws, "n_prior_draws", low=1.0) / base.size))
-            rng = np.random.default_rng(resolve_random_state(self.random_state, where=self._name))
+            rng = random_generator(self.random_state, where=self._name)
             new = rng.beta(params[0], params[1], size=(base.shape[0], base.shape[1] * k))
         self.calibrator_ = fitted
         self._k = k

@@ -343,16 +343,13 @@ def _positive_line(classes: Any) -> str:
     return f"positive class: {pos!r} (negative: {neg!r}); probabilities are P(label = {pos!r})"
 
 
-def _check_string_labels(column: Any, pos_label: Any, name: str) -> None:
+def _check_string_labels(column: Any, name: str) -> None:
     """Refuse text labels without ``--pos-label``: which word is positive is the user's to say."""
     import pandas as pd
 
+    types = pd.api.types
     dtype = column.dtype
-    if (
-        pos_label is None
-        and (pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype))
-        and not pd.api.types.is_bool_dtype(dtype)
-    ):
+    if (types.is_object_dtype(dtype) or types.is_string_dtype(dtype)) and not types.is_bool_dtype(dtype):
         values = column.dropna().unique()
         values = list(values.compute() if hasattr(values, "compute") else values)
         if len(values) != 2 or not all(isinstance(v, str) for v in values):
@@ -380,7 +377,6 @@ def run_fit(args: argparse.Namespace) -> None:
     with steps.step("reading " + ", ".join(args.data)):
         table = read_table(args.data, [args.score, args.label], dask_above=args.dask_above)
     pos_label = _parse_label(args.pos_label, table[args.label], args.label)
-    _check_string_labels(table[args.label], pos_label, args.label)
     on_dask = is_dask_collection(table)  # fit reduces Dask columns to a ScoreSummary itself
     what = (
         f"summarising the scores with Dask, fitting {args.method}"
@@ -407,10 +403,12 @@ def _show_progress(args: argparse.Namespace) -> bool:
 
 def _parse_label(value: str | None, column: Any, name: str) -> Any:
     """``--pos-label``'s text as a value of the label column ``name``: read by the column's type
-    (true / false for a boolean column, a number for a numeric one, the text itself otherwise)."""
+    (true / false for a boolean column, a number for a numeric one, the text itself otherwise);
+    without it, text labels are refused (:func:`_check_string_labels`)."""
     import pandas as pd
 
     if value is None:
+        _check_string_labels(column, name)
         return None
     dtype = column.dtype
     if pd.api.types.is_bool_dtype(dtype):
@@ -559,7 +557,6 @@ def run_report(args: argparse.Namespace) -> None:
         table = read_table(args.data, [args.score, args.label])
     scores = check_scores(table[args.score].to_numpy(), score_kind=args.score_kind, name=f"column {args.score!r}")
     pos_label = _parse_label(args.pos_label, table[args.label], args.label)
-    _check_string_labels(table[args.label], pos_label, args.label)
     y01, classes = check_labels(table[args.label].to_numpy(), pos_label=pos_label, name=f"column {args.label!r}")
     s_cal, s_test, y_cal, y_test = train_test_split(
         scores, y01, test_size=args.test_size, stratify=y01, random_state=args.seed
@@ -623,6 +620,12 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+POS_LABEL_HELP = (
+    "the positive label, read by the label column's type (true / false, a number, or text; default: 1, "
+    "True, or the greater value; required for text labels)"
+)
+
+
 def _build_parser() -> argparse.ArgumentParser:
     from bayescal._registry import calibrators
     from bayescal._version import __version__
@@ -660,8 +663,7 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument(
         "--pos-label",
         default=None,
-        help="the positive label, read by the label column's type (true / false, a number, or text; default: 1, "
-        "True, or the greater value; required for text labels)",
+        help=POS_LABEL_HELP,
     )
     fit.add_argument(
         "--seed",
@@ -720,8 +722,7 @@ def _build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--pos-label",
         default=None,
-        help="the positive label, read by the label column's type (true / false, a number, or text; default: 1, "
-        "True, or the greater value; required for text labels)",
+        help=POS_LABEL_HELP,
     )
     report.add_argument("--test-size", type=float, default=0.5, help="share of rows held out for evaluation")
     report.add_argument("--cost-fp", type=float, default=1.0, help="cost of a false positive (decision regions)")

@@ -327,17 +327,13 @@ def warn_merged_extremes(s: np.ndarray, y01: np.ndarray, w: np.ndarray) -> None:
     1e-13 (naive Bayes gives such scores). That loses what the labels say only where the scores
     so merged at one end (exact 0 and 1 aside) hold both classes; a classifier's most confident
     scores, all of one class, lose nothing."""
-    if s.size == 0:
-        return
-    counts = []
-    for end in (0.0, 1.0):
-        near = s.min() < PROB_EPS if end == 0.0 else s.max() > 1.0 - PROB_EPS  # two cheap passes first
-        merged = (np.abs(s - end) < PROB_EPS) & (s != end) if near else None
-        if merged is None or not merged.any():
-            counts.append(0)
-            continue
-        counts.append(int(np.count_nonzero(merged)) if np.unique(y01[merged & (w > 0)]).size == 2 else 0)
-    below, above = counts
+
+    def hidden(merged: np.ndarray) -> int:
+        return int(merged.sum()) if np.unique(y01[merged & (w > 0)]).size == 2 else 0
+
+    # a pass for the minimum and one for the maximum first: most scores come nowhere near the clip
+    below = hidden((s > 0.0) & (s < PROB_EPS)) if s.min() < PROB_EPS else 0
+    above = hidden((s < 1.0) & (s > 1.0 - PROB_EPS)) if s.max() > 1.0 - PROB_EPS else 0
     if below + above:
         warn(
             f"{below + above} probability score(s) of both classes lie strictly within {PROB_EPS:g} of 0 or 1 "

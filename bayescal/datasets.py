@@ -29,7 +29,7 @@ from scipy import stats
 from scipy.special import expit, logsumexp
 
 from bayescal._typing import ArrayLike, RandomStateLike
-from bayescal._validation import check_integer, resolve_random_state
+from bayescal._validation import check_integer, random_generator
 
 __all__ = ["make_naeini2014", "svm_scores", "Mixture", "ScoreTruth", "SimulatedScores", "TRUTHS", "simulate_scores"]
 
@@ -61,7 +61,7 @@ def make_naeini2014(n_samples: int = 2000, *, random_state: RandomStateLike = No
         authors' file: train then test, and within each split class 0 then class 1.
     """
     n_samples = check_integer(n_samples, "n_samples", minimum=4)
-    rng = np.random.default_rng(resolve_random_state(random_state))
+    rng = random_generator(random_state)
     frames = []
     n_train = n_samples // 2
     for split, m in (("train", n_train), ("test", n_samples - n_train)):
@@ -153,7 +153,7 @@ class Mixture:
         return np.exp(self.logpdf(x))
 
     def rvs(self, size: int, random_state: RandomStateLike = None) -> np.ndarray:
-        rng = np.random.default_rng(resolve_random_state(random_state))
+        rng = random_generator(random_state)
         which = rng.choice(len(self.components), size=size, p=self.weights)
         out = np.empty(size)
         for k, c in enumerate(self.components):
@@ -262,7 +262,7 @@ def simulate_scores(
     if not 0.0 < float(truth.pi) < 1.0:
         raise ValueError(f"truth.pi={truth.pi} must lie strictly between 0 and 1.")
     n = check_integer(n, "n", minimum=1)
-    rng = np.random.default_rng(resolve_random_state(random_state))
+    rng = random_generator(random_state)
     y = (rng.random(n) < truth.pi).astype(np.int64)
     scores = np.empty(n)
     for label, dist in ((0, truth.f0), (1, truth.f1)):

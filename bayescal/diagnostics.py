@@ -57,7 +57,7 @@ from bayescal._validation import (
     check_probabilities,
     check_scored_labels,
     check_scores,
-    resolve_random_state,
+    random_generator,
 )
 from bayescal.base import ClassConditional
 from bayescal.decision import over_draws
@@ -182,7 +182,7 @@ def ppc_calibration(
     min_replicates = check_integer(min_replicates, "min_replicates")
     s, y01 = _labels_and_scores(calibrator, scores, y)
     p, reps = _replicate(calibrator.predict_posterior(s).values, min_replicates)
-    rng = np.random.default_rng(resolve_random_state(random_state, random_seed, "ppc_calibration"))
+    rng = random_generator(random_state, random_seed, "ppc_calibration")
     y_rep = (rng.random(p.shape) < p).astype(np.int8)
     obs = np.empty((len(names),) + p.shape[:2])
     rep = np.empty_like(obs)
@@ -276,7 +276,7 @@ def consistency_check(
     s = check_probabilities(scores, name="scores")
     y01 = check_scored_labels(y, pos_label=pos_label, name="y")
     check_consistent_length(scores=s, y=y01)
-    rng = np.random.default_rng(resolve_random_state(random_state, random_seed, "consistency_check"))
+    rng = random_generator(random_state, random_seed, "consistency_check")
     curve = metrics.reliability_curve(y01, s, n_bins=n_bins, strategy=strategy)
     obs = np.array([STATISTICS[name](y01, s, n_bins, strategy) for name in names])
     rep = np.empty((len(names), 1, n_replicates))
@@ -545,7 +545,7 @@ def score_density_check(
                 mass[..., b] += masses[..., a]
     n_c = np.array([np.sum(y01 == 0), np.sum(y01 == 1)], dtype=np.float64)
     obs = np.stack([np.histogram(s[y01 == c], bins=edges)[0] for c in (0, 1)]).astype(np.float64)
-    rng = np.random.default_rng(resolve_random_state(random_state, random_seed, "score_density_check"))
+    rng = random_generator(random_state, random_seed, "score_density_check")
     prob = np.clip(mass, 0.0, 1.0)
     rep = rng.binomial(n_c.astype(np.int64)[None, None, :, None], prob).astype(np.float64)
     expected = np.maximum(n_c[None, None, :, None] * prob, 1e-12)
@@ -615,7 +615,7 @@ def posterior_predictive_tree(
     """
     s, y01 = _labels_and_scores(calibrator, scores, y)
     p = calibrator.predict_posterior(s).values
-    rng = np.random.default_rng(resolve_random_state(random_state, random_seed, "posterior_predictive_tree"))
+    rng = random_generator(random_state, random_seed, "posterior_predictive_tree")
     y_rep = (rng.random(p.shape) < p).astype(np.int64)
     coords = {"chain": np.arange(p.shape[0]), "draw": np.arange(p.shape[1]), "obs_id": np.arange(s.size)}
     pp = xr.Dataset({"y": (("chain", "draw", "obs_id"), y_rep)}, coords=coords)

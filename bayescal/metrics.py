@@ -54,7 +54,7 @@ from bayescal._validation import (
     check_probabilities,
     check_sample_weight,
     check_scored_labels,
-    resolve_random_state,
+    random_generator,
 )
 
 __all__ = [
@@ -262,8 +262,8 @@ def ece(
     sample_weight : array-like of shape (n,), optional
     pos_label : optional
         The value of ``y_true`` that is the positive class. Needed for text labels (as in
-        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
-        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
+        scikit-learn's metrics) and for labels of one value other than -1, 0 and 1; otherwise
+        the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
 
     Returns
     -------
@@ -308,9 +308,7 @@ def mce(
     sample_weight : array-like of shape (n,), optional
         Non-negative weights; :math:`W` is their sum (the number of samples without).
     pos_label : optional
-        The value of ``y_true`` that is the positive class. Needed for text labels (as in
-        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
-        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
+        As in :func:`ece`.
 
     Returns
     -------
@@ -354,9 +352,7 @@ def confidence_ece(
         Binning of the confidences.
     norm : {"l1", "l2", "max"}, default "l1"
     pos_label : optional
-        The value of ``y_true`` that is the positive class. Needed for text labels (as in
-        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
-        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
+        As in :func:`ece`.
 
     References
     ----------
@@ -411,9 +407,7 @@ def calibration_error(
     norm : {"l1", "l2", "max"}, default "l1"
     debias : bool, default False
     pos_label : optional
-        The value of ``y_true`` that is the positive class. Needed for text labels (as in
-        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
-        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
+        As in :func:`ece`.
 
     References
     ----------
@@ -487,9 +481,7 @@ def ece_sweep(
     sample_weight : array-like of shape (n,), optional
         Non-negative weights; :math:`W` is their sum (the number of samples without).
     pos_label : optional
-        The value of ``y_true`` that is the positive class. Needed for text labels (as in
-        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
-        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
+        As in :func:`ece`.
 
     Returns
     -------
@@ -575,9 +567,7 @@ def smooth_ece(
     sigma : float in (0, 1], optional
         Fixed kernel bandwidth; ``None`` uses the fixed point.
     pos_label : optional
-        The value of ``y_true`` that is the positive class. Needed for text labels (as in
-        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
-        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
+        As in :func:`ece`.
 
     References
     ----------
@@ -659,9 +649,7 @@ def mvce(
         Seed of ``numpy.random.default_rng``; shuffle :math:`r` is the
         :math:`r`-th ``rng.permutation(n)``.
     pos_label : optional
-        The value of ``y_true`` that is the positive class. Needed for text labels (as in
-        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
-        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
+        As in :func:`ece`.
 
     References
     ----------
@@ -676,7 +664,7 @@ def mvce(
         raise ValueError(f"p={p!r} must be a finite number >= 1 (1 for the mean absolute gap, 2 for RMS).")
     if n_bins > prob.size:
         raise ValueError(f"n_bins={n_bins} exceeds the {prob.size} samples: pass n_bins <= number of samples.")
-    rng = np.random.default_rng(resolve_random_state(random_state))
+    rng = random_generator(random_state)
     sizes = np.full(n_bins, prob.size // n_bins)
     sizes[: prob.size % n_bins] += 1
     chunk = np.repeat(np.arange(n_bins), sizes)
@@ -713,9 +701,7 @@ def brier_score(
     sample_weight : array-like of shape (n,), optional
         Non-negative weights; :math:`W` is their sum (the number of samples without).
     pos_label : optional
-        The value of ``y_true`` that is the positive class. Needed for text labels (as in
-        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
-        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
+        As in :func:`ece`.
 
     Returns
     -------
@@ -741,9 +727,7 @@ def rmse(
     sample_weight : array-like of shape (n,), optional
         Non-negative weights; :math:`W` is their sum (the number of samples without).
     pos_label : optional
-        The value of ``y_true`` that is the positive class. Needed for text labels (as in
-        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
-        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
+        As in :func:`ece`.
 
     Returns
     -------
@@ -771,9 +755,7 @@ def log_loss(
     sample_weight : array-like of shape (n,), optional
         Non-negative weights; :math:`W` is their sum (the number of samples without).
     pos_label : optional
-        The value of ``y_true`` that is the positive class. Needed for text labels (as in
-        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
-        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
+        As in :func:`ece`.
 
     Returns
     -------
@@ -801,9 +783,7 @@ def roc_auc(
     sample_weight : array-like of shape (n,), optional
         Non-negative weights; :math:`W` is their sum (the number of samples without).
     pos_label : optional
-        The value of ``y_true`` that is the positive class. Needed for text labels (as in
-        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
-        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
+        As in :func:`ece`.
 
     Returns
     -------
@@ -833,9 +813,7 @@ def accuracy(
     sample_weight : array-like of shape (n,), optional
         Non-negative weights; :math:`W` is their sum (the number of samples without).
     pos_label : optional
-        The value of ``y_true`` that is the positive class. Needed for text labels (as in
-        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
-        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
+        As in :func:`ece`.
 
     Returns
     -------
@@ -928,9 +906,7 @@ def brier_decomposition(
     sample_weight : array-like of shape (n,), optional
         Non-negative weights; :math:`W` is their sum (the number of samples without).
     pos_label : optional
-        The value of ``y_true`` that is the positive class. Needed for text labels (as in
-        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
-        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
+        As in :func:`ece`.
 
     References
     ----------
@@ -1035,9 +1011,7 @@ def corp_decomposition(
         :math:`-y\log p - (1-y)\log(1-p)` (not clipped: a forecast of exactly 0 or 1
         that misses gives an infinite score).
     pos_label : optional
-        The value of ``y_true`` that is the positive class. Needed for text labels (as in
-        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
-        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
+        As in :func:`ece`.
 
     References
     ----------
@@ -1123,9 +1097,7 @@ def bayes_error_bounds(
     sample_weight : array-like of shape (n,), optional
         Non-negative weights; :math:`W` is their sum (the number of samples without).
     pos_label : optional
-        The value of ``y_true`` that is the positive class. Needed for text labels (as in
-        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
-        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
+        As in :func:`ece`.
 
     References
     ----------
@@ -1185,9 +1157,7 @@ def reliability_curve(
     sample_weight : array-like of shape (n,), optional
         Non-negative weights; :math:`W` is their sum (the number of samples without).
     pos_label : optional
-        The value of ``y_true`` that is the positive class. Needed for text labels (as in
-        scikit-learn's metrics) and for labels of one value other than 0, 1 or booleans;
-        otherwise the greater of the two values (1 for {0, 1} and {-1, 1}, True for booleans).
+        As in :func:`ece`.
 
     Returns
     -------

@@ -353,7 +353,7 @@ class ReliabilityDisplay:
         # get their own [0, 1] axis on top, with the diagonal they are read against
         decision = any(m.attrs.get("score_scale") == "decision" for m in self.maps.values())
         pax = ax.twiny() if decision and self.curves else ax
-        if pax is not ax or not decision:
+        if self.curves or not decision:  # the diagonal belongs to the binned points' axis
             pax.plot([0, 1], [0, 1], ls=":", color="grey", lw=1, label="perfect calibration")
         colors = _colors()
         labels = list(dict.fromkeys([*self.curves, *self.maps]))

@@ -34,7 +34,7 @@ from scipy.stats import chi2
 from sklearn.base import clone
 
 from bayescal._typing import ArrayLike, RandomStateLike
-from bayescal._validation import check_integer, resolve_random_state
+from bayescal._validation import check_integer, random_generator
 
 if TYPE_CHECKING:
     from bayescal.base import Calibrator
@@ -154,7 +154,7 @@ def bootstrap_interval(
         score_kind=calibrator.score_kind,
         pos_label=calibrator.classes_[1],
     )
-    rng = np.random.default_rng(resolve_random_state(random_state))
+    rng = random_generator(random_state)
     new_scores = from_working(t, calibrator.score_kind)
     reps = np.empty(n_bootstrap)
     for b in range(n_bootstrap):
@@ -264,7 +264,7 @@ def prior_posterior(
     mix_cdf = _cdf(mix, grid)
     estimate = float(np.trapezoid(grid * mix, grid) / np.trapezoid(mix, grid))
     lower, upper = np.interp([(1 - ci_prob) / 2, (1 + ci_prob) / 2], mix_cdf, grid)
-    rng = np.random.default_rng(resolve_random_state(random_state))
+    rng = random_generator(random_state)
     cdfs = _cdf(dens, grid)
     u = np.asarray(rng.random(cdfs.shape[0]))
     draws = np.array([np.interp(u[i], cdfs[i], grid) for i in range(cdfs.shape[0])]).reshape(shape)

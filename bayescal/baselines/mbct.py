@@ -21,7 +21,7 @@ from bayescal._validation import (
     check_number,
     check_sample_weight,
     check_scores,
-    resolve_random_state,
+    random_generator,
 )
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData, dask_partitions, to_working
@@ -353,7 +353,7 @@ class MBCT(Calibrator):
     # ---- fitting ----------------------------------------------------------------------
     def _fit(self, data: ScoreData, X: np.ndarray | None = None) -> None:
         self._check_params()
-        rng = np.random.default_rng(resolve_random_state(self.random_state, where=self._name))
+        rng = random_generator(self.random_state, where=self._name)
         self._learn_encoding(X, data.t, data.w)
         codes = self._encode(X, data.t)
         val = rng.random(data.n) < self.validation_fraction
@@ -461,7 +461,7 @@ class MBCT(Calibrator):
         )
         self._learn_encoding_from_stats(stats, n_features)
 
-        rng = np.random.default_rng(resolve_random_state(self.random_state, where=self._name))
+        rng = random_generator(self.random_state, where=self._name)
         base = int(rng.integers(2**63))
         meta = pd.DataFrame(
             {

@@ -7,7 +7,7 @@ from scipy.special import expit
 
 from bayescal import _schema as schema
 from bayescal._interp import search_sorted
-from bayescal._validation import resolve_random_state
+from bayescal._validation import random_generator
 from bayescal.base import Calibrator
 from bayescal.baselines._logistic import logistic_fit
 from bayescal.baselines.histogram import equal_mass_bins
@@ -120,7 +120,7 @@ class ScalingBinning(Calibrator):
         if data.bin_edges is None:
             # one random key per row; in each class the rows with the smallest keys fit the
             # scaling step, so the split does not depend on which class is called positive
-            key = np.random.default_rng(resolve_random_state(self.random_state, where=self._name)).random(data.n)
+            key = random_generator(self.random_state, where=self._name).random(data.n)
             in_scaling = np.zeros(data.n, dtype=bool)
             for label in (0, 1):
                 idx = np.flatnonzero(data.y == label)

@@ -11,7 +11,7 @@ from sklearn.model_selection import StratifiedKFold
 from bayescal import _schema as schema
 from bayescal._stats import weighted_mean_std
 from bayescal._typing import RandomStateLike
-from bayescal._validation import check_integer, resolve_random_state
+from bayescal._validation import check_integer, random_generator
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData
 
@@ -245,7 +245,7 @@ class SplineCalibration(Calibrator):
         n_splits = min(cv, int(np.bincount(y, minlength=2).min()))
         scores = np.full((len(n_knots), len(Cs)), np.nan)
         if n_splits >= 2 and np.unique(z).size >= 3:
-            rng = np.random.default_rng(resolve_random_state(self.random_state, where=self._name))
+            rng = random_generator(self.random_state, where=self._name)
             sub = (
                 np.sort(rng.choice(z.size, _MAX_CV_ROWS, replace=False)) if z.size > _MAX_CV_ROWS else np.arange(z.size)
             )

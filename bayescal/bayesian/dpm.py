@@ -369,8 +369,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             raise ValueError(f"inference={self.inference!r} is not one of {tuple(ROUTES)}.")
         if self.components not in COMPONENTS:
             raise ValueError(f"components={self.components!r} is not one of {COMPONENTS}.")
-        check_number(self.atom_threshold, "atom_threshold", low=0.0, high=1.0)
-        if not 0.0 < float(self.atom_threshold) <= 1.0:
+        if not 0.0 < check_number(self.atom_threshold, "atom_threshold") <= 1.0:
             raise ValueError(f"atom_threshold={self.atom_threshold} must lie in (0, 1].")
         if not isinstance(self.null_stacking, (bool, np.bool_)):
             raise ValueError(f"null_stacking={self.null_stacking!r} must be True or False.")  # noqa: TRY004
@@ -521,10 +520,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
                 results = [fit(f) for f in families]
             else:
                 results = map_in_threads(fit, families, len(families))
-        return (
-            {f: result for f, (result, _) in zip(families, results, strict=True)},
-            {f: caught for f, (_, caught) in zip(families, results, strict=True)},
-        )
+        fits, caught = zip(*results, strict=True)
+        return dict(zip(families, fits, strict=True)), dict(zip(families, caught, strict=True))
 
     def _fit_family(
         self, prep: PreparedData, family: str, seeds: list[int], attrs: dict, region: np.ndarray, strict: bool
