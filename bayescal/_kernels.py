@@ -1,5 +1,6 @@
-"""Compiled kernels of the data path: interpolation (:mod:`bayescal._interp`) and binning
-(:func:`bayescal.data.class_bin_counts`); imported on first use, so ``import bayescal`` stays light.
+"""Compiled kernels of the data path: interpolation (:mod:`bayescal._interp`), binning
+(:func:`bayescal.data.class_bin_counts`) and the monotone sweep of
+:func:`bayescal.metrics.ece_sweep`; imported on first use, so ``import bayescal`` stays light.
 
 Module-level functions, so numba's disk cache finds them again in a new process (a kernel
 defined inside a function that calls another compiled function is compiled anew each time).
@@ -11,7 +12,7 @@ import math
 
 from bayescal._numba import njit
 
-__all__ = ["bin_rows", "interp", "interp_regular_rows", "search", "step"]
+__all__ = ["bin_rows", "interp", "interp_regular_rows", "largest_monotone_bins", "search", "step"]
 
 
 @njit
@@ -101,3 +102,88 @@ def bin_rows(t, y, w, skip, centre, inv_scale, lo, width, n_bins, counts, weight
         c = y[i]
         counts[c, j] += 1
         weights[c, j] += w[i]
+
+
+@njit(inline="always")
+def _first_reaching(values, scale, target, lo):  # pragma: no cover - compiled
+    """First index ``i >= lo`` of the non-decreasing ``values`` with ``values[i] * scale >= target``
+    (``values.size`` if none): ``np.searchsorted(values * scale, target)`` without forming the
+    product array. The comparison is monotone in the value, so the search is exact; it gallops
+    from ``lo`` (steps 1, 2, 4, ...) before bisecting, so an answer d places on costs O(log d)."""
+    n = values.shape[0]
+    step = 1
+    hi = lo
+    while hi < n and values[hi] * scale < target:
+        lo = hi + 1
+        hi = lo + step
+        step *= 2
+    hi = min(hi, n)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if values[mid] * scale >= target:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@njit(inline="always")
+def _last_equal(p, i):  # pragma: no cover - compiled
+    """``np.searchsorted(p, p[i], side="right")`` for sorted ``p``: the first index past ``i``
+    whose prediction exceeds ``p[i]``, as by ``_first_reaching`` (galloping from ``i + 1``)."""
+    n = p.shape[0]
+    x = p[i]
+    lo = i + 1
+    step = 1
+    hi = lo
+    while hi < n and not p[hi] > x:
+        lo = hi + 1
+        hi = lo + step
+        step *= 2
+    hi = min(hi, n)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if p[mid] > x:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@njit
+def largest_monotone_bins(p, cumulative, total, positive, negative, quantile):  # pragma: no cover - compiled
+    """The monotone sweep's :math:`b^*` (Roelofs et al.): the number of bins before the first
+    whose fractions of positives decrease over its non-empty bins (``p.size`` if none does).
+
+    ``p`` holds the sorted predictions, ``cumulative`` the running sum of their weights and
+    ``total`` its sum (as ``w.sum()``), ``positive`` / ``negative`` the running sums of the
+    positives' / negatives' weights with a leading 0. The bin ends are those of
+    :func:`bayescal.metrics._bin_ends`, by the same comparisons: with ``quantile``, bin k ends
+    after the run of predictions equal to the one where ``cumulative * b`` first reaches
+    ``k * total``; otherwise sample i is in bin ``min(floor(p_i * b), b - 1)``. A bin's fraction
+    is its positives' weight over its weight, both as differences of running sums (exact for
+    integer weights; a bin of one class has the other's weight exactly 0)."""
+    n = p.shape[0]
+    for b in range(2, n + 1):
+        start = 0
+        cut = 0
+        previous = -1.0
+        for k in range(1, b + 1):
+            if k == b:
+                end = n
+            elif quantile:
+                cut = _first_reaching(cumulative, b, k * total, cut)
+                end = _last_equal(p, min(cut, n - 1))
+            else:
+                end = _first_reaching(p, b, float(k), start)
+            if end < start:
+                end = start
+            pos = positive[end] - positive[start]
+            mass = pos + (negative[end] - negative[start])
+            if mass > 0.0:
+                fraction = pos / mass
+                if fraction < previous:
+                    return b - 1
+                previous = fraction
+            start = end
+    return n

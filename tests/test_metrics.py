@@ -252,6 +252,41 @@ def test_ece_sweep_uses_largest_monotone_equal_mass_binning(miscalibrated, case)
     )
 
 
+def _sweep_by_definition(y, p, strategy, w):
+    """b* straight from the definition: bin for every b until the fractions of positives decrease."""
+    best = 1
+    for b in range(2, p.size + 1):
+        curve = M.reliability_curve(y, p, n_bins=b, strategy=strategy, sample_weight=w)
+        if np.any(np.diff(curve["fraction_positive"].values) < 0):
+            break
+        best = b
+    return best
+
+
+@pytest.mark.parametrize("strategy", ["quantile", "uniform"])
+@pytest.mark.parametrize("weights", ["none", "integer", "float", "some zero"])
+@pytest.mark.parametrize("scores", ["continuous", "tied", "on bin edges", "nearly separable"])
+def test_ece_sweep_matches_its_definition(strategy, weights, scores):
+    rng = np.random.default_rng(7)
+    n = 240
+    p = {
+        "continuous": rng.uniform(size=n),
+        "tied": np.round(rng.uniform(size=n), 1),
+        "on bin edges": rng.integers(0, 13, size=n) / 12.0,  # edges of 2, 3, 4, 6 and 12 uniform bins
+        "nearly separable": expit(rng.normal(0.0, 6.0, size=n)),
+    }[scores]
+    y = (rng.uniform(size=n) < p).astype(int)
+    w = {
+        "none": None,
+        "integer": rng.integers(1, 4, size=n).astype(float),
+        "float": rng.uniform(0.1, 2.0, size=n),
+        "some zero": rng.choice([0.0, 0.5, 1.5], size=n),
+    }[weights]
+    best = _sweep_by_definition(y, p, strategy, w)
+    expected = M.ece(y, p, n_bins=best, strategy=strategy, sample_weight=w)
+    assert M.ece_sweep(y, p, strategy=strategy, sample_weight=w) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
 def test_ece_sweep_single_bin_when_two_bins_break_monotonicity():
     p = np.array([0.1, 0.2, 0.8, 0.9])
     y = np.array([1, 1, 0, 0])
