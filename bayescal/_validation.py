@@ -220,8 +220,18 @@ def check_scores(
 
 
 def check_probabilities(y_prob: Any, *, name: str = "y_prob") -> np.ndarray:
-    """Return predicted probabilities as a new 1-D float64 array in [0, 1]."""
-    return check_scores(y_prob, score_kind="probability", name=name)
+    """Return predicted probabilities as a new 1-D float64 array in [0, 1] (for the metrics and
+    checks of raw predictions, which take no ``score_kind``: the message names a calibrator's)."""
+    arr = check_scores(y_prob, score_kind="decision", name=name)
+    lo, hi = arr.min(), arr.max()
+    if lo < 0.0 or hi > 1.0:
+        out = (arr < 0.0) | (arr > 1.0)
+        raise ValueError(
+            f"{name} has {out.sum()} value(s) outside [0, 1] (min {lo:.4g}, max {hi:.4g}): pass predicted "
+            "probabilities of the positive class; raw margins such as SVM decision values or logits are "
+            "turned into probabilities by a calibrator fitted with score_kind='decision'."
+        )
+    return arr
 
 
 def _distinct_values(arr: np.ndarray) -> np.ndarray:

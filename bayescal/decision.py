@@ -81,7 +81,8 @@ def cost_cutoff(cost_fp: float = 1.0, cost_fn: float = 1.0) -> float:
     cost_fn = check_number(cost_fn, "cost_fn", low=0.0)
     if cost_fp + cost_fn == 0:
         raise ValueError("cost_fp and cost_fn are both zero: at least one error must cost something.")
-    return cost_fp / (cost_fp + cost_fn)
+    scale = max(cost_fp, cost_fn)  # so that the sum cannot overflow (costs near the largest float)
+    return (cost_fp / scale) / (cost_fp / scale + cost_fn / scale)
 
 
 def _labels_pair(y_true: Any, y_pred: Any, pos_label: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -389,8 +390,7 @@ def expected_cost(
         benefit_fn=-cost_fn,
         ci_prob=ci_prob,
     )
-    out = -prof
-    out = out.rename({"profit": "cost"})
+    out = (0.0 - prof).rename({"profit": "cost"})  # 0 - x, not -x: a cost of nothing is 0.0, not -0.0
     out["ci"] = out["ci"].isel(ci_bound=[1, 0]).assign_coords(ci_bound=["lower", "upper"])
     out.attrs = prof.attrs
     return out

@@ -54,6 +54,7 @@ from bayescal._validation import (
     check_consistent_length,
     check_integer,
     check_labels_as,
+    check_number,
     check_probabilities,
     check_scored_labels,
     check_scores,
@@ -92,8 +93,14 @@ STATISTICS: dict[str, Callable[[np.ndarray, np.ndarray, int, str], float]] = {"e
 
 
 def _check_statistics(statistics: Any) -> list[str]:
-    names = [statistics] if isinstance(statistics, str) else list(statistics)
-    unknown = [s for s in names if s not in STATISTICS]
+    if isinstance(statistics, str):
+        names = [statistics]
+    else:
+        try:
+            names = list(statistics)
+        except TypeError:
+            names = []
+    unknown = [s for s in names if not isinstance(s, str) or s not in STATISTICS]
     if not names or unknown:
         raise ValueError(f"statistics={statistics!r}: use one or more of {sorted(STATISTICS)}.")
     return names
@@ -451,9 +458,9 @@ def calibration_error_posterior(
             else xr.DataArray([float(values.ravel()[0])] * 2, dims="ci_bound", coords={"ci_bound": ["lower", "upper"]})
         )
     if tolerance is not None:
-        tolerance = float(tolerance)
-        if not np.isfinite(tolerance) or tolerance <= 0:
-            raise ValueError(f"tolerance={tolerance} must be a positive number, e.g. 0.02.")
+        if np.ndim(tolerance) != 0:
+            raise ValueError(f"tolerance={tolerance!r} must be one positive number, e.g. 0.02.")
+        tolerance = check_number(tolerance, "tolerance", low=0.0, inclusive=False)
         out["prob_below_tolerance"] = xr.DataArray(
             [float((out[m] < tolerance).mean()) for m in fields], dims="measure", coords={"measure": list(fields)}
         )
@@ -472,6 +479,7 @@ def score_density_check(
     bins: ArrayLike = 20,
     ci_prob: float | None = None,
     points_per_bin: int = 16,
+    min_replicates: int = MIN_REPLICATES,
     random_state: RandomStateLike = None,
     random_seed: RandomStateLike = None,
 ) -> xr.Dataset:
@@ -493,8 +501,13 @@ def score_density_check(
         Number of equal-width bins over the observed score range (input scale), or edges.
     ci_prob : float, optional
     points_per_bin : int, default 16
+    min_replicates : int, default 500
+        When the posterior has fewer draws (a point estimate such as ``"kde"`` has one), each
+        draw's counts are replicated several times, so that the p-value is a proportion of at
+        least this many replicates rather than 0 or 1 (output draw ``k`` uses posterior draw
+        ``k // r``, ``r`` in attr ``replicates_per_draw``).
     random_state : None, int or numpy.random.Generator, default None
-        Randomness of the replicated labels (scikit-learn's convention).
+        Randomness of the replicated counts (scikit-learn's convention).
     random_seed : deprecated
         Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release.
 
@@ -503,9 +516,9 @@ def score_density_check(
     xarray.Dataset
         Over ``(class, bin)``: ``observed_count``, ``observed_density`` (count / (n_c width));
         ``density`` (chain, draw, class, bin): bin-averaged posterior density;
-        ``density_band`` (class, bin, ci_bound); ``replicated_count`` (chain, draw, class, bin)
-        and its ``count_band``; ``p_value`` over ``class``; coordinates ``bin_lower``,
-        ``bin_upper``.
+        ``density_band`` (class, bin, ci_bound; with more than one posterior draw);
+        ``replicated_count`` (chain, draw, class, bin) and its ``count_band``; ``p_value`` over
+        ``class``; coordinates ``bin_lower``, ``bin_upper``.
     """
     if not isinstance(check_calibrator(calibrator), ClassConditional):
         raise ValueError(
@@ -516,6 +529,7 @@ def score_density_check(
     s, y01 = _labels_and_scores(calibrator, scores, y)
     ci_prob = check_ci_prob(ci_prob)
     points_per_bin = check_integer(points_per_bin, "points_per_bin", 2)
+    min_replicates = check_integer(min_replicates, "min_replicates")
     if np.ndim(bins) == 0:
         n_bins = check_integer(bins, "bins")
         if not s.max() > s.min():
@@ -546,6 +560,10 @@ def score_density_check(
     n_c = np.array([np.sum(y01 == 0), np.sum(y01 == 1)], dtype=np.float64)
     obs = np.stack([np.histogram(s[y01 == c], bins=edges)[0] for c in (0, 1)]).astype(np.float64)
     rng = random_generator(random_state, random_seed, "score_density_check")
+    n_posterior = mass.shape[0] * mass.shape[1]
+    if n_posterior > 1:
+        density_band = _eti(xr.DataArray(mass / np.diff(edges), dims=("chain", "draw", "class", "bin")), ci_prob)
+    mass, reps = _replicate(mass, min_replicates)
     prob = np.clip(mass, 0.0, 1.0)
     rep = rng.binomial(n_c.astype(np.int64)[None, None, :, None], prob).astype(np.float64)
     expected = np.maximum(n_c[None, None, :, None] * prob, 1e-12)
@@ -569,11 +587,11 @@ def score_density_check(
             "replicated_count": (dims4, rep),
         },
         coords=coords,
-        attrs={"ci_prob": ci_prob, "ci_kind": "eti", "score_scale": kind},
+        attrs={"ci_prob": ci_prob, "ci_kind": "eti", "score_scale": kind, "replicates_per_draw": reps},
     )
-    if mass.shape[0] * mass.shape[1] > 1:
-        ds["density_band"] = _eti(ds["density"], ci_prob).transpose("class", "bin", "ci_bound")
-        ds["count_band"] = _eti(ds["replicated_count"], ci_prob).transpose("class", "bin", "ci_bound")
+    if n_posterior > 1:
+        ds["density_band"] = density_band.transpose("class", "bin", "ci_bound")
+    ds["count_band"] = _eti(ds["replicated_count"], ci_prob).transpose("class", "bin", "ci_bound")
     ds["p_value"] = xr.DataArray((x2_rep >= x2_obs).mean(axis=(0, 1)), dims="class")
     return ds
 

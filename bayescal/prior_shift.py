@@ -249,8 +249,9 @@ def prior_posterior(
     pts, w = _compress(np.asarray(t, dtype=np.float64))
     q = np.clip(calibrator._map_draws(pts), 0.0, 1.0)  # (C, D, m)
     C, D = q.shape[:2]
-    step = max(1, int(np.ceil(C * D / max_draws)))
-    q, base = q[:, ::step], np.asarray(base)[:, ::step]
+    chains = min(C, max_draws)  # at most max_draws in all: fewer chains if it is below their number
+    step = max(1, int(np.ceil(D / (max_draws // chains))))
+    q, base = q[:chains, ::step], np.asarray(base)[:chains, ::step]
     shape = q.shape[:2]
     A, B = _ab(q.reshape(-1, q.shape[-1]), base.reshape(-1, 1))
     eps = 1e-9

@@ -45,6 +45,12 @@ def test_two_thresholds_cut_the_error(fitted):
     assert agree.mean() > 0.995
 
 
+def test_cutoff_of_costs_near_the_largest_float():
+    assert decision.cost_cutoff(cost_fp=1e308, cost_fn=1e308) == 0.5
+    assert decision.cost_cutoff(cost_fp=1e308, cost_fn=3e307) == pytest.approx(1 / 1.3)
+    assert decision.cost_cutoff(cost_fp=0.0, cost_fn=2.0) == 0.0
+
+
 def test_costs_move_the_cutoff(fitted):
     cal, s_test, y_test = fitted
     cheap_fp = decision.decision_regions(cal, cost_fp=1, cost_fn=9)
@@ -65,6 +71,8 @@ def test_expected_cost_of_a_calibrated_rule_matches_the_realized_cost(fitted):
     best = decision.expected_cost(cal, s_test)
     naive = decision.expected_cost(cal, s_test, (s_test > 0.5).astype(int))
     assert float(best["mean"]) <= float(naive["mean"]) + 1e-12
+    free = decision.expected_cost(cal, s_test, cost_fp=0.0, cost_fn=1.0)  # never predicting 0 costs nothing
+    assert np.all(np.signbit(free["cost"].values) == False) and float(free["mean"]) == 0.0  # noqa: E712
 
 
 def test_the_rule_beyond_the_fitted_scores_follows_the_map_at_its_nearest_end():

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from scipy import stats
 from scipy.special import expit
 
+import bayescal
 from bayescal import diagnostics as D
 from bayescal.base import Calibrator
 from bayescal.baselines.platt import PlattScaling
@@ -256,6 +257,18 @@ def test_score_density_check_fits_its_own_data_and_flags_other_data(skewed):
     assert np.all(D.score_density_check(dpm, other.scores, other.y, random_state=0)["p_value"].values < 0.01)
 
 
+def test_score_density_check_of_a_point_estimate_replicates_its_one_draw(skewed):
+    # one draw (KDE): without replicates the p-value could only be 0 or 1
+    d, _ = skewed
+    kde = bayescal.make_calibrator("kde").fit(d.scores, d.y)
+    out = D.score_density_check(kde, d.scores, d.y, random_state=0)
+    assert out.attrs["replicates_per_draw"] == 500 and out.sizes["draw"] == 500
+    assert "density_band" not in out and "count_band" in out
+    p = out["p_value"].values
+    assert np.all((p > 0.0) & (p < 1.0))
+    np.testing.assert_array_equal(D.score_density_check(kde, d.scores, d.y, random_state=0)["p_value"].values, p)
+
+
 # ----------------------------------------------------------------------------- ArviZ tree
 
 
@@ -289,6 +302,16 @@ def test_bad_input_raises_clear_errors(skewed):
         D.calibration_error_posterior(dpm, d.scores, score_distribution="kde")
     with pytest.raises(ValueError, match="tolerance"):
         D.calibration_error_posterior(dpm, d.scores, tolerance=-0.1)
+    with pytest.raises(ValueError, match=r"tolerance=\[0\.1\] must be one positive number"):
+        D.calibration_error_posterior(dpm, d.scores, tolerance=[0.1])
+    with pytest.raises(ValueError, match="tolerance='a' must be a real number"):
+        D.calibration_error_posterior(dpm, d.scores, tolerance="a")
+    for statistics in (None, 3, ["ece", 1]):
+        with pytest.raises(ValueError, match=r"statistics=.*use one or more of"):
+            D.consistency_check(d.scores, d.y, statistics=statistics)
+    with pytest.raises(ValueError, match="outside \\[0, 1\\].*pass predicted probabilities") as raised:
+        D.consistency_check(d.scores * 2, d.y)
+    assert "set score_kind" not in str(raised.value)  # consistency_check has no score_kind
     with pytest.raises(ValueError, match="pass scores"):
         D.calibration_error_posterior(dpm, score_distribution="empirical")
     platt = PlattScaling().fit(d.scores, d.y)

@@ -300,18 +300,29 @@ def test_ece_sweep_single_bin_when_two_bins_break_monotonicity():
 def _smece_by_quadrature(y, p, sigma):
     r = y - p
 
-    def rhat(t):
-        k = norm.pdf(t - p, scale=sigma) + norm.pdf(t + p, scale=sigma) + norm.pdf(t - 2 + p, scale=sigma)
+    def rhat(t):  # the reflected kernel, images within 8 periods
+        k = sum(norm.pdf(t - p - 2 * j, scale=sigma) + norm.pdf(t + p - 2 * j, scale=sigma) for j in range(-8, 9))
         return abs(np.mean(r * k))
 
     return integrate.quad(rhat, 0, 1, limit=400, epsabs=1e-10)[0]
 
 
-@pytest.mark.parametrize("sigma", [0.05, 0.2])
-def test_smooth_ece_matches_direct_quadrature(rng, sigma):
+@pytest.mark.parametrize("sigma", [0.05, 0.2, 0.7])
+@pytest.mark.parametrize("at_ends", [False, True])
+def test_smooth_ece_matches_direct_quadrature(rng, sigma, at_ends):
     p = rng.uniform(size=40)
+    if at_ends:  # predictions exactly 0 and 1 are their own mirror images
+        p[:10], p[10:20] = 0.0, 1.0
     y = (rng.uniform(size=40) < p**1.5).astype(float)
     assert M.smooth_ece(y, p, sigma=sigma) == pytest.approx(_smece_by_quadrature(y, p, sigma), abs=5e-4)
+
+
+@pytest.mark.parametrize("sigma", [0.01, 0.3, 1.0, None])
+def test_smooth_ece_of_one_signed_residuals_is_their_mean(sigma):
+    # every residual negative: smoothing cannot cancel any, so smECE = mean |y - p| at every bandwidth
+    p = np.random.default_rng(0).uniform(0.85, 0.95, 200)
+    y = np.zeros(200)
+    assert M.smooth_ece(y, p, sigma=sigma) == pytest.approx(p.mean(), rel=1e-9)
 
 
 def test_smooth_ece_constant_forecast_is_the_bias():

@@ -232,6 +232,9 @@ def test_dpm_posterior_of_the_prevalence(tiny_dpm):
     assert float(draws.mean()) == pytest.approx(float(out["class_prior_estimate"]), abs=0.01)
     again = dpm.estimate_class_prior(s_new, random_state=0)
     np.testing.assert_array_equal(again["class_prior"].values, draws.values)
+    for max_draws in (1, 3, 7, 150):  # at most that many in all, however the chains divide them
+        thinned = dpm.estimate_class_prior(s_new, max_draws=max_draws, random_state=0)["class_prior"]
+        assert 1 <= thinned.size <= max_draws
     with pytest.raises(ValueError, match="omit calibration"):
         dpm.estimate_class_prior(s_new, calibration=(s_new, s_new > 0.5))
 
