@@ -52,7 +52,7 @@ $(DEV_STAMP): pyproject.toml $(RUNTIME_STAMP)
 	@touch $@
 
 demo: $(RUNTIME_STAMP)
-	$(VENV)/bin/bayescal demo --out $(OUT)
+	$(VENV)/bin/bayescal demo --out $(OUT) --force
 
 test: $(TEST_STAMP)
 	$(PY) -m pytest -q

@@ -166,6 +166,52 @@ def test_report_is_one_self_contained_page(files, tmp_path):
     assert "src='http" not in page and 'src="http' not in page
 
 
+def test_report_of_decision_values(files, tmp_path):
+    # raw margins are no probabilities: the report draws the calibrators' maps over their range
+    frame, _, _ = files
+    margins = tmp_path / "m.csv"
+    s = frame["score"].clip(0.01, 0.99)
+    frame.assign(margin=np.log(s / (1 - s))).to_csv(margins, index=False)
+    out = tmp_path / "report.html"
+    args = ["report", str(margins), "--score", "margin", "--label", "label", "--score-kind", "decision"]
+    assert main([*args, "--methods", "platt", "isotonic", "--out", str(out)]) == 0
+    page = out.read_text()
+    assert page.count("data:image/png;base64,") == 3 and "<td>platt</td>" in page
+    assert "<td>uncalibrated</td>" not in page  # margins have no calibration error of their own
+
+
+def test_parquet_index_is_kept_as_a_column(files, tmp_path):
+    # a frame written with its id as the pandas index: apply keeps it, as it keeps every column
+    frame, csv, _ = files
+    indexed = tmp_path / "indexed.parquet"
+    frame.assign(id=np.arange(len(frame)) * 7).set_index("id").to_parquet(indexed)
+    model, out = tmp_path / "m.nc", tmp_path / "o.parquet"
+    assert (
+        main(["fit", str(csv), "--score", "score", "--label", "label", "--method", "platt", "--out", str(model)]) == 0
+    )
+    assert main(["apply", str(model), str(indexed), "--score", "score", "--out", str(out)]) == 0
+    written = pd.read_parquet(out)
+    assert list(written.columns) == ["id", "score", "label", "word", "p_calibrated"]
+    np.testing.assert_array_equal(written["id"], np.arange(len(frame)) * 7)
+    # read with Dask (above --dask-above) the same file fits as well
+    fit = ["fit", str(indexed), "--score", "score", "--label", "label", "--method", "platt"]
+    assert main([*fit, "--dask-above", "0", "--out", str(tmp_path / "m2.nc")]) == 0
+
+
+def test_demo_does_not_replace_files_without_force(tmp_path, monkeypatch, capsys):
+    from bayescal.cli import run_demo
+
+    monkeypatch.setattr(bayescal, "calibrators", lambda: ["platt"])
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "metrics.csv").write_text("my own results")
+    assert main(["demo", "--out", str(mine)]) == 2
+    assert "already exists: pass --force" in capsys.readouterr().err
+    assert (mine / "metrics.csv").read_text() == "my own results" and not (mine / "reliability.png").exists()
+    run_demo(mine, force=True, verbose=False)
+    assert (mine / "metrics.csv").read_text().startswith("calibrator,")
+
+
 def test_report_rejects_a_feature_aware_method(files, tmp_path, capsys):
     _, csv, _ = files
     code = main(
