@@ -23,6 +23,7 @@ __all__ = [
     "check_scores",
     "check_probabilities",
     "check_labels",
+    "check_labels_present",
     "check_sample_weight",
     "check_class_weights",
     "check_consistent_length",
@@ -246,6 +247,27 @@ def _distinct_values(arr: np.ndarray) -> np.ndarray:
     return np.unique(arr)
 
 
+def check_labels_present(arr: np.ndarray, name: str = "y") -> None:
+    """Refuse missing labels (NaN or infinite floats; None, NaN or NA in an object array) with a
+    :class:`RowValueError` naming the first, so that a caller holding one chunk of the data
+    can name its row in the whole."""
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        bad = np.flatnonzero(~np.isfinite(arr))
+        raise RowValueError(
+            f"{name} has NaN or infinite values ({bad.size}, first at index {{index}}): "
+            "remove those samples (a missing label cannot be used).",
+            bad[0],
+        )
+    if arr.dtype.kind == "O":
+        missing = _missing_mask(arr)
+        if missing.any():
+            raise RowValueError(
+                f"{name} has {int(missing.sum())} missing value(s) (None, NaN or NA; first at index "
+                "{index}): remove those samples.",
+                np.flatnonzero(missing)[0],
+            )
+
+
 def check_labels(
     y: Any,
     *,
@@ -276,19 +298,7 @@ def check_labels(
         raise ValueError(f"{name} is empty: pass at least one label.")
     if arr.dtype.kind == "c":
         raise ValueError(f"{name} has complex values: pass binary labels such as 0/1.")
-    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
-        bad = np.flatnonzero(~np.isfinite(arr))
-        raise ValueError(
-            f"{name} has NaN or infinite values ({bad.size}, first at index {bad[0]}): "
-            "remove those samples (a missing label cannot be used)."
-        )
-    if arr.dtype.kind == "O":
-        missing = _missing_mask(arr)
-        if missing.any():
-            raise ValueError(
-                f"{name} has {int(missing.sum())} missing value(s) (None, NaN or NA; first at index "
-                f"{int(np.flatnonzero(missing)[0])}): remove those samples."
-            )
+    check_labels_present(arr, name)
     try:
         classes = _distinct_values(arr)
     except TypeError:

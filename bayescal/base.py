@@ -38,6 +38,7 @@ from bayescal import _schema as schema
 from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import (
     DEFAULT_CI_PROB,
+    RowValueError,
     check_ci_prob,
     check_features,
     check_integer,
@@ -48,7 +49,7 @@ from bayescal._validation import (
     random_generator,
 )
 from bayescal._warnings import warn
-from bayescal.data import ScoreData, ScoreSummary, prepare_data, to_working
+from bayescal.data import ScoreData, ScoreSummary, check_dask_scores_shape, prepare_data, to_working
 
 __all__ = [
     "Calibrator",
@@ -405,18 +406,28 @@ class Calibrator(ClassifierMixin, BaseEstimator):
 
             columns = [str(c) for c in self.classes_]
             meta = pd.DataFrame({c: pd.Series(dtype=float) for c in columns})
-            return scores.map_partitions(
-                lambda part: pd.DataFrame(self.predict_proba(part.to_numpy()), index=part.index, columns=columns),
-                meta=meta,
-            )
+
+            def partition(part: Any) -> Any:
+                try:
+                    p = self.predict_proba(part.to_numpy())
+                except RowValueError as exc:  # name the row by its index label, which the user sees
+                    raise ValueError(exc.template.format(index=f"label {part.index[exc.index]!r}")) from None
+                return pd.DataFrame(p, index=part.index, columns=columns)
+
+            return scores.map_partitions(partition, meta=meta)
+        check_dask_scores_shape(scores)
         if scores.ndim == 2:
             scores = scores[:, 0]
+
+        def block(values: np.ndarray, block_info: dict | None = None) -> np.ndarray:
+            try:
+                return self.predict_proba(values)
+            except RowValueError as exc:  # name the row of the whole array, not of the chunk
+                start = block_info[0]["array-location"][0][0] if block_info else 0
+                raise RowValueError(exc.template, start + exc.index) from None
+
         return scores.map_blocks(
-            lambda block: self.predict_proba(block),
-            new_axis=1,
-            chunks=(scores.chunks[0], (2,)),
-            dtype=np.float64,
-            meta=np.empty((0, 2)),
+            block, new_axis=1, chunks=(scores.chunks[0], (2,)), dtype=np.float64, meta=np.empty((0, 2))
         )
 
     def predict(self, scores: ArrayLike, threshold: float | None = None, *, X: ArrayLike | None = None) -> np.ndarray:

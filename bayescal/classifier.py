@@ -33,7 +33,7 @@ from sklearn.utils.validation import (
 )
 
 from bayescal._typing import ArrayLike, RandomStateLike
-from bayescal._validation import check_ci_prob
+from bayescal._validation import check_ci_prob, random_generator
 from bayescal._warnings import warn
 from bayescal.base import BayesianCalibrator, Calibrator
 
@@ -102,6 +102,13 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
     ensemble : bool or "auto", default "auto"
     n_jobs : int, default None
         Parallel jobs for ``cross_val_predict`` (``ensemble=False``).
+    random_state : None, int or numpy.random.Generator, default None
+        Seeds the calibrators that take a ``random_state`` (the DPM's sampler; the random
+        splits of ``"scaling_binning"``, ``"spline"`` and ``"venn_abers"``), each fold's with
+        its own seed drawn from it, so a fit is
+        reproducible; it replaces the ``random_state`` of a calibrator instance given as
+        ``method``. ``None`` leaves the calibrators' own. The estimator and ``cv`` are not
+        seeded: pass them seeded (an int ``cv`` is an unshuffled ``StratifiedKFold``).
 
     Attributes
     ----------
@@ -130,18 +137,22 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         cv: int | BaseCrossValidator | BaseShuffleSplit | Iterable[tuple[ArrayLike, ArrayLike]] | None = 5,
         ensemble: bool | Literal["auto"] = "auto",
         n_jobs: int | None = None,
+        random_state: RandomStateLike = None,
     ):
         self.estimator = estimator
         self.method = method
         self.cv = cv
         self.ensemble = ensemble
         self.n_jobs = n_jobs
+        self.random_state = random_state
 
     # ---- helpers ------------------------------------------------------------------------
     def _get_estimator(self) -> Any:
         return LogisticRegression() if self.estimator is None else self.estimator
 
-    def _calibrator(self, score_kind: str) -> Calibrator:
+    def _calibrator(self, score_kind: str, seeds: np.random.Generator | None = None) -> Calibrator:
+        """A new calibrator of ``method`` for ``score_kind`` scores, seeded by the next draw of
+        ``seeds`` when it takes a ``random_state`` (as scikit-learn's ensembles seed theirs)."""
         from bayescal._registry import make_calibrator
 
         if isinstance(self.method, str):
@@ -165,6 +176,8 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
                     f"{cal.score_kind!r} scores."
                 )
             cal.set_params(score_kind=score_kind)
+        if seeds is not None and "random_state" in cal.get_params():
+            cal.set_params(random_state=int(seeds.integers(2**32)))
         return cal
 
     def _resolve_ensemble(self, estimator: Any) -> bool:
@@ -242,6 +255,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("LeaveOneOut leaves one class out of every test fold: use a stratified splitter.")
         cv = check_cv(self.cv, y, classifier=True)
 
+        seeds = None if self.random_state is None else random_generator(self.random_state)
         self.calibrated_classifiers_ = []
         if ensemble:
             for train, test in cv.split(X, y, **routed.splitter.split):
@@ -251,7 +265,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
                     **_check_method_params(X, params=routed.estimator.fit, indices=train),
                 )
                 scores, kind = _response(est, _safe_indexing(X, test))
-                cal = self._calibrator(kind).fit(
+                cal = self._calibrator(kind, seeds).fit(
                     scores, y01[test], None if sample_weight is None else _safe_indexing(sample_weight, test)
                 )
                 self.calibrated_classifiers_.append(Bunch(estimator=est, calibrator=cal))
@@ -263,7 +277,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             if method == "predict_proba":
                 oof = np.asarray(oof)[:, list(est.classes_).index(self.classes_[1])]
             kind = "decision" if method == "decision_function" else "probability"
-            cal = self._calibrator(kind).fit(np.asarray(oof, dtype=np.float64).reshape(-1), y01, sample_weight)
+            cal = self._calibrator(kind, seeds).fit(np.asarray(oof, dtype=np.float64).reshape(-1), y01, sample_weight)
             self.calibrated_classifiers_.append(Bunch(estimator=est, calibrator=cal))
         self.ensemble_ = ensemble
         self.score_kind_ = self.calibrated_classifiers_[0].calibrator.score_kind

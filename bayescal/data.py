@@ -31,6 +31,7 @@ from bayescal._validation import (
     check_consistent_length,
     check_integer,
     check_labels,
+    check_labels_present,
     check_number,
     check_sample_weight,
     check_score_kind,
@@ -577,7 +578,8 @@ class ScoreSummary:
                 f"{seen.min():.6g} to {seen.max():.6g}: widen lo/hi (on the working scale: logits for "
                 "probabilities), or leave them None to use the data's range."
             )
-        quantiles = _layout_quantiles([st["sketch"] for st in stats])
+        # each chunk's sketch carries weights relative to its largest: back to a common scale
+        quantiles = _layout_quantiles([(st["sketch"][0], st["sketch"][1] * (st["top"] / top)) for st in stats])
         asinh = _summary_layout(quantiles, n_bins, lo, hi, lo_hi_given=given)
         parts = [
             dask.delayed(_block_summary)(sb, yb, wb, score_kind, classes, n_bins, lo, hi, asinh, scale)
@@ -1047,13 +1049,17 @@ def dask_partitions(
                 "sample_weight and X all as Dask collections (e.g. columns of one Dask dataframe), "
                 "or all in memory."
             )
+    check_dask_scores_shape(named["scores"])
     arrays = {k: v for k, v in named.items() if isinstance(v, da.Array)}
-    if len(arrays) == len(named):  # all Dask arrays: align the row chunks on those of the scores
-        lengths = {k: v.shape[0] for k, v in arrays.items()}
+    lengths = {k: v.shape[0] for k, v in arrays.items()}
+    if len(arrays) == len(named) and not any(np.isnan(n) for n in lengths.values()):
+        # all Dask arrays of known lengths: align the row chunks on those of the scores (arrays
+        # of unknown chunk sizes, such as those taken by a Dask mask, are paired chunk by chunk
+        # and each pair's lengths checked when it is computed)
         if len(set(lengths.values())) > 1:
             desc = ", ".join(f"{k} has {v}" for k, v in lengths.items())
             raise ValueError(f"Mismatched lengths: {desc}. Pass one value per sample in each.")
-        named = {k: v.rechunk({0: scores.chunks[0]}) for k, v in named.items()}
+        named = {k: v.rechunk({0: named["scores"].chunks[0]}) for k, v in named.items()}
 
     def pieces(optimize: bool) -> dict[str, list]:
         return {
@@ -1079,6 +1085,17 @@ def dask_partitions(
     return list(zip(parts["scores"], parts["y"], weights, parts.get("X", [None] * sizes["scores"])))
 
 
+def check_dask_scores_shape(scores: Any) -> None:
+    """Refuse Dask scores of more than one column by their whole shape (each chunk, checked
+    alone, would report its own)."""
+    shape = getattr(scores, "shape", ())
+    if len(shape) > 2 or (len(shape) == 2 and shape[1] != 1):
+        raise ValueError(
+            f"scores has shape {tuple(shape)}: pass one score per sample, shape (n,) or (n, 1) "
+            "(for a classifier's predict_proba output, its positive-class column)."
+        )
+
+
 def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
     """One chunk's row count, working-scale min and max (atoms excluded), label values and
     number of positively weighted rows; a bad score found in the chunk comes back as a message
@@ -1102,6 +1119,11 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
         out["error"] = (exc.template, exc.index)
         return out
     y = np.asarray(y)
+    try:
+        check_labels_present(y.ravel() if y.ndim == 2 and y.shape[1] == 1 else y, "y")
+    except RowValueError as exc:
+        out["error"] = (exc.template, exc.index)
+        return out
     check_consistent_length(scores=s, y=y)
     cont = ~np.isin(s, _atoms(score_kind))
     t = to_working(s[cont], score_kind)
@@ -1113,7 +1135,8 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
         hi=float(t.max()) if t.size else np.nan,
         labels=np.unique(y),
         weight=float(np.sum(w > 0)),
-        sketch=quantile_sketch(t[::step], w[cont][::step], _SKETCH_SIZE),  # every k-th row: cheap
+        # every k-th row (cheap), weights relative to the chunk's largest (no overflow near 1e308)
+        sketch=quantile_sketch(t[::step], w[cont][::step] / top if top > 0 else w[cont][::step], _SKETCH_SIZE),
         top=top,
         relative=float((w / top).sum()) if top > 0 else 0.0,
     )

@@ -329,7 +329,16 @@ def save(est: Calibrator, path: str | Path, *, overwrite: bool = False) -> None:
     from sklearn.utils.validation import check_is_fitted
 
     from bayescal._registry import registry_name
+    from bayescal.base import Calibrator
 
+    if not isinstance(est, Calibrator):
+        hint = (
+            "save each fitted calibrator (est.calibrated_classifiers_[i].calibrator), or the whole "
+            "classifier with pickle or joblib.dump"
+            if type(est).__name__ == "CalibratedClassifier"
+            else "pass a fitted calibrator (bayescal.calibrators() lists them)"
+        )
+        raise ValueError(f"bayescal.save writes calibrators, and {type(est).__name__} is not one: {hint}.")
     check_is_fitted(est)
     name = registry_name(est)
     _check_fitted_state(est, f"Cannot save this {type(est).__name__}")

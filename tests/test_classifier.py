@@ -113,6 +113,32 @@ def test_pipeline_grid_search_cross_val_score_and_clone():
     assert model.method.score_kind == "probability"  # and left untouched
 
 
+@pytest.mark.parametrize("ensemble", [False, True])
+def test_random_state_makes_a_fit_reproducible(ensemble):
+    X, y = blobs(300, seed=2)
+
+    def fit(random_state, method="dpm"):
+        model = CalibratedClassifier(method=method, cv=2, ensemble=ensemble, random_state=random_state)
+        return model.fit(X, y)
+
+    first = fit(0)
+    np.testing.assert_array_equal(first.predict_proba(X), fit(0).predict_proba(X))
+    assert not np.array_equal(first.predict_proba(X), fit(1).predict_proba(X))
+    seeds = [pair.calibrator.random_state for pair in first.calibrated_classifiers_]
+    assert len(set(seeds)) == len(seeds)  # each fold's calibrator its own seed
+    # an instance's random_state is replaced, as scikit-learn's ensembles replace theirs
+    given = fit(0, method=bayescal.make_calibrator("dpm", random_state=123))
+    np.testing.assert_array_equal(given.predict_proba(X), first.predict_proba(X))
+
+
+def test_saving_the_classifier_names_what_can_be_saved(tmp_path):
+    X, y = blobs(200, seed=3)
+    model = CalibratedClassifier(method="platt", cv=2).fit(X, y)
+    with pytest.raises(ValueError, match=r"CalibratedClassifier is not one.*calibrated_classifiers_\[i\]\.calibrator"):
+        bayescal.save(model, tmp_path / "m.nc")
+    assert not (tmp_path / "m.nc").exists()
+
+
 def test_calibrator_as_the_last_step_of_a_pipeline():
     # a calibrator takes a single score column, so it ends a pipeline whose steps produce scores
     rng = np.random.default_rng(6)

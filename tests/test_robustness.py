@@ -342,6 +342,43 @@ def test_dask_nan_message_gives_the_row_of_the_whole_data(data):
         build("platt").fit(da.from_array(bad, chunks=100), da.from_array(y, chunks=100))
 
 
+def test_dask_messages_name_rows_and_shapes_of_the_whole_data(data):
+    # a chunk checked alone knows only its own rows and shape: each message names the whole's
+    da = pytest.importorskip("dask.array")
+    dd = pytest.importorskip("dask.dataframe")
+    s, y = data
+    labels = y.astype(float)
+    labels[250] = np.nan
+    with pytest.raises(ValueError, match=r"y has NaN or infinite values \(1, first at index 250\)"):
+        build("platt").fit(da.from_array(s, chunks=100), da.from_array(labels, chunks=100))
+    cal = build("platt").fit(s, y)
+    bad = s.copy()
+    bad[250] = np.nan
+    with pytest.raises(ValueError, match=r"first at index 250\)"):
+        cal.predict_proba(da.from_array(bad, chunks=100)).compute()
+    with pytest.raises(ValueError, match=r"first at index label 250\)"):
+        cal.predict_proba(dd.from_pandas(pd.Series(bad), npartitions=4)).compute()
+    two = da.from_array(np.c_[s, 1 - s], chunks=(100, 2))  # both columns of predict_proba
+    with pytest.raises(ValueError, match=r"scores has shape \(400, 2\)"):
+        cal.predict_proba(two)
+    with pytest.raises(ValueError, match=r"scores has shape \(400, 2\)"):
+        build("platt").fit(two, da.from_array(y, chunks=100))
+
+
+def test_dask_arrays_of_unknown_chunk_sizes_fit_chunk_by_chunk(data):
+    # a Dask mask leaves chunk sizes unknown; the arrays taken by one mask pair chunk by chunk
+    da = pytest.importorskip("dask.array")
+    s, y = data
+    keep = s > 0.3
+    mask = da.from_array(keep, chunks=100)
+    S, Y = da.from_array(s, chunks=100)[mask], da.from_array(y, chunks=100)[mask]
+    assert np.isnan(S.shape[0])
+    lazy = build("isotonic").fit(S, Y)
+    direct = build("isotonic").fit(ScoreSummary.from_dask(S.compute_chunk_sizes(), Y.compute_chunk_sizes()))
+    np.testing.assert_array_equal(lazy.predict_proba(s), direct.predict_proba(s))
+    np.testing.assert_allclose(lazy.predict_proba(S).compute(), lazy.predict_proba(s[keep]))
+
+
 def test_non_integer_numeric_labels_need_pos_label(data):
     s, y = data
     with pytest.raises(ValueError, match=r"y has non-integer values \(0.0, 0.5\).*pos_label="):
