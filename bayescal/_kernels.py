@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from bayescal._numba import njit
 
 __all__ = ["bin_rows", "interp", "interp_regular_rows", "largest_monotone_bins", "search", "step"]
@@ -127,29 +129,6 @@ def _first_reaching(values, scale, target, lo):  # pragma: no cover - compiled
     return lo
 
 
-@njit(inline="always")
-def _last_equal(p, i):  # pragma: no cover - compiled
-    """``np.searchsorted(p, p[i], side="right")`` for sorted ``p``: the first index past ``i``
-    whose prediction exceeds ``p[i]``, as by ``_first_reaching`` (galloping from ``i + 1``)."""
-    n = p.shape[0]
-    x = p[i]
-    lo = i + 1
-    step = 1
-    hi = lo
-    while hi < n and not p[hi] > x:
-        lo = hi + 1
-        hi = lo + step
-        step *= 2
-    hi = min(hi, n)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if p[mid] > x:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
-
-
 @njit
 def largest_monotone_bins(p, cumulative, total, positive, negative, quantile):  # pragma: no cover - compiled
     """The monotone sweep's :math:`b^*` (Roelofs et al.): the number of bins before the first
@@ -173,7 +152,8 @@ def largest_monotone_bins(p, cumulative, total, positive, negative, quantile):  
                 end = n
             elif quantile:
                 cut = _first_reaching(cumulative, b, k * total, cut)
-                end = _last_equal(p, min(cut, n - 1))
+                i = min(cut, n - 1)  # the bin ends after the run of predictions equal to p[i]
+                end = _first_reaching(p, 1.0, np.nextafter(p[i], np.inf), i + 1)
             else:
                 end = _first_reaching(p, b, float(k), start)
             if end < start:
