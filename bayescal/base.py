@@ -397,8 +397,14 @@ class Calibrator(ClassifierMixin, BaseEstimator):
             name="p",
         )
 
+    def _predictor(self) -> Calibrator:
+        """What each Dask task of a lazy :meth:`predict_proba` holds: the calibrator itself, or a
+        copy without the parts its point predictions never read (each task's graph carries it)."""
+        return self
+
     def _predict_proba_dask(self, scores: Any, X: Any) -> Any:
         check_is_fitted(self)
+        predictor = self._predictor()
         if X is not None:
             raise ValueError(f"{self._name}: Dask input with features is not supported; compute X or use numpy.")
         if hasattr(scores, "map_partitions") and not hasattr(scores, "map_blocks"):  # Dask Series
@@ -409,7 +415,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
 
             def partition(part: Any) -> Any:
                 try:
-                    p = self.predict_proba(part.to_numpy())
+                    p = predictor.predict_proba(part.to_numpy())
                 except RowValueError as exc:  # name the row by its index label, which the user sees
                     raise ValueError(exc.template.format(index=f"label {part.index[exc.index]!r}")) from None
                 return pd.DataFrame(p, index=part.index, columns=columns)
@@ -421,7 +427,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
 
         def block(values: np.ndarray, block_info: dict | None = None) -> np.ndarray:
             try:
-                return self.predict_proba(values)
+                return predictor.predict_proba(values)
             except RowValueError as exc:  # name the row of the whole array, not of the chunk
                 start = block_info[0]["array-location"][0][0] if block_info else 0
                 raise RowValueError(exc.template, start + exc.index) from None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import dask.array as da
 import dask.distributed as distributed
 import numpy as np
@@ -78,3 +80,20 @@ def test_predict_on_dask_is_lazy_and_matches_numpy():
     lazy = est.predict_proba(s)
     assert isinstance(lazy, da.Array) and lazy.shape == (200_000, 2)
     np.testing.assert_allclose(lazy.compute(), est.predict_proba(s.compute()))
+
+
+def test_lazy_dpm_prediction_does_not_carry_the_posterior():
+    # each task of the graph holds the calibrator: not its 2,000 map draws on the grid (10 MB),
+    # which made a distributed client warn of a large graph at every prediction
+    cloudpickle = pytest.importorskip("cloudpickle")
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 600)
+    s = rng.beta(2 + 3 * y, 5 - 3 * y)
+    s[:20], s[20:40] = 0.0, 1.0  # atoms, whose map the point prediction reads from the draws
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cal = bayescal.make_calibrator("dpm", random_state=0).fit(s, y)
+    lazy = cal.predict_proba(da.from_array(s, chunks=100))
+    assert len(cloudpickle.dumps(dict(lazy.__dask_graph__()))) < len(cloudpickle.dumps(cal)) / 5
+    np.testing.assert_array_equal(lazy.compute(), cal.predict_proba(s))
+    assert cal.idata_ is not None  # the fitted calibrator keeps its posterior

@@ -15,6 +15,7 @@ The fit is a short pipeline, one module a step:
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -930,6 +931,14 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         g = self.grid_
         place = interp_sorted(t, g, np.arange(g.size, dtype=np.float64))
         return interp_regular(place, 0.0, 1.0, table)
+
+    def _predictor(self) -> DPMCalibrator:
+        """A shallow copy without the posterior (``idata_``) and the map draws on the grid, which
+        the posterior-mean map of :meth:`predict_proba` does not read: about a tenth of the size
+        in a lazy Dask prediction's graph (1 MB instead of 10 with the default draws)."""
+        light = copy.copy(self)
+        light.idata_ = light._grid_draws = None
+        return light
 
     def _map_draws(self, t: np.ndarray, X=None) -> np.ndarray:
         t = np.asarray(t, dtype=np.float64)
