@@ -55,6 +55,44 @@ def _random_state(random_state: RandomStateLike, random_seed: RandomStateLike, w
     return resolve_random_state(None if random_seed is not None else random_state, random_seed, where)
 
 
+def _checked(calibrators: Any, *, raw: bool) -> Mapping[str, Any]:
+    """``calibrators`` as given, once it is a non-empty mapping of labels to fitted calibrators
+    (or ``None``, the raw probabilities, where ``raw``)."""
+    from sklearn.utils.validation import check_is_fitted
+
+    from bayescal._validation import check_calibrator
+
+    entries = "fitted calibrators or None (raw probabilities)" if raw else "fitted calibrators"
+    if not isinstance(calibrators, Mapping) or not calibrators:
+        raise ValueError(
+            f"calibrators={calibrators!r} must be a non-empty mapping of labels to {entries}, "
+            "e.g. {'dpm': fitted_dpm}; for one calibrator use from_calibrator."
+        )
+    for est in calibrators.values():
+        if est is None and raw:
+            continue
+        check_is_fitted(check_calibrator(est))
+    return calibrators
+
+
+def _axes(axes: Any, needed: int, what: str) -> Any:
+    """``axes`` as a sequence of at least ``needed`` Axes (one Axes stands for a sequence of one);
+    None stays None (a new figure)."""
+    if axes is None:
+        return None
+    if hasattr(axes, "figure") and not isinstance(axes, (list, tuple, np.ndarray)):
+        axes = [axes]
+    axes = list(np.ravel(np.asarray(axes, dtype=object)))
+    if len(axes) < needed:
+        raise ValueError(f"axes has {len(axes)} Axes but the figure needs {needed}, {what}: pass that many.")
+    return axes
+
+
+def _percent(prob: float) -> str:
+    """A band's probability as a percentage without rounding it away (0.999 -> '99.9%')."""
+    return f"{100 * float(prob):.4g}%"
+
+
 def _labels_of(calibrators: Mapping[str, Any], y: ArrayLike, pos_label: Any) -> np.ndarray:
     """``y`` as 0/1: coded by the fitted calibrators' classes (which must agree with each other
     and with ``pos_label``, when given), or with only raw entries by
@@ -190,23 +228,23 @@ class ReliabilityDisplay:
         ['platt', 'raw']
         """
         random_state = _random_state(random_state, random_seed, "ReliabilityDisplay")
-        from bayescal._validation import check_scores
+        from bayescal._validation import check_probabilities, check_scores
         from bayescal.diagnostics import consistency_check
         from bayescal.metrics import reliability_curve
 
-        y01 = _labels_of(calibrators, y, pos_label)
+        y01 = _labels_of(_checked(calibrators, raw=True), y, pos_label)
         s = check_scores(scores, score_kind="decision")
         disp = cls(scores=s, y=y01)
         for label, est in calibrators.items():
             if est is None:
-                p = check_scores(s, score_kind="probability")
+                p = check_probabilities(s, name="scores")
             else:
                 p = est.predict_proba(s)[:, 1]
-                if maps:
+                if maps:  # in order of the score, whatever the order of a given grid
                     cmap = est.calibration_map(grid)
-                    disp.maps[label] = cmap.mean(("chain", "draw"))
+                    disp.maps[label] = cmap.mean(("chain", "draw")).sortby("score")
                     if _n_draws(cmap) > 1:
-                        disp.bands[label] = est.credible_band(grid, ci_prob=ci_prob)
+                        disp.bands[label] = est.credible_band(grid, ci_prob=ci_prob).sortby("score")
                 if not points:
                     continue
             disp.curves[label] = reliability_curve(y01, p, n_bins=n_bins, strategy=strategy)
@@ -313,9 +351,11 @@ class ReliabilityDisplay:
         ReliabilityDisplay
         """
         random_state = _random_state(random_state, random_seed, "ReliabilityDisplay")
+        from bayescal._validation import check_probabilities
+
         return cls.from_calibrators(
             {label: None},
-            y_prob,
+            check_probabilities(y_prob, name="y_prob"),
             y_true,
             n_bins=n_bins,
             strategy=strategy,
@@ -345,13 +385,16 @@ class ReliabilityDisplay:
         """
         import matplotlib.pyplot as plt
 
-        if ax is None:
-            fig, (ax, hax) = plt.subplots(2, 1, figsize=(6, 7), sharex=True, gridspec_kw={"height_ratios": [3, 1]})
-        else:
-            fig, hax = ax.figure, None
         # maps of decision values run over the scores' range; the binned points (probabilities) then
         # get their own [0, 1] axis on top, with the diagonal they are read against
         decision = any(m.attrs.get("score_scale") == "decision" for m in self.maps.values())
+        # without such maps the diagram is on [0, 1]: scores beyond it (decision values) get a
+        # histogram axis of their own, over their range
+        apart = not decision and self.scores is not None and bool(self.scores.min() < 0.0 or self.scores.max() > 1.0)
+        if ax is None:
+            fig, (ax, hax) = plt.subplots(2, 1, figsize=(6, 7), sharex=not apart, gridspec_kw={"height_ratios": [3, 1]})
+        else:
+            fig, hax = ax.figure, None
         pax = ax.twiny() if decision and self.curves else ax
         if self.curves or not decision:  # the diagonal belongs to the binned points' axis
             pax.plot([0, 1], [0, 1], ls=":", color="grey", lw=1, label="perfect calibration")
@@ -371,7 +414,7 @@ class ReliabilityDisplay:
                     color=c,
                     alpha=0.25,
                     lw=0,
-                    label=f"{label} {b.attrs['ci_prob']:.0%} band",
+                    label=f"{label} {_percent(b.attrs['ci_prob'])} band",
                     gid=f"band:{label}",
                 )
             if label not in self.curves:
@@ -425,6 +468,9 @@ class ReliabilityDisplay:
         handles = [h for a in dict.fromkeys([ax, pax]) for h in a.get_legend_handles_labels()[0]]
         ax.legend(handles=handles, fontsize=7, loc="upper left")
         if hax is not None and self.scores is not None:
+            if apart:
+                lo, hi = float(self.scores.min()), float(self.scores.max())
+                hax.set_xlim(lo, hi)
             bins = np.linspace(lo, hi, 41)
             s = np.clip(self.scores, lo, hi)
             hax.hist(s[self.y == 0], bins=bins, alpha=0.6, label="class 0")
@@ -504,7 +550,8 @@ class DensityDisplay:
         from bayescal.diagnostics import score_density_check
 
         disp = cls()
-        for label, est in calibrators.items():
+        axes = _axes(axes, 2, "one per class")
+        for label, est in _checked(calibrators, raw=False).items():
             check = score_density_check(est, scores, y, bins=bins, ci_prob=ci_prob, random_state=random_state)
             disp.checks[label] = check
             lo, hi = check["bin_lower"].values[0], check["bin_upper"].values[-1]
@@ -576,6 +623,7 @@ class DensityDisplay:
         """
         import matplotlib.pyplot as plt
 
+        axes = _axes(axes, 2, "one per class")
         if axes is None:
             fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=False)
         fig = axes[0].figure
@@ -651,6 +699,7 @@ class PPCDisplay:
         random_state: RandomStateLike = 0,
         axes: Any = None,
         random_seed: RandomStateLike = None,
+        pos_label: Any = None,
     ) -> PPCDisplay:
         """Labels replicated from each calibrator's posterior maps (``None``: the identity map).
 
@@ -667,10 +716,14 @@ class PPCDisplay:
             Bins of the ECE.
         random_state : None, int or numpy.random.Generator, default 0
             Randomness of the replicated labels.
-        axes : sequence of matplotlib.axes.Axes, optional
-            One per statistic; a new figure when None.
+        axes : matplotlib.axes.Axes or sequence of them, optional
+            One per statistic (one Axes for one statistic); a new figure when None.
         random_seed : deprecated
             Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release.
+        pos_label : optional
+            The value of ``y`` that is the positive class, as in
+            :meth:`ReliabilityDisplay.from_calibrators` (needed for text labels with only
+            ``None`` entries).
 
         Returns
         -------
@@ -679,11 +732,12 @@ class PPCDisplay:
         random_state = _random_state(random_state, random_seed, "PPCDisplay")
         from bayescal.diagnostics import consistency_check, ppc_calibration
 
+        y01 = _labels_of(_checked(calibrators, raw=True), y, pos_label)
         disp = cls()
         for label, est in calibrators.items():
             if est is None:
                 disp.checks[label] = consistency_check(
-                    scores, y, statistics=statistics, n_bins=n_bins, band=False, random_state=random_state
+                    scores, y01, statistics=statistics, n_bins=n_bins, band=False, random_state=random_state
                 )
             else:
                 disp.checks[label] = ppc_calibration(
@@ -746,6 +800,7 @@ class PPCDisplay:
         random_state: RandomStateLike = 0,
         axes: Any = None,
         random_seed: RandomStateLike = None,
+        pos_label: Any = None,
     ) -> PPCDisplay:
         """The consistency check of a classifier's probabilities as they are.
 
@@ -757,7 +812,7 @@ class PPCDisplay:
             Predicted probabilities of the positive class, in [0, 1].
         label : str, default "classifier"
             Its label in the legend.
-        statistics, n_bins, random_state, axes, random_seed
+        statistics, n_bins, random_state, axes, random_seed, pos_label
             As in :meth:`from_calibrators`.
 
         Returns
@@ -765,8 +820,17 @@ class PPCDisplay:
         PPCDisplay
         """
         random_state = _random_state(random_state, random_seed, "PPCDisplay")
+        from bayescal._validation import check_probabilities
+
         return cls.from_calibrators(
-            {label: None}, y_prob, y_true, statistics=statistics, n_bins=n_bins, random_state=random_state, axes=axes
+            {label: None},
+            check_probabilities(y_prob, name="y_prob"),
+            y_true,
+            statistics=statistics,
+            n_bins=n_bins,
+            random_state=random_state,
+            axes=axes,
+            pos_label=pos_label,
         )
 
     def plot(self, axes: Any = None) -> PPCDisplay:
@@ -775,8 +839,8 @@ class PPCDisplay:
 
         Parameters
         ----------
-        axes : sequence of matplotlib.axes.Axes, optional
-            One per statistic; a new figure when None.
+        axes : matplotlib.axes.Axes or sequence of them, optional
+            One per statistic (one Axes for one statistic); a new figure when None.
 
         Returns
         -------
@@ -786,6 +850,7 @@ class PPCDisplay:
         import matplotlib.pyplot as plt
 
         names = list(next(iter(self.checks.values()))["statistic"].values)
+        axes = _axes(axes, len(names), "one per statistic")
         if axes is None:
             fig, axes = plt.subplots(1, len(names), figsize=(4.5 * len(names), 3.5), squeeze=False)
             axes = axes[0]
@@ -860,12 +925,12 @@ class DecisionDisplay:
         from bayescal.decision import decision_regions
 
         disp = cls()
-        for label, est in calibrators.items():
+        for label, est in _checked(calibrators, raw=False).items():
             disp.regions[label] = decision_regions(est, cost_fp, cost_fn, grid=grid)
-            cmap = est.calibration_map(grid)
-            disp.maps[label] = cmap.mean(("chain", "draw"))
+            cmap = est.calibration_map(grid)  # drawn in order of the score, as the regions are
+            disp.maps[label] = cmap.mean(("chain", "draw")).sortby("score")
             if _n_draws(cmap) > 1:
-                disp.bands[label] = est.credible_band(grid, ci_prob=ci_prob)
+                disp.bands[label] = est.credible_band(grid, ci_prob=ci_prob).sortby("score")
         disp.plot(ax=ax)
         return disp
 

@@ -137,6 +137,69 @@ def test_reliability_display_of_decision_values_spans_their_range():
     assert points_ax.get_xlim() == (0.0, 1.0) and _by_gid(points_ax, "binned:PlattScaling")
 
 
+def test_reliability_display_of_decision_values_without_maps_keeps_their_histogram():
+    """With only the binned probabilities drawn ([0, 1]), the decision values' histogram gets its
+    own axis over their range instead of being clipped into [0, 1]."""
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 500)
+    d = rng.normal(size=500) + 1.5 * (2 * y - 1)
+    platt = PlattScaling(score_kind="decision").fit(d, y)
+    disp = P.ReliabilityDisplay.from_calibrator(platt, d, y, n_consistency=0, maps=False)
+    assert disp.ax_.get_xlim() == (0.0, 1.0)
+    assert disp.hist_ax_.get_xlim() == pytest.approx((d.min(), d.max()))
+    counts, _ = np.histogram(d[y == 0], bins=np.linspace(d.min(), d.max(), 41))
+    heights = [patch.get_height() for patch in disp.hist_ax_.patches][: counts.size]
+    np.testing.assert_array_equal(heights, counts)
+
+
+def test_displays_draw_given_grids_in_order_and_name_their_band_exactly(fitted):
+    d, cals = fitted
+    grid = [0.9, 0.1, 0.5, 0.3]
+    for disp in (
+        P.DecisionDisplay.from_calibrator(cals["dpm"], grid=grid, ci_prob=0.999),
+        P.ReliabilityDisplay.from_calibrator(cals["dpm"], d.scores, d.y, grid=grid, n_consistency=0, ci_prob=0.999),
+    ):
+        (line,) = _by_gid(disp.ax_, "map:DPMCalibrator")
+        np.testing.assert_array_equal(line.get_xdata(), np.sort(grid))
+    labels = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
+    assert "DPMCalibrator 99.9% band" in labels
+
+
+def test_displays_refuse_what_they_cannot_draw(fitted):
+    from sklearn.exceptions import NotFittedError
+
+    d, cals = fitted
+    with pytest.raises(NotFittedError):
+        P.ReliabilityDisplay.from_calibrators({"platt": PlattScaling()}, d.scores, d.y)
+    with pytest.raises(ValueError, match="not a bayescal calibrator"):
+        P.ReliabilityDisplay.from_calibrators({"platt": "platt"}, d.scores, d.y)
+    for empty in (
+        lambda: P.ReliabilityDisplay.from_calibrators({}, d.scores, d.y),
+        lambda: P.PPCDisplay.from_calibrators({}, d.scores, d.y),
+        lambda: P.DensityDisplay.from_calibrators({}, d.scores, d.y),
+        lambda: P.DecisionDisplay.from_calibrators({}),
+    ):
+        with pytest.raises(ValueError, match="non-empty mapping"):
+            empty()
+    _, ax = plt.subplots()
+    with pytest.raises(ValueError, match="axes has 1 Axes but the figure needs 2, one per class"):
+        P.DensityDisplay.from_calibrator(cals["dpm"], d.scores, d.y, axes=ax)
+    with pytest.raises(ValueError, match="y_prob has .* outside"):
+        P.ReliabilityDisplay.from_predictions(d.y, d.scores * 2)
+
+
+def test_ppc_display_of_text_labels_and_one_axes(fitted):
+    d, _ = fitted
+    words = np.where(d.y == 1, "spam", "ham")
+    _, ax = plt.subplots()
+    disp = P.PPCDisplay.from_predictions(words, d.scores, statistics="ece", axes=ax, pos_label="spam")
+    by_code = P.PPCDisplay.from_predictions(d.y, d.scores, statistics="ece")
+    assert disp.axes_ == [ax]
+    np.testing.assert_array_equal(disp.checks["classifier"]["p_value"], by_code.checks["classifier"]["p_value"])
+    with pytest.raises(ValueError, match="pos_label="):
+        P.PPCDisplay.from_predictions(words, d.scores)
+
+
 def test_density_display_draws_the_density_check(fitted):
     import arviz_stats
 
