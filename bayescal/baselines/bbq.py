@@ -175,7 +175,10 @@ class BBQ(Calibrator):
        :math:`B = \max(1, \lfloor N^{1/3}/10 \rfloor), \dots, \min(\lceil N/5 \rceil, \lceil 10 N^{1/3} \rceil)`:
        cut the sorted scores into chunks of :math:`c = \lfloor N/B \rfloor` (the last chunk
        takes the remainder); a chunk is absorbed into the current bin when it is entirely
-       tied with that bin's first score. Tied scores can still straddle two bins.
+       tied with that bin's first score. Tied scores can still straddle two bins; they keep
+       their input order (the authors' stable sort), so which of their labels fall in
+       which bin, and so the fit, depends on the order of the rows when the ties hold
+       both classes.
     2. Inner bin edges are the midpoints between the last score of a bin and the first of
        the next; the outer edges are 0 and 1. Bin :math:`b` spans :math:`[a_b, c_b]`.
     3. Score the binning by the BDeu marginal likelihood with 2 pseudo-counts per bin and

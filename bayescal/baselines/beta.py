@@ -57,7 +57,10 @@ class BetaCalibration(Calibrator):
     rounding :math:`p` to 0 or 1. For probabilities :math:`t` is the logit of the score
     clipped to :math:`[10^{-12}, 1-10^{-12}]` (:data:`bayescal.data.PROB_EPS`), so exact 0
     and 1 stay finite; the authors clip at the machine epsilon :math:`2.2 \cdot 10^{-16}`
-    instead, which differs only for scores within :math:`10^{-12}` of 0 or 1. Decision values
+    instead. The two agree on scores at least :math:`10^{-12}` from 0 and 1; a score of exactly
+    0 or 1 in the calibration data has the feature :math:`\ln 10^{-12} = -27.6` here and
+    :math:`-36.0` there, which moves the fitted :math:`a, b, c` and so the map at every score,
+    not only near 0 and 1. Decision values
     :math:`d` are mapped through the logistic function, :math:`p = \sigma(d)`, i.e.
     :math:`t = d`.
 

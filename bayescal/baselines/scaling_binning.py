@@ -38,7 +38,10 @@ class ScalingBinning(Calibrator):
     3. Cut the values :math:`g(t_i), i \in T_2`, into ``n_bins`` equal-mass bins
        :math:`I_1, \dots, I_B` (weighted; tied values never split, see
        :func:`~bayescal.baselines.histogram.equal_mass_bins`); a bin boundary is the midpoint
-       between the largest value of one bin and the smallest of the next.
+       between the largest value of one bin and the smallest of the next. When the bins
+       cannot all hold the same number of samples, the larger ones are not always the first
+       (as with the authors' ``np.array_split``), so a boundary can sit one sample away from
+       theirs, which moves the predictions of the scores between the two places.
     4. Each bin predicts the weighted mean of the scaled values of its :math:`T_2` samples,
        :math:`\hat p_b = \sum_{i \in T_2, g_i \in I_b} w_i g_i / \sum w_i` (not the label
        mean: averaging the smooth :math:`g` gives lower variance, which is why the method's

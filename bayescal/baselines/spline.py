@@ -110,7 +110,9 @@ class SplineCalibration(Calibrator):
     knots. The basis columns are standardised and their coefficients penalised by
     :math:`\lVert\beta\rVert^2 / 2` against :math:`C` times the weighted log-loss
     (:func:`penalised_logistic`, scikit-learn's ``LogisticRegression(C)`` objective; intercept
-    not penalised, sample weights honoured). :math:`K` (``n_knots``) and :math:`C` (``Cs``)
+    not penalised). Sample weights enter the log-loss, of the fit and of the cross-validation;
+    the knots and the basis's standardisation are of the scores alone, so integer weights are
+    not the same as repeated rows (nor are the folds). :math:`K` (``n_knots``) and :math:`C` (``Cs``)
     are chosen together by stratified ``cv``-fold cross-validation of the weighted log-loss
     (on a random subsample of 10 000 rows when there are more); the chosen pair is refitted
     on all data. With fewer than two scores of a class per fold
