@@ -27,7 +27,7 @@ import numpy as np
 import xarray as xr
 
 from bayescal._typing import ArrayLike, RandomStateLike
-from bayescal._validation import DEFAULT_CI_PROB, check_ci_prob, resolve_random_state
+from bayescal._validation import DEFAULT_CI_PROB, check_ci_prob, check_probabilities, resolve_random_state
 
 if TYPE_CHECKING:
     from bayescal.base import Calibrator
@@ -228,7 +228,7 @@ class ReliabilityDisplay:
         ['platt', 'raw']
         """
         random_state = _random_state(random_state, random_seed, "ReliabilityDisplay")
-        from bayescal._validation import check_probabilities, check_scores
+        from bayescal._validation import check_scores
         from bayescal.diagnostics import consistency_check
         from bayescal.metrics import reliability_curve
 
@@ -351,8 +351,6 @@ class ReliabilityDisplay:
         ReliabilityDisplay
         """
         random_state = _random_state(random_state, random_seed, "ReliabilityDisplay")
-        from bayescal._validation import check_probabilities
-
         return cls.from_calibrators(
             {label: None},
             check_probabilities(y_prob, name="y_prob"),
@@ -820,8 +818,6 @@ class PPCDisplay:
         PPCDisplay
         """
         random_state = _random_state(random_state, random_seed, "PPCDisplay")
-        from bayescal._validation import check_probabilities
-
         return cls.from_calibrators(
             {label: None},
             check_probabilities(y_prob, name="y_prob"),
