@@ -75,7 +75,9 @@ class Fitted:
     shape : tuple
         Integers or dimension names (see the module docstring); ``ndim = len(shape)``.
     low, high : float, optional
-        Inclusive bounds on every (non-NaN) value.
+        Bounds on every (non-NaN) value, inclusive unless ``open``.
+    open : bool
+        The bounds themselves are refused (a class prior lies strictly between 0 and 1).
     finite : bool
         Refuse infinite values (NaN is refused unless ``allow_nan``).
     allow_nan : bool
@@ -102,6 +104,7 @@ class Fitted:
     shape: tuple = ()
     low: float | None = None
     high: float | None = None
+    open: bool = False
     finite: bool = True
     allow_nan: bool = False
     order: str | None = None
@@ -236,10 +239,11 @@ def _check_array_values(arr: np.ndarray, field: Fitted, where: str) -> None:
     else:
         vals = arr
     if vals.dtype.kind in "fiu" and vals.size:
-        if field.low is not None and vals.min() < field.low:
-            raise ValueError(f"{where} holds {vals.min().item()!r}, below its lower bound {field.low}.")
-        if field.high is not None and vals.max() > field.high:
-            raise ValueError(f"{where} holds {vals.max().item()!r}, above its upper bound {field.high}.")
+        bound = "(exclusive) " if field.open else ""
+        if field.low is not None and (vals.min() <= field.low if field.open else vals.min() < field.low):
+            raise ValueError(f"{where} holds {vals.min().item()!r}, below its {bound}lower bound {field.low}.")
+        if field.high is not None and (vals.max() >= field.high if field.open else vals.max() > field.high):
+            raise ValueError(f"{where} holds {vals.max().item()!r}, above its {bound}upper bound {field.high}.")
     if field.choices is not None and arr.size and not np.isin(arr, np.array(field.choices)).all():
         raise ValueError(f"{where} holds values outside {list(field.choices)}.")
     if field.order and arr.ndim and arr.shape[-1] > 1:
@@ -290,7 +294,8 @@ def check_value(name: str, value: Any, field: Fitted, dims: DimBinder) -> None:
             raise ValueError(f"{where} must hold the two class labels (shape (2,)).")
         if arr.dtype.kind == "f" and not np.isfinite(arr).all():
             raise ValueError(f"{where} holds a label that is not finite.")
-        if arr.dtype.kind == "O" and not all(isinstance(v, (bool, int, float, str)) for v in arr.tolist()):
+        plain = (bool, int, float, str, np.bool_, np.integer, np.floating, np.str_)  # numpy's scalars too
+        if arr.dtype.kind == "O" and not all(isinstance(v, plain) for v in arr.tolist()):
             raise ValueError(f"{where} holds labels that are not numbers or strings.")
         if arr[0] == arr[1]:
             raise ValueError(f"{where} holds the same label twice.")

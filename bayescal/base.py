@@ -136,7 +136,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         "n_features_in_": schema.scalar("i", low=1, high=1),
         "score_range_": schema.array("f", (2,), order="nondecreasing"),
         "n_features_x_": schema.scalar("i", low=1, optional=True),
-        "class_prior_": schema.scalar("f", low=0.0, high=1.0, optional=True),
+        "class_prior_": schema.scalar("f", low=0.0, high=1.0, open=True, optional=True),
     }
 
     # ---- subclass hooks -------------------------------------------------------------
@@ -1149,7 +1149,7 @@ class PriorShiftedCalibrator(Calibrator):
             k = 1
             new = np.full(base.shape, params[0])
         else:
-            k = max(1, ceil(check_number(self.n_prior_draws, "n_prior_draws", low=1.0) / base.size))
+            k = max(1, ceil(check_integer(self.n_prior_draws, "n_prior_draws", 1) / base.size))
             rng = random_generator(self.random_state, where=self._name)
             new = rng.beta(params[0], params[1], size=(base.shape[0], base.shape[1] * k))
         self.calibrator_ = fitted

@@ -5,8 +5,10 @@ Two scales appear throughout bayescal:
 * the **input scale**: what the user passes, either probabilities in [0, 1]
   (``score_kind="probability"``) or raw decision values (``score_kind="decision"``);
 * the **working scale** ``t``: the logit of a probability, or the decision value as is.
-  Probabilities of exactly 0 or 1 are clipped to ``[PROB_EPS, 1 - PROB_EPS]`` before the
-  logit, so ``t`` is always finite (``|t| <= logit(1 - PROB_EPS)`` ~ 27.6).
+  Probabilities are clipped to ``[PROB_EPS, 1 - PROB_EPS]`` before the logit, so ``t`` is
+  always finite (``|t| <= logit(1 - PROB_EPS)`` ~ 27.6): exact 0 and 1, and every probability
+  within PROB_EPS of them, which become one value there (:func:`warn_merged_extremes` says when
+  that hides labels).
 
 Every calibrator is a function of the working scale; monotone calibrators give the same
 fit on either scale.
@@ -141,7 +143,7 @@ def _in_row_halves(n: int, run: Any) -> list:
 
 
 def from_working(t: np.ndarray, score_kind: str) -> np.ndarray:
-    """Inverse of :func:`to_working` (up to the clipping of exact 0 and 1).
+    """Inverse of :func:`to_working` (up to the clipping of probabilities within PROB_EPS of 0 and 1).
 
     Parameters
     ----------
@@ -321,6 +323,21 @@ def prepare_data(
     return ScoreData(scores=s, t=to_working(s, score_kind), y=y01, w=w, score_kind=score_kind, classes=classes)
 
 
+def merged_extremes(s: np.ndarray, y: np.ndarray, w: np.ndarray) -> dict[str, tuple[int, np.ndarray]]:
+    """Per end (``"below"`` PROB_EPS, ``"above"`` 1 - PROB_EPS): how many probability scores the
+    logit clip merges there (exact 0 and 1 aside) and the labels of those with positive weight;
+    what :func:`warn_merged_extremes` reads, computable chunk by chunk and pooled."""
+    # a pass for the minimum and one for the maximum first: most scores come nowhere near the clip
+    out = {}
+    for end, near, merged in (
+        ("below", s.min() < PROB_EPS, lambda: (s > 0.0) & (s < PROB_EPS)),
+        ("above", s.max() > 1.0 - PROB_EPS, lambda: (s < 1.0) & (s > 1.0 - PROB_EPS)),
+    ):
+        mask = merged() if s.size and near else np.zeros(s.shape, dtype=bool)
+        out[end] = (int(mask.sum()), np.unique(y[mask & (w > 0)]))
+    return out
+
+
 def warn_merged_extremes(s: np.ndarray, y01: np.ndarray, w: np.ndarray) -> None:
     """Warn when the logit clip at :data:`PROB_EPS` hides labels: the working scale clips
     probabilities strictly between 0 and PROB_EPS (or 1 - PROB_EPS and 1) there, so they become
@@ -328,13 +345,12 @@ def warn_merged_extremes(s: np.ndarray, y01: np.ndarray, w: np.ndarray) -> None:
     1e-13 (naive Bayes gives such scores). That loses what the labels say only where the scores
     so merged at one end (exact 0 and 1 aside) hold both classes; a classifier's most confident
     scores, all of one class, lose nothing."""
+    _warn_merged(merged_extremes(s, y01, w))
 
-    def hidden(merged: np.ndarray) -> int:
-        return int(merged.sum()) if np.unique(y01[merged & (w > 0)]).size == 2 else 0
 
-    # a pass for the minimum and one for the maximum first: most scores come nowhere near the clip
-    below = hidden((s > 0.0) & (s < PROB_EPS)) if s.min() < PROB_EPS else 0
-    above = hidden((s < 1.0) & (s > 1.0 - PROB_EPS)) if s.max() > 1.0 - PROB_EPS else 0
+def _warn_merged(ends: dict[str, tuple[int, np.ndarray]]) -> None:
+    """The warning of :func:`warn_merged_extremes` from the merged scores' counts and labels."""
+    below, above = (ends[e][0] if np.unique(ends[e][1]).size == 2 else 0 for e in ("below", "above"))
     if below + above:
         warn(
             f"{below + above} probability score(s) of both classes lie strictly within {PROB_EPS:g} of 0 or 1 "
@@ -464,16 +480,7 @@ class ScoreSummary:
         cont = ~is_atom
         t_cont = data.t[cont] if is_atom.any() else data.t
         given = lo is not None or hi is not None
-        if lo is None or hi is None:
-            lo_, hi_ = _range(t_cont)
-            lo, hi = (lo_ if lo is None else lo), (hi_ if hi is None else hi)
-            _check_bounds(lo, hi)
-        if t_cont.size and (t_cont.min() < lo or t_cont.max() > hi):
-            raise ValueError(
-                f"lo={lo:.6g}, hi={hi:.6g} do not enclose the data, whose working-scale scores run from "
-                f"{t_cont.min():.6g} to {t_cont.max():.6g}: widen lo/hi (on the working scale: logits for "
-                "probabilities), or leave them None to use the data's range."
-            )
+        lo, hi = _bounds_around(lo, hi, t_cont)
         step = max(1, t_cont.size // _QUARTILE_ROWS)  # every k-th row: the layout costs one pass
         w_cont = data.w[cont] if is_atom.any() else data.w
         quantiles = _layout_quantiles([(t_cont[::step], w_cont[::step])])
@@ -553,6 +560,14 @@ class ScoreSummary:
             offset += st["n"]
         values = np.unique(np.concatenate([st["labels"] for st in stats]))
         _, classes = check_labels(values, pos_label=pos_label)
+        merged = [st["merged"] for st in stats if st["merged"] is not None]
+        if merged:  # pooled over the chunks, as warn_merged_extremes on the rows
+            _warn_merged(
+                {
+                    end: (sum(m[end][0] for m in merged), np.unique(np.concatenate([m[end][1] for m in merged])))
+                    for end in ("below", "above")
+                }
+            )
         if sum(st["weight"] for st in stats) <= 0:
             raise ValueError(
                 "sample_weight sums to zero over the whole Dask data: at least one sample needs a positive weight."
@@ -568,16 +583,7 @@ class ScoreSummary:
             scale = top
         seen = np.array([v for st in stats for v in (st["lo"], st["hi"]) if np.isfinite(v)])
         given = lo is not None or hi is not None
-        if lo is None or hi is None:
-            lo_, hi_ = _range(seen)
-            lo, hi = (lo_ if lo is None else lo), (hi_ if hi is None else hi)
-            _check_bounds(lo, hi)
-        if seen.size and (seen.min() < lo or seen.max() > hi):
-            raise ValueError(
-                f"lo={lo:.6g}, hi={hi:.6g} do not enclose the data, whose working-scale scores run from "
-                f"{seen.min():.6g} to {seen.max():.6g}: widen lo/hi (on the working scale: logits for "
-                "probabilities), or leave them None to use the data's range."
-            )
+        lo, hi = _bounds_around(lo, hi, seen)
         # each chunk's sketch carries weights relative to its largest: back to a common scale
         quantiles = _layout_quantiles([(st["sketch"][0], st["sketch"][1] * (st["top"] / top)) for st in stats])
         asinh = _summary_layout(quantiles, n_bins, lo, hi, lo_hi_given=given)
@@ -627,6 +633,14 @@ class ScoreSummary:
         atoms = np.asarray(self.atoms, dtype=np.float64)
         atom_counts = np.asarray(self.atom_counts, dtype=np.float64)
         if edges.ndim != 1 or edges.size < 3 or not np.isfinite(edges).all() or np.any(np.diff(edges) <= 0):
+            if edges.ndim == 1 and edges.size >= 3 and np.isfinite(edges).all():
+                span = float(np.max(np.abs(edges[[0, -1]])))
+                raise ValueError(
+                    f"ScoreSummary edges from {edges[0]:.6g} to {edges[-1]:.6g} cannot be {edges.size - 1} distinct "
+                    f"bins in floating point: the bins are narrower than the spacing of numbers near {span:.3g}. "
+                    "Centre and scale the decision values (subtract their median, divide by their spread), "
+                    "or give lo and hi nearer the data, or fewer n_bins."
+                )
             raise ValueError(
                 "ScoreSummary edges must be a finite, strictly increasing 1-D array of at least "
                 "3 values (2 bins): build summaries with ScoreSummary.from_arrays."
@@ -640,9 +654,16 @@ class ScoreSummary:
             if not np.isfinite(values).all() or (values < 0).any():
                 raise ValueError(f"ScoreSummary {name} must be finite and non-negative.")
         classes = np.asarray(self.classes)
-        if classes.shape != (2,):
+        if classes.shape != (2,) or classes[0] == classes[1]:
             raise ValueError(
-                f"ScoreSummary classes must hold two labels [negative, positive]; got {classes.tolist()!r}."
+                f"ScoreSummary classes must hold two different labels [negative, positive]; got {classes.tolist()!r}."
+            )
+        if not np.isfinite(atoms).all() or np.unique(atoms).size != atoms.size:
+            raise ValueError(f"ScoreSummary atoms must be distinct finite scores; got {atoms.tolist()!r}.")
+        if atoms.size and (self.score_kind == "decision" or not set(atoms.tolist()) <= {0.0, 1.0}):
+            raise ValueError(
+                f"ScoreSummary atoms {atoms.tolist()!r} with score_kind={self.score_kind!r}: atoms are the exact "
+                "probabilities 0 and 1 (decision values have none); build summaries with ScoreSummary.from_arrays."
             )
         self.edges, self.counts, self.atoms, self.atom_counts, self.classes = edges, counts, atoms, atom_counts, classes
 
@@ -725,6 +746,28 @@ def _check_bounds(lo: Any, hi: Any) -> tuple[float | None, float | None]:
     hi = None if hi is None else check_number(hi, "hi")
     if lo is not None and hi is not None and not hi > lo:
         raise ValueError(f"lo={lo!r} must be below hi={hi!r}: pass lo < hi on the working scale.")
+    if lo is not None and hi is not None and not np.isfinite(hi - lo):
+        raise ValueError(
+            f"lo={lo!r} and hi={hi!r} are too far apart to cut into bins (hi - lo overflows): "
+            "give bounds near the data's working-scale range, or leave them None."
+        )
+    return lo, hi
+
+
+def _bounds_around(lo: float | None, hi: float | None, t: np.ndarray) -> tuple[float, float]:
+    """``lo`` and ``hi`` (checked by :func:`_check_bounds`) with the data's padded range where None,
+    refused unless they enclose the working-scale scores ``t``; the message names what was given."""
+    lo_, hi_ = _range(t)
+    given = {k: v for k, v in (("lo", lo), ("hi", hi)) if v is not None}
+    lo, hi = (lo_ if lo is None else lo), (hi_ if hi is None else hi)
+    if t.size and (t.min() < lo or t.max() > hi):
+        named = ", ".join(f"{k}={v:.6g}" for k, v in given.items())
+        raise ValueError(
+            f"{named} {'do' if len(given) > 1 else 'does'} not enclose the data, whose working-scale scores run "
+            f"from {t.min():.6g} to {t.max():.6g}: widen {'/'.join(given)} (on the working scale: logits for "
+            "probabilities), or leave them None to use the data's range."
+        )
+    _check_bounds(lo, hi)
     return lo, hi
 
 
@@ -1109,6 +1152,7 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
         "sketch": (np.empty(0), np.empty(0)),
         "top": 0.0,
         "relative": 0.0,
+        "merged": None,
         "error": None,
     }
     if out["n"] == 0:  # an empty partition
@@ -1134,6 +1178,7 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
         lo=float(t.min()) if t.size else np.nan,
         hi=float(t.max()) if t.size else np.nan,
         labels=np.unique(y),
+        merged=merged_extremes(s, y, w) if score_kind == "probability" else None,
         weight=float(np.sum(w > 0)),
         # every k-th row (cheap), weights relative to the chunk's largest (no overflow near 1e308)
         sketch=quantile_sketch(t[::step], w[cont][::step] / top if top > 0 else w[cont][::step], _SKETCH_SIZE),

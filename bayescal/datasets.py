@@ -29,7 +29,7 @@ from scipy import stats
 from scipy.special import expit, logsumexp
 
 from bayescal._typing import ArrayLike, RandomStateLike
-from bayescal._validation import check_integer, random_generator
+from bayescal._validation import check_integer, check_number, check_score_kind, random_generator
 
 __all__ = ["make_naeini2014", "svm_scores", "Mixture", "ScoreTruth", "SimulatedScores", "TRUTHS", "simulate_scores"]
 
@@ -259,8 +259,17 @@ def simulate_scores(
         truth = TRUTHS[truth]
     if not isinstance(truth, ScoreTruth):
         raise ValueError(f"truth is a {type(truth).__name__}: pass a preset name or a ScoreTruth(f0, f1, pi).")
-    if not 0.0 < float(truth.pi) < 1.0:
+    check_score_kind(truth.score_kind)
+    pi = check_number(truth.pi, "truth.pi", low=0.0, high=1.0)
+    if not 0.0 < pi < 1.0:
         raise ValueError(f"truth.pi={truth.pi} must lie strictly between 0 and 1.")
+    for name in ("f0", "f1"):
+        dist = getattr(truth, name)
+        if not (callable(getattr(dist, "rvs", None)) and callable(getattr(dist, "logpdf", None))):
+            raise ValueError(
+                f"truth.{name}={dist!r} is not a distribution: pass a frozen scipy distribution or a Mixture "
+                "(with rvs and logpdf), e.g. scipy.stats.beta(2, 5)."
+            )
     n = check_integer(n, "n", minimum=1)
     rng = random_generator(random_state)
     y = (rng.random(n) < truth.pi).astype(np.int64)

@@ -117,8 +117,9 @@ def _array_for_file(arr: np.ndarray, what: str) -> tuple[np.ndarray, str]:
     """The array as stored, and the dtype tag that restores it exactly.
 
     Booleans are stored as uint8 (tag ``"bool"``); object arrays of strings as strings
-    (``"str"``); object arrays of numbers (e.g. labels read as Python ints) as their numeric
-    array (``"object:<dtype>"``), so that they load as the same Python numbers, not as text.
+    (``"str"``); object arrays of numbers (e.g. labels read as Python ints, or numpy's) as their
+    numeric array (``"object:<dtype>"``), so that they load as the same numbers (Python's), not
+    as text.
     """
     dtype = arr.dtype
     if dtype.kind == "b":
@@ -127,8 +128,8 @@ def _array_for_file(arr: np.ndarray, what: str) -> tuple[np.ndarray, str]:
         values = arr.ravel().tolist()
         if all(isinstance(v, str) for v in values):
             return arr.astype(str), "str"
-        if all(isinstance(v, (bool, int, float)) for v in values):
-            numeric = np.array(values).reshape(arr.shape)
+        if all(isinstance(v, (bool, int, float, np.bool_, np.integer, np.floating)) for v in values):
+            numeric = np.array(values).reshape(arr.shape)  # numpy scalars load as Python numbers
             return numeric, f"object:{numeric.dtype.str}"
         kinds = sorted({type(v).__name__ for v in values})
         raise ValueError(
@@ -647,7 +648,10 @@ def load(path: str | Path, *, expected: type[Calibrator] | None = None) -> Calib
             raise ValueError(
                 f"{where}: the attribute {key!r} is a {type(attrs[key]).__name__}, not a string; the file is damaged."
             )
-    cls = get_calibrator_class(attrs["calibrator"])
+    try:
+        cls = get_calibrator_class(attrs["calibrator"])
+    except ValueError as exc:
+        raise ValueError(f"{where} holds a calibrator this bayescal does not have. {exc}") from None
     if expected is not None and not issubclass(cls, expected):
         raise ValueError(f"{where} holds a {cls.__name__}, not a {expected.__name__}.")
     try:

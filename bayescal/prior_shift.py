@@ -34,7 +34,7 @@ from scipy.stats import chi2
 from sklearn.base import clone
 
 from bayescal._typing import ArrayLike, RandomStateLike
-from bayescal._validation import check_integer, random_generator
+from bayescal._validation import check_integer, check_number, random_generator
 
 if TYPE_CHECKING:
     from bayescal.base import Calibrator
@@ -243,9 +243,12 @@ def prior_posterior(
         As in :meth:`bayescal.base.Calibrator.estimate_class_prior`.
     """
     max_draws = check_integer(max_draws, "max_draws")
-    a, b = (float(v) for v in prior)
-    if not (a > 0 and b > 0 and np.isfinite(a) and np.isfinite(b)):
-        raise ValueError(f"prior={prior!r} must be two positive Beta parameters (a, b), e.g. (1, 1).")
+    if isinstance(prior, (str, bytes)) or np.ndim(prior) != 1 or len(prior) != 2:
+        raise ValueError(
+            f"prior={prior!r} must be the two Beta parameters (a, b) of the new prevalence's prior, e.g. "
+            "(1, 1) for a uniform one (a single prevalence is what with_class_prior takes)."
+        )
+    a, b = (check_number(v, "prior", low=0.0, inclusive=False) for v in prior)
     pts, w = _compress(np.asarray(t, dtype=np.float64))
     q = np.clip(calibrator._map_draws(pts), 0.0, 1.0)  # (C, D, m)
     C, D = q.shape[:2]

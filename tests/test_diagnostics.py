@@ -71,6 +71,18 @@ def test_calibrated_truth_is_the_identity():
     np.testing.assert_allclose(CALIBRATED.calibration_map(s), s, atol=1e-12)
 
 
+def test_simulate_scores_refuses_a_truth_it_cannot_sample():
+    from scipy import stats
+
+    for truth, message in (
+        (ScoreTruth(stats.beta(2, 5), stats.beta(5, 2), None), "truth.pi=None must be a real number"),
+        (ScoreTruth(3, stats.beta(5, 2), 0.4), "truth.f0=3 is not a distribution"),
+        (ScoreTruth(stats.beta(2, 5), stats.beta(5, 2), 0.4, "decison"), "score_kind='decison' is not one of"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            simulate_scores(truth, 10)
+
+
 def test_already_calibrated_p_value_is_roughly_uniform():
     """50 calibrated classifiers: at most 10 % of the p-values below 0.05 (issue check)."""
     pvals = []

@@ -396,6 +396,16 @@ def test_load_of_a_folder_or_a_non_path_says_so(tmp_path):
         build("platt").fit(s, y).save(None)
 
 
+def test_labels_held_as_numpy_numbers_in_an_object_array_are_saved(tmp_path):
+    s, y, _ = _data()
+    labels = np.array(list(y + 5), dtype=object)  # np.int64 objects, as pandas' object columns hold
+    est = build("platt").fit(s, labels)
+    est.save(tmp_path / "m.nc")
+    loaded = bayescal.load(tmp_path / "m.nc")
+    assert loaded.classes_.tolist() == [5, 6]
+    np.testing.assert_array_equal(loaded.predict(s), est.predict(s))
+
+
 # ---- forged files: the hash recomputed, the loader still refuses -------------------------------
 def _forge(src: Path, dst: Path, edit) -> Path:
     with xr.open_datatree(src, engine="h5netcdf") as opened:
@@ -454,6 +464,16 @@ FORGERIES = {
         "isotonic",
         lambda t: _edit_root(t, "values_", lambda v: v * 2),
         "values_ holds .* above its upper bound 1",
+    ),
+    "platt: class prior 0": (  # a prior of 0 leaves one class: with_class_prior would give NaN
+        "platt",
+        lambda t: _set_state(t, "class_prior_", {"kind": "json", "value": 0.0}),
+        r"class_prior_ holds 0.0, below its \(exclusive\) lower bound 0",
+    ),
+    "unknown calibrator": (
+        "platt",
+        lambda t: t.attrs.__setitem__("calibrator", "nonexistent"),
+        r"forged.nc' holds a calibrator this bayescal does not have. Unknown calibrator 'nonexistent'",
     ),
     "state entry __dict__": (
         "platt",

@@ -148,6 +148,8 @@ def test_prior_shifted_calibrator_is_an_estimator_and_rejects_bad_priors(tmp_pat
     for bad in (0.0, 1.0, -0.2, "x", (1, -1), (1, 2, 3), True):
         with pytest.raises(ValueError, match="prior"):
             direct.calibrator_.with_class_prior(bad)
+    with pytest.raises(ValueError, match=r"n_prior_draws=2.5 must be an integer"):
+        direct.calibrator_.with_class_prior((2, 8), n_prior_draws=2.5)
     with pytest.raises(ValueError, match="save the original"):
         direct.save(tmp_path / "x.nc")
 
@@ -232,6 +234,9 @@ def test_dpm_posterior_of_the_prevalence(tiny_dpm):
     assert float(draws.mean()) == pytest.approx(float(out["class_prior_estimate"]), abs=0.01)
     again = dpm.estimate_class_prior(s_new, random_state=0)
     np.testing.assert_array_equal(again["class_prior"].values, draws.values)
+    for prior in (0.5, "ab", (1, 2, 3), (1, -1)):  # a Beta prior (a, b) of the new prevalence
+        with pytest.raises(ValueError, match="prior="):
+            dpm.estimate_class_prior(s_new, prior=prior)
     for max_draws in (1, 3, 7, 150):  # at most that many in all, however the chains divide them
         thinned = dpm.estimate_class_prior(s_new, max_draws=max_draws, random_state=0)["class_prior"]
         assert 1 <= thinned.size <= max_draws

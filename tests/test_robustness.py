@@ -281,6 +281,8 @@ def test_beta_with_a_single_positive_in_1e5_rows_is_fast_and_sane(where):
         ({"n_bins": 10**9}, "n_bins=1000000000 exceeds"),
         ({"lo": 1.0, "hi": 1.0}, "lo=1.0 must be below hi=1.0"),
         ({"lo": -0.1, "hi": 0.1}, r"lo=-0.1, hi=0.1 do not enclose the data.*run from"),
+        ({"hi": -8.0}, r"^hi=-8 does not enclose the data.*widen hi "),  # names only what was given
+        ({"lo": -1e308, "hi": 1e308}, r"too far apart to cut into bins"),
         ({"lo": "a"}, "lo='a' must be a real number"),
     ],
 )
@@ -288,6 +290,33 @@ def test_summary_parameters_are_checked(data, kwargs, message):
     s, y = data
     with pytest.raises(ValueError, match=message):
         ScoreSummary.from_arrays(s, y, **kwargs)
+
+
+def test_summaries_refuse_what_rows_could_not_hold(data):
+    s, y = data
+    edges, counts = np.linspace(-5, 5, 11), np.ones((2, 10))
+    for atoms, kind in (([np.nan], "probability"), ([2.0], "probability"), ([0.0], "decision")):
+        with pytest.raises(ValueError, match="atoms"):
+            ScoreSummary(edges, counts, np.array(atoms), np.ones((2, 1)), kind)
+    with pytest.raises(ValueError, match="two different labels"):
+        ScoreSummary(edges, counts, np.empty(0), np.empty((2, 0)), "decision", np.array([1, 1]))
+    # decision values far from 0 relative to their spread: no float grid of 1,024 bins between them
+    with pytest.raises(ValueError, match=r"cannot be 1024 distinct bins.*Centre and scale the decision values"):
+        ScoreSummary.from_arrays(np.log(s / (1 - s)) + 1e15, y, score_kind="decision")
+
+
+def test_dask_summary_announces_probabilities_merged_by_the_logit_clip(data):
+    da = pytest.importorskip("dask.array")
+    s, y = data
+    s, y = s.copy(), y.copy()
+    s[:3], y[:3] = 1e-20, 0
+    s[250:252], y[250:252] = 1e-15, 1  # both classes below the clip, in different chunks
+    with pytest.warns(UserWarning, match=r"5 probability score\(s\) of both classes"):
+        ScoreSummary.from_dask(da.from_array(s, chunks=100), da.from_array(y, chunks=100))
+    y[250:252] = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ScoreSummary.from_dask(da.from_array(s, chunks=100), da.from_array(y, chunks=100))
 
 
 # ---------------------------------------------------------------- messages
