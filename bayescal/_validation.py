@@ -555,10 +555,10 @@ def _check_seed(value: Any, name: str) -> Any:
         return value
     if isinstance(value, np.random.RandomState):
         return int(value.randint(np.iinfo(np.int32).max))
-    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and value >= 0:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and 0 <= value < 2**64:
         return int(value)
     raise ValueError(
-        f"{name}={value!r} is not a seed: pass None, a non-negative integer or a numpy.random.Generator "
+        f"{name}={value!r} is not a seed: pass None, an integer in [0, 2**64) or a numpy.random.Generator "
         "(e.g. np.random.default_rng(0))."
     )
 

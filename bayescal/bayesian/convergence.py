@@ -263,8 +263,8 @@ def map_convergence(
         "mcse_mean_max": float(mcse[noisiest]),
         "mcse_mean_max_score": float(to_input(grid[pick[noisiest]])),
     }
-    if shape[0] > 1:
-        rhat = rhat_rank(draws)
+    rhat = rhat_rank(draws) if shape[0] > 1 else np.full(pick.size, np.nan)
+    if np.any(np.isfinite(rhat)):  # undefined with one chain, or where every draw is the same
         worst = int(np.nanargmax(rhat))
         chain_means = draws[worst].mean(axis=1)
         out["rhat_max"] = float(rhat[worst])

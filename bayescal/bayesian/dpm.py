@@ -191,7 +191,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         component family; with both families fitted, each takes the keys of its own), for
         both classes or per class (``{0: {...}, 1: {...}}``).
     draws : int or None, default None
-        Posterior draws kept per chain; None takes the route's default: 500 for Gibbs, which
+        Posterior draws kept per chain (at least 4); None takes the route's default: 500 for Gibbs, which
         keeps one sweep in ``thin`` (:func:`bayescal.bayesian.gibbs.default_thin`: 40 up to
         180 rows per class, 12 at 600, 2 from 3,600), and 1000 for the other routes.
     chains : int, default 2
@@ -216,14 +216,16 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         scores would leave a bin in the data region wider than the interquartile range over
         :data:`~bayescal.data.ASINH_BINS_PER_IQR`, the scale narrows and
         the bins are doubled up to four times; a :class:`~bayescal.data.ScoreSummary` keeps its
-        own bins). Above ``compress_above`` the
-        sampler's cost is proportional to the occupied bins. On the coverage study's truths
+        own bins). Above ``compress_above`` the sampler's cost is proportional to the bins
+        from each class's lowest occupied one to its highest (the counts of a bin are spread
+        over the empty bins next to it, :func:`~bayescal.data.spread_counts`), so many more
+        bins than scores cost more than the scores themselves. On the coverage study's truths
         512 bins give the bands and errors of 1,024 in little more than half the time, while
         256 lose coverage where scores pile at 0 and 1 (``docs/evidence/candidates.md``).
     atom_threshold : float, default 0.01
         Share of a class's weight a repeated score must hold to be an atom.
     atom_min_count : int, default 5
-        Fewest rows of one class at a repeated score for it to be an atom.
+        Fewest rows of one class at a repeated score for it to be an atom (at least 2).
     grid_size : int, default 1024
         Points of the working-scale grid on which map draws are cached for prediction.
     n_jobs : int, default 1
@@ -353,15 +355,15 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     def _check_params(self) -> None:
         from bayescal.bayesian.routes import ROUTES, SAMPLING_ROUTES
 
-        if self.draws is not None:
-            check_integer(self.draws, "draws", 1)
+        if self.draws is not None:  # the convergence check splits each chain in halves of at least 2
+            check_integer(self.draws, "draws", 4)
         for name, low in (
             ("n_components", 2),
             ("chains", 1),
             ("tune", 0),
             ("compress_above", 2),
             ("n_bins", 2),
-            ("atom_min_count", 1),
+            ("atom_min_count", 2),  # a repeated score: at least two rows
             ("grid_size", 16),
             ("n_jobs", 1),
         ):

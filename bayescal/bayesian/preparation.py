@@ -42,6 +42,15 @@ until none is (:func:`~bayescal.data.asinh_bins`). A fit on a
 :class:`~bayescal.data.ScoreSummary` keeps its bins (equal-width, or on the same kind of asinh
 scale when far outlying scores stretched its range).
 
+**Points beyond the sampler's range.** A class's continuous points more than
+:data:`FAR_SPREADS` robust spreads (interquartile range / 1.349) from its median are moved to
+that distance, with a warning (:func:`pull_in_far_points`). The sampler keeps each component's
+sums of the points and of their squares, whose rounding error grows as the square of the
+points' magnitude: a point :math:`10^{12}` spreads away (a glitch of a scoring pipeline) left
+the bulk's component spreads a hundred times too wide and the map flat at the base rate. At
+:math:`10^{9}` spreads the point keeps a component of its own far from the bulk, beyond which the
+map is held, so moving it there changes what the data say about the bulk not at all.
+
 **Classes without a continuous part.** A class whose continuous scores take fewer than two
 distinct values (every score an atom, say) carries no information on the shape of its
 continuous density. Its mixture is then fitted to the pooled continuous points of both
@@ -75,8 +84,14 @@ __all__ = [
     "find_atoms",
     "frequency_rows",
     "prepare",
+    "pull_in_far_points",
     "spikes",
 ]
+
+FAR_SPREADS = 1e9
+"""Continuous points farther than this many robust spreads from their class's median are moved to
+that distance (:func:`pull_in_far_points`). The simulated truths of the coverage study reach
+about 1e8 (Cauchy glitches at 10^6 scores), and fits degrade from about 1e10."""
 
 ATOM_P_VALUE = 1e-3
 """A heavy repeated score is an atom when its count is this improbable for the density of its
@@ -291,6 +306,37 @@ def _spread_on_input_scale(sub: ScoreData) -> np.ndarray:
     return to_working(spread_ties(p, sub.y, sub.w), "probability")
 
 
+def pull_in_far_points(xs: list[np.ndarray], cs: list[np.ndarray]) -> list[np.ndarray]:
+    """Each class's continuous points ``xs[c]`` (weights ``cs[c]``) with those farther than
+    :data:`FAR_SPREADS` robust spreads (interquartile range / 1.349, of the weighted points)
+    from its weighted median moved to that distance; a warning says how many and how far the
+    farthest was. Unchanged (the same arrays) when none is that far, or the spread is 0."""
+    from bayescal._stats import weighted_quantile
+    from bayescal._warnings import warn
+
+    out = []
+    for c, (x, w) in enumerate(zip(xs, cs)):
+        if x.size < 4:
+            out.append(x)
+            continue
+        q1, m, q3 = weighted_quantile(x, np.array([0.25, 0.5, 0.75]), w)
+        bound = FAR_SPREADS * (q3 - q1) / 1.349
+        far = np.abs(x - m) > bound
+        if not bound > 0 or not far.any():
+            out.append(x)
+            continue
+        farthest = float(x[far][np.argmax(np.abs(x[far] - m))])
+        warn(
+            f"{int(far.sum())} continuous working-scale score(s) of class {c} lie more than {FAR_SPREADS:.0e} "
+            f"robust spreads from the class's median (the farthest at {farthest:.6g}, the spread "
+            f"{bound / FAR_SPREADS:.3g}): the DPM fits them at that distance, since its sampler's arithmetic "
+            "does not hold both scales, and holds the map beyond it. Such scores are usually glitches of the "
+            "scoring pipeline: check them."
+        )
+        out.append(np.clip(x, m - bound, m + bound))
+    return out
+
+
 def prepare(
     data: ScoreData, *, atom_threshold: float, atom_min_count: int, compress_above: int, n_bins: int
 ) -> PreparedData:
@@ -363,6 +409,7 @@ def prepare(
         )
         used_bins = 0
         scale_floor = 0.0
+    xs = pull_in_far_points(xs, cs)
     xs, cs, borrowed = _fill_shapeless(xs, cs)
     return PreparedData(
         xs=xs,

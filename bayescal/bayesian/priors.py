@@ -125,6 +125,14 @@ BETA_PRIOR_MAX_UNITS = 1000
 """The Beta components' shape priors are centred with the bandwidth :math:`h` of a class of at
 most this many scores (the module docstring says why)."""
 
+_RANGES = {
+    "mu_scale": (1e-100, 1e100),
+    "init_sigma": (1e-100, 1e100),
+    "sigma_logsd": (1e-3, 20.0),
+    "ab_logsd": (1e-3, 20.0),
+}
+"""Bounds of the hyperparameters whose squares or reciprocals the sampler forms (as decision
+values are bounded by 1e100): beyond them they overflow or divide by zero."""
 _POSITIVE = ("alpha_shape", "alpha_rate", "mu_scale", "sigma_logsd", "init_sigma", "ab_logsd", "init_a", "init_b")
 
 
@@ -230,6 +238,12 @@ def _check_user_class(
             raise ValueError(f"{where}[{key!r}] is not finite: pass finite numbers.")
         if key in _POSITIVE and np.any(np.asarray(val) <= 0):
             raise ValueError(f"{where}[{key!r}] must be positive.")
+        if key in _RANGES and not np.all((np.asarray(val) >= _RANGES[key][0]) & (np.asarray(val) <= _RANGES[key][1])):
+            low, high = _RANGES[key]
+            raise ValueError(
+                f"{where}[{key!r}]={val!r} lies outside [{low:g}, {high:g}], where the sampler's arithmetic holds: "
+                "pass a value inside it."
+            )
         if key == "init_weight":
             if np.any(val < 0) or not val.sum() > 0:
                 raise ValueError(f"{where}['init_weight'] must be non-negative with a positive sum.")

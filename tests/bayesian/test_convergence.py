@@ -74,6 +74,16 @@ def _map_check(draws_cpd):
     return map_convergence(draws_cpd.reshape(C * D, P), (C, D), grid, np.array([-1.0, 1.0]), lambda t: t)
 
 
+def test_the_map_check_of_draws_that_never_vary_reports_rhat_undefined():
+    # every draw the same at every point (a map the data pin down, or a degenerate fit): R-hat is
+    # undefined there, which the check reports as NaN and not converged, instead of raising
+    grid = np.linspace(-3.0, 3.0, 50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        conv = map_convergence(np.full((400, 50), 0.3), (2, 200), grid, np.array([-2.0, 2.0]), lambda t: t)
+    assert np.isnan(conv["rhat_max"]) and conv["meets_target"] is False
+
+
 def test_the_check_reads_the_same_points_from_the_whole_grid_as_from_its_own_points():
     """A pilot fit's map is drawn only at the points the check reads (components="select"): the
     check must then find exactly those points again and report what it reports from the grid."""

@@ -151,6 +151,8 @@ def test_beta_shape_prior_does_not_narrow_the_components_as_the_class_grows(rng)
         ({"alpha_rate": -1.0}, "positive"),
         ({"alpha_shape": True}, r"alpha_shape'\]=True must be a number"),
         ({"mu_scale": "x"}, r"mu_scale'\]='x' must be a number"),
+        ({"mu_scale": 1e200}, r"mu_scale'\]=1e\+200 lies outside \[1e-100, 1e\+100\]"),
+        ({"sigma_logsd": 1e-200}, r"sigma_logsd'\]=1e-200 lies outside \[0.001, 20\]"),
         ("strong", "pass None"),
     ],
 )
@@ -166,6 +168,8 @@ def test_bad_priors_raise(priors, match):
         ({"n_components": 1}, "n_components"),
         ({"inference": "laplace"}, "inference"),
         ({"draws": 0}, "draws"),
+        ({"draws": 3}, "draws=3 must be an integer of at least 4"),  # each chain split in halves of 2
+        ({"atom_min_count": 1}, "atom_min_count=1 must be an integer of at least 2"),
         ({"atom_threshold": 0.0}, "atom_threshold"),
         ({"route_options": {"learning_rate": 0.1}}, "route_options"),
         ({"null_stacking": "yes"}, "null_stacking"),
@@ -894,6 +898,24 @@ def test_a_class_of_one_score_is_fitted_as_isotonic_regression_fits_it(case):
         assert np.all(band[:, 0] < 0.2) and np.all(band[:, 1] > 0.8)
     else:
         assert np.all(p[:2] < 0.05), p
+
+
+def test_one_far_outlying_score_leaves_the_map_of_the_bulk_alone():
+    """A decision value 10^12 spreads from the bulk (a pipeline glitch) flattened the whole map to
+    the base rate with a narrow band, and 10^30 crashed the fit: the sampler's sums of squares
+    lost the bulk to rounding. Such a point is fitted at 10^9 spreads, with a warning."""
+    rng = np.random.default_rng(0)
+    y = (rng.random(1000) < 0.4).astype(int)
+    d = np.where(y == 1, rng.normal(1, 1, y.size), rng.normal(-1, 1, y.size))
+    grid = np.array([-2.0, 0.0, 2.0])
+    clean = DPMCalibrator(random_state=0, score_kind="decision").fit(d, y).predict_proba(grid)[:, 1]
+    for far in (1e12, 1e30):
+        glitched = d.copy()
+        glitched[0] = far
+        with pytest.warns(UserWarning, match=r"1 continuous working-scale score\(s\) of class 0 lie more than 1e\+09"):
+            model = DPMCalibrator(random_state=0, score_kind="decision").fit(glitched, y)
+        np.testing.assert_allclose(model.predict_proba(grid)[:, 1], clean, atol=0.02)
+        assert np.ptp(model.predict_proba(grid)[:, 1]) > 0.9
 
 
 def test_map_beyond_the_observed_scores_is_held_at_the_most_extreme_one():

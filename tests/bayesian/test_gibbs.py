@@ -181,7 +181,9 @@ def test_merge_split_moves_keep_the_prior_without_data():
     }  # fmt: skip
 
     def prior_draws(merge_split, seed):
-        chains = _CompiledChains(x, np.ones(x.size), prior, K, 2, 10, 1, n_keep, 2, False, "gaussian", seed, None, 0, merge_split)
+        chains = _CompiledChains(
+            x, np.ones(x.size), prior, K, 2, 10, 1, n_keep, 2, False, "gaussian", seed, None, 0, merge_split
+        )
         chains.c_int[:] = 0
         chains.c_frac[:] = 0
         chains.counts[:] = 0
