@@ -50,6 +50,8 @@ points' magnitude: a point :math:`10^{12}` spreads away (a glitch of a scoring p
 the bulk's component spreads a hundred times too wide and the map flat at the base rate. At
 :math:`10^{9}` spreads the point keeps a component of its own far from the bulk, beyond which the
 map is held, so moving it there changes what the data say about the bulk not at all.
+Decision values whose robust spread is below :data:`TINY_SPREAD` fall under the sampler's
+absolute floors (from about 1e-25 the map comes out flat); a warning says to rescale them.
 
 **Classes without a continuous part.** A class whose continuous scores take fewer than two
 distinct values (every score an atom, say) carries no information on the shape of its
@@ -92,6 +94,11 @@ FAR_SPREADS = 1e9
 """Continuous points farther than this many robust spreads from their class's median are moved to
 that distance (:func:`pull_in_far_points`). The simulated truths of the coverage study reach
 about 1e8 (Cauchy glitches at 10^6 scores), and fits degrade from about 1e10."""
+
+TINY_SPREAD = 1e-18
+"""A class's continuous points of a smaller robust spread get a warning to rescale them
+(:func:`pull_in_far_points`): the map of decision values scaled by 1e-20 is still that of the
+unscaled ones, by 1e-30 flat."""
 
 ATOM_P_VALUE = 1e-3
 """A heavy repeated score is an atom when its count is this improbable for the density of its
@@ -310,7 +317,8 @@ def pull_in_far_points(xs: list[np.ndarray], cs: list[np.ndarray]) -> list[np.nd
     """Each class's continuous points ``xs[c]`` (weights ``cs[c]``) with those farther than
     :data:`FAR_SPREADS` robust spreads (interquartile range / 1.349, of the weighted points)
     from its weighted median moved to that distance; a warning says how many and how far the
-    farthest was. Unchanged (the same arrays) when none is that far, or the spread is 0."""
+    farthest was. Unchanged (the same arrays) when none is that far, or the spread is 0. A spread
+    below :data:`TINY_SPREAD` gets a warning to rescale the scores."""
     from bayescal._stats import weighted_quantile
     from bayescal._warnings import warn
 
@@ -320,7 +328,14 @@ def pull_in_far_points(xs: list[np.ndarray], cs: list[np.ndarray]) -> list[np.nd
             out.append(x)
             continue
         q1, m, q3 = weighted_quantile(x, np.array([0.25, 0.5, 0.75]), w)
-        bound = FAR_SPREADS * (q3 - q1) / 1.349
+        spread = (q3 - q1) / 1.349
+        if 0 < spread < TINY_SPREAD:
+            warn(
+                f"The continuous working-scale scores of class {c} have a robust spread of {spread:.3g}, below "
+                f"{TINY_SPREAD:g}, where the DPM's sampler cannot resolve them (its map comes out flat): multiply "
+                "the decision values by a constant, the same at fit and at prediction (e.g. 1 / their spread)."
+            )
+        bound = FAR_SPREADS * spread
         far = np.abs(x - m) > bound
         if not bound > 0 or not far.any():
             out.append(x)

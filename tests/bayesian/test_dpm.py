@@ -918,6 +918,14 @@ def test_one_far_outlying_score_leaves_the_map_of_the_bulk_alone():
         assert np.ptp(model.predict_proba(grid)[:, 1]) > 0.9
 
 
+def test_decision_values_too_small_for_the_sampler_are_announced():
+    rng = np.random.default_rng(0)
+    y = (rng.random(300) < 0.4).astype(int)
+    d = np.where(y == 1, rng.normal(1, 1, y.size), rng.normal(-1, 1, y.size))
+    with pytest.warns(UserWarning, match=r"robust spread of .* below 1e-18.*multiply the decision values"):
+        DPMCalibrator(score_kind="decision", **TINY).fit(d * 1e-30, y)
+
+
 def test_map_beyond_the_observed_scores_is_held_at_the_most_extreme_one():
     """Positives all at exactly 1, negatives Beta(2, 5): below every observed score the map stays
     at its value at the lowest negative (the mixtures' tails there come from the positives'
