@@ -28,9 +28,8 @@ def weighted_quantile(x: np.ndarray, q: np.ndarray | float, w: np.ndarray | None
     w = np.ones_like(x) if w is None else np.asarray(w, dtype=np.float64)
     order = np.argsort(x, kind="stable")
     xs, ws = x[order], w[order]
-    top = ws.max() if ws.size else 0.0
-    if top > 0:  # the quantiles do not depend on the weights' scale; weights near 1e308 would sum to inf
-        ws = ws / top
+    if ws.size and ws.max() > 1e300 / ws.size:  # the sum could overflow; the quantiles do not depend
+        ws = ws / ws.max()  # on the weights' scale (only then rescaled: the same bits otherwise)
     cum = np.cumsum(ws) - 0.5 * ws
     cum /= ws.sum()
     return np.interp(q, cum, xs)
