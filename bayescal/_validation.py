@@ -494,9 +494,9 @@ def check_number(
     below = low is not None and (number < low if inclusive else number <= low)
     above = high is not None and (number > high if inclusive else number >= high)
     if below or above:
-        lo = "-inf" if low is None else f"{low:g}"
-        hi = "inf" if high is None else f"{high:g}"
-        interval = f"[{lo}, {hi}]" if inclusive else f"({lo}, {hi})"
+        lo = "(-inf" if low is None else ("[" if inclusive else "(") + f"{low:g}"
+        hi = "inf)" if high is None else f"{high:g}" + ("]" if inclusive else ")")
+        interval = f"{lo}, {hi}"  # an infinite end is never included: values must be finite
         raise ValueError(f"{name}={value!r} must lie in {interval}.")
     return number
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from bayescal import _schema as schema
 from bayescal._interp import interp_sorted
+from bayescal._validation import check_integer, check_number
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData
 
@@ -183,24 +184,19 @@ class ELiTE(Calibrator):
         self.max_iter = max_iter
 
     def _check_params(self) -> None:
-        if not (isinstance(self.n_lambdas, (int, np.integer)) and self.n_lambdas >= 1):
-            raise ValueError(f"n_lambdas={self.n_lambdas!r} must be a positive integer (50 in the paper).")
-        if not 0.0 < float(self.lambda_min_ratio) < 1.0:
+        check_integer(self.n_lambdas, "n_lambdas", 1)
+        if not 0.0 < check_number(self.lambda_min_ratio, "lambda_min_ratio") < 1.0:
             raise ValueError(
                 f"lambda_min_ratio={self.lambda_min_ratio!r} must lie strictly between 0 and 1 (1e-4 by default)."
             )
-        if not 0.0 < float(self.clip_eps) < 0.5:
+        if not 0.0 < check_number(self.clip_eps, "clip_eps") < 0.5:
             raise ValueError(f"clip_eps={self.clip_eps!r} must lie strictly between 0 and 0.5 (1e-3 by default).")
-        if self.max_points is not None and not (
-            isinstance(self.max_points, (int, np.integer)) and self.max_points >= 3
-        ):
-            raise ValueError(
-                f"max_points={self.max_points!r} must be an integer >= 3, or None to use every distinct score."
-            )
-        if not float(self.tol) > 0.0:
-            raise ValueError(f"tol={self.tol!r} must be positive (1e-4 by default).")
-        if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 1):
-            raise ValueError(f"max_iter={self.max_iter!r} must be a positive integer.")
+        if self.max_points is not None:
+            check_integer(self.max_points, "max_points", 3)
+        check_number(self.tol, "tol", low=0.0, inclusive=False)
+        check_integer(self.max_iter, "max_iter", 1)
+        if not isinstance(self.average, (bool, np.bool_)):
+            raise ValueError(f"average={self.average!r} must be True or False.")
 
     def _fit(self, data: ScoreData, X=None) -> None:
         from bayescal.baselines.trend_filter import lambda_max, trend_filter_path

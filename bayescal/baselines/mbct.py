@@ -32,6 +32,22 @@ _LEAF = -1
 _STAY, _LEFT, _RIGHT = 0, 1, 2
 _MAX_KEY = 2**62  # mixed-radix keys of the feature combinations must stay below this
 _SCORE_TAIL = 0.005  # the score bins span the working scale between these weighted quantiles
+
+
+def _as_numbers(col: np.ndarray) -> np.ndarray | None:
+    """A feature column's values as floats when it holds numbers (a numeric dtype, or objects that
+    are all numbers); None when it holds text, which is categorical even where it reads as numbers
+    ("01", "001" and "1" are three levels; zip codes are not quantities)."""
+    if col.dtype.kind in "biuf":
+        return col.astype(np.float64)
+    if col.dtype.kind in "USa" or any(isinstance(v, (str, bytes)) for v in col.ravel().tolist()):
+        return None
+    try:
+        return col.astype(np.float64)
+    except (TypeError, ValueError):
+        return None
+
+
 _SKETCH_SIZE = 1000  # points per partition and column of the quantile sketches of the Dask route
 _SUMS = ("yt", "ft", "wt", "w2t", "yv", "fv", "wv", "w2v")
 
@@ -286,10 +302,7 @@ class MBCT(Calibrator):
         kinds, edges, levels = [], [], []
         for j in range(X.shape[1]):
             col = X[:, j]
-            try:
-                values = col.astype(np.float64)
-            except (TypeError, ValueError):
-                values = None
+            values = _as_numbers(col)
             distinct = np.unique(values if values is not None else col.astype(str))
             if values is not None and distinct.size > self.n_feature_bins:
                 kinds.append("continuous")
@@ -323,13 +336,12 @@ class MBCT(Calibrator):
         for j, kind in enumerate(self.feature_kinds_):
             col = X[:, j]
             if kind == "continuous" or self.feature_levels_[j].dtype.kind in "fiub":
-                try:
-                    col = col.astype(np.float64)
-                except (TypeError, ValueError):
+                col = _as_numbers(col)
+                if col is None:
                     raise ValueError(
                         f"X column {j} was numeric in fit but has non-numeric values now: "
                         "pass the same kind of features as in fit."
-                    ) from None
+                    )
             if kind == "continuous":
                 codes[:, j] = np.searchsorted(self.feature_edges_[j], col, side="right")
             else:
@@ -757,9 +769,8 @@ def _partition_stats(s: Any, y: Any, w: Any, X: Any, score_kind: str, pos_label:
     columns = []
     for j in range(X.shape[1]):
         col = X[:, j]
-        try:
-            values = col.astype(np.float64)
-        except (TypeError, ValueError):
+        values = _as_numbers(col)
+        if values is None:
             columns.append({"numeric": False, "distinct": np.unique(col.astype(str))})
             continue
         distinct, first = np.unique(values, return_index=True)

@@ -40,6 +40,12 @@ class QuadraticScaling(Calibrator):
         :math:`c`.
     t_range_ : ndarray of shape (2,)
         The working-scale range of the calibration scores (queries are clamped to it).
+    standardised_ : ndarray of shape (5,)
+        :math:`(\mu, s, c_z, a_z, b_z)`: the fit on :math:`z = (t - \mu)/s` (the weighted mean
+        and standard deviation), which the map is evaluated from: expanded in :math:`t` the terms
+        cancel where the scores sit far from 0 against their spread (decision values of
+        :math:`10^8 \pm 1` lost all precision). Absent from files written before it, whose maps
+        are evaluated from ``coef_`` and ``intercept_``.
 
     References
     ----------
@@ -54,6 +60,7 @@ class QuadraticScaling(Calibrator):
         "t_range_": schema.array("f", (2,), order="nondecreasing"),
         "coef_": schema.array("f", (2,)),
         "intercept_": schema.scalar("f"),
+        "standardised_": schema.array("f", (5,), optional=True),
     }
 
     def __init__(self, *, score_kind: str = "probability"):
@@ -64,16 +71,22 @@ class QuadraticScaling(Calibrator):
         t, y, w = data.t[keep], data.y[keep].astype(np.float64), data.w[keep]
         self.t_range_ = np.array([t.min(), t.max()])
         mu, sd = weighted_mean_std(t, w)
-        if not sd > 1e-12 * max(1.0, abs(mu)):  # one distinct score: only the intercept is identified
+        if not t.max() > t.min() or not sd > 0:  # one distinct score: only the intercept is identified
             (c,) = logistic_fit(np.ones((1, t.size)), y, w, intercept=True)
             self.coef_, self.intercept_ = np.zeros(2), float(c)
+            self.standardised_ = np.array([mu, 1.0, c, 0.0, 0.0])
             return
         z = (t - mu) / sd
         a, b, c = logistic_fit(np.vstack([z, z * z, np.ones_like(z)]), y, w, intercept=True)
-        # c + a z + b z^2 with z = (t - mu)/sd, expanded in t
+        self.standardised_ = np.array([mu, sd, c, a, b])
+        # c + a z + b z^2 with z = (t - mu)/sd, expanded in t (reported; the map is evaluated in z)
         self.coef_ = np.array([a / sd - 2.0 * b * mu / sd**2, b / sd**2])
         self.intercept_ = float(c - a * mu / sd + b * mu**2 / sd**2)
 
     def _calibrate(self, t, X=None):
         t = np.clip(t, *self.t_range_)
-        return expit(self.intercept_ + self.coef_[0] * t + self.coef_[1] * t * t)
+        if getattr(self, "standardised_", None) is None:  # a file written before standardised_
+            return expit(self.intercept_ + self.coef_[0] * t + self.coef_[1] * t * t)
+        mu, sd, c, a, b = self.standardised_
+        z = (t - mu) / sd
+        return expit(c + a * z + b * z * z)

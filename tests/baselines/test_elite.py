@@ -290,6 +290,12 @@ def test_save_load_roundtrip(sim, tmp_path):
         ({"max_points": 2}, "max_points"),
         ({"tol": -1.0}, "tol"),
         ({"max_iter": 0}, "max_iter"),
+        ({"clip_eps": None}, "clip_eps=None must be a real number"),
+        ({"tol": "x"}, "tol='x' must be a real number"),
+        ({"lambda_min_ratio": "1e-4"}, "lambda_min_ratio='1e-4' must be a real number"),
+        ({"average": "no"}, "average='no' must be True or False"),
+        ({"n_lambdas": True}, "n_lambdas=True must be an integer"),
+        ({"tol": np.inf}, "tol=inf must be finite"),
     ],
 )
 def test_bad_params(sim, params, match):

@@ -158,6 +158,19 @@ def test_mixed_string_and_continuous_features():
     assert np.all((q >= 0) & (q <= 1))
 
 
+def test_text_that_reads_as_numbers_is_categorical():
+    # "1", "01" and "001" are three levels (codes, zip codes), not the number 1
+    rng = np.random.default_rng(0)
+    s = rng.uniform(0.05, 0.95, 6000)
+    code = rng.choice(["1", "01", "001"], 6000)
+    factor = np.where(code == "1", 1.6, np.where(code == "01", 0.5, 1.0))
+    y = (rng.random(6000) < np.clip(s * factor, 0, 1)).astype(int)
+    est = MBCT(random_state=0, min_samples_leaf=50).fit(s, y, X=code)
+    assert est.feature_kinds_ == ["categorical"] and list(est.feature_levels_[0]) == ["001", "01", "1"]
+    p = est.predict_proba(np.full(3, 0.5), X=np.array([["1"], ["01"], ["zz"]]))[:, 1]  # "zz": the unseen level
+    assert p[0] > p[1] + 0.2 and np.all((p >= 0) & (p <= 1))
+
+
 def test_random_bin_criterion_also_finds_the_segment():
     s, y, X, _ = simulate(60_000, 13, "segment")
     est = MBCT(mvce_bins=2048, mvce_shuffles=4, random_state=0).fit(s, y, X=X)

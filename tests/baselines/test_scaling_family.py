@@ -60,6 +60,21 @@ def test_quadratic_recovers_a_quadratic_truth_and_clamps_outside_the_data():
 # ---- temperature ------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("transform", ["shift 1e9", "scale 1e-13"])
+def test_quadratic_map_does_not_depend_on_where_or_how_widely_the_scores_sit(transform):
+    """Decision values 10^9 +- 1 lost every digit when the fit was expanded in t (c + a t + b t^2
+    cancels), and a spread of 1e-13 was taken for one distinct score (a constant map)."""
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=4000)
+    y = (rng.random(z.size) < expit(z - 0.5 * z * z + 0.3)).astype(int)
+    move = (lambda v: v + 1e9) if transform == "shift 1e9" else (lambda v: v * 1e-13)
+    q = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+    reference = QuadraticScaling(score_kind="decision").fit(z, y).predict_proba(q)[:, 1]
+    moved = QuadraticScaling(score_kind="decision").fit(move(z), y).predict_proba(move(q))[:, 1]
+    np.testing.assert_allclose(moved, reference, atol=1e-6)
+    assert np.ptp(reference) > 0.3
+
+
 @pytest.mark.parametrize("response", ["decision_function", "predict_proba"])
 def test_temperature_matches_scikit_learn(response):
     X, y = _blobs()
