@@ -382,6 +382,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         own = {"n_components": "n_components", "random_seed": "random_state", "family": "components"}
         if self.inference in SAMPLING_ROUTES:
             own |= {"draws": "draws", "tune": "tune", "chains": "chains"}
+        elif "draws" in (self.route_options or {}):  # a route's own draws: as many as the calibrator asks
+            check_integer(self.route_options["draws"], "route_options['draws']", 4)
         clash = sorted(set(self.route_options or {}) & set(own))
         if clash:
             raise ValueError(

@@ -535,6 +535,14 @@ def fit_advi(
     _check_family(prior, family)
     if int(restarts) != restarts or not 1 <= restarts <= draws:
         raise ValueError(f"restarts must be an integer between 1 and draws={draws}; got {restarts!r}.")
+    from bayescal._validation import check_integer, check_number
+
+    for name, value in (("learning_rate", learning_rate), ("tol", tol), ("init_std", init_std)):
+        check_number(value, f"route_options['{name}']", low=0.0, inclusive=False)
+    for name, value in (("max_iterations", max_iterations), ("window", window)):
+        check_integer(value, f"route_options['{name}']", 1)
+    if not isinstance(psis, (bool, np.bool_)):
+        raise ValueError(f"route_options['psis']={psis!r} must be True or False.")
     R = int(restarts)
     seeds = np.random.SeedSequence(random_seed).generate_state(3 + 2 * (R - 1))
     run_seeds, retry_seeds = [seeds[0], *seeds[3::2]], [seeds[1], *seeds[4::2]]
@@ -669,7 +677,9 @@ def fit_nuts(
             raise ValueError(
                 f"{name} must be a {'non-negative' if name == 'tune' else 'positive'} integer; got {value!r}."
             )
-    if not 0 < target_accept < 1:
+    from bayescal._validation import check_number
+
+    if not 0 < check_number(target_accept, "route_options['target_accept']") < 1:
         raise ValueError(f"target_accept must lie in (0, 1); got {target_accept!r}.")
     with _borrow(n_components, family) as slot:
         _set_data(slot.model, prior, x=x, counts=counts)

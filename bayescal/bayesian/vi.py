@@ -343,7 +343,25 @@ def _psis(log_ratio):
     return w, float(k), float(1.0 / np.sum(w**2))
 
 
-def _check_options(method, num_paths, jitter, importance_sampling, n_fixed_draws, draws):
+def _check_options(
+    method, num_paths, jitter, importance_sampling, n_fixed_draws, draws, *, linear_response=False, **numbers
+):
+    """The route's options, each refused by name where it is of the wrong kind or out of range
+    (``numbers``: ``init_std``, ``learning_rate``, ``tol`` positive; ``window`` and
+    ``max_iterations``, None for the method's default, positive integers)."""
+    from bayescal._validation import check_integer, check_number
+
+    for name, value in numbers.items():
+        label = f"route_options['{name}']"
+        if name in ("window", "max_iterations"):
+            if value is not None:
+                check_integer(value, label, 1)
+        else:
+            check_number(value, label, low=0.0, inclusive=False)
+    if not isinstance(linear_response, (bool, np.bool_)):
+        raise ValueError(f"route_options['linear_response']={linear_response!r} must be True or False.")
+    check_number(jitter, "route_options['jitter']", low=0.0)
+    check_integer(n_fixed_draws, "route_options['n_fixed_draws']", 2)
     if method not in METHODS:
         raise ValueError(f"route_options['method']={method!r} is not one of {METHODS}.")
     if int(num_paths) != num_paths or num_paths < 1 or num_paths > draws:
@@ -445,7 +463,20 @@ def fit_vi(
     pmm._check_family(prior, family)
     if num_paths is None:
         num_paths = 4 if method == "pathfinder" else 2
-    _check_options(method, num_paths, jitter, importance_sampling, n_fixed_draws, draws)
+    _check_options(
+        method,
+        num_paths,
+        jitter,
+        importance_sampling,
+        n_fixed_draws,
+        draws,
+        linear_response=linear_response,
+        init_std=init_std,
+        learning_rate=learning_rate,
+        tol=tol,
+        window=window,
+        max_iterations=max_iterations,
+    )
     R, draws = int(num_paths), int(draws)
     how = importance_sampling or ("psir" if method == "pathfinder" else "none")
     resample = how != "none"
@@ -459,6 +490,7 @@ def fit_vi(
             values, info = _pathfinder(slot, prior, draws, path_seeds[0], R, max(float(jitter), 1e-8), how)
             elbos = info["elbo"][np.isfinite(info["elbo"])]
             pareto_k, ess = info["pareto_k"], float("nan")
+            resampled = resample  # pymc-extras' own importance step
             diagnostics |= {
                 "converged": info["converged"],
                 "n_iterations": info["n_iterations"],
@@ -496,6 +528,7 @@ def fit_vi(
             log_p = np.array([r[0] for r in results])
             values = {name: np.array([r[j] for r in results]) for j, name in enumerate(pmm.draw_names(slot.model), 1)}
             weights, pareto_k, ess = _psis(log_p - log_q)
+            resampled = resample and weights is not None  # PSIS needs 100 draws
             elbos = np.array([p["elbo"] for p in paths])
             diagnostics |= {
                 "converged": all(p["converged"] for p in paths),
@@ -508,7 +541,7 @@ def fit_vi(
     diagnostics |= {
         "pareto_k": float(pareto_k),
         "ess_importance": float(ess),
-        "importance_resampled": bool(resample),
+        "importance_resampled": bool(resampled),
         "elbo_final": float(elbos.max()) if elbos.size else float("nan"),
         "elbo_spread": float(elbos.max() - elbos.min()) if elbos.size else float("nan"),
         "runtime_s": time.perf_counter() - start_time,

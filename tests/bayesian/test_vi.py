@@ -106,6 +106,9 @@ def test_dadvi_layout_diagnostics_and_seed():
     np.testing.assert_array_equal(again.posterior["mu"].values, post["mu"].values)
     other = route(x, c, prior, n_components=K, draws=150, random_seed=6, linear_response=True, **FAST)
     assert not np.array_equal(other.posterior["mu"].values, post["mu"].values)
+    assert d["importance_resampled"] is False  # none asked for
+    few = route(x, c, prior, n_components=K, draws=50, random_seed=5, importance_sampling="psir", **FAST)
+    assert np.isnan(few.diagnostics["pareto_k"]) and few.diagnostics["importance_resampled"] is False  # PSIS: >= 100
 
 
 def test_linear_response_recovers_a_correlated_gaussian():
@@ -151,12 +154,32 @@ def test_khat_warning_on_a_crude_approximation():
         ({"n_fixed_draws": 1}, r"route_options\['n_fixed_draws'\]"),
         ({"jitter": -1.0}, r"route_options\['jitter'\]"),
         ({"no_such_option": 1}, r"route_options .* do not fit inference='vi'"),
+        ({"init_std": 0.0}, r"route_options\['init_std'\]=0.0 must lie in \(0, inf\)"),  # was a fit at the start
+        ({"jitter": None}, r"route_options\['jitter'\]=None must be a real number"),
+        ({"max_iterations": 0}, r"route_options\['max_iterations'\]=0 must be an integer"),  # was the default
+        ({"linear_response": "no"}, r"route_options\['linear_response'\]='no' must be True or False"),
+        ({"draws": 2}, r"route_options\['draws'\]=2 must be an integer of at least 4"),
     ],
 )
 def test_bad_route_options_name_the_argument(options, match):
     s, y = _scores(np.random.default_rng(0), 60)
     with pytest.raises(ValueError, match=match):
         DPMCalibrator(n_components=K, draws=100, inference="vi", route_options=options).fit(s, y)
+
+
+@pytest.mark.parametrize(
+    ("inference", "options", "match"),
+    [
+        ("advi", {"window": 0}, r"route_options\['window'\]=0 must be an integer"),  # was a ZeroDivisionError
+        ("advi", {"psis": "no"}, r"route_options\['psis'\]='no' must be True or False"),
+        ("advi", {"learning_rate": -0.01}, r"route_options\['learning_rate'\]=-0.01 must lie in \(0, inf\)"),
+        ("nuts", {"target_accept": "0.9"}, r"route_options\['target_accept'\]='0.9' must be a real number"),
+    ],
+)
+def test_bad_options_of_the_pymc_routes_name_the_argument(inference, options, match):
+    s, y = _scores(np.random.default_rng(0), 60)
+    with pytest.raises(ValueError, match=match):
+        DPMCalibrator(n_components=K, draws=100, inference=inference, route_options=options).fit(s, y)
 
 
 def _mixture_mean_inside_data(fit, x):
