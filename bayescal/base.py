@@ -89,6 +89,15 @@ def _warn_relative_weights(w: np.ndarray, name: str) -> None:
         )
 
 
+def _column_names(X: Any) -> np.ndarray | None:
+    """The column names of a frame ``X`` as a string array, when every one is a string (as
+    scikit-learn records ``feature_names_in_``); None for arrays and unnamed columns."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not all(isinstance(c, str) for c in columns):
+        return None
+    return np.array(list(columns), dtype=str)
+
+
 class Calibrator(ClassifierMixin, BaseEstimator):
     """Base class of every bayescal calibrator.
 
@@ -136,6 +145,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         "n_features_in_": schema.scalar("i", low=1, high=1),
         "score_range_": schema.array("f", (2,), order="nondecreasing"),
         "n_features_x_": schema.scalar("i", low=1, optional=True),
+        "feature_names_x_": schema.array("U", ("d",), optional=True),
         "class_prior_": schema.scalar("f", low=0.0, high=1.0, open=True, optional=True),
     }
 
@@ -187,11 +197,24 @@ class Calibrator(ClassifierMixin, BaseEstimator):
                     "calibrator such as 'mbct'."
                 )
             return None
+        names = _column_names(X)
         X = check_features(X, n, name="X")
-        if not fitting and X.shape[1] != self.n_features_x_:
+        if fitting:  # the columns' names, when X had them (a pandas frame), checked at prediction
+            if names is None:
+                self.__dict__.pop("feature_names_x_", None)
+            else:
+                self.feature_names_x_ = names
+            return X
+        if X.shape[1] != self.n_features_x_:
             raise ValueError(
                 f"X has {X.shape[1]} columns but {self._name} was fitted with {self.n_features_x_}: "
                 "pass the same feature columns as in fit."
+            )
+        fitted = getattr(self, "feature_names_x_", None)
+        if names is not None and fitted is not None and not np.array_equal(names, fitted):
+            raise ValueError(
+                f"X has the columns {names.tolist()} but {self._name} was fitted on {fitted.tolist()}: the "
+                f"features are matched by position, so pass the same columns in the same order (X[{fitted.tolist()}])."
             )
         return X
 
@@ -1162,6 +1185,8 @@ class PriorShiftedCalibrator(Calibrator):
         self.score_range_ = fitted.score_range_
         if fitted.feature_aware:
             self.n_features_x_ = fitted.n_features_x_
+            if hasattr(fitted, "feature_names_x_"):
+                self.feature_names_x_ = fitted.feature_names_x_
 
     def _map_draws(self, t: np.ndarray, X: np.ndarray | None = None) -> np.ndarray:
         q = np.clip(self.calibrator_._map_draws(t, X), 0.0, 1.0)

@@ -205,6 +205,10 @@ class MBCT(Calibrator):
 
     Attributes
     ----------
+    feature_names_x_ : ndarray of str
+        The columns' names when ``X`` was a frame with string column names in ``fit``; a frame
+        at prediction must have the same columns in the same order (features are matched by
+        position). Absent when ``X`` had no names.
     feature_kinds_ : list of str
         "continuous" or "categorical" per column of ``X``.
     feature_edges_ : list of ndarray

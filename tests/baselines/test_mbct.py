@@ -171,6 +171,26 @@ def test_text_that_reads_as_numbers_is_categorical():
     assert p[0] > p[1] + 0.2 and np.all((p >= 0) & (p <= 1))
 
 
+def test_frame_columns_are_checked_by_name_at_prediction(tmp_path):
+    # features are matched by position: the same columns in another order moved predictions by
+    # up to 0.47 without a word
+    import pandas as pd
+
+    rng = np.random.default_rng(1)
+    n = 3000
+    s = rng.uniform(0.05, 0.95, n)
+    X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n)})
+    y = (rng.random(n) < np.clip(s * (1 + 0.5 * np.sign(X["a"])), 0, 1)).astype(int)
+    est = MBCT(random_state=0).fit(s, y, X=X)
+    assert est.feature_names_x_.tolist() == ["a", "b"]
+    with pytest.raises(ValueError, match=r"columns \['b', 'a'\] but MBCT was fitted on \['a', 'b'\]"):
+        est.predict_proba(s, X=X[["b", "a"]])
+    np.testing.assert_array_equal(est.predict_proba(s, X=X.to_numpy()), est.predict_proba(s, X=X))
+    est.save(tmp_path / "m.nc")
+    assert bayescal.load(tmp_path / "m.nc").feature_names_x_.tolist() == ["a", "b"]
+    assert not hasattr(est.fit(s, y, X=X.to_numpy()), "feature_names_x_")  # a refit on an array forgets them
+
+
 def test_random_bin_criterion_also_finds_the_segment():
     s, y, X, _ = simulate(60_000, 13, "segment")
     est = MBCT(mvce_bins=2048, mvce_shuffles=4, random_state=0).fit(s, y, X=X)
