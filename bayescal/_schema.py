@@ -39,6 +39,7 @@ __all__ = [
     "check_state",
     "int_param",
     "DimBinder",
+    "PLAIN_NUMBERS",
     "MAX_ELEMENTS",
     "MAX_TOTAL_BYTES",
     "TINY",
@@ -53,6 +54,9 @@ MAX_TOTAL_BYTES = 384 * 2**20
 TINY = float(np.finfo(np.float64).tiny)
 
 _KINDS = ("array", "array_list", "scalar", "labels", "json", "posterior")
+
+PLAIN_NUMBERS = (bool, int, float, np.bool_, np.integer, np.floating)
+"""Scalars an object array may hold and a file stores as numbers (Python's and numpy's)."""
 _NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]*_$")
 _DIM = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)([+-]\d+)?$")
 
@@ -294,8 +298,7 @@ def check_value(name: str, value: Any, field: Fitted, dims: DimBinder) -> None:
             raise ValueError(f"{where} must hold the two class labels (shape (2,)).")
         if arr.dtype.kind == "f" and not np.isfinite(arr).all():
             raise ValueError(f"{where} holds a label that is not finite.")
-        plain = (bool, int, float, str, np.bool_, np.integer, np.floating, np.str_)  # numpy's scalars too
-        if arr.dtype.kind == "O" and not all(isinstance(v, plain) for v in arr.tolist()):
+        if arr.dtype.kind == "O" and not all(isinstance(v, (*PLAIN_NUMBERS, str)) for v in arr.tolist()):
             raise ValueError(f"{where} holds labels that are not numbers or strings.")
         if arr[0] == arr[1]:
             raise ValueError(f"{where} holds the same label twice.")

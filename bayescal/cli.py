@@ -138,10 +138,7 @@ def run_demo(
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file: give a folder for metrics.csv and reliability.png")
     for name in ("metrics.csv", "reliability.png"):
-        if (out / name).exists() and not force:
-            raise FileExistsError(
-                f"{out / name} already exists: pass --force to replace the demo's files there, or choose another --out"
-            )
+        _check_output(str(out / name), [], force)
     out.mkdir(parents=True, exist_ok=True)
     names = [n for n in bayescal.calibrators() if not get_calibrator_class(n).feature_aware]
     steps = Progress(len(names) + 2, progress)

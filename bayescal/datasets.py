@@ -260,9 +260,7 @@ def simulate_scores(
     if not isinstance(truth, ScoreTruth):
         raise ValueError(f"truth is a {type(truth).__name__}: pass a preset name or a ScoreTruth(f0, f1, pi).")
     check_score_kind(truth.score_kind)
-    pi = check_number(truth.pi, "truth.pi", low=0.0, high=1.0)
-    if not 0.0 < pi < 1.0:
-        raise ValueError(f"truth.pi={truth.pi} must lie strictly between 0 and 1.")
+    check_number(truth.pi, "truth.pi", low=0.0, high=1.0, inclusive=False)
     for name in ("f0", "f1"):
         dist = getattr(truth, name)
         if not (callable(getattr(dist, "rvs", None)) and callable(getattr(dist, "logpdf", None))):

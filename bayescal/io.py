@@ -128,7 +128,9 @@ def _array_for_file(arr: np.ndarray, what: str) -> tuple[np.ndarray, str]:
         values = arr.ravel().tolist()
         if all(isinstance(v, str) for v in values):
             return arr.astype(str), "str"
-        if all(isinstance(v, (bool, int, float, np.bool_, np.integer, np.floating)) for v in values):
+        from bayescal._schema import PLAIN_NUMBERS
+
+        if all(isinstance(v, PLAIN_NUMBERS) for v in values):
             numeric = np.array(values).reshape(arr.shape)  # numpy scalars load as Python numbers
             return numeric, f"object:{numeric.dtype.str}"
         kinds = sorted({type(v).__name__ for v in values})
