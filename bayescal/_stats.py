@@ -58,11 +58,12 @@ def quantile_sketch(x: np.ndarray, w: np.ndarray | None = None, size: int = 1000
     """
     x = np.asarray(x, dtype=np.float64)
     w = np.ones_like(x) if w is None else np.asarray(w, dtype=np.float64)
-    total = w.sum()
-    if x.size == 0 or not total > 0:
+    if x.size == 0 or not w.max() > 0:  # non-negative weights: no weight at all
         return np.empty(0), np.empty(0)
     if x.size <= size:
         return x.copy(), w.copy()
+    with np.errstate(over="ignore"):  # a total beyond the largest float is inf; callers refuse such weights
+        total = w.sum()
     return weighted_quantile(x, (np.arange(size) + 0.5) / size, w), np.full(size, total / size)
 
 

@@ -440,7 +440,9 @@ class Calibrator(ClassifierMixin, BaseEstimator):
                 try:
                     p = predictor.predict_proba(part.to_numpy())
                 except RowValueError as exc:  # name the row by its index label, which the user sees
-                    raise ValueError(exc.template.format(index=f"label {part.index[exc.index]!r}")) from None
+                    label = part.index[exc.index]
+                    label = label.item() if isinstance(label, np.generic) else label  # 1057, not np.int64(1057)
+                    raise ValueError(exc.template.format(index=f"label {label!r}")) from None
                 return pd.DataFrame(p, index=part.index, columns=columns)
 
             return scores.map_partitions(partition, meta=meta)

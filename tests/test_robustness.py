@@ -387,6 +387,9 @@ def test_dask_messages_name_rows_and_shapes_of_the_whole_data(data):
         cal.predict_proba(da.from_array(bad, chunks=100)).compute()
     with pytest.raises(ValueError, match=r"first at index label 250\)"):
         cal.predict_proba(dd.from_pandas(pd.Series(bad), npartitions=4)).compute()
+    labelled = pd.Series(bad, index=np.arange(1000, 1000 + s.size))  # labels held as numpy integers
+    with pytest.raises(ValueError, match=r"first at index label 1250\)"):
+        cal.predict_proba(dd.from_pandas(labelled, npartitions=4)).compute()
     two = da.from_array(np.c_[s, 1 - s], chunks=(100, 2))  # both columns of predict_proba
     with pytest.raises(ValueError, match=r"scores has shape \(400, 2\)"):
         cal.predict_proba(two)
@@ -510,9 +513,11 @@ def test_dask_summary_refuses_a_grid_narrower_than_the_data(data):
         ScoreSummary.from_dask(da.from_array(s, chunks=100), da.from_array(y, chunks=100), lo=-0.1, hi=0.1)
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")
 def test_dask_mbct_refuses_weights_beyond_the_exact_range(data):
     """Each partition used to be rescaled by its own largest weight (with a warning): partitions
-    then weighed against each other wrongly. Now the scale is checked over all partitions."""
+    then weighed against each other wrongly. Now the scale is checked over all partitions, and the
+    refusal comes without an overflow warning from numpy (the partitions' sums of 1e308)."""
     da = pytest.importorskip("dask.array")
     s, y = data
     w = np.ones(s.size)

@@ -451,7 +451,7 @@ class MBCT(Calibrator):
         counts = np.concatenate([st["counts"] for st in stats])
         _, classes = check_labels(np.unique(values), pos_label=pos_label)
         n1 = int(counts[values == classes[1]].sum())
-        if not sum(st["weight"] for st in stats) > 0:
+        if not max(st["top"] for st in stats) > 0:  # weights are non-negative: their sum is positive iff their top is
             raise ValueError("sample_weight sums to zero: at least one sample needs a positive weight.")
         top = max(st["top"] for st in stats)
         if sum(st["relative"] * (st["top"] / top) for st in stats) > _WEIGHT_TOTAL_MAX / top or top < _WEIGHT_MAX_TINY:
@@ -793,7 +793,6 @@ def _partition_stats(s: Any, y: Any, w: Any, X: Any, score_kind: str, pos_label:
         "labels": labels,
         "counts": counts,
         "label_weights": label_weights,
-        "weight": float(w.sum()),
         "top": top,
         "relative": float((w / top).sum()) if top > 0 else 0.0,
         "min": float(s.min()),

@@ -69,6 +69,13 @@ def test_quantile_sketch_merges_within_its_rank_error():
         sketch_quantile([quantile_sketch(a, b) for a, b in small], q),
         weighted_quantile(np.concatenate([a for a, _ in small]), q, np.concatenate([b for _, b in small])),
     )
+    # weights so large that their total is not a float: the sketch's points are the same quantiles
+    x0, w0 = parts[0]
+    with np.errstate(over="raise"):
+        points, weights = quantile_sketch(x0, w0 * 1e306)
+    np.testing.assert_allclose(points, quantile_sketch(x0, w0)[0], rtol=1e-9)
+    assert np.all(weights == np.inf)
+    assert quantile_sketch(x0, np.zeros_like(w0))[0].size == 0  # no weight at all: an empty sketch
 
 
 def test_dask_fit_agrees_with_the_numpy_fit():
