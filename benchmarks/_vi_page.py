@@ -77,7 +77,7 @@ CANDIDATES = """## Candidates
 
 | name | `route_options` | what it is |
 |---|---|---|
-| `dadvi` (the route's default) | `{"method": "dadvi"}` | deterministic ADVI (Giordano, Ingram & Broderick 2024): the mean-field ELBO on 30 standard-normal draws fixed once, minimised by L-BFGS-B with the exact gradient; 2 paths (the KDE-informed start and a jittered one), equal mixture of their Gaussians |
+| `dadvi` (the route's default) | `{"method": "dadvi"}` | deterministic ADVI (Giordano, Ingram & Broderick 2024): the mean-field ELBO on 30 standard-normal draws fixed once, minimised by L-BFGS-B with the exact gradient, restarted from where it stops while the optimality gap (the Newton decrement with its inverse Hessian) exceeds 0.01 nats; 2 paths (the KDE-informed start and a jittered one), equal mixture of their Gaussians |
 | `dadvi_lr` | `{"method": "dadvi", "linear_response": True}` | the same optimum with the linear-response covariance (Giordano, Broderick & Jordan 2018), the mean block of the inverse Hessian of the DADVI objective |
 | `pathfinder` | `{"method": "pathfinder"}` | multi-path Pathfinder with Pareto-smoothed importance resampling, `pymc_extras.fit_pathfinder` (4 paths, jitter 0.5) |
 | `fullrank_advi` | `{"method": "fullrank_advi"}` | full-rank ADVI (PyMC's `FullRankADVI`, adam, at most 20,000 iterations per path, 2 paths) |
@@ -85,9 +85,12 @@ CANDIDATES = """## Candidates
 
 Every VI fit reports, per class in `diagnostics_["class_0"]` / `["class_1"]`: `pareto_k`
 (PSIS k-hat of the importance ratios log p - log q of the final draws), `ess_importance`,
-`converged` (every path's optimiser met its stopping rule), `elbo_final` and `elbo_spread`
+`converged` (every path's optimiser met its stopping rule; for DADVI every path's optimality gap
+is within 0.01 nats, `optimality_gap` the largest), `elbo_final` and `elbo_spread`
 (best minus worst path's ELBO, in nats: how much the paths disagree), and warns when k-hat
-exceeds 0.7, naming `inference="gibbs"`.
+exceeds 0.7 or an optimiser has not converged, naming `inference="gibbs"`. The draws of the
+paths come in a random order in the one chain (they are independent), so the map's ESS is
+that of independent draws and says nothing about the approximation's quality: k-hat does.
 """
 
 STATIC_END = """## Agreement with the sampler

@@ -18,7 +18,9 @@ Pareto-smoothed importance sampling (PSIS, Vehtari et al. 2024) of the ratios
     Deterministic ADVI (Giordano, Ingram & Broderick 2024): the mean-field Gaussian ELBO is
     estimated with ``n_fixed_draws`` standard-normal draws fixed once, so it is a
     deterministic function of the variational parameters :math:`\eta = (m, \log s)` and is
-    minimised to convergence by L-BFGS-B (scipy) with the exact gradient. With ``linear_response=True`` the draws come from
+    minimised by L-BFGS-B (scipy) with the exact gradient until its optimality gap (the
+    Newton decrement with L-BFGS-B's inverse Hessian) is below :data:`DADVI_GAP` nats,
+    restarting the optimiser where its line search gives up early. With ``linear_response=True`` the draws come from
     :math:`\mathcal N(m, \Sigma_{LR})`, the linear-response covariance (Giordano, Broderick &
     Jordan 2018) :math:`\Sigma_{LR} = [H^{-1}]_{mm}`, the mean block of the inverse Hessian
     of the objective in :math:`\eta` at the optimum (forward differences of the exact gradient), which restores the posterior
@@ -40,7 +42,8 @@ approximation's own draws and PSIS only diagnoses.
 
 Reliability (``ClassFit.diagnostics``, so ``DPMCalibrator.diagnostics_[family]["class_c"]``):
 ``pareto_k`` (:math:`\hat k`; below 0.7 the importance-weighted draws are reliable, Yao et
-al. 2018), ``ess_importance``, ``converged`` (every path's optimiser met its stopping rule),
+al. 2018), ``ess_importance``, ``converged`` (every path's optimiser met its stopping rule; for DADVI,
+every path's optimality gap is within :data:`DADVI_GAP`),
 ``elbo_final`` (the best path's ELBO estimate), ``elbo_spread`` (best minus worst path, in
 nats: how much the paths disagree), ``n_paths``, ``runtime_s``. A ``UserWarning`` names the
 sampler route when :math:`\hat k > 0.7`.
@@ -48,13 +51,17 @@ sampler route when :math:`\hat k > 0.7`.
 On the coverage study's truths no method meets the bar of the default route, and the
 importance ratios' :math:`\hat k` is above the warning's threshold on essentially every fit,
 so ``inference="gibbs"`` stays the default and this route is opt-in; a fit also costs several
-times the sampler's time. Measured 2026-12-03 (``docs/evidence/vi.md``, 8 seeds a cell):
+times the sampler's time. Measured 2026-12-04 (``docs/evidence/vi.md``, 8 seeds a cell):
 ``DPMCalibrator(inference="vi")`` with its defaults covered the true map with its 95 % band
-at 0.77-1.00 of the data region on eleven cells (four truths, 300 to 10^4 scores), inside
-0.92-0.98 on two, and met the whole bar (50 % and 80 % bands, error) on none, against two for
-the sampler on the same replicates; a fit took 2.4-13 s against the sampler's 0.65-1.3 s. On
-Gaussian components alone mean-field DADVI covered 0.51-0.98 and :math:`\hat k` exceeded 0.7
-on all 56 fits. Mean-field DADVI is its default method: it came closest to the
+at 0.78-1.00 of the data region on eleven cells (four truths, 300 to 10^4 scores), inside
+0.92-0.98 on two, and met the whole bar (50 % and 80 % bands, error) on one (the piled scores
+at 10^4), against two for the sampler on the same replicates; a warm fit took 8.4 and 13.4
+times the sampler's at 10^3 and 10^4 scores (the page's timing section). On Gaussian
+components alone mean-field DADVI covered 0.48-0.98 and :math:`\hat k` exceeded 0.7 on all
+56 fits. From 10^4 scores (compressed classes) DADVI's optimiser can stall short of its
+optimum even after its restarts (on the monotone truth, seed 0, all four paths, gaps of
+47-1,700 nats): ``converged`` is then false and the route warns.
+Mean-field DADVI is its default method: it came closest to the
 sampler's bands and map at the lowest cost of the candidates (full-rank ADVI covers more only
 with wider bands and a worse map). Measurements: ``docs/evidence/vi.md``; their history is on
 ``docs/evidence/sampler_history.md``.
@@ -98,6 +105,14 @@ METHODS = ("pathfinder", "dadvi", "fullrank_advi")
 DEFAULT_METHOD = "dadvi"
 FULLRANK_MAX_REJECTED = 1000
 """Full-rank ADVI steps undone (their draw's log density not finite) after which a path gives up."""
+DADVI_GAP = 0.01
+"""Optimality gap (nats) within which a DADVI path has converged: half the Newton decrement
+:math:`g^T H^{-1} g / 2` of the objective at the optimiser's last point, with L-BFGS-B's inverse
+Hessian, which estimates how far the objective is above its minimum."""
+DADVI_RESTARTS = 5
+"""Restarts of L-BFGS-B (fresh memory, from where it stopped) while a DADVI path's gap exceeds
+:data:`DADVI_GAP`: its line search can stop far from the optimum after steps into a region where
+the objective is not finite, and report success."""
 KHAT_WARN = 0.7
 """Pareto k-hat above which the importance ratios say the approximation is unreliable (Yao et al. 2018)."""
 
@@ -187,33 +202,54 @@ def _finite_objective(fg, z):
 
 # ---- the three methods: each returns a list of paths (dicts) and, for Pathfinder, the draws ---------
 def _dadvi_path(flat: _Flat, start, rng, n_fixed_draws, linear_response, max_iterations, init_std):
+    """One DADVI optimisation: L-BFGS-B from ``start``, restarted with a fresh memory from where it
+    stopped while the optimality gap exceeds :data:`DADVI_GAP` (at most :data:`DADVI_RESTARTS`
+    times, ``max_iterations`` iterations in all); converged when the gap is within it."""
     from scipy.optimize import minimize
 
     D = flat.size
     z = rng.standard_normal((n_fixed_draws, D))
-    eta0 = np.concatenate([start, np.full(D, np.log(init_std))])
-    objective = _finite_objective(flat.dadvi_fg, z)
-    result = minimize(
-        objective,
-        eta0,
-        jac=True,
-        method="L-BFGS-B",
-        options={"maxiter": max_iterations, "maxcor": 20, "ftol": 1e-10, "gtol": 1e-6},
-    )
-    m, sd = result.x[:D], np.exp(result.x[D:])
-    grad_norm = float(np.max(np.abs(result.jac)))
+    eta = np.concatenate([start, np.full(D, np.log(init_std))])
+    finite = _finite_objective(flat.dadvi_fg, z)
+    best = {"value": np.inf, "eta": eta}
+
+    def objective(e):  # remembers the best point: L-BFGS-B may return one where the objective is not finite
+        value, grad = finite(e)
+        if value < best["value"]:
+            best.update(value=value, eta=e.copy())
+        return value, grad
+
+    n_iterations, restarts = 0, -1
+    while restarts < DADVI_RESTARTS and n_iterations < max_iterations:
+        restarts += 1
+        result = minimize(
+            objective,
+            best["eta"],
+            jac=True,
+            method="L-BFGS-B",
+            options={"maxiter": max_iterations - n_iterations, "maxcor": 20, "ftol": 1e-10, "gtol": 1e-6},
+        )
+        n_iterations += int(result.nit)
+        eta = result.x if finite(result.x)[0] <= best["value"] else best["eta"]
+        value, grad = finite(eta)
+        gap = 0.5 * float(grad @ result.hess_inv.matvec(grad)) if np.isfinite(value) else float("inf")
+        if gap <= DADVI_GAP:
+            break
+    m, sd = eta[:D], np.exp(eta[D:])
     path = {
         "mean": m,
         "cov": np.diag(sd**2),
-        "elbo": 0.5 * D * (1.0 + np.log(2 * np.pi)) - float(result.fun),  # the objective drops the entropy's constant
-        "converged": bool(result.success) or grad_norm < 1e-3,
-        "n_iterations": int(result.nit),
-        "grad_max": grad_norm,
+        "elbo": 0.5 * D * (1.0 + np.log(2 * np.pi)) - float(value),  # the objective drops the entropy's constant
+        "converged": bool(gap <= DADVI_GAP),
+        "optimality_gap": gap,
+        "n_iterations": n_iterations,
+        "n_restarts": restarts,
+        "grad_max": float(np.max(np.abs(grad))),
         "lr_applied": False,
         "hessian_min_eig": float("nan"),
     }
     if linear_response:
-        H = hessian_from_gradient(lambda eta: objective(eta)[1], result.x)  # of the objective in eta
+        H = hessian_from_gradient(lambda e: finite(e)[1], eta)  # of the objective in eta
         eig = np.linalg.eigvalsh(H)
         path["hessian_min_eig"] = float(eig[0])
         if eig[0] > 0:
@@ -438,10 +474,12 @@ def fit_vi(
     Returns
     -------
     ClassFit
-        One chain of ``draws`` draws; diagnostics ``route`` = "vi", ``method``, ``pareto_k``,
+        One chain of ``draws`` independent draws in a random order; diagnostics ``route`` = "vi", ``method``, ``pareto_k``,
         ``ess_importance``, ``importance_resampled``, ``converged``, ``n_iterations``,
         ``n_paths``, ``elbo_final``, ``elbo_spread``, ``runtime_s`` and, for DADVI,
-        ``linear_response`` (the correction was applied on every path) and ``hessian_min_eig``;
+        ``linear_response`` (the correction was applied on every path), ``hessian_min_eig``,
+        ``optimality_gap`` (the largest over paths, nats; see :data:`DADVI_GAP`) and
+        ``n_restarts`` (L-BFGS-B restarts over paths);
         for full-rank ADVI, ``n_rejected``: adam steps undone because their draw's log density
         was not finite (a component's scale or shape under- or overflowing), as NumPyro's
         ``stable_update`` does; a path gives up after :data:`FULLRANK_MAX_REJECTED`.
@@ -456,7 +494,8 @@ def fit_vi(
     -----
     UserWarning
         When :math:`\hat k >` :data:`KHAT_WARN`: the band may be misplaced or too narrow, and
-        ``inference="gibbs"`` is the remedy.
+        ``inference="gibbs"`` is the remedy; and when ``converged`` is false, naming
+        ``inference="gibbs"`` (and ``route_options['max_iterations']`` when the iterations ran out).
     """
     start_time = time.perf_counter()
     x, counts = pmm._check_inputs(x, counts, prior, n_components, draws)
@@ -515,6 +554,8 @@ def fit_vi(
                 ]
                 diagnostics["linear_response"] = all(p["lr_applied"] for p in paths)
                 diagnostics["hessian_min_eig"] = float(min(p["hessian_min_eig"] for p in paths))
+                diagnostics["optimality_gap"] = float(max(p["optimality_gap"] for p in paths))
+                diagnostics["n_restarts"] = int(sum(p["n_restarts"] for p in paths))
             else:
                 flat = _flat_parts(slot)
                 parts = _fullrank_parts(slot)
@@ -546,12 +587,29 @@ def fit_vi(
         "elbo_spread": float(elbos.max() - elbos.min()) if elbos.size else float("nan"),
         "runtime_s": time.perf_counter() - start_time,
     }
+    if not diagnostics["converged"]:
+        gap = f" (optimality gap {diagnostics['optimality_gap']:.3g} nats)" if "optimality_gap" in diagnostics else ""
+        budget = max_iterations or {"dadvi": 2000, "fullrank_advi": 20_000}.get(method, 0)
+        more = (
+            "raise route_options['max_iterations'], or "
+            if budget and diagnostics["n_iterations"] >= R * budget
+            else "its optimiser stalled before its iterations ran out, so "
+        )
+        warn(
+            f"The variational fit ({method}) did not converge: an optimisation of its {R} path(s) stopped short "
+            f"of its optimum{gap} after {diagnostics['n_iterations']} iterations in all, so its draws may be far "
+            f"from the posterior: {more}use inference='gibbs' (the sampler)."
+        )
     if pareto_k > KHAT_WARN:
         warn(
             f"The variational fit ({method}) has Pareto k-hat {pareto_k:.2f} > {KHAT_WARN}: the approximation is "
             f"far from the posterior and its credible band may be misplaced or too narrow. Use inference='gibbs' "
             f"(the sampler) for a band you can trust."
         )
-    weight, p1, p2, alpha = (values[name] for name in pmm.draw_names(slot.model))
+    # the draws are independent but come path by path (resampled ones in the weights' order): in a
+    # random order, so that convergence diagnostics of the one chain do not read the paths' blocks as
+    # autocorrelation
+    order = rng.permutation(draws)
+    weight, p1, p2, alpha = (values[name][order] for name in pmm.draw_names(slot.model))
     posterior = pmm._to_posterior(weight, p1, p2, alpha, 1, draws, family)
     return ClassFit(posterior, diagnostics)

@@ -135,6 +135,75 @@ def test_linear_response_recovers_a_correlated_gaussian():
     np.testing.assert_allclose(lr["cov"], cov, rtol=0.1, atol=0.2)
 
 
+def _correlated_gaussian_objective(finite_region=np.inf):
+    """DADVI objective of a correlated Gaussian target, and its gradient; not finite (NaN) where a
+    coordinate of the variational parameters is farther than ``finite_region`` from 0."""
+    prec = np.linalg.inv(np.array([[1.0, 0.9], [0.9, 1.0]]) * 4.0)
+
+    def fg(eta, z):
+        if np.any(np.abs(eta) > finite_region):
+            return np.nan, np.full(eta.size, np.nan)
+        m, log_s = eta[:2], eta[2:]
+        theta = m + np.exp(log_s) * z
+        lam = theta @ prec
+        f = 0.5 * np.mean(np.sum(theta * lam, axis=1)) - np.sum(log_s)
+        return f, np.concatenate([lam.mean(axis=0), np.mean(lam * np.exp(log_s) * z, axis=0) - 1.0])
+
+    return vi._Flat(size=2, point_fn=None, dadvi_fg=fg)
+
+
+def test_dadvi_path_from_a_start_where_the_objective_is_not_finite_has_not_converged():
+    """L-BFGS-B reports success, without an iteration, from a start where the objective is not
+    finite (the zero gradient returned there); the path must say it has not converged."""
+    flat = _correlated_gaussian_objective(finite_region=2.0)
+    path = vi._dadvi_path(flat, np.array([1.0, -1.0]), np.random.default_rng(0), 200, False, 500, 0.01)
+    assert path["converged"] is False and path["optimality_gap"] == np.inf
+    ok = vi._dadvi_path(flat, np.array([1.0, -1.0]), np.random.default_rng(0), 200, False, 500, 0.5)
+    assert ok["converged"] is True and ok["optimality_gap"] <= vi.DADVI_GAP and ok["n_restarts"] == 0
+
+
+def test_dadvi_path_resumes_an_optimiser_that_stopped_early(monkeypatch):
+    """When L-BFGS-B stops short of the optimum (here: its first run cut to 3 iterations), the
+    path restarts it from where it stopped and reaches the optimum of an uninterrupted run."""
+    import scipy.optimize
+
+    flat = _correlated_gaussian_objective()
+    start = np.array([1.0, -1.0])
+    whole = vi._dadvi_path(flat, start, np.random.default_rng(0), 200, False, 500, 0.1)
+    original, calls = scipy.optimize.minimize, []
+
+    def first_run_cut_short(*args, options, **kwargs):
+        calls.append(options["maxiter"])
+        return original(*args, options=options | ({"maxiter": 3} if len(calls) == 1 else {}), **kwargs)
+
+    monkeypatch.setattr(scipy.optimize, "minimize", first_run_cut_short)
+    resumed = vi._dadvi_path(flat, start, np.random.default_rng(0), 200, False, 500, 0.1)
+    assert len(calls) >= 2 and resumed["n_restarts"] >= 1 and calls[1] == 500 - 3
+    assert resumed["converged"] is True and resumed["optimality_gap"] <= vi.DADVI_GAP
+    np.testing.assert_allclose(resumed["mean"], whole["mean"], atol=1e-3)
+    np.testing.assert_allclose(np.diag(resumed["cov"]), np.diag(whole["cov"]), rtol=1e-3)
+    assert abs(resumed["elbo"] - whole["elbo"]) < 1e-4
+
+
+@pytest.mark.filterwarnings("ignore:The variational fit")
+def test_vi_draws_are_in_a_random_order_and_an_unconverged_fit_warns():
+    """Two DADVI paths at different optima give draws in blocks; in the fit they are shuffled, so
+    the one chain's effective sample size of a quantity that differs between the paths is that of
+    independent draws. A fit whose optimiser stops short says so and names the remedies."""
+    import arviz_stats
+
+    x, c, prior = _class_data(np.random.default_rng(0))
+    route = get_route("vi")
+    fit = route(x, c, prior, n_components=K, draws=400, random_seed=5, jitter=3.0, **FAST)
+    alpha = fit.posterior["alpha"].values[0]
+    first, second = alpha[:200], alpha[200:]
+    assert abs(np.mean(first) - np.mean(second)) < 4 * np.std(alpha) / np.sqrt(200)  # no block per path
+    assert float(arviz_stats.ess(fit.posterior["alpha"].values, method="bulk")) > 200
+    with pytest.warns(UserWarning, match=r"did not converge.*max_iterations.*inference='gibbs'"):
+        short = route(x, c, prior, n_components=K, draws=100, random_seed=5, max_iterations=2, **FAST)
+    assert short.diagnostics["converged"] is False and short.diagnostics["optimality_gap"] > vi.DADVI_GAP
+
+
 def test_khat_warning_on_a_crude_approximation():
     """Two fixed draws and no correction give a poor approximation: k-hat is large and the
     warning names the sampler route."""
