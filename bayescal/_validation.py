@@ -563,9 +563,11 @@ def _check_seed(value: Any, name: str) -> Any:
     )
 
 
-def check_calibrator(calibrator: Any, name: str = "calibrator") -> Any:
+def check_calibrator(calibrator: Any, name: str = "calibrator", *, scores_only: str | None = None) -> Any:
     """``calibrator`` if it is a bayescal calibrator, else a ValueError saying what to pass (using an
-    unfitted one raises scikit-learn's ``NotFittedError`` where it is used)."""
+    unfitted one raises scikit-learn's ``NotFittedError`` where it is used). ``scores_only``, the
+    name of a function that reads the calibrator's map of scores alone, refuses a feature-aware
+    calibrator (its probabilities need features that function does not take)."""
     from bayescal.base import Calibrator
 
     if not isinstance(calibrator, Calibrator):
@@ -575,6 +577,11 @@ def check_calibrator(calibrator: Any, name: str = "calibrator") -> Any:
             else ""
         )
         raise ValueError(f"{name}={calibrator!r:.80} is not a bayescal calibrator: pass a fitted calibrator{hint}.")
+    if scores_only is not None and calibrator.feature_aware:
+        raise ValueError(
+            f"{scores_only} reads a calibration map of scores alone, and {type(calibrator).__name__} depends on "
+            "features as well: use a calibrator of scores alone, or work from calibrator.predict_proba(scores, X=X)."
+        )
     return calibrator
 
 

@@ -21,7 +21,7 @@ with a one-column score matrix.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -155,6 +155,12 @@ class DecisionRegions:
     n_crossings : xarray.DataArray
         Over ``(chain, draw)``: how many thresholds each posterior draw of the map has.
     score_kind : str
+    atoms : ndarray
+        Scores the calibrator models as point masses (a DPM's exact 0 and 1, a heavily repeated
+        score; :meth:`~bayescal.base.ClassConditional.score_atoms`), whose map is not the map
+        next to them: they are left out of the thresholds and intervals and decided alone.
+    atom_rule : ndarray
+        1 where the posterior-mean map at the atom exceeds :math:`c^*`.
     """
 
     cutoff: float
@@ -164,13 +170,16 @@ class DecisionRegions:
     prob_optimal: xr.DataArray
     n_crossings: xr.DataArray
     score_kind: str
+    atoms: np.ndarray = field(default_factory=lambda: np.empty(0))
+    atom_rule: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int8))
 
     def predict(self, scores: ArrayLike) -> np.ndarray:
         """Apply the rule to scores on the input scale: 1 inside an interval, else 0.
 
         A score beyond the grid takes the rule at the grid's nearest end (the calibrators'
         maps are extrapolated from their ends; the grid by default spans the fitted scores),
-        so scores above the highest fitted one are decided as that one is.
+        so scores above the highest fitted one are decided as that one is. A score equal to
+        one of the calibrator's atoms takes the atom's decision (``atom_rule``).
 
         Parameters
         ----------
@@ -186,11 +195,16 @@ class DecisionRegions:
 
         s = check_scores(scores, score_kind=self.score_kind)
         ends = self.rule["score"].values
-        s = np.clip(s, ends[0], ends[-1])
+        ends = ends[~np.isin(ends, self.atoms)]  # the intervals' grid
+        clipped = np.clip(s, ends[0], ends[-1])
         inside = np.zeros(s.shape, dtype=bool)
         for lo, hi in self.intervals:
-            inside |= (s >= lo) & (s <= hi)
-        return inside.astype(np.int8)
+            inside |= (clipped >= lo) & (clipped <= hi)
+        out = inside.astype(np.int8)
+        if self.atoms.size:  # a score at an atom takes the atom's decision
+            at = np.isin(s, self.atoms)
+            out[at] = self.atom_rule[np.searchsorted(self.atoms, s[at])]
+        return out
 
 
 def decision_regions(
@@ -207,21 +221,38 @@ def decision_regions(
         Scores (input scale) on which the map is evaluated; an integer gives that many points
         over the range of the scores the calibrator was fitted on (``score_range_``).
     """
+    from bayescal.base import ClassConditional
+
     c = cost_cutoff(cost_fp, cost_fn)
-    cmap = check_calibrator(calibrator).calibration_map(grid).sortby("score")  # crossings run along a sorted grid
+    check_calibrator(calibrator, scores_only="decision_regions")
+    cmap = calibrator.calibration_map(grid).sortby("score")  # crossings run along a sorted grid
     g = cmap["score"].values
+    atoms = np.empty(0)
+    if isinstance(calibrator, ClassConditional):  # point masses: their map is not the map beside them
+        atoms = np.unique(np.asarray(calibrator.score_atoms()["atom"].values, dtype=np.float64))
+    between = ~np.isin(g, atoms)
+    if np.count_nonzero(between) < 2:
+        raise ValueError(
+            f"grid holds {np.count_nonzero(between)} score(s) other than the calibrator's atoms {atoms.tolist()}: "
+            "pass a grid of at least two other scores, or an integer."
+        )
     mean = cmap.mean(("chain", "draw")).values
-    draws = cmap.values.reshape(-1, g.size)
-    n_cross = np.array([_crossings(g, d, c).size for d in draws]).reshape(cmap.sizes["chain"], cmap.sizes["draw"])
-    rule = (mean > c).astype(np.int8)
+    draws = cmap.values.reshape(-1, g.size)[:, between]
+    gb = g[between]
+    n_cross = np.array([_crossings(gb, d, c).size for d in draws]).reshape(cmap.sizes["chain"], cmap.sizes["draw"])
+    atom_rule = np.empty(0, dtype=np.int8)
+    if atoms.size:
+        atom_rule = (calibrator.calibration_map(atoms).mean(("chain", "draw")).values > c).astype(np.int8)
     return DecisionRegions(
         cutoff=c,
-        thresholds=np.sort(_crossings(g, mean, c)),
-        intervals=_intervals(g, mean, c),
-        rule=xr.DataArray(rule, dims="score", coords={"score": g}, name="rule"),
+        thresholds=np.sort(_crossings(gb, mean[between], c)),
+        intervals=_intervals(gb, mean[between], c),
+        rule=xr.DataArray((mean > c).astype(np.int8), dims="score", coords={"score": g}, name="rule"),
         prob_optimal=(cmap > c).mean(("chain", "draw")).rename("prob_optimal"),
         n_crossings=over_draws(n_cross, "n_crossings"),
         score_kind=cmap.attrs["score_scale"],
+        atoms=atoms,
+        atom_rule=atom_rule,
     )
 
 
@@ -255,8 +286,10 @@ def realized_cost(
     cost_cutoff(cost_fp, cost_fn)
     y, pred = _labels_pair(y_true, y_pred, pos_label)
     w = check_sample_weight(sample_weight, y.shape[0], relative=True)
-    cost = cost_fp * ((pred == 1) & (y == 0)) + cost_fn * ((pred == 0) & (y == 1))
-    return float(np.sum(w * cost) / w.sum())
+    total = w.sum()  # each cost times its weight share: costs near the largest float do not overflow
+    return float(
+        cost_fp * (np.sum(w[(pred == 1) & (y == 0)]) / total) + cost_fn * (np.sum(w[(pred == 0) & (y == 1)]) / total)
+    )
 
 
 def expected_profit(
@@ -300,7 +333,7 @@ def expected_profit(
     xarray.Dataset
         ``profit`` over ``(chain, draw)``, its ``mean``, and the interval ``ci`` over ``ci_bound``.
     """
-    p = check_calibrator(calibrator).predict_posterior(scores).values
+    p = check_calibrator(calibrator, scores_only="expected_profit").predict_posterior(scores).values
     n = p.shape[-1]
     names = ("benefit_tp", "benefit_fp", "benefit_tn", "benefit_fn")
     b_tp, b_fp, b_tn, b_fn = (
@@ -309,11 +342,19 @@ def expected_profit(
     gain1 = p * b_tp + (1 - p) * b_fp
     gain0 = p * b_fn + (1 - p) * b_tn
     if y_pred is None:
-        pred = (gain1.mean(axis=(0, 1)) > gain0.mean(axis=(0, 1))).astype(np.int8)
+        pred = (_mean(gain1, (0, 1)) > _mean(gain0, (0, 1))).astype(np.int8)
     else:
         pred = _pred_as_01(calibrator, y_pred, n)
-    profit = np.where(pred == 1, gain1, gain0).mean(axis=-1)
+    profit = _mean(np.where(pred == 1, gain1, gain0), -1)
     return _with_interval(over_draws(profit, "profit"), ci_prob)
+
+
+def _mean(values: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
+    """Mean over ``axis`` of values scaled by their largest magnitude first: benefits or costs
+    near the largest float (1e308) give their mean, not an overflowing sum."""
+    scale = np.max(np.abs(values), axis=axis, keepdims=True)
+    scale = np.where(scale > 0, scale, 1.0)
+    return np.squeeze(np.mean(values / scale, axis=axis, keepdims=True) * scale, axis=axis)
 
 
 def _benefit(value: Any, name: str, n: int) -> np.ndarray:
@@ -380,6 +421,7 @@ def expected_cost(
         ``cost`` over ``(chain, draw)``, its ``mean``, and the interval ``ci`` over ``ci_bound``.
     """
     cost_cutoff(cost_fp, cost_fn)
+    check_calibrator(calibrator, scores_only="expected_cost")
     prof = expected_profit(
         calibrator,
         scores,
@@ -428,7 +470,9 @@ def roc_from_map(calibrator: Calibrator, scores: ArrayLike, *, n_thresholds: int
               \mathrm{FPR}(\tau) = \frac{\sum_{s_i > \tau} (1 - p(s_i))}{\sum_i (1 - p(s_i))},
 
     for each posterior draw of the map :math:`p` — no labels needed. Thresholds are the
-    quantiles of ``scores`` (plus the ends), so every curve runs from (1, 1) to (0, 0).
+    quantiles of ``scores`` (plus the ends), so every curve runs from (1, 1) to (0, 0). A draw
+    whose map is 0 at every score (no positives implied) or 1 at every score (no negatives)
+    has no ROC curve: its ``tpr``, ``fpr`` and ``auc`` are NaN.
 
     Parameters
     ----------
@@ -445,7 +489,7 @@ def roc_from_map(calibrator: Calibrator, scores: ArrayLike, *, n_thresholds: int
         ``tpr``, ``fpr`` over ``(chain, draw, threshold)`` and ``auc`` over ``(chain, draw)``.
     """
     n_thresholds = check_number(n_thresholds, "n_thresholds", low=2, integer=True)
-    p = check_calibrator(calibrator).predict_posterior(scores).values
+    p = check_calibrator(calibrator, scores_only="roc_from_map").predict_posterior(scores).values
     from bayescal._validation import check_scores
 
     s = check_scores(scores, score_kind=calibrator.score_kind)
@@ -457,8 +501,11 @@ def roc_from_map(calibrator: Calibrator, scores: ArrayLike, *, n_thresholds: int
     k = np.searchsorted(-s_desc, -taus, side="left")  # number of scores strictly above tau
     cum1 = np.concatenate([np.zeros(p.shape[:2] + (1,)), np.cumsum(p_desc, axis=-1)], axis=-1)
     cum0 = np.concatenate([np.zeros(p.shape[:2] + (1,)), np.cumsum(1 - p_desc, axis=-1)], axis=-1)
-    tpr = cum1[..., k] / np.maximum(cum1[..., -1:], 1e-300)
-    fpr = cum0[..., k] / np.maximum(cum0[..., -1:], 1e-300)
+    # a draw whose map is 0 (1) at every score implies no positives (negatives): no ROC curve
+    undefined = (cum1[..., -1] <= 0) | (cum0[..., -1] <= 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tpr = np.where(undefined[..., None], np.nan, cum1[..., k] / cum1[..., -1:])
+        fpr = np.where(undefined[..., None], np.nan, cum0[..., k] / cum0[..., -1:])
     # trapezoid over increasing fpr (thresholds run upwards, so fpr runs downwards)
     auc = -np.trapezoid(tpr, fpr, axis=-1)
     dims = ("chain", "draw", "threshold")
@@ -490,7 +537,7 @@ def bayes_error_posterior(calibrator: Calibrator, scores: ArrayLike, *, ci_prob:
         ``refinement``, ``expected_error_rate`` and ``upper`` (= 2R) over ``(chain, draw)``,
         with their posterior means and intervals (``*_ci`` over ``ci_bound``).
     """
-    p = check_calibrator(calibrator).predict_posterior(scores).values
+    p = check_calibrator(calibrator, scores_only="bayes_error_posterior").predict_posterior(scores).values
     fields = {
         "refinement": (p * (1 - p)).mean(axis=-1),
         "expected_error_rate": np.minimum(p, 1 - p).mean(axis=-1),

@@ -72,6 +72,9 @@ __all__ = [
     "score_density_check",
 ]
 
+INTEGRATION_NODES = 2048
+"""Nodes of :func:`score_density_check`'s integration over all bins at least (equally spaced on
+the working scale; every bin has at least ``points_per_bin``)."""
 MIN_REPLICATES = 500
 
 
@@ -121,9 +124,10 @@ def _replicate(p: np.ndarray, min_replicates: int) -> tuple[np.ndarray, int]:
     return (np.repeat(p, reps, axis=1) if reps > 1 else p), reps
 
 
-def _labels_and_scores(calibrator: Any, scores: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Scores on the calibrator's scale and labels coded by its classes (as in its fit)."""
-    check_is_fitted(check_calibrator(calibrator))
+def _labels_and_scores(calibrator: Any, scores: Any, y: Any, caller: str) -> tuple[np.ndarray, np.ndarray]:
+    """Scores on the calibrator's scale and labels coded by its classes (as in its fit); ``caller``
+    names the function for the message refusing a feature-aware calibrator."""
+    check_is_fitted(check_calibrator(calibrator, scores_only=caller))
     y01 = check_labels_as(y, calibrator.classes_)
     s = check_scores(scores, score_kind=calibrator.score_kind)
     check_consistent_length(scores=s, y=y01)
@@ -187,7 +191,7 @@ def ppc_calibration(
     """
     names = _check_statistics(statistics)
     min_replicates = check_integer(min_replicates, "min_replicates")
-    s, y01 = _labels_and_scores(calibrator, scores, y)
+    s, y01 = _labels_and_scores(calibrator, scores, y, "ppc_calibration")
     p, reps = _replicate(calibrator.predict_posterior(s).values, min_replicates)
     rng = random_generator(random_state, random_seed, "ppc_calibration")
     y_rep = (rng.random(p.shape) < p).astype(np.int8)
@@ -327,16 +331,53 @@ def _atom_masses(calibrator: ClassConditional) -> tuple[np.ndarray, np.ndarray] 
     return np.asarray(atoms["atom"].values, dtype=np.float64), atoms.values
 
 
+def _integration_nodes(edges: np.ndarray, score_kind: str, per_interval: int, total: int) -> tuple:
+    r"""Nodes and weights integrating a density of the input-scale score over each interval
+    between consecutive ``edges``, by the trapezoid rule on the working scale :math:`t`.
+
+    :math:`\int_a^b f(s)\,ds = \int_{t(a)}^{t(b)} f(s(t))\, s'(t)\,dt`, with
+    :math:`s'(t) = s(1-s)` for probabilities (:math:`t = \mathrm{logit}\,s`) and 1 for decision
+    values. On the input scale a density of probabilities grows like :math:`1/(s(1-s))` towards
+    0 and 1, where scores pile up, which a trapezoid rule on an input-scale grid cannot
+    follow; on the working scale it is smooth. Each interval gets ``per_interval`` equally
+    spaced nodes, more where it is wider than the spacing of ``total`` nodes over all of them.
+
+    Returns
+    -------
+    nodes : ndarray of shape (m,)
+        Input-scale points.
+    weights : ndarray of shape (m,)
+        Their weights (:math:`ds`).
+    starts : ndarray of shape (len(edges) - 1,)
+        Index of each interval's first node (for ``np.add.reduceat``).
+    """
+    from bayescal.data import from_working, to_working
+
+    t_edges = to_working(np.asarray(edges, dtype=np.float64), score_kind)
+    widths = np.diff(t_edges)
+    step = (t_edges[-1] - t_edges[0]) / max(total - 1, 1)
+    counts = (
+        np.maximum(per_interval, np.ceil(widths / step).astype(np.int64) + 1)
+        if step > 0
+        else np.full(widths.size, per_interval)
+    )
+    t = np.concatenate([np.linspace(a, b, n) for a, b, n in zip(t_edges[:-1], t_edges[1:], counts, strict=True)])
+    trap = np.concatenate(
+        [np.full(n, w / (n - 1)) * np.r_[0.5, np.ones(n - 2), 0.5] for w, n in zip(widths, counts, strict=True)]
+    )
+    nodes = from_working(t, score_kind)
+    jacobian = nodes * (1.0 - nodes) if score_kind == "probability" else 1.0
+    return nodes, trap * jacobian, np.r_[0, np.cumsum(counts)[:-1]]
+
+
 def _model_score_distribution(calibrator: Any, grid_size: int) -> tuple[np.ndarray, np.ndarray]:
     r"""Posterior score distribution :math:`\pi f_1 + (1-\pi) f_0` as support points and
-    per-draw weights ``(chain, draw, m)`` (trapezoid weights on a grid plus the atoms)."""
-    lo, hi = calibrator.score_range_
-    g = np.linspace(lo, hi, grid_size)
+    per-draw weights ``(chain, draw, m)`` (trapezoid weights on a grid of ``grid_size`` points,
+    equally spaced on the working scale, plus the atoms)."""
+    g, trap, _ = _integration_nodes(calibrator.score_range_, calibrator.score_kind, grid_size, grid_size)
     dens = calibrator.density_map(g)  # (chain, draw, class, score)
     pi = calibrator.class_prior_draws().values
     mix = pi[..., None] * dens.sel({"class": 1}).values + (1 - pi[..., None]) * dens.sel({"class": 0}).values
-    trap = np.full(g.size, g[1] - g[0])
-    trap[[0, -1]] /= 2
     weights = mix * trap
     atoms = _atom_masses(calibrator)
     if atoms is not None:
@@ -405,7 +446,9 @@ def calibration_error_posterior(
         Probability of the equal-tailed intervals; :data:`bayescal.base.DEFAULT_CI_PROB` (0.95)
         when None.
     grid_size : int, default 1001
-        Integration grid of ``"model"``.
+        Integration grid of ``"model"``: points equally spaced on the logit scale over the
+        fitted scores' range (on the probability scale a density piled near 0 or 1 is too
+        steep for a grid to follow).
 
     Returns
     -------
@@ -414,7 +457,7 @@ def calibration_error_posterior(
         ``<name>_ci`` (ci_bound); ``prob_below_tolerance`` over ``measure`` when ``tolerance``
         is given.
     """
-    check_calibrator(calibrator)
+    check_calibrator(calibrator, scores_only="calibration_error_posterior")
     if calibrator.score_kind != "probability":
         raise ValueError(
             "calibration_error_posterior compares the map with the scores themselves, so it needs "
@@ -487,8 +530,9 @@ def score_density_check(
 
     For class :math:`c` with :math:`n_c` scores and bin :math:`b`, posterior draw :math:`d`
     gives the bin probability :math:`P_{dcb} = \int_b f_{dc}(s)\,ds` (plus the masses of atoms
-    inside the bin), from :meth:`density_map` by the trapezoid rule on ``points_per_bin``
-    points; the replicated count is :math:`n^{rep}_{dcb} \sim \mathrm{Binomial}(n_c, P_{dcb})`.
+    inside the bin), from :meth:`density_map` by the trapezoid rule on the working scale (the
+    logit of probabilities, where a density piled near 0 or 1 is smooth), on at least
+    ``points_per_bin`` points a bin and :data:`INTEGRATION_NODES` in all; the replicated count is :math:`n^{rep}_{dcb} \sim \mathrm{Binomial}(n_c, P_{dcb})`.
     The discrepancy :math:`X^2_{dc} = \sum_b (n_{cb} - n_c P_{dcb})^2 / (n_c P_{dcb})` of the
     observed counts is compared with that of the replicated counts: posterior predictive
     p-value per class.
@@ -520,13 +564,13 @@ def score_density_check(
         ``replicated_count`` (chain, draw, class, bin) and its ``count_band``; ``p_value`` over
         ``class``; coordinates ``bin_lower``, ``bin_upper``.
     """
-    if not isinstance(check_calibrator(calibrator), ClassConditional):
+    if not isinstance(check_calibrator(calibrator, scores_only="score_density_check"), ClassConditional):
         raise ValueError(
             f"{type(calibrator).__name__} has no density_map: the score-density check needs a "
             "calibrator that models the class score densities, e.g. 'dpm'."
         )
     kind = calibrator.score_kind
-    s, y01 = _labels_and_scores(calibrator, scores, y)
+    s, y01 = _labels_and_scores(calibrator, scores, y, "score_density_check")
     ci_prob = check_ci_prob(ci_prob)
     points_per_bin = check_integer(points_per_bin, "points_per_bin", 2)
     min_replicates = check_integer(min_replicates, "min_replicates")
@@ -543,12 +587,10 @@ def score_density_check(
         if edges.size < 2 or np.any(np.diff(edges) <= 0):
             raise ValueError("bins as edges must be at least two strictly increasing values.")
     n_bins = edges.size - 1
-    # integration points inside each bin (shared edges), trapezoid weights
-    u = np.linspace(0.0, 1.0, points_per_bin)
-    pts = edges[:-1, None] + u[None, :] * np.diff(edges)[:, None]  # (bin, m)
-    dens = calibrator.density_map(pts.ravel()).values  # (chain, draw, class, bin*m)
-    dens = dens.reshape(dens.shape[:3] + pts.shape)
-    mass = np.trapezoid(dens, pts, axis=-1)  # (chain, draw, class, bin)
+    # integration nodes inside each bin, trapezoid weights on the working scale
+    nodes, weights, starts = _integration_nodes(edges, kind, points_per_bin, INTEGRATION_NODES)
+    dens = calibrator.density_map(nodes).values  # (chain, draw, class, node)
+    mass = np.add.reduceat(dens * weights, starts, axis=-1)  # (chain, draw, class, bin)
     atoms = _atom_masses(calibrator)
     if atoms is not None:
         values, masses = atoms
@@ -631,7 +673,7 @@ def posterior_predictive_tree(
     xarray.DataTree
         Groups ``posterior_predictive`` and ``observed_data``.
     """
-    s, y01 = _labels_and_scores(calibrator, scores, y)
+    s, y01 = _labels_and_scores(calibrator, scores, y, "posterior_predictive_tree")
     p = calibrator.predict_posterior(s).values
     rng = random_generator(random_state, random_seed, "posterior_predictive_tree")
     y_rep = (rng.random(p.shape) < p).astype(np.int64)

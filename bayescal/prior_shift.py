@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 
 __all__ = ["bootstrap_interval", "prior_mle", "prior_posterior", "saerens_em"]
 
-_MAX_POINTS = 512  # scores binned to at most this many points for the grid posterior
+_MAX_REDRAWS = 1000  # bootstrap replicates drawn in a row before giving up (_fittable_rows)
+_MAX_POINTS = 512  # scores binned to at most twice this many points for the grid posterior (_compress)
 _GRID = 401
 
 
@@ -158,11 +159,12 @@ def bootstrap_interval(
     new_scores = from_working(t, calibrator.score_kind)
     reps = np.empty(n_bootstrap)
     for b in range(n_bootstrap):
-        rows = rng.integers(0, data.n, data.n)
-        while np.unique(data.y[rows]).size < 2:  # a replicate needs both classes
-            rows = rng.integers(0, data.n, data.n)
+        rows = _fittable_rows(calibrator, data, rng)
         w = data.w[rows]
-        fitted = clone(calibrator).fit(data.scores[rows], data.y[rows], None if not data.weighted else w)
+        fitted = clone(calibrator)
+        if fitted.get_params().get("random_state", 0) is None:  # a calibrator that draws: seeded from rng
+            fitted.set_params(random_state=int(rng.integers(2**32)))
+        fitted.fit(data.scores[rows], data.y[rows], None if not data.weighted else w)
         q = fitted.predict_proba(new_scores[rng.integers(0, t.size, t.size)])[:, 1]
         reps[b] = float(prior_mle(q, fitted.class_prior_, ci_prob=ci_prob)["class_prior_estimate"])
     lower, upper = np.quantile(reps, [(1 - ci_prob) / 2, (1 + ci_prob) / 2])
@@ -179,18 +181,51 @@ def bootstrap_interval(
     )
 
 
+def _fittable_rows(calibrator: Calibrator, data: Any, rng: np.random.Generator) -> np.ndarray:
+    """Rows of one bootstrap replicate of the calibration data that ``calibrator`` can fit: each
+    class with at least the calibrator's least number of rows and a positive weight, at least its
+    least number in all (redrawn otherwise, at most ``_MAX_REDRAWS`` times)."""
+    per_class, least = max(1, calibrator._min_per_class), calibrator._min_samples
+    for _ in range(_MAX_REDRAWS):
+        rows = rng.integers(0, data.n, data.n)
+        y, w = data.y[rows], data.w[rows]
+        ok = [np.sum(y == c) >= per_class and np.sum(w[y == c]) > 0 for c in (0, 1)]
+        if all(ok) and rows.size >= least:
+            return rows
+    n1 = int(np.sum(data.y == 1))
+    raise ValueError(
+        f"The calibration data hold {data.n - n1} negatives and {n1} positives: {_MAX_REDRAWS:,} bootstrap "
+        f"replicates in a row had too few of a class for {type(calibrator).__name__} (at least {per_class} each, "
+        "with a positive weight). Pass more calibration data, or leave out calibration= for an interval from the "
+        "fitted map alone."
+    )
+
+
 def _compress(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct working-scale scores with their counts; more than ``_MAX_POINTS`` are binned
-    (equal-width bins, each represented by the mean of its scores)."""
+    """Distinct working-scale scores with their counts; more than ``_MAX_POINTS`` are binned.
+
+    The bins' edges are those of ``_MAX_POINTS`` equal-width bins and of ``_MAX_POINTS`` bins of
+    equal numbers of distinct scores, together: a bin is either narrow or holds few distinct
+    scores, so one far outlying score cannot sweep the bulk into one bin (equal widths alone) nor
+    be averaged with it (equal counts alone). A bin is represented by the mean of its scores; a
+    bin of one distinct score by that score exactly (an atom of the calibrator stays one).
+    """
     vals, counts = np.unique(t, return_counts=True)
     if vals.size <= _MAX_POINTS:
         return vals, counts.astype(np.float64)
-    edges = np.linspace(vals[0], vals[-1], _MAX_POINTS + 1)
-    which = np.clip(np.searchsorted(edges, vals, side="right") - 1, 0, _MAX_POINTS - 1)
-    n = np.bincount(which, weights=counts, minlength=_MAX_POINTS)
-    s = np.bincount(which, weights=counts * vals, minlength=_MAX_POINTS)
+    by_width = np.linspace(vals[0], vals[-1], _MAX_POINTS + 1)[1:-1]
+    by_count = vals[np.linspace(0, vals.size, _MAX_POINTS + 1).astype(np.int64)[1:-1]]
+    edges = np.union1d(by_width, by_count)
+    which = np.searchsorted(edges, vals, side="right")  # bin of each distinct score
+    size = edges.size + 1
+    n = np.bincount(which, weights=counts, minlength=size)
+    s = np.bincount(which, weights=counts * vals, minlength=size)
+    distinct = np.bincount(which, minlength=size)
     keep = n > 0
-    return s[keep] / n[keep], n[keep]
+    points = np.where(
+        distinct == 1, vals[np.minimum(np.searchsorted(which, np.arange(size)), vals.size - 1)], s / np.maximum(n, 1)
+    )
+    return points[keep], n[keep]
 
 
 def _grid_posterior(

@@ -145,3 +145,69 @@ def test_plugs_into_scikit_learn_threshold_tools(fitted):
     np.testing.assert_array_equal(
         clf.predict(s_test.reshape(-1, 1)), (clf.estimator_.predict_proba(s_test)[:, 1] >= 0.3).astype(int)
     )
+
+
+def test_atoms_of_the_dpm_are_decided_by_their_own_map():
+    """Exact 0 and 1 scores and a heavily repeated score are point masses of the DPM, whose map
+    there is not the map beside them: the regions' rule agrees with the calibrator's own rule
+    (predict 1 where P(y=1 | s) > c*) at the atoms and between them, with no spurious thresholds
+    next to the atoms (they were interpolated across the jump at an atom)."""
+    from bayescal.datasets import simulate_scores
+
+    fit = simulate_scores("beta_skewed", 300, random_state=0)
+    rng = np.random.default_rng(1)
+    s = np.r_[fit.scores, np.zeros(30), np.ones(30), np.full(30, 0.3)]
+    y = np.r_[fit.y, rng.random(90) < 0.5].astype(int)
+    cal = bayescal.make_calibrator("dpm", random_state=0, draws=200, tune=200).fit(s, y)
+    regions = decision.decision_regions(cal)
+    np.testing.assert_array_equal(np.sort(regions.atoms), [0.0, 0.3, 1.0])
+    x = np.r_[0.0, 1e-6, 1e-5, 0.3, np.linspace(0.01, 0.99, 99), 1 - 1e-6, 1.0]
+    agree = regions.predict(x) == (cal.predict_proba(x)[:, 1] > regions.cutoff)
+    assert agree[[0, 1, 2, 3, -2, -1]].all() and agree.mean() >= 0.98
+    assert regions.thresholds.min() > 1e-3 and regions.thresholds.max() < 1 - 1e-3  # none beside the atoms at 0, 1
+    chosen = decision.expected_cost(cal, x, cal.classes_[regions.predict(x)])
+    optimal = decision.expected_cost(cal, x)
+    assert float(chosen["mean"]) <= float(optimal["mean"]) + 0.01
+
+
+def test_roc_of_a_map_without_positives_is_undefined():
+    """Where an isotonic map is 0 at every score no positive is implied: no ROC curve (NaN), not an
+    AUC of -0.0 from a curve that starts at (1, 0)."""
+    rng = np.random.default_rng(0)
+    s = rng.random(400)
+    y = (rng.random(400) < np.clip(2 * s - 0.6, 0, 1)).astype(int)
+    iso = bayescal.make_calibrator("isotonic").fit(s, y)
+    low = np.linspace(0.01, 0.05, 50)
+    assert np.all(iso.predict_proba(low)[:, 1] == 0)
+    roc = decision.roc_from_map(iso, low)
+    assert np.isnan(roc["auc"]).all() and np.isnan(roc["tpr"]).all()
+    assert 0.5 < float(decision.roc_from_map(iso, s)["auc"].squeeze()) <= 1.0
+
+
+def test_costs_near_the_largest_float_do_not_overflow(fitted):
+    cal, s_test, _ = fitted
+    assert decision.realized_cost([0, 0, 1, 1], [1, 1, 0, 0], cost_fp=1e308, cost_fn=1e308) == 1e308
+    assert decision.realized_cost([0, 0, 1, 1], [0, 1, 0, 1], cost_fp=1e308, cost_fn=1e308) == 5e307
+    huge = decision.expected_cost(cal, s_test[:200], cost_fp=1e308, cost_fn=1e308)
+    unit = decision.expected_cost(cal, s_test[:200])
+    assert float(huge["mean"]) == pytest.approx(1e308 * float(unit["mean"]), rel=1e-9)
+
+
+def test_feature_aware_calibrators_are_refused_by_the_functions_of_scores_alone():
+    from bayescal import diagnostics
+
+    rng = np.random.default_rng(0)
+    s, X = rng.random(300), rng.integers(0, 2, (300, 1)).astype(float)
+    y = (rng.random(300) < s).astype(int)
+    mbct = bayescal.make_calibrator("mbct", random_state=0).fit(s, y, X=X)
+    calls = {
+        "expected_cost": lambda: decision.expected_cost(mbct, s),
+        "expected_profit": lambda: decision.expected_profit(mbct, s),
+        "bayes_error_posterior": lambda: decision.bayes_error_posterior(mbct, s),
+        "roc_from_map": lambda: decision.roc_from_map(mbct, s),
+        "ppc_calibration": lambda: diagnostics.ppc_calibration(mbct, s, y),
+        "calibration_error_posterior": lambda: diagnostics.calibration_error_posterior(mbct, s),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ValueError, match=rf"^{name} reads a calibration map of scores alone, and MBCT depends"):
+            call()

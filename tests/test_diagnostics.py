@@ -250,6 +250,26 @@ def test_model_and_empirical_score_distributions_agree(skewed):
     assert model["ece_ci"].dims == ("ci_bound",)
 
 
+def test_model_error_and_density_check_on_scores_piled_near_zero():
+    """A confident classifier: an eighth of the negatives' scores below 1e-3. The model's score
+    density grows like 1 / s there; integrated on a probability-scale grid it put nearly all the
+    weight on the smallest score (ECE 0.0003 against a true 0.09, and bin probabilities summing to
+    70). On the logit scale the model's ECE interval holds the true error and each class's bin
+    probabilities sum to at most 1."""
+    truth = ScoreTruth(stats.beta(0.4, 8), stats.beta(4, 1.2), 0.3)
+    d = simulate_scores(truth, 400, random_state=0)
+    dpm = _dpm(d.scores, d.y)
+    true_ece = true_errors(truth)["ece"]
+    out = D.calibration_error_posterior(dpm, score_distribution="model")
+    assert float(out["ece_ci"].sel(ci_bound="lower")) <= true_ece <= float(out["ece_ci"].sel(ci_bound="upper"))
+    emp = D.calibration_error_posterior(dpm, d.scores, score_distribution="empirical")
+    assert float(out["ece_mean"]) == pytest.approx(float(emp["ece_mean"]), abs=0.02)
+    check = D.score_density_check(dpm, d.scores, d.y, random_state=0)
+    mass = (check["density"] * (check["bin_upper"] - check["bin_lower"])).sum("bin")
+    assert np.all(mass.values <= 1.0 + 1e-6) and np.all(mass.mean(("chain", "draw")).values > 0.97)
+    assert np.all(check["p_value"].values > 0.05)  # the model fits its own data
+
+
 # ----------------------------------------------------------------------------- score densities
 
 

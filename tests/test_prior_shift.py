@@ -203,6 +203,61 @@ def test_bootstrap_interval_carries_the_maps_uncertainty():
         cal.estimate_class_prior(s_new, calibration=s)
 
 
+def test_bootstrap_replicates_fit_calibrators_that_need_two_of_a_class_and_are_reproducible():
+    """Replicates are redrawn until each class has the rows the calibrator needs (spline: two a
+    class; with three positives in 200 a replicate often has fewer), and a calibrator that draws
+    (scaling-binning's random split, random_state=None) is seeded from random_state."""
+    rng = np.random.default_rng(0)
+    s = rng.beta(2, 5, 200)
+    y = np.zeros(200, int)
+    y[np.argsort(s)[-3:]] = 1
+    new = rng.beta(2, 5, 300)
+    spline = bayescal.make_calibrator("spline").fit(s, y)
+    out = spline.estimate_class_prior(new, calibration=(s, y), n_bootstrap=30, random_state=0)
+    assert np.all(np.isfinite(out["class_prior"].values))
+    s2, y2 = sample(300, 0.4, rng)
+    binning = bayescal.make_calibrator("scaling_binning").fit(s2, y2)
+    runs = [
+        binning.estimate_class_prior(new, calibration=(s2, y2), n_bootstrap=40, random_state=0)["class_prior_ci"].values
+        for _ in range(2)
+    ]
+    np.testing.assert_array_equal(runs[0], runs[1])
+    from bayescal.data import prepare_data
+    from bayescal.prior_shift import _fittable_rows
+
+    lone = prepare_data(s, np.r_[np.zeros(199, int), 1])
+    lone.w[-1] = 0.0  # the one positive without weight: no replicate can give its class a weight
+    with pytest.raises(ValueError, match="1,000 bootstrap replicates in a row had too few of a class for Spline"):
+        _fittable_rows(spline, lone, np.random.default_rng(0))
+
+
+def test_prevalence_of_many_distinct_scores_is_robust_to_an_outlier_and_keeps_atoms(tiny_dpm):
+    """Beyond 512 distinct new scores the estimate bins them: one far outlying decision value must
+    not sweep the bulk into one bin (it gave 0.003 for a true 0.2), and scores at an atom of the DPM
+    must stay at it (78 copies of 1.0 averaged to a value a rounding away, and took the map beside
+    the atom)."""
+    rng = np.random.default_rng(3)
+    y = (rng.random(300) < 0.5).astype(int)
+    d = np.where(y == 1, rng.normal(1, 1, 300), rng.normal(-1, 1, 300))
+    dec = bayescal.make_calibrator("dpm", score_kind="decision", draws=100, tune=100, random_state=0).fit(d, y)
+    y_new = (rng.random(600) < 0.2).astype(int)
+    new = np.where(y_new == 1, rng.normal(1, 1, 600), rng.normal(-1, 1, 600))
+    ref = float(dec.estimate_class_prior(new, random_state=0)["class_prior_estimate"])
+    with_outlier = float(dec.estimate_class_prior(np.r_[new, 5e3], random_state=0)["class_prior_estimate"])
+    assert abs(with_outlier - ref) < 0.02 and abs(ref - 0.2) < 0.08
+
+    s, yy = sample(300, 0.4, rng)
+    s = np.r_[s, np.zeros(20), np.ones(20)]
+    yy = np.r_[yy, np.zeros(20, int), np.ones(20, int)]
+    atoms = bayescal.make_calibrator("dpm", draws=100, tune=100, random_state=0).fit(s, yy)
+    new_s, _ = sample(600, 0.4, rng)
+    estimates = [
+        float(atoms.estimate_class_prior(np.r_[new_s, np.zeros(c), np.ones(c)], random_state=0)["class_prior_estimate"])
+        for c in (77, 78)
+    ]
+    assert abs(estimates[0] - estimates[1]) < 0.01, estimates
+
+
 def test_em_fixed_point_and_result_layout():
     rng = np.random.default_rng(4)
     s, y = sample(4000, 0.4, rng)
