@@ -472,7 +472,8 @@ def roc_from_map(calibrator: Calibrator, scores: ArrayLike, *, n_thresholds: int
     for each posterior draw of the map :math:`p` — no labels needed. Thresholds are the
     quantiles of ``scores`` (plus the ends), so every curve runs from (1, 1) to (0, 0). A draw
     whose map is 0 at every score (no positives implied) or 1 at every score (no negatives)
-    has no ROC curve: its ``tpr``, ``fpr`` and ``auc`` are NaN.
+    has no ROC curve: its ``tpr``, ``fpr`` and ``auc`` are NaN; when every draw is such, a
+    ``ValueError`` says so.
 
     Parameters
     ----------
@@ -503,6 +504,12 @@ def roc_from_map(calibrator: Calibrator, scores: ArrayLike, *, n_thresholds: int
     cum0 = np.concatenate([np.zeros(p.shape[:2] + (1,)), np.cumsum(1 - p_desc, axis=-1)], axis=-1)
     # a draw whose map is 0 (1) at every score implies no positives (negatives): no ROC curve
     undefined = (cum1[..., -1] <= 0) | (cum0[..., -1] <= 0)
+    if undefined.all():
+        which = "0 (no positives)" if np.all(cum1[..., -1] <= 0) else "1 (no negatives)"
+        raise ValueError(
+            f"The calibration map is {which} at every one of the {s.size} scores, so they imply no ROC curve: "
+            "pass scores where the map is between 0 and 1 for some of them."
+        )
     with np.errstate(divide="ignore", invalid="ignore"):
         tpr = np.where(undefined[..., None], np.nan, cum1[..., k] / cum1[..., -1:])
         fpr = np.where(undefined[..., None], np.nan, cum0[..., k] / cum0[..., -1:])

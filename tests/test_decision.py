@@ -171,16 +171,16 @@ def test_atoms_of_the_dpm_are_decided_by_their_own_map():
 
 
 def test_roc_of_a_map_without_positives_is_undefined():
-    """Where an isotonic map is 0 at every score no positive is implied: no ROC curve (NaN), not an
-    AUC of -0.0 from a curve that starts at (1, 0)."""
+    """Where an isotonic map is 0 at every score no positive is implied: no ROC curve (an error
+    saying so), not an AUC of -0.0 from a curve that starts at (1, 0)."""
     rng = np.random.default_rng(0)
     s = rng.random(400)
     y = (rng.random(400) < np.clip(2 * s - 0.6, 0, 1)).astype(int)
     iso = bayescal.make_calibrator("isotonic").fit(s, y)
     low = np.linspace(0.01, 0.05, 50)
     assert np.all(iso.predict_proba(low)[:, 1] == 0)
-    roc = decision.roc_from_map(iso, low)
-    assert np.isnan(roc["auc"]).all() and np.isnan(roc["tpr"]).all()
+    with pytest.raises(ValueError, match=r"map is 0 \(no positives\) at every one of the 50 scores"):
+        decision.roc_from_map(iso, low)
     assert 0.5 < float(decision.roc_from_map(iso, s)["auc"].squeeze()) <= 1.0
 
 
