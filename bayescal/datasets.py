@@ -211,6 +211,9 @@ TRUTHS: dict[str, ScoreTruth] = {
     "beta_bimodal": ScoreTruth(stats.beta(3, 3), Mixture([stats.beta(2, 9), stats.beta(9, 2)], [0.5, 0.5]), 0.5),
     # rare positives (3 %), map far below the diagonal for most scores
     "rare": ScoreTruth(stats.beta(2, 6), stats.beta(6, 2), 0.03),
+    # a confident classifier: scores piled near 0 and 1 (about 14 % of the negatives below 1e-3,
+    # 8 % of the positives above 1 - 1e-3), as boosted trees and neural networks give them
+    "confident": ScoreTruth(stats.beta(0.4, 6), stats.beta(5, 0.5), 0.35),
     # Gaussian decision values with equal variances: the true map is exactly logistic,
     # sigma(2 d + log(pi / (1 - pi))) here, i.e. Platt scaling is the correct model
     "gaussian_decision": ScoreTruth(stats.norm(-1.0, 1.0), stats.norm(1.0, 1.0), 0.5, "decision"),
@@ -240,7 +243,8 @@ def simulate_scores(
     truth : str or ScoreTruth
         A preset name from :data:`TRUTHS` (``"beta_skewed"``: Beta(2,5) vs Beta(5,2),
         pi=0.4; ``"beta_bimodal"``: Beta(3,3) vs 0.5 Beta(2,9) + 0.5 Beta(9,2), pi=0.5;
-        ``"rare"``: Beta(2,6) vs Beta(6,2), pi=0.03; ``"gaussian_decision"``: N(-1,1) vs
+        ``"rare"``: Beta(2,6) vs Beta(6,2), pi=0.03; ``"confident"``: Beta(0.4,6) vs
+        Beta(5,0.5), pi=0.35, scores piled near 0 and 1; ``"gaussian_decision"``: N(-1,1) vs
         N(1,1) decision values, pi=0.5, true map logistic), or any :class:`ScoreTruth`.
     n : int, default 1000
         Number of samples.

@@ -2,7 +2,9 @@
 population calibration error of the classifier's raw scores.
 
 For each truth of :data:`bayescal.datasets.TRUTHS` given (the probability ones; ``rare`` was not
-used when the function's defaults were chosen) and each repetition ``r``, the script draws ``n``
+used when the function's defaults were chosen; ``confident``, scores piled near 0 and 1, was added
+with the logit-scale integration of ``"model"``, after a probability-scale grid had failed there)
+and each repetition ``r``, the script draws ``n``
 scores and labels (``simulate_scores(truth, n, random_state=r)``), fits the default
 ``DPMCalibrator`` (``random_state=r``; ``--draws`` sets its draws, the default's when not given) and asks for the 95 % intervals of the
 ECE and of Murphy's reliability term REL with ``score_distribution="model"`` and
@@ -66,7 +68,7 @@ def population(truth_name: str) -> dict[str, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--truths", nargs="+", default=["beta_skewed", "beta_bimodal", "rare"])
+    ap.add_argument("--truths", nargs="+", default=["beta_skewed", "beta_bimodal", "rare", "confident"])
     ap.add_argument("--reps", type=int, default=100)
     ap.add_argument("--n", type=int, default=500)
     ap.add_argument("--draws", type=int, default=None, help="the calibrator's draws (its default when not given)")

@@ -890,7 +890,7 @@ def test_the_ece_posterior_study_compares_with_the_population_error():
     from bayescal.datasets import simulate_scores
 
     study = benchmark_module("ece_posterior_coverage")
-    for name in ("beta_skewed", "beta_bimodal", "rare"):
+    for name in ("beta_skewed", "beta_bimodal", "rare", "confident"):
         exact = study.population(name)
         d = simulate_scores(name, 400_000, random_state=0)
         gap = d.true_map(d.scores) - d.scores
