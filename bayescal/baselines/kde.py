@@ -441,8 +441,9 @@ class KDECalibrator(ClassConditional, Calibrator):
     Notes
     -----
     Fit and prediction cost :math:`O((N + M)\log(N + M))`; on 2 cores (Intel Xeon,
-    2026-12-03), 10^6 training plus 10^6 query scores take about 0.16 s (Gaussian) to 0.65 s
-    (Epanechnikov), 0.7-3 times isotonic regression's time, see ``benchmarks/bench_kde.py``.
+    2026-12-04), 10^6 training plus 10^6 query scores take about 0.17 s (Gaussian) to 0.69 s
+    (Epanechnikov), 0.7-2.7 times isotonic regression's time (``benchmarks/bench_kde.py``; its
+    output, ``benchmarks/results/bench_kde.md``).
 
     Examples
     --------

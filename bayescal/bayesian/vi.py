@@ -59,8 +59,7 @@ at 10^4), against two for the sampler on the same replicates; a warm fit took 8.
 times the sampler's at 10^3 and 10^4 scores (the page's timing section). On Gaussian
 components alone mean-field DADVI covered 0.48-0.98 and :math:`\hat k` exceeded 0.7 on all
 56 fits. From 10^4 scores (compressed classes) DADVI's optimiser can stall short of its
-optimum even after its restarts (on the monotone truth, seed 0, all four paths, gaps of
-47-1,700 nats): ``converged`` is then false and the route warns.
+optimum even after its restarts: ``converged`` is then false and the route warns.
 Mean-field DADVI is its default method: it came closest to the
 sampler's bands and map at the lowest cost of the candidates (full-rank ADVI covers more only
 with wider bands and a worse map). Measurements: ``docs/evidence/vi.md``; their history is on
