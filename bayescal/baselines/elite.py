@@ -56,10 +56,12 @@ class ELiTE(Calibrator):
        authors' R package passes to glmgen's ``trendfilter`` (the package is stored only as
        a tarball we could not read), so the choice rests on two measurements: positions at
        the working-scale scores (unequal spacing, second divided differences, also supported
-       by :mod:`bayescal.baselines.trend_filter`) gave the same quality (test ECE 0.0014 vs
-       0.0017 on the authors' quadratic-SVM scores; mean absolute error within 0.002 of
-       ranks on piecewise-linear truths) at about ten times the ADMM iterations, because
-       tiny score gaps (SVM probabilities piled at 0 and 1) make the problem ill conditioned.
+       by :mod:`bayescal.baselines.trend_filter`) gave about the same quality (test ECE 0.0014
+       against 0.0017 at ranks on the authors' quadratic-SVM scores; mean absolute error
+       0.0350 against 0.0334 on the coverage study's piecewise-linear plateau truth, 1,000
+       scores, 8 seeds) at seven to nine times the ADMM iterations, because tiny score gaps
+       (SVM probabilities piled at 0 and 1) make the problem ill conditioned
+       (``benchmarks/elite_positions.py``, ``benchmarks/results/elite_positions.md``).
     3. **Path.** For each of ``n_lambdas`` = 50 penalties log-spaced from
        :math:`\lambda_{\max}` down to ``lambda_min_ratio`` :math:`= 10^{-4}\,\lambda_{\max}`,
        solve
@@ -198,6 +200,10 @@ class ELiTE(Calibrator):
         if not isinstance(self.average, (bool, np.bool_)):
             raise ValueError(f"average={self.average!r} must be True or False.")
 
+    _positions = "ranks"
+    """The trend filter's positions (step 2): ``"ranks"``; ``"scores"`` (the working-scale scores,
+    unequally spaced) only for ``benchmarks/elite_positions.py``, which measures the choice."""
+
     def _fit(self, data: ScoreData, X=None) -> None:
         from bayescal.baselines.trend_filter import lambda_max, trend_filter_path
 
@@ -219,7 +225,7 @@ class ELiTE(Calibrator):
                 return np.inf
             return -2.0 * loglik + 2.0 * k + 2.0 * k * (k + 1) / (n_total - k - 1)
 
-        pos = np.arange(n, dtype=np.float64)  # ranks (step 2)
+        pos = np.arange(n, dtype=np.float64) if self._positions == "ranks" else t_n.copy()  # step 2
         lam_max = lambda_max(pos, y_n, w_n) if n >= 3 else 0.0
         if lam_max <= 0.0:
             # one distinct score: the mean; two, or labels exactly on a line: the least-squares line
