@@ -565,7 +565,7 @@ def score_density_check(
         ``replicated_count`` (chain, draw, class, bin) and its ``count_band``; ``p_value`` over
         ``class``; coordinates ``bin_lower``, ``bin_upper``.
     """
-    if not isinstance(check_calibrator(calibrator, scores_only="score_density_check"), ClassConditional):
+    if not isinstance(check_calibrator(calibrator), ClassConditional):
         raise ValueError(
             f"{type(calibrator).__name__} has no density_map: the score-density check needs a "
             "calibrator that models the class score densities, e.g. 'dpm'."

@@ -183,14 +183,13 @@ def bootstrap_interval(
 
 def _fittable_rows(calibrator: Calibrator, data: Any, rng: np.random.Generator) -> np.ndarray:
     """Rows of one bootstrap replicate of the calibration data that ``calibrator`` can fit: each
-    class with at least the calibrator's least number of rows and a positive weight, at least its
-    least number in all (redrawn otherwise, at most ``_MAX_REDRAWS`` times)."""
-    per_class, least = max(1, calibrator._min_per_class), calibrator._min_samples
+    class with at least the calibrator's least number of rows and a positive weight (redrawn
+    otherwise, at most ``_MAX_REDRAWS`` times)."""
+    per_class = max(1, calibrator._min_per_class)
     for _ in range(_MAX_REDRAWS):
         rows = rng.integers(0, data.n, data.n)
         y, w = data.y[rows], data.w[rows]
-        ok = [np.sum(y == c) >= per_class and np.sum(w[y == c]) > 0 for c in (0, 1)]
-        if all(ok) and rows.size >= least:
+        if all(np.sum(y == c) >= per_class and np.sum(w[y == c]) > 0 for c in (0, 1)):
             return rows
     n1 = int(np.sum(data.y == 1))
     raise ValueError(

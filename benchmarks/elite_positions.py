@@ -26,12 +26,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from dpm_coverage import region_grid, simulate
-from make_evidence import machine
+from make_evidence import REFERENCE, machine
 
 from bayescal.baselines.elite import ELiTE
 from bayescal.metrics import ece
-
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
 
 
 class ELiTEAtScores(ELiTE):

@@ -21,13 +21,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from make_evidence import machine
+from make_evidence import REFERENCE, machine
 from scipy.special import logit
 
 from bayescal.baselines.kde import KDECalibrator
 from bayescal.metrics import ece
-
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
 
 
 def main() -> None:

@@ -51,6 +51,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 EVIDENCE = HERE.parent / "docs" / "evidence"
+REFERENCE = HERE.parent.parent / "shared" / "reference"
+"""The seed authors' reference data, beside the checkout (scripts that read it take --reference)."""
 
 
 def machine() -> str:

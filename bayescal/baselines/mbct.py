@@ -32,6 +32,8 @@ _LEAF = -1
 _STAY, _LEFT, _RIGHT = 0, 1, 2
 _MAX_KEY = 2**62  # mixed-radix keys of the feature combinations must stay below this
 _SCORE_TAIL = 0.005  # the score bins span the working scale between these weighted quantiles
+_SKETCH_SIZE = 1000  # points per partition and column of the quantile sketches of the Dask route
+_SUMS = ("yt", "ft", "wt", "w2t", "yv", "fv", "wv", "w2v")
 
 
 def _as_numbers(col: np.ndarray) -> np.ndarray | None:
@@ -46,10 +48,6 @@ def _as_numbers(col: np.ndarray) -> np.ndarray | None:
         return col.astype(np.float64)
     except (TypeError, ValueError):
         return None
-
-
-_SKETCH_SIZE = 1000  # points per partition and column of the quantile sketches of the Dask route
-_SUMS = ("yt", "ft", "wt", "w2t", "yv", "fv", "wv", "w2v")
 
 
 class MBCT(Calibrator):
@@ -451,9 +449,9 @@ class MBCT(Calibrator):
         counts = np.concatenate([st["counts"] for st in stats])
         _, classes = check_labels(np.unique(values), pos_label=pos_label)
         n1 = int(counts[values == classes[1]].sum())
-        if not max(st["top"] for st in stats) > 0:  # weights are non-negative: their sum is positive iff their top is
-            raise ValueError("sample_weight sums to zero: at least one sample needs a positive weight.")
         top = max(st["top"] for st in stats)
+        if not top > 0:  # weights are non-negative: their sum is positive iff their largest is
+            raise ValueError("sample_weight sums to zero: at least one sample needs a positive weight.")
         if sum(st["relative"] * (st["top"] / top) for st in stats) > _WEIGHT_TOTAL_MAX / top or top < _WEIGHT_MAX_TINY:
             raise ValueError(
                 f"sample_weight has largest value {top:.3g}: on Dask data MBCT takes weights as counts only in the "

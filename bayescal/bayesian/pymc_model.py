@@ -58,6 +58,7 @@ import numpy as np
 import xarray as xr
 from scipy.special import logit, logsumexp
 
+from bayescal._validation import check_integer, check_number
 from bayescal._warnings import warn
 from bayescal.bayesian.class_fit import ClassFit
 
@@ -535,8 +536,6 @@ def fit_advi(
     _check_family(prior, family)
     if int(restarts) != restarts or not 1 <= restarts <= draws:
         raise ValueError(f"restarts must be an integer between 1 and draws={draws}; got {restarts!r}.")
-    from bayescal._validation import check_integer, check_number
-
     for name, value in (("learning_rate", learning_rate), ("tol", tol), ("init_std", init_std)):
         check_number(value, f"route_options['{name}']", low=0.0, inclusive=False)
     for name, value in (("max_iterations", max_iterations), ("window", window)):
@@ -677,8 +676,6 @@ def fit_nuts(
             raise ValueError(
                 f"{name} must be a {'non-negative' if name == 'tune' else 'positive'} integer; got {value!r}."
             )
-    from bayescal._validation import check_number
-
     if not 0 < check_number(target_accept, "route_options['target_accept']") < 1:
         raise ValueError(f"target_accept must lie in (0, 1); got {target_accept!r}.")
     with _borrow(n_components, family) as slot:

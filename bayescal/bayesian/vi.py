@@ -93,6 +93,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from bayescal._stats import hessian_from_gradient
+from bayescal._validation import check_integer, check_number
 from bayescal._warnings import warn
 from bayescal.bayesian import pymc_model as pmm
 from bayescal.bayesian.class_fit import ClassFit
@@ -210,12 +211,12 @@ def _dadvi_path(flat: _Flat, start, rng, n_fixed_draws, linear_response, max_ite
     z = rng.standard_normal((n_fixed_draws, D))
     eta = np.concatenate([start, np.full(D, np.log(init_std))])
     finite = _finite_objective(flat.dadvi_fg, z)
-    best = {"value": np.inf, "eta": eta}
+    best = {"value": np.inf, "eta": eta, "grad": np.zeros_like(eta)}
 
     def objective(e):  # remembers the best point: L-BFGS-B may return one where the objective is not finite
         value, grad = finite(e)
-        if value < best["value"]:
-            best.update(value=value, eta=e.copy())
+        if np.isfinite(value) and value <= best["value"]:  # ties: the later point, as L-BFGS-B returns it
+            best.update(value=value, eta=e.copy(), grad=grad.copy())
         return value, grad
 
     n_iterations, restarts = 0, -1
@@ -229,8 +230,7 @@ def _dadvi_path(flat: _Flat, start, rng, n_fixed_draws, linear_response, max_ite
             options={"maxiter": max_iterations - n_iterations, "maxcor": 20, "ftol": 1e-10, "gtol": 1e-6},
         )
         n_iterations += int(result.nit)
-        eta = result.x if finite(result.x)[0] <= best["value"] else best["eta"]
-        value, grad = finite(eta)
+        eta, value, grad = best["eta"], best["value"], best["grad"]  # result.x was evaluated, so never better
         gap = 0.5 * float(grad @ result.hess_inv.matvec(grad)) if np.isfinite(value) else float("inf")
         if gap <= DADVI_GAP:
             break
@@ -384,8 +384,6 @@ def _check_options(
     """The route's options, each refused by name where it is of the wrong kind or out of range
     (``numbers``: ``init_std``, ``learning_rate``, ``tol`` positive; ``window`` and
     ``max_iterations``, None for the method's default, positive integers)."""
-    from bayescal._validation import check_integer, check_number
-
     for name, value in numbers.items():
         label = f"route_options['{name}']"
         if name in ("window", "max_iterations"):
@@ -403,16 +401,12 @@ def _check_options(
         raise ValueError(
             f"route_options['num_paths'] must be an integer between 1 and draws={draws}; got {num_paths!r}."
         )
-    if not float(jitter) >= 0:
-        raise ValueError(f"route_options['jitter'] must be a non-negative number; got {jitter!r}.")
     allowed = ("psir", "psis") if method == "pathfinder" else ("psir", "none")
     if importance_sampling is not None and importance_sampling not in allowed:
         raise ValueError(
             f"route_options['importance_sampling'] must be one of {allowed} or None (the method's default) "
             f"with method={method!r}; got {importance_sampling!r}."
         )
-    if int(n_fixed_draws) != n_fixed_draws or n_fixed_draws < 2:
-        raise ValueError(f"route_options['n_fixed_draws'] must be an integer >= 2; got {n_fixed_draws!r}.")
 
 
 def fit_vi(
