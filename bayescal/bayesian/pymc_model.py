@@ -88,8 +88,13 @@ def build_model(n_components: int, family: str = "gaussian", binned: bool = Fals
     and the weighted log-likelihood as the potential ``loglik``. Every component's spread on the
     working scale, :math:`\sigma_k` or :math:`\sqrt{1/a_k + 1/b_k}` (about the standard
     deviation of a Beta component's logit), is at least the data ``scale_floor`` (0 for raw
-    scores; the narrowest bin for compressed ones, :class:`bayescal.bayesian.preparation.PreparedData`):
-    the potential ``floor`` truncates the components' priors there.
+    scores; the narrowest bin for compressed ones, :class:`bayescal.bayesian.preparation.PreparedData`),
+    where the components' priors are truncated. For Gaussian components the prior of
+    :math:`\sigma_k` is the log-normal truncated at the floor (``pm.Truncated``), whose
+    unconstrained coordinate is :math:`\log(\sigma_k - \text{floor})`: the bound is a
+    transform, so the log density is smooth and finite on the whole unconstrained space (a
+    wall there stalls gradient-based fits). For Beta components, whose spread is not one
+    parameter, the potential ``floor`` sets the log density to :math:`-\infty` below it.
 
     With ``binned=True`` (Gaussian components only) the data are bins instead of points: the
     finite working-scale edges ``lower`` and ``upper`` of each bin and its count ``counts``,
@@ -136,6 +141,8 @@ def build_model(n_components: int, family: str = "gaussian", binned: bool = Fals
         alpha_shape = pm.Data("alpha_shape", 1.0)
         alpha_rate = pm.Data("alpha_rate", 1.0)
 
+        # the components' spread on the working scale is at least scale_floor (the prior truncated there)
+        scale_floor = pm.Data("scale_floor", 0.0)
         alpha = pm.Gamma("alpha", alpha=alpha_shape, beta=alpha_rate)
         v = pm.Beta("v", alpha=1.0, beta=alpha, shape=K - 1)
         v_full = pt.concatenate([v, pt.ones(1)])
@@ -147,7 +154,9 @@ def build_model(n_components: int, family: str = "gaussian", binned: bool = Fals
             sigma_logmean = pm.Data("sigma_logmean", 0.0)
             sigma_logsd = pm.Data("sigma_logsd", 1.0)
             mu = pm.Normal("mu", mu=mu_loc, sigma=mu_scale, shape=K)
-            sigma = pm.LogNormal("sigma", mu=sigma_logmean, sigma=sigma_logsd, shape=K)
+            sigma = pm.Truncated(
+                "sigma", pm.LogNormal.dist(mu=sigma_logmean, sigma=sigma_logsd), lower=scale_floor, shape=K
+            )
             if binned:
                 z_lo = (lower[:, None] - mu[None, :]) / (np.sqrt(2.0) * sigma[None, :])
                 z_hi = (upper[:, None] - mu[None, :]) / (np.sqrt(2.0) * sigma[None, :])
@@ -171,10 +180,8 @@ def build_model(n_components: int, family: str = "gaussian", binned: bool = Fals
         if not binned:
             log_prob = pt.logsumexp(pt.log(weight)[None, :] + log_phi, axis=1)  # (points,)
         pm.Potential("loglik", pt.sum(counts * log_prob))
-        # the components' spread on the working scale is at least scale_floor (the prior truncated there)
-        scale_floor = pm.Data("scale_floor", 0.0)
-        spread2 = sigma**2 if family == "gaussian" else 1.0 / a + 1.0 / b
-        pm.Potential("floor", pt.switch(pt.any(spread2 < scale_floor**2), -np.inf, 0.0))
+        if family == "beta":
+            pm.Potential("floor", pt.switch(pt.any(1.0 / a + 1.0 / b < scale_floor**2), -np.inf, 0.0))
     return model
 
 
@@ -238,24 +245,27 @@ def _set_data(model, prior, **data):
 
 
 def _initial_values(prior) -> dict[str, np.ndarray]:
-    """KDE-informed starting point on the constrained scale (alpha at its prior mean)."""
+    """KDE-informed starting point on the constrained scale (alpha at its prior mean; a Gaussian
+    component's scale at least 1 % above the prior's ``scale_floor``, inside its support)."""
     w = np.clip(np.asarray(prior["init_weight"], dtype=np.float64), 1e-12, None)
     w = w / w.sum()
     remaining = 1.0 - np.concatenate([[0.0], np.cumsum(w)[:-1]])
     v = np.clip(w[:-1] / np.clip(remaining[:-1], 1e-12, None), 1e-6, 1 - 1e-6)
     start = {name: np.asarray(prior[key], dtype=np.float64) for name, key in _START_KEYS[family_of(prior)].items()}
+    if "sigma" in start:
+        start["sigma"] = np.maximum(start["sigma"], 1.01 * float(prior.get("scale_floor", 0.0)))
     return {"alpha": np.float64(prior["alpha_shape"] / prior["alpha_rate"]), "v": v} | start
 
 
-def _unconstrained(init: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The same point on PyMC's transformed scale (log for alpha, sigma and the Beta shapes;
-    log-odds for v)."""
+def _unconstrained(init: dict[str, np.ndarray], scale_floor: float = 0.0) -> dict[str, np.ndarray]:
+    r"""The same point on PyMC's transformed scale (log for alpha and the Beta shapes, log-odds
+    for v, :math:`\log(\sigma - \text{floor})` for the truncated Gaussian scales)."""
     out = {"alpha_log__": np.log(init["alpha"]), "v_logodds__": logit(init["v"])}
-    for name in ("sigma", "beta_a", "beta_b"):
+    for name in ("beta_a", "beta_b"):
         if name in init:
             out[f"{name}_log__"] = np.log(init[name])
     if "mu" in init:
-        out["mu"] = init["mu"]
+        out |= {"mu": init["mu"], "sigma_interval__": np.log(init["sigma"] - scale_floor)}
     return out
 
 
@@ -392,7 +402,7 @@ def _nuts_step(slot: _Slot, target_accept: float):
 
 def _flat_start(model, prior) -> np.ndarray:
     """The KDE-informed start as one flat vector, in the order of ``model.value_vars``."""
-    start = _unconstrained(_initial_values(prior))
+    start = _unconstrained(_initial_values(prior), float(prior.get("scale_floor", 0.0)))
     return np.concatenate([np.ravel(start[v.name]) for v in model.value_vars])
 
 

@@ -2,7 +2,7 @@ r"""The variational route ``inference="vi"``: three variational approximations o
 
 Every method approximates the posterior of the model of :mod:`bayescal.bayesian.pymc_model`
 on PyMC's unconstrained scale :math:`\theta` (log :math:`\alpha`, log-odds of the sticks,
-:math:`\mu`, log :math:`\sigma`, or log :math:`a`, log :math:`b` for Beta components;
+:math:`\mu`, :math:`\log(\sigma - \text{floor})` (the truncation of the scales, see :func:`~bayescal.bayesian.pymc_model.build_model`), or log :math:`a`, log :math:`b` for Beta components;
 :math:`D = 3K` coordinates) by a Gaussian or a mixture of
 Gaussians :math:`q`, draws from it, and reports how far :math:`q` is from the posterior by
 Pareto-smoothed importance sampling (PSIS, Vehtari et al. 2024) of the ratios

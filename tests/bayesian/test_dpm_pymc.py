@@ -304,29 +304,56 @@ def test_binned_likelihood_is_the_probability_of_the_bin_counts(rng):
     assert many @ log_density(0.5 * (edges[:-1] + edges[1:]), w, narrow["mu"], narrow["sigma"]) > 1e6
 
 
-@pytest.mark.parametrize("family", ["gaussian", "beta"])
-def test_the_model_truncates_the_components_spread_at_the_scale_floor(rng, family):
-    """The potential ``floor`` of the PyMC model is 0 while every component's spread (sigma, or
-    sqrt(1/a + 1/b) for Beta components) is at least ``scale_floor`` and -inf once one is below
+def test_beta_model_truncates_the_components_spread_at_the_scale_floor(rng):
+    """For Beta components the potential ``floor`` of the PyMC model is 0 while every
+    component's spread sqrt(1/a + 1/b) is at least ``scale_floor`` and -inf once one is below
     it, as in the sampler (the floor of compressed scores); without a floor it is 0."""
     from bayescal.bayesian.priors import resolve_priors
 
-    x = _piled(rng, 50) if family == "beta" else rng.normal(size=50)
+    x = _piled(rng, 50)
     ones = np.ones(x.size)
     K = 3
-    prior = resolve_priors(None, [x, x], [ones, ones], K, family)[0]
-    model = pymc_model.build_model(K, family)
+    prior = resolve_priors(None, [x, x], [ones, ones], K, "beta")[0]
+    model = pymc_model.build_model(K, "beta")
     start = pymc_model._initial_values(prior)
-    if family == "gaussian":
-        spread = start["sigma"]
-    else:
-        spread = np.sqrt(1 / start["beta_a"] + 1 / start["beta_b"])
+    spread = np.sqrt(1 / start["beta_a"] + 1 / start["beta_b"])
     fn = model.compile_fn(model.replace_rvs_by_values([model["floor"]])[0])
-    names = ("sigma_log__",) if family == "gaussian" else ("beta_a_log__", "beta_b_log__")
-    point = {k: v for k, v in pymc_model._unconstrained(start).items() if k in names}
+    point = {k: v for k, v in pymc_model._unconstrained(start).items() if k in ("beta_a_log__", "beta_b_log__")}
     for floor, expected in ((0.0, 0.0), (0.99 * spread.min(), 0.0), (1.01 * spread.min(), -np.inf)):
         pymc_model._set_data(model, prior | {"scale_floor": floor}, x=x, counts=ones)
         assert float(fn(point)) == expected, floor
+
+
+def test_gaussian_model_truncates_sigma_at_the_scale_floor_by_its_transform(rng):
+    """For Gaussian components the prior of sigma is the log-normal truncated at ``scale_floor``,
+    and the unconstrained coordinate log(sigma - floor) maps the whole line onto the support: the
+    log density (with the transform's Jacobian) is finite however far a coordinate goes, and
+    equals the truncated log-normal's. A wall of -inf there stalled the variational optimiser on
+    compressed scores."""
+    from scipy import stats
+
+    from bayescal.bayesian.priors import resolve_priors
+
+    x = rng.normal(size=50)
+    ones = np.ones(x.size)
+    K = 3
+    prior = resolve_priors(None, [x, x], [ones, ones], K, "gaussian")[0]
+    model = pymc_model.build_model(K, "gaussian")
+    assert "floor" not in model.named_vars
+    sigma_logp = model.compile_fn(model.logp(vars=[model["sigma"]], jacobian=True))
+    sigma_of = model.compile_fn(model.replace_rvs_by_values([model["sigma"]])[0])
+    prior_sigma = stats.lognorm(float(prior["sigma_logsd"]), scale=np.exp(float(prior["sigma_logmean"])))
+    for floor in (0.0, 0.05):
+        pymc_model._set_data(model, prior | {"scale_floor": floor}, x=x, counts=ones)
+        for u in (np.array([-40.0, 0.0, 3.0]), np.array([-1.0, -2.0, -700.0])):
+            sigma = np.asarray(sigma_of({"sigma_interval__": u}))
+            assert np.all(sigma >= floor) and np.all(sigma > 0)
+            expected = np.sum(prior_sigma.logpdf(floor + np.exp(u)) - prior_sigma.logsf(floor) + u)
+            value = float(sigma_logp({"sigma_interval__": u}))
+            assert np.isfinite(value)
+            np.testing.assert_allclose(value, expected, rtol=1e-7)
+        start = pymc_model._unconstrained(pymc_model._initial_values(prior | {"scale_floor": floor}), floor)
+        assert np.all(np.isfinite(start["sigma_interval__"]))
 
 
 def test_binned_likelihood_refuses_beta_components():
