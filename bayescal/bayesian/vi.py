@@ -2,10 +2,11 @@ r"""The variational route ``inference="vi"``: three variational approximations o
 
 Every method approximates the posterior of the model of :mod:`bayescal.bayesian.pymc_model`
 on PyMC's unconstrained scale :math:`\theta` (log :math:`\alpha`, log-odds of the sticks,
-:math:`\mu`, :math:`\log(\sigma - \text{floor})` (the truncation of the scales, see :func:`~bayescal.bayesian.pymc_model.build_model`), or log :math:`a`, log :math:`b` for Beta components;
-:math:`D = 3K` coordinates) by a Gaussian or a mixture of
-Gaussians :math:`q`, draws from it, and reports how far :math:`q` is from the posterior by
-Pareto-smoothed importance sampling (PSIS, Vehtari et al. 2024) of the ratios
+:math:`\mu`, :math:`\log(\sigma - \text{floor})` (the scales' prior is truncated at the data's
+floor, :func:`~bayescal.bayesian.pymc_model.build_model`), or log :math:`a`, log :math:`b` for
+Beta components; :math:`D = 3K` coordinates) by a Gaussian or a mixture of Gaussians :math:`q`,
+draws from it, and reports how far :math:`q` is from the posterior by Pareto-smoothed
+importance sampling (PSIS, Vehtari et al. 2024) of the ratios
 :math:`\log r_s = \log p(\theta_s, x) - \log q(\theta_s)`.
 
 ``method="pathfinder"``
@@ -53,14 +54,12 @@ importance ratios' :math:`\hat k` is above the warning's threshold on essentiall
 so ``inference="gibbs"`` stays the default and this route is opt-in; a fit also costs several
 times the sampler's time. Measured 2026-12-04 (``docs/evidence/vi.md``, 8 seeds a cell):
 ``DPMCalibrator(inference="vi")`` with its defaults covered the true map with its 95 % band
-at 0.78-1.00 of the data region on eleven cells (four truths, 300 to 10^4 scores), inside
+at 0.77-1.00 of the data region on eleven cells (four truths, 300 to 10^4 scores), inside
 0.92-0.98 on two, and met the whole bar (50 % and 80 % bands, error) on one (the piled scores
-at 10^4), against two for the sampler on the same replicates; a warm fit took 8.4 and 13.4
-times the sampler's at 10^3 and 10^4 scores (the page's timing section). On Gaussian
-components alone mean-field DADVI covered 0.48-0.98 and :math:`\hat k` exceeded 0.7 on all
-56 fits. From 10^4 scores (compressed classes) DADVI's optimiser can stall short of its
-optimum even after its restarts: ``converged`` is then false and the route warns.
-Mean-field DADVI is its default method: it came closest to the
+at 10^4), against two for the sampler on the same replicates; a warm fit took 9.5 and 23
+times the sampler's at 10^3 and 10^4 scores, and the first fit in a fresh process 19.3 s (the
+page's timing section). On Gaussian components alone mean-field DADVI covered 0.48-0.98 and
+:math:`\hat k` exceeded 0.7 on all 56 fits. Mean-field DADVI is its default method: it came closest to the
 sampler's bands and map at the lowest cost of the candidates (full-rank ADVI covers more only
 with wider bands and a worse map). Measurements: ``docs/evidence/vi.md``; their history is on
 ``docs/evidence/sampler_history.md``.
