@@ -8,7 +8,9 @@
 * ``bayescal apply MODEL DATA --score COL --out OUT [--band 0.95]``: keep every input
   column, add the calibrated probability ``p_calibrated`` (and ``p_lower`` / ``p_upper``,
   the equal-tailed posterior interval, with ``--band``), and write CSV or Parquet (by the
-  extension of OUT; ``-`` writes CSV to stdout);
+  extension of OUT; ``-`` writes CSV to stdout). CSV to CSV keeps every cell as written
+  (``02134`` keeps its zero, ``NA`` stays ``NA``); to Parquet, CSV columns are typed by pandas;
+  a file whose name looks like a glob (``run[1].csv``) is read as that file when it exists;
 * ``bayescal report DATA... --score COL --label COL [--methods dpm isotonic platt] --out report.html``:
   fit on one part, evaluate on the rest; metrics before/after, reliability diagram with
   bands, posterior predictive check and decision regions on one self-contained HTML page.
@@ -39,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
+    import numpy as np
     import pandas as pd
 
 __all__ = ["main", "run_demo"]
@@ -137,9 +140,9 @@ def run_demo(
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file: give a folder for metrics.csv and reliability.png")
+    out.mkdir(parents=True, exist_ok=True)
     for name in ("metrics.csv", "reliability.png"):
         _check_output(str(out / name), [], force)
-    out.mkdir(parents=True, exist_ok=True)
     names = [n for n in bayescal.calibrators() if not get_calibrator_class(n).feature_aware]
     steps = Progress(len(names) + 2, progress)
     with steps.step("simulating the data and fitting the SVM"):
@@ -175,10 +178,11 @@ def run_demo(
         )
         + "\n"
     )
-    atomic_write(out / "metrics.csv", lambda path: path.write_text(csv_text), overwrite=force)
     with steps.step("drawing the reliability diagram"):
         figure = _demo_figure(fitted, s_test, y_test)
-        atomic_write(out / "reliability.png", lambda path: figure.savefig(path, dpi=120, format="png"), overwrite=force)
+    # both files at the end, so an interrupted run leaves none behind to block the next one
+    atomic_write(out / "metrics.csv", lambda path: path.write_text(csv_text), overwrite=force)
+    atomic_write(out / "reliability.png", lambda path: figure.savefig(path, dpi=120, format="png"), overwrite=force)
     if verbose:
         print("Test-split metrics; the positive class is y = 1 (the ring).")
         print(text)
@@ -200,7 +204,9 @@ def _expand(patterns: list[str]) -> list[Path | str]:
                 raise ValueError("'-' (stdin) is given twice: stdin can be read once")
             paths.append(STDIO)
             continue
-        found = sorted(glob.glob(pattern)) if any(ch in pattern for ch in "*?[") else [pattern]
+        # a file of that very name (run[1].csv) is read as written, not as a glob
+        globbed = any(ch in pattern for ch in "*?[") and not Path(pattern).exists()
+        found = sorted(glob.glob(pattern)) if globbed else [pattern]
         if not found:
             raise ValueError(f"no file matches {pattern!r}")
         for f in found:
@@ -229,13 +235,24 @@ def _columns_of_index(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def read_table(
-    patterns: list[str], columns: list[str] | None, *, dask_above: float = float("inf")
+    patterns: list[str],
+    columns: list[str] | None,
+    *,
+    dask_above: float = float("inf"),
+    as_text: bool = False,
+    require: tuple[str, ...] = (),
 ) -> pd.DataFrame | dd.DataFrame:
     """Read ``columns`` (every column when ``None``) from CSV / Parquet files or stdin
-    (pandas, or a Dask dataframe when the files are large)."""
+    (pandas, or a Dask dataframe when the files are large).
+
+    With ``as_text`` CSV cells are kept as the text they are (no type guessing: ``02134`` keeps
+    its zero, ``NA`` stays ``NA``), for columns passed through to a CSV file; otherwise pandas
+    infers each column's type from the whole file (not chunk by chunk, which can give one column
+    two types). Every file must hold ``columns`` and ``require``."""
     import pandas as pd
 
     wanted = None if columns is None else list(dict.fromkeys(columns))
+    text = {"dtype": str, "keep_default_na": False} if as_text else {"low_memory": False}
     paths = _expand(patterns)
     use_dask = STDIO not in paths and sum(p.stat().st_size for p in paths) > dask_above
     frames = []
@@ -248,15 +265,15 @@ def read_table(
                 # index=False: a pandas index stored in the file is read as the column it was
                 frame = dd.read_csv(str(path)) if is_csv else dd.read_parquet(str(path), index=False)
             elif path == STDIO:
-                frame = pd.read_csv(sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin)
+                frame = pd.read_csv(sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin, **text)
             else:
-                frame = pd.read_csv(path) if is_csv else _columns_of_index(pd.read_parquet(path))
+                frame = pd.read_csv(path, **text) if is_csv else _columns_of_index(pd.read_parquet(path))
         except Exception as exc:
             name = "stdin" if path == STDIO else path
             raise ValueError(
                 f"could not read {name}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
             ) from None
-        missing = [c for c in (wanted or []) if c not in frame.columns]
+        missing = [c for c in dict.fromkeys([*(wanted or []), *require]) if c not in frame.columns]
         if missing:
             raise ValueError(
                 f"{'stdin' if path == STDIO else path}: missing column(s) {missing}; available: {list(frame.columns)}"
@@ -294,6 +311,8 @@ def _check_output(out: str, inputs: list[str | Path], force: bool, flag: str = "
             )
     if target.is_dir():
         raise ValueError(f"{flag} {out} is a folder: give a file name")
+    if not target.parent.is_dir():
+        raise ValueError(f"{flag} {out}: the folder {str(target.parent)!r} does not exist; create it first")
     if target.exists() and not force:
         raise FileExistsError(f"{flag} {out} already exists: pass --force to replace it, or choose another name")
 
@@ -383,7 +402,7 @@ def _check_string_labels(column: Any, name: str) -> None:
 
 def run_fit(args: argparse.Namespace) -> None:
     from bayescal._registry import get_calibrator_class
-    from bayescal._validation import is_dask_collection
+    from bayescal._validation import check_labels, is_dask_collection
 
     cls = get_calibrator_class(args.method)
     if cls.feature_aware:
@@ -404,6 +423,9 @@ def run_fit(args: argparse.Namespace) -> None:
         else f"fitting {args.method} on {len(table)} rows"
     )
     with steps.step(what), steps.dask() if on_dask else contextlib.nullcontext():
+        if not on_dask:  # refused with the columns' names; the calibrator checks again
+            _column_scores(table[args.score].to_numpy(), est.get_params().get("score_kind", "probability"), args.score)
+            check_labels(table[args.label].to_numpy(), pos_label=pos_label, name=f"column {args.label!r}")
         est.fit(table[args.score], table[args.label], pos_label=pos_label)
     with steps.step(f"saving {args.out}"):
         est.save(args.out, overwrite=args.force)
@@ -415,6 +437,50 @@ def run_fit(args: argparse.Namespace) -> None:
     )
     print(f"fitted {args.method} ({seed_note}); wrote {args.out}")
     print(_positive_line(est.classes_))
+
+
+def _numbers(column: pd.Series, name: str) -> np.ndarray:
+    """The score column ``name``, read as text, as float64: empty cells and pandas' missing-value
+    words (``NA``, ``nan``, ...) become NaN (refused by the calibrator, naming the row); other text
+    that is no number is refused here, naming its row."""
+    import numpy as np
+    import pandas as pd
+
+    if not (pd.api.types.is_object_dtype(column.dtype) or pd.api.types.is_string_dtype(column.dtype)):
+        return column.to_numpy(dtype=np.float64)  # Parquet keeps the column's type
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+    text = column.astype(str).str.strip()
+    missing = text.str.lower().isin(("", "na", "n/a", "nan", "-nan", "null", "none", "<na>", "#n/a"))
+    bad = np.flatnonzero(np.isnan(values) & ~missing.to_numpy())
+    if bad.size:
+        raise ValueError(
+            f"column {name!r} has non-numeric text ({column.iloc[bad[0]]!r} in data row {bad[0] + 1}): "
+            "fix or drop those rows"
+        )
+    return values
+
+
+def _column_scores(values: Any, score_kind: str, column: str, model: str | None = None) -> np.ndarray:
+    """The scores of ``column`` as float64, refused in the command line's words: a missing or
+    infinite value by its row, and values outside [0, 1] for probabilities with the option that
+    fits raw margins (``--score-kind decision``) or, for a saved ``model``, the kind it was fitted on."""
+    import numpy as np
+
+    from bayescal._validation import check_scores
+
+    arr = check_scores(values, score_kind="decision", name=f"column {column!r}")
+    lo, hi = (float(arr.min()), float(arr.max())) if arr.size else (0.0, 1.0)
+    if score_kind == "probability" and (lo < 0.0 or hi > 1.0):
+        fix = (
+            f"{model} was fitted on probabilities, so apply it to probabilities"
+            if model is not None
+            else "pass --score-kind decision for raw margins such as SVM decision values or logits"
+        )
+        raise ValueError(
+            f"column {column!r} has {int(np.sum((arr < 0.0) | (arr > 1.0)))} value(s) outside [0, 1] "
+            f"(min {lo:.4g}, max {hi:.4g}): {fix}"
+        )
+    return arr
 
 
 def _show_progress(args: argparse.Namespace) -> bool:
@@ -464,21 +530,32 @@ def run_apply(args: argparse.Namespace) -> None:
     _check_output(out, [args.model, *_inputs(args.data)], args.force)
     if out != STDIO and Path(out).suffix.lower() not in (".csv", ".parquet", ".pq"):
         raise ValueError(f"--out {out}: use a .csv or .parquet file name, or - for CSV on stdout")
+    to_csv = out == STDIO or Path(out).suffix.lower() == ".csv"
     if args.band is not None and not 0.0 < args.band < 1.0:
         raise ValueError(f"--band {args.band}: give the interval's probability, between 0 and 1 (e.g. 0.95)")
     report = sys.stderr if out == STDIO else sys.stdout
     steps = Progress(4, _show_progress(args))
+    if not args.column.strip():
+        raise ValueError("--column is empty: give the name of the new column, e.g. p_calibrated")
+    if args.band is not None and args.column in ("p_lower", "p_upper"):
+        raise ValueError(f"--column {args.column}: --band writes p_lower and p_upper; choose another name")
     with steps.step(f"loading {args.model}"):
         est = bayescal.load(args.model)
+    if est.feature_aware:
+        raise ValueError(
+            f"{args.model} holds {type(est).__name__}, which needs the features as well as the scores; "
+            "the command line applies score-only calibrators (use the Python API)"
+        )
     with steps.step("reading " + ", ".join(args.data)):
-        table = read_table(args.data, None)
-    if args.score not in table.columns:
-        raise ValueError(f"missing column(s) [{args.score!r}]; available: {list(table.columns)}")
+        # to CSV the input's cells are written back as they were; to Parquet, typed
+        table = read_table(args.data, None, as_text=to_csv, require=(args.score,))
     added = [args.column] + (["p_lower", "p_upper"] if args.band is not None else [])
     clash = [c for c in added if c in table.columns]
     if clash:
         raise ValueError(f"the input already has column(s) {clash}: pass --column another name, or drop them")
-    scores = table[args.score].to_numpy()
+    scores = _column_scores(
+        _numbers(table[args.score], args.score), getattr(est, "score_kind", "probability"), args.score, args.model
+    )
     with steps.step(f"calibrating {len(table)} scores"):
         table[args.column] = est.predict_proba(scores)[:, 1]
         if args.band is not None:
@@ -579,14 +656,21 @@ def run_report(args: argparse.Namespace) -> None:
     from sklearn.model_selection import train_test_split
 
     from bayescal._registry import get_calibrator_class
-    from bayescal._validation import check_labels, check_scores
+    from bayescal._validation import check_labels
     from bayescal.plotting import DecisionDisplay, PPCDisplay
 
+    if not 0.0 < args.test_size < 1.0:
+        raise ValueError(f"--test-size {args.test_size:g}: give the share of rows held out, between 0 and 1 (e.g. 0.5)")
+    for flag, cost in (("--cost-fp", args.cost_fp), ("--cost-fn", args.cost_fn)):
+        if not 0.0 <= cost < float("inf"):
+            raise ValueError(f"{flag} {cost:g}: a cost is a finite number >= 0")
+    if args.cost_fp == 0.0 and args.cost_fn == 0.0:
+        raise ValueError("--cost-fp and --cost-fn are both 0: at least one error must cost something")
     _check_output(args.out, _inputs(args.data), args.force)
     steps = Progress(len(args.methods) + 3, _show_progress(args))
     with steps.step("reading " + ", ".join(args.data)):
         table = read_table(args.data, [args.score, args.label])
-    scores = check_scores(table[args.score].to_numpy(), score_kind=args.score_kind, name=f"column {args.score!r}")
+    scores = _column_scores(table[args.score].to_numpy(), args.score_kind, args.score)
     pos_label = _parse_label(args.pos_label, table[args.label], args.label)
     y01, classes = check_labels(table[args.label].to_numpy(), pos_label=pos_label, name=f"column {args.label!r}")
     s_cal, s_test, y_cal, y_test = train_test_split(

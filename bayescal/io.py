@@ -632,12 +632,14 @@ def load(path: str | Path, *, expected: type[Calibrator] | None = None) -> Calib
     attrs = _root_attrs(path, where)
     if "bayescal_format" not in attrs:
         raise ValueError(f"{where} is not a bayescal file (no 'bayescal_format' attribute).")
+    raw = attrs["bayescal_format"]
     try:
-        fmt = int(attrs["bayescal_format"])
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"{where} has an unreadable format version {attrs['bayescal_format']!r}: the file is damaged."
-        ) from None
+        fmt = int(raw)
+        whole = float(raw) == fmt and fmt >= 1  # 1.7, 0 and -3 were never format versions
+    except (TypeError, ValueError, OverflowError):
+        whole = False
+    if not whole:
+        raise ValueError(f"{where} has an unreadable format version {raw!r}: the file is damaged.") from None
     if fmt > FORMAT_VERSION:
         raise ValueError(
             f"{where} has format version {fmt}, newer than this bayescal ({__version__}) reads "

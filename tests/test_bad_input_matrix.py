@@ -362,14 +362,14 @@ def _cli_cases(tmp_path):
             (
                 f"fit-scores={case}",
                 ["fit", str(p), "--score", "s", "--label", "y", "--method", "platt"],
-                "scores.*" + frag,
+                "column .s.*" + frag,
             )
         )
         out.append(
             (
                 f"apply-scores={case}",
                 ["apply", str(tmp_path / "model.nc"), str(p), "--score", "s", "--out", str(tmp_path / "o.csv")],
-                "scores.*" + frag,
+                "column .s.*" + frag,
             )
         )
     for case, (bad, frag) in CLI_LABEL_CASES.items():

@@ -581,3 +581,167 @@ def test_demo_names_its_ece_and_explains_the_monotone_failure(tmp_path, monkeypa
     assert iso["ece_eqmass"] < iso["ece_papers"]  # the papers' grouping splits isotonic's tied predictions
     assert table["kde"]["brier"] < iso["brier"]  # a density ratio follows the U-shaped map; isotonic cannot
     assert (tmp_path / "demo" / "metrics.csv").read_text().startswith("calibrator,ece_papers,ece_eqmass")
+
+
+def _platt_model(files, tmp_path):
+    _, csv, _ = files
+    model = tmp_path / "m.nc"
+    assert main(_fit_args(csv, model)) == 0
+    return model
+
+
+def _error(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("bayescal: error:") and "Traceback" not in err, err
+    return err
+
+
+def test_apply_refuses_a_column_name_that_the_band_or_nothing_would_take(files, tmp_path, capsys):
+    """--column p_upper with --band would be overwritten by the band's upper bound, and an empty
+    --column makes a nameless column: both refused before anything is read or written."""
+    _, csv, _ = files
+    model = _platt_model(files, tmp_path)
+    out = tmp_path / "o.csv"
+    for column in ("p_upper", "p_lower"):
+        assert (
+            main(
+                [
+                    "apply",
+                    str(model),
+                    str(csv),
+                    "--score",
+                    "score",
+                    "--column",
+                    column,
+                    "--band",
+                    "0.5",
+                    "--out",
+                    str(out),
+                ]
+            )
+            == 2
+        )
+        assert "--band writes p_lower and p_upper" in _error(capsys)
+    assert main(["apply", str(model), str(csv), "--score", "score", "--column", " ", "--out", str(out)]) == 2
+    assert "--column is empty" in _error(capsys)
+    assert not out.exists()
+
+
+def test_apply_keeps_the_input_columns_as_written(files, tmp_path):
+    """Columns passed through are the text of the CSV: a zip code keeps its leading zero, the
+    country code NA (Namibia) and an empty cell stay what they were; the scores are numbers."""
+    frame, _, _ = files
+    model = _platt_model(files, tmp_path)
+    data = tmp_path / "keep.csv"
+    data.write_text("zip,country,note,score\n02134,NA,,0.25\n10001,US,x,0.75\n")
+    out = tmp_path / "o.csv"
+    assert main(["apply", str(model), str(data), "--score", "score", "--out", str(out)]) == 0
+    lines = out.read_text().splitlines()
+    assert lines[0] == "zip,country,note,score,p_calibrated"
+    assert lines[1].startswith("02134,NA,,0.25,") and lines[2].startswith("10001,US,x,0.75,")
+    want = bayescal.load(model).predict_proba(np.array([0.25, 0.75]))[:, 1]
+    np.testing.assert_allclose(pd.read_csv(out)["p_calibrated"].to_numpy(), want, rtol=1e-12)
+
+
+def test_apply_names_a_score_that_is_no_number_or_out_of_range(files, tmp_path, capsys):
+    model = _platt_model(files, tmp_path)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("id,score\n1,0.5\n2,oops\n")
+    assert main(["apply", str(model), str(bad), "--score", "score", "--out", str(tmp_path / "o.csv")]) == 2
+    assert "column 'score' has non-numeric text ('oops' in data row 2)" in _error(capsys)
+    bad.write_text("id,score\n1,0.5\n2,\n")
+    assert main(["apply", str(model), str(bad), "--score", "score", "--out", str(tmp_path / "o.csv")]) == 2
+    assert "column 'score' has 1 NaN" in _error(capsys)
+    bad.write_text("id,score\n1,0.5\n2,3.5\n")
+    assert main(["apply", str(model), str(bad), "--score", "score", "--out", str(tmp_path / "o.csv")]) == 2
+    err = _error(capsys)
+    assert "column 'score' has 1 value(s) outside [0, 1]" in err and "fitted on probabilities" in err
+    assert "score_kind=" not in err
+
+
+def test_a_file_whose_name_looks_like_a_glob_is_read_as_written(files, tmp_path):
+    """run[1].csv is that file, not the glob that matches run1.csv."""
+    frame, _, _ = files
+    model = _platt_model(files, tmp_path)
+    frame.iloc[:10].to_csv(tmp_path / "run[1].csv", index=False)
+    frame.iloc[10:13].to_csv(tmp_path / "run1.csv", index=False)
+    out = tmp_path / "o.csv"
+    assert main(["apply", str(model), str(tmp_path / "run[1].csv"), "--score", "score", "--out", str(out)]) == 0
+    assert len(pd.read_csv(out)) == 10
+
+
+def test_apply_names_the_file_that_lacks_the_score_column(files, tmp_path, capsys):
+    frame, csv, _ = files
+    model = _platt_model(files, tmp_path)
+    other = tmp_path / "other.csv"
+    frame.rename(columns={"score": "Score"}).to_csv(other, index=False)
+    assert main(["apply", str(model), str(csv), str(other), "--score", "score", "--out", str(tmp_path / "o.csv")]) == 2
+    err = _error(capsys)
+    assert str(other) in err and "missing column(s) ['score']" in err
+
+
+def test_cheap_checks_come_before_the_fits(files, tmp_path, capsys, monkeypatch):
+    """An output in a folder that does not exist, a negative cost or a test share outside (0, 1)
+    is refused before any calibrator is fitted."""
+    from bayescal.baselines.platt import PlattScaling
+
+    _, csv, _ = files
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before the arguments were checked")
+
+    monkeypatch.setattr(PlattScaling, "fit", no_fit)
+    assert main(_fit_args(csv, tmp_path / "nodir" / "m.nc")) == 2
+    assert "the folder" in _error(capsys) and not (tmp_path / "nodir").exists()
+    report = ["report", str(csv), "--score", "score", "--label", "label", "--methods", "platt", "--out"]
+    for extra, message in (
+        (["--cost-fp", "-1"], "--cost-fp -1: a cost is a finite number >= 0"),
+        (["--cost-fn", "nan"], "--cost-fn nan"),
+        (["--cost-fp", "0", "--cost-fn", "0"], "both 0"),
+        (["--test-size", "0"], "--test-size 0"),
+        (["--test-size", "1.5"], "--test-size 1.5"),
+    ):
+        assert main([*report, str(tmp_path / "r.html"), *extra]) == 2
+        assert message in _error(capsys)
+
+
+def test_fit_names_the_columns_and_the_option_in_its_errors(files, tmp_path, capsys):
+    _, _, _ = files
+    data = tmp_path / "range.csv"
+    pd.DataFrame({"score": [0.2, 2.0, 0.7, 0.9], "label": [0, 1, 0, 1]}).to_csv(data, index=False)
+    assert main(_fit_args(data, tmp_path / "m.nc")) == 2
+    err = _error(capsys)
+    assert "column 'score'" in err and "--score-kind decision" in err and "score_kind=" not in err
+    pd.DataFrame({"score": [0.2, 0.4, 0.7, 0.9], "label": [0, 1, None, 1]}).to_csv(data, index=False)
+    assert main(_fit_args(data, tmp_path / "m.nc")) == 2
+    assert "column 'label'" in _error(capsys)
+
+
+def test_an_interrupted_demo_leaves_no_file_behind(tmp_path, monkeypatch):
+    """The figure is drawn before either file is written: an interruption while drawing leaves
+    nothing that would make the next run ask for --force."""
+    from bayescal import cli
+
+    monkeypatch.setattr(bayescal, "calibrators", lambda: ["platt"])
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_demo_figure", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        cli.run_demo(tmp_path / "demo", verbose=False)
+    assert list((tmp_path / "demo").iterdir()) == []
+
+
+def test_apply_refuses_a_model_that_needs_features(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    s = rng.random(400)
+    X = rng.normal(size=(400, 2))
+    y = (rng.random(400) < s).astype(int)
+    model = tmp_path / "mbct.nc"
+    bayescal.make_calibrator("mbct").fit(s, y, X=X).save(model)
+    data = tmp_path / "d.csv"
+    pd.DataFrame({"score": s}).to_csv(data, index=False)
+    assert main(["apply", str(model), str(data), "--score", "score", "--out", str(tmp_path / "o.csv")]) == 2
+    err = _error(capsys)
+    assert "needs the features" in err and "applies score-only calibrators" in err

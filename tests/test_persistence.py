@@ -211,6 +211,21 @@ def test_future_format_version_is_refused(saved):
 
 
 @pytest.mark.parametrize("saved", ["platt"], indirect=True)
+@pytest.mark.parametrize("version", [0, -3, 1.7, 0.5])
+def test_a_format_version_that_never_existed_is_refused(saved, version):
+    """Format versions are whole numbers from 1: 1.7 is not read as 1, nor 0 or -3 as a version,
+    even in a file whose content hash matches (written by something other than bayescal)."""
+    with xr.open_datatree(saved, engine="h5netcdf") as opened:
+        tree = opened.load().copy()
+    tree.attrs["bayescal_format"] = version
+    tree.attrs["content_hash"] = io._hash(tree)
+    edited = saved.with_name("edited.nc")
+    tree.to_netcdf(edited, engine="h5netcdf")
+    with pytest.raises(ValueError, match=r"unreadable format version .*damaged"):
+        bayescal.load(edited)
+
+
+@pytest.mark.parametrize("saved", ["platt"], indirect=True)
 def test_only_registered_classes_are_built_even_with_a_valid_hash(saved):
     """A forged file (consistent hash) naming a module path is refused, never imported."""
     with xr.open_datatree(saved, engine="h5netcdf") as opened:
