@@ -59,7 +59,9 @@ at 0.77-1.00 of the data region on eleven cells (four truths, 300 to 10^4 scores
 at 10^4), against two for the sampler on the same replicates; a warm fit took 9.5 and 23
 times the sampler's at 10^3 and 10^4 scores, and the first fit in a fresh process 19.3 s (the
 page's timing section). On Gaussian components alone mean-field DADVI covered 0.48-0.98 and
-:math:`\hat k` exceeded 0.7 on all 56 fits. Mean-field DADVI is its default method: it came closest to the
+:math:`\hat k` exceeded 0.7 on all 56 fits. The study stops at 10^4 scores; on more, the
+objective is worse conditioned and a path can run out of iterations or stop short of its
+optimum (``converged`` false, and the route warns). Mean-field DADVI is its default method: it came closest to the
 sampler's bands and map at the lowest cost of the candidates (full-rank ADVI covers more only
 with wider bands and a worse map). Measurements: ``docs/evidence/vi.md``; their history is on
 ``docs/evidence/sampler_history.md``.
