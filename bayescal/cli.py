@@ -424,7 +424,7 @@ def run_fit(args: argparse.Namespace) -> None:
     )
     with steps.step(what), steps.dask() if on_dask else contextlib.nullcontext():
         if not on_dask:  # refused with the columns' names; the calibrator checks again
-            _column_scores(table[args.score].to_numpy(), est.get_params().get("score_kind", "probability"), args.score)
+            _column_scores(table[args.score].to_numpy(), est.score_kind, args.score)
             check_labels(table[args.label].to_numpy(), pos_label=pos_label, name=f"column {args.label!r}")
         est.fit(table[args.score], table[args.label], pos_label=pos_label)
     with steps.step(f"saving {args.out}"):
@@ -553,9 +553,7 @@ def run_apply(args: argparse.Namespace) -> None:
     clash = [c for c in added if c in table.columns]
     if clash:
         raise ValueError(f"the input already has column(s) {clash}: pass --column another name, or drop them")
-    scores = _column_scores(
-        _numbers(table[args.score], args.score), getattr(est, "score_kind", "probability"), args.score, args.model
-    )
+    scores = _column_scores(_numbers(table[args.score], args.score), est.score_kind, args.score, args.model)
     with steps.step(f"calibrating {len(table)} scores"):
         table[args.column] = est.predict_proba(scores)[:, 1]
         if args.band is not None:
