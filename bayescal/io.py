@@ -117,7 +117,8 @@ def _array_for_file(arr: np.ndarray, what: str) -> tuple[np.ndarray, str]:
     """The array as stored, and the dtype tag that restores it exactly.
 
     Booleans are stored as uint8 (tag ``"bool"``); object arrays of strings as strings
-    (``"str"``); object arrays of numbers (e.g. labels read as Python ints, or numpy's) as their
+    (``"object:str"``: they load as an object array again, as scikit-learn keeps text labels
+    read from pandas); object arrays of numbers (e.g. labels read as Python ints, or numpy's) as their
     numeric array (``"object:<dtype>"``), so that they load as the same numbers (Python's), not
     as text.
     """
@@ -127,7 +128,7 @@ def _array_for_file(arr: np.ndarray, what: str) -> tuple[np.ndarray, str]:
     if dtype.kind == "O":
         values = arr.ravel().tolist()
         if all(isinstance(v, str) for v in values):
-            return arr.astype(str), "str"
+            return arr.astype(str), "object:str"
         from bayescal._schema import PLAIN_NUMBERS
 
         if all(isinstance(v, PLAIN_NUMBERS) for v in values):
@@ -476,8 +477,7 @@ def _tag_kind(tag: Any, where: str) -> str:
         return "U"
     if isinstance(tag, str) and tag.startswith("object:"):
         inner = tag.removeprefix("object:")
-        kind = _tag_kind(inner, where)
-        if kind not in "iufb":
+        if inner != "str" and _tag_kind(inner, where) not in "iufb":
             raise ValueError(f"{where}: dtype tag {tag!r} is not one bayescal writes.")
         return "O"
     try:
@@ -554,11 +554,11 @@ def _check_layout(cls: type, params: dict, state: Any, found: dict, where: str) 
             stored = "U" if h5py.check_string_dtype(dtype) is not None else dtype.kind
             if tag == "bool":
                 want = np.dtype(np.uint8)
-            elif tag == "str" or restored == "U":
+            elif tag in ("str", "object:str") or restored == "U":
                 want = None
             else:
                 want = np.dtype(tag.removeprefix("object:"))
-            if (restored == "U") != (stored == "U") or (
+            if (want is None) != (stored == "U") or (
                 want is not None and dtype.newbyteorder("=") != want.newbyteorder("=")
             ):
                 raise ValueError(
@@ -715,8 +715,10 @@ def load(path: str | Path, *, expected: type[Calibrator] | None = None) -> Calib
 def _restore_array(arr: np.ndarray, dt: str) -> np.ndarray:
     if dt == "bool":
         return arr.astype(bool)
-    if dt == "str":
+    if dt == "str":  # object arrays of strings as bayescal 0.1.0 tagged them
         return arr.astype(str)
+    if dt == "object:str":
+        return np.array(arr.astype(str).tolist(), dtype=object).reshape(arr.shape)
     if dt.startswith("object:"):
         return np.array(arr.astype(np.dtype(dt.removeprefix("object:"))).tolist(), dtype=object).reshape(arr.shape)
     return arr.astype(np.dtype(dt))

@@ -348,7 +348,9 @@ def test_label_values_and_types_survive_a_round_trip(labels, tmp_path):
     loaded = bayescal.load(tmp_path / "m.nc")
     assert loaded.classes_.tolist() == est.classes_.tolist()
     assert [type(c) for c in loaded.classes_.tolist()] == [type(c) for c in est.classes_.tolist()]
+    assert loaded.classes_.dtype == est.classes_.dtype  # object labels stay object, not <U4
     assert loaded.predict(s).tolist() == est.predict(s).tolist()
+    assert loaded.predict(s).dtype == est.predict(s).dtype
 
 
 def test_undeclared_fitted_state_is_refused_at_save_and_nothing_is_written(tmp_path):
