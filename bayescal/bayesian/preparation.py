@@ -219,10 +219,13 @@ def spikes(data: ScoreData, heavy_values: list, ends: list) -> list[float]:
     return out
 
 
-def _input_atoms(atoms_t: np.ndarray, score_kind: str) -> np.ndarray:
-    """Atom values on the input scale; the clipped ends of probabilities stand for exact 0 and 1."""
-    atoms = from_working(atoms_t, score_kind)
-    if score_kind == "probability":
+def _input_atoms(data: ScoreData, atoms_t: np.ndarray) -> np.ndarray:
+    """Atom values on the input scale: the score of a row at each atom, so that the working scale
+    gives the atom back exactly (the inverse transform of the atom can miss it by a few units of
+    rounding, and a score at the atom would then not be matched to it); the clipped ends of
+    probabilities stand for exact 0 and 1."""
+    atoms = np.array([data.scores[np.flatnonzero(data.t == a)[0]] for a in atoms_t], dtype=np.float64)
+    if data.score_kind == "probability":
         ends = to_working(np.array([0.0, 1.0]), "probability")
         atoms[atoms_t == ends[0]] = 0.0
         atoms[atoms_t == ends[1]] = 1.0
@@ -377,7 +380,7 @@ def prepare(
     if data.bin_edges is None:
         data = frequency_rows(data, split=_n_copies(data.w) <= int(compress_above))
     atoms_t = find_atoms(data, atom_threshold, atom_min_count)
-    atoms = _input_atoms(atoms_t, data.score_kind)
+    atoms = _input_atoms(data, atoms_t)
     totals = np.bincount(data.y, weights=data.w, minlength=2)  # y is int8: no 8-byte copy of the labels
     if atoms_t.size:
         is_atom = np.isin(data.t, atoms_t)

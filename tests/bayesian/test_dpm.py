@@ -440,6 +440,26 @@ def test_repeated_value_with_a_noticeable_share_is_an_atom():
     np.testing.assert_array_equal(model.atoms_, [0.3])
 
 
+def test_an_atom_whose_logit_does_not_round_trip_is_matched_to_its_scores():
+    """0.998 comes back from the logit scale 1 ulp off (expit(logit(0.998)) != 0.998): the atom's
+    input-scale value is the scores' own, so the scores at it get the atom's map and the model
+    comparison scores them as the atom. Before, those 40 rows (37 positive) were scored by the
+    continuous densities, the constant map won the averaging, and the map was the overall share
+    of positives (0.44) at every score, the atom included."""
+    from bayescal.data import from_working, to_working
+
+    assert from_working(to_working(np.array([0.998]), "probability"), "probability")[0] != 0.998
+    rng = np.random.default_rng(0)
+    s = np.r_[rng.beta(2, 5, 300), np.full(40, 0.998), np.full(40, 0.3)]
+    y = np.r_[rng.random(300) < 0.3, rng.random(40) < 0.95, rng.random(40) < 0.9].astype(int)
+    model = DPMCalibrator(random_state=0, draws=200, tune=200).fit(s, y)
+    np.testing.assert_array_equal(model.atoms_, [0.3, 0.998])
+    p = model.predict_proba([0.998, 0.998 * (1 - 1e-9), 0.3, 0.5])[:, 1]
+    assert p[0] > 0.8 and p[2] > 0.8  # the atoms' own shares of positives (0.95, 0.9)
+    assert p[1] < 0.5 and p[3] < 0.5  # beside them, the continuous map (0.3)
+    assert model.diagnostics_["model_averaging"]["weight_constant"] < 0.5
+
+
 def lattice_truth(v, step, pi=0.4):
     """P(y = 1 | score rounded to v) for the monotone truth rounded to a lattice of ``step``."""
     lo, hi = np.clip(v - step / 2, 0, 1), np.clip(v + step / 2, 0, 1)
