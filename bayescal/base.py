@@ -68,6 +68,9 @@ DEFAULT_GRID_SIZE = 201
 # in bayescal._validation (which cannot import this module) and re-exported here.
 MAX_GRID_SIZE = 10**7
 """Most points an integer ``grid`` may ask for (a map over 10^7 points is 80 MB per draw)."""
+MAX_PRIOR_DRAWS = 10**6
+"""Most draws of the deployment prior ``n_prior_draws`` may ask for (the shifted map over the
+default grid of 201 scores is then 1.6 GB)."""
 
 
 RELATIVE_WEIGHT_MEAN = 0.1
@@ -671,7 +674,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         n_prior_draws : int, default 1000
             With a Beta prior, at least this many draws of the shifted map: each posterior
             draw of the map is paired with ``ceil(n_prior_draws / n_draws)`` draws of
-            :math:`\pi'`.
+            :math:`\pi'`; at most :data:`MAX_PRIOR_DRAWS` (10^6).
         random_state : None, int or numpy Generator
             Seeds the draws of :math:`\pi'` (Beta prior only).
 
@@ -1095,7 +1098,8 @@ class PriorShiftedCalibrator(Calibrator):
     prior : float in (0, 1) or tuple (a, b), default 0.5
         The deployment prevalence :math:`\pi'`, or the parameters of its Beta distribution.
     n_prior_draws : int, default 1000
-        With a Beta prior, at least this many draws of the shifted map.
+        With a Beta prior, at least this many draws of the shifted map; at most
+        :data:`MAX_PRIOR_DRAWS` (10^6).
     random_state : None, int or numpy Generator, default None
         Seeds the draws of :math:`\pi'` (Beta prior only).
 
@@ -1174,7 +1178,13 @@ class PriorShiftedCalibrator(Calibrator):
             k = 1
             new = np.full(base.shape, params[0])
         else:
-            k = max(1, ceil(check_integer(self.n_prior_draws, "n_prior_draws", 1) / base.size))
+            n_prior_draws = check_integer(self.n_prior_draws, "n_prior_draws", 1)
+            if n_prior_draws > MAX_PRIOR_DRAWS:
+                raise ValueError(
+                    f"n_prior_draws={n_prior_draws} is more than {MAX_PRIOR_DRAWS}: the shifted posterior holds "
+                    "that many draws of the map (each over the whole grid); pass a smaller number."
+                )
+            k = max(1, ceil(n_prior_draws / base.size))
             rng = random_generator(self.random_state, where=self._name)
             new = rng.beta(params[0], params[1], size=(base.shape[0], base.shape[1] * k))
         self.calibrator_ = fitted
@@ -1299,7 +1309,8 @@ class PriorShiftedClassConditional(ClassConditional, PriorShiftedCalibrator):
     prior : float in (0, 1) or tuple (a, b), default 0.5
         The deployment prevalence :math:`\pi'`, or the parameters of its Beta distribution.
     n_prior_draws : int, default 1000
-        With a Beta prior, at least this many draws of the shifted map.
+        With a Beta prior, at least this many draws of the shifted map; at most
+        :data:`MAX_PRIOR_DRAWS` (10^6).
     random_state : None, int or numpy Generator, default None
         Seeds the draws of :math:`\pi'` (Beta prior only).
 

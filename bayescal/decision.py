@@ -155,6 +155,12 @@ class DecisionRegions:
     n_crossings : xarray.DataArray
         Over ``(chain, draw)``: how many thresholds each posterior draw of the map has.
     score_kind : str
+    classes : ndarray of shape (2,)
+        The calibrator's ``classes_``: :meth:`predict` returns ``classes[1]`` where the rule
+        predicts 1, as the calibrator's own ``predict`` does.
+    calibrator : Calibrator
+        The calibrator the regions were read from; :meth:`predict` asks it for the map at
+        scores beyond the grid and at its atoms.
     atoms : ndarray
         Scores the calibrator models as point masses (a DPM's exact 0 and 1, a heavily repeated
         score; :meth:`~bayescal.base.ClassConditional.score_atoms`), whose map is not the map
@@ -170,16 +176,20 @@ class DecisionRegions:
     prob_optimal: xr.DataArray
     n_crossings: xr.DataArray
     score_kind: str
+    classes: np.ndarray
+    calibrator: Any = field(repr=False, compare=False)
     atoms: np.ndarray = field(default_factory=lambda: np.empty(0))
     atom_rule: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int8))
 
     def predict(self, scores: ArrayLike) -> np.ndarray:
-        """Apply the rule to scores on the input scale: 1 inside an interval, else 0.
+        """Apply the rule to scores on the input scale: ``classes[1]`` inside an interval, else ``classes[0]``.
 
-        A score beyond the grid takes the rule at the grid's nearest end (the calibrators'
-        maps are extrapolated from their ends; the grid by default spans the fitted scores),
-        so scores above the highest fitted one are decided as that one is. A score equal to
-        one of the calibrator's atoms takes the atom's decision (``atom_rule``).
+        Within the grid the rule is the intervals'. Beyond it, where the map may keep changing
+        (a parametric map such as Platt's rises or falls past the fitted scores), and at the
+        calibrator's atoms, whose map is not the map beside them, a score is decided by the
+        calibrator's own posterior-mean map: ``classes[1]`` where ``predict_proba`` exceeds
+        :math:`c^*`. Scores are matched to atoms on the working scale, as the calibrator
+        matches them (a probability within ``1e-12`` of 0 or 1 is that end).
 
         Parameters
         ----------
@@ -189,22 +199,30 @@ class DecisionRegions:
         Returns
         -------
         ndarray of shape (n,)
-            0/1 decisions (int8).
+            Class labels (values of ``classes``), as the calibrator's ``predict`` returns.
         """
         from bayescal._validation import check_scores
 
         s = check_scores(scores, score_kind=self.score_kind)
-        ends = self.rule["score"].values
-        ends = ends[~np.isin(ends, self.atoms)]  # the intervals' grid
-        clipped = np.clip(s, ends[0], ends[-1])
+        g = self.rule["score"].values
+        at_atom = _at_atoms(s, self.atoms, self.score_kind)
+        ends = g[~_at_atoms(g, self.atoms, self.score_kind)]  # the intervals' grid
+        own = at_atom | (s < ends[0]) | (s > ends[-1])
         inside = np.zeros(s.shape, dtype=bool)
         for lo, hi in self.intervals:
-            inside |= (clipped >= lo) & (clipped <= hi)
-        out = inside.astype(np.int8)
-        if self.atoms.size:  # a score at an atom takes the atom's decision
-            at = np.isin(s, self.atoms)
-            out[at] = self.atom_rule[np.searchsorted(self.atoms, s[at])]
-        return out
+            inside |= (s >= lo) & (s <= hi)
+        if own.any():
+            inside[own] = self.calibrator.predict_proba(s[own])[:, 1] > self.cutoff
+        return np.asarray(self.classes)[inside.astype(np.intp)]
+
+
+def _at_atoms(scores: np.ndarray, atoms: np.ndarray, score_kind: str) -> np.ndarray:
+    """Whether each score is one of ``atoms``, compared on the working scale (as calibrators match them)."""
+    if not atoms.size:
+        return np.zeros(scores.shape, dtype=bool)
+    from bayescal.data import to_working
+
+    return np.isin(to_working(scores, score_kind), to_working(atoms, score_kind))
 
 
 def decision_regions(
@@ -230,7 +248,7 @@ def decision_regions(
     atoms = np.empty(0)
     if isinstance(calibrator, ClassConditional):  # point masses: their map is not the map beside them
         atoms = np.unique(np.asarray(calibrator.score_atoms()["atom"].values, dtype=np.float64))
-    between = ~np.isin(g, atoms)
+    between = ~_at_atoms(g, atoms, calibrator.score_kind)
     if np.count_nonzero(between) < 2:
         raise ValueError(
             f"grid holds {np.count_nonzero(between)} score(s) other than the calibrator's atoms {atoms.tolist()}: "
@@ -253,6 +271,8 @@ def decision_regions(
         score_kind=cmap.attrs["score_scale"],
         atoms=atoms,
         atom_rule=atom_rule,
+        classes=np.asarray(calibrator.classes_),
+        calibrator=calibrator,
     )
 
 
@@ -482,14 +502,17 @@ def roc_from_map(calibrator: Calibrator, scores: ArrayLike, *, n_thresholds: int
     scores : array-like of shape (n,)
         Scores on the calibrator's input scale.
     n_thresholds : int, default 101
-        Number of thresholds.
+        Number of thresholds, 2 to :data:`bayescal.base.MAX_GRID_SIZE` (10^7); thresholds
+        beyond the number of distinct scores add no point to the curve.
 
     Returns
     -------
     xarray.Dataset
         ``tpr``, ``fpr`` over ``(chain, draw, threshold)`` and ``auc`` over ``(chain, draw)``.
     """
-    n_thresholds = check_number(n_thresholds, "n_thresholds", low=2, integer=True)
+    from bayescal.base import MAX_GRID_SIZE
+
+    n_thresholds = check_number(n_thresholds, "n_thresholds", low=2, high=MAX_GRID_SIZE, integer=True)
     p = check_calibrator(calibrator, scores_only="roc_from_map").predict_posterior(scores).values
     from bayescal._validation import check_scores
 

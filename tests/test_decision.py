@@ -75,20 +75,73 @@ def test_expected_cost_of_a_calibrated_rule_matches_the_realized_cost(fitted):
     assert np.all(np.signbit(free["cost"].values) == False) and float(free["mean"]) == 0.0  # noqa: E712
 
 
-def test_the_rule_beyond_the_fitted_scores_follows_the_map_at_its_nearest_end():
-    """Scores above the highest fitted one (here up to 1) are decided as that one is, as the
-    calibrator's own predict does; an unsorted grid gives the same rule as a sorted one."""
+def test_the_rule_beyond_the_grid_follows_the_calibrators_own_map():
+    """Beyond the fitted scores a parametric map keeps rising: with c* = 0.7 and a Platt map below
+    it on the whole fitted range [0.1, 0.9], scores near 1 lie above it and the rule predicts 1
+    there, as the calibrator's own predict does (it was frozen at the grid's end, predicting 0
+    everywhere at twice the optimal expected cost); an unsorted grid gives the same rule."""
+    rng = np.random.default_rng(0)
+    s = rng.uniform(0.1, 0.9, 3000)
+    y = (rng.random(3000) < 0.3 + 0.4 * s).astype(int)
+    cal = bayescal.make_calibrator("platt").fit(s, y)
+    regions = decision.decision_regions(cal, cost_fp=7, cost_fn=3)
+    assert regions.cutoff == 0.7 and regions.intervals == []
+    x = np.array([0.0, 0.05, 0.5, 0.9, 0.99, 0.999, 0.9999, 1.0])
+    assert (cal.predict_proba(x)[:, 1] > 0.7)[-3:].all()
+    np.testing.assert_array_equal(regions.predict(x), cal.predict(x, threshold=regions.cutoff))
+    chosen = decision.expected_cost(cal, x, regions.predict(x), cost_fp=7, cost_fn=3)
+    optimal = decision.expected_cost(cal, x, cost_fp=7, cost_fn=3)
+    assert float(chosen["mean"]) == pytest.approx(float(optimal["mean"]))
+    grid = np.linspace(0.1, 0.9, 301)
+    shuffled = decision.decision_regions(cal, cost_fp=7, cost_fn=3, grid=rng.permutation(grid))
+    assert shuffled.intervals == decision.decision_regions(cal, cost_fp=7, cost_fn=3, grid=grid).intervals
+    np.testing.assert_array_equal(shuffled.predict(x), cal.predict(x, threshold=regions.cutoff))
+
+
+def test_the_rule_beyond_the_grid_follows_the_map_on_decision_values():
+    """Decision values far below the fitted ones have a map near 0: with c* = 1e-7 the rule
+    predicts 0 there (frozen at the grid's end it predicted 1 at d = -12, where p = 4e-15)."""
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, 500)
-    p = np.clip(0.15 + 0.7 * y + rng.normal(0, 0.1, 500), 0.02, 0.95)
-    cal = bayescal.make_calibrator("platt").fit(p, y)
-    beyond = np.array([0.0, 0.01, 0.97, 0.99, 1.0])
-    regions = decision.decision_regions(cal)
-    np.testing.assert_array_equal(regions.predict(beyond), cal.predict(beyond))
-    grid = np.linspace(0.02, 0.95, 301)
-    shuffled = decision.decision_regions(cal, grid=rng.permutation(grid))
-    assert shuffled.intervals == decision.decision_regions(cal, grid=grid).intervals
-    np.testing.assert_array_equal(shuffled.predict(beyond), cal.predict(beyond))
+    d = rng.normal(0, 1, 500) + 1.5 * (2 * y - 1)
+    cal = bayescal.make_calibrator("platt", score_kind="decision").fit(d, y)
+    regions = decision.decision_regions(cal, cost_fp=1, cost_fn=10_000_000)
+    x = np.array([-12.0, -9.0, -7.0, 0.0, 9.0])
+    np.testing.assert_array_equal(regions.predict(x), cal.predict(x, threshold=regions.cutoff))
+    assert regions.predict(x)[0] == 0 and regions.predict(x)[-1] == 1
+
+
+def test_the_rule_returns_the_calibrators_labels():
+    """With labels {1, 2} the rule says 2 (the positive class) where it predicts 1, so its output
+    goes straight into expected_cost and realized_cost (0/1 codes were read as labels there: a
+    rule of 'predict positive' everywhere counted as 'predict 1', the negative class)."""
+    rng = np.random.default_rng(0)
+    s = rng.random(400)
+    y = (rng.random(400) < s).astype(int) + 1
+    cal = bayescal.make_calibrator("platt").fit(s, y)
+    regions = decision.decision_regions(cal, cost_fp=1, cost_fn=50)
+    x = np.linspace(0.2, 1.0, 9)
+    rule = regions.predict(x)
+    np.testing.assert_array_equal(rule, cal.predict(x, threshold=regions.cutoff))
+    assert set(rule.tolist()) == {2}
+    chosen = decision.expected_cost(cal, x, rule, cost_fp=1, cost_fn=50)
+    optimal = decision.expected_cost(cal, x, cost_fp=1, cost_fn=50)
+    assert float(chosen["mean"]) == pytest.approx(float(optimal["mean"]))
+    text = bayescal.make_calibrator("platt").fit(s, np.where(y == 2, "spam", "ham"), pos_label="spam")
+    assert set(decision.decision_regions(text).predict(x).tolist()) <= {"ham", "spam"}
+
+
+def test_roc_and_prior_shift_refuse_counts_beyond_their_caps_by_name():
+    """n_thresholds and n_prior_draws of 10^11-10^12 are refused with the argument's name before
+    any allocation (numpy's MemoryError for 745 GiB / 7 TiB before)."""
+    rng = np.random.default_rng(0)
+    s = rng.random(200)
+    y = (rng.random(200) < s).astype(int)
+    cal = bayescal.make_calibrator("platt").fit(s, y)
+    with pytest.raises(ValueError, match="n_thresholds="):
+        decision.roc_from_map(cal, s, n_thresholds=10**11)
+    with pytest.raises(ValueError, match="n_prior_draws=1000000000000 is more than"):
+        cal.with_class_prior((2, 8), n_prior_draws=10**12)
 
 
 def test_the_roc_from_the_map_starts_at_one_one_for_scores_of_any_magnitude():
@@ -161,11 +214,12 @@ def test_atoms_of_the_dpm_are_decided_by_their_own_map():
     cal = bayescal.make_calibrator("dpm", random_state=0, draws=200, tune=200).fit(s, y)
     regions = decision.decision_regions(cal)
     np.testing.assert_array_equal(np.sort(regions.atoms), [0.0, 0.3, 1.0])
-    x = np.r_[0.0, 1e-6, 1e-5, 0.3, np.linspace(0.01, 0.99, 99), 1 - 1e-6, 1.0]
+    # 1e-13 and 1 - 1e-16 are the atoms at 0 and 1 for the calibrator (it clips at 1e-12)
+    x = np.r_[0.0, 1e-13, 1e-6, 1e-5, 0.3, np.linspace(0.01, 0.99, 99), 1 - 1e-6, 1 - 1e-16, 1.0]
     agree = regions.predict(x) == (cal.predict_proba(x)[:, 1] > regions.cutoff)
-    assert agree[[0, 1, 2, 3, -2, -1]].all() and agree.mean() >= 0.98
+    assert agree[[0, 1, 2, 3, 4, -3, -2, -1]].all() and agree.mean() >= 0.98
     assert regions.thresholds.min() > 1e-3 and regions.thresholds.max() < 1 - 1e-3  # none beside the atoms at 0, 1
-    chosen = decision.expected_cost(cal, x, cal.classes_[regions.predict(x)])
+    chosen = decision.expected_cost(cal, x, regions.predict(x))
     optimal = decision.expected_cost(cal, x)
     assert float(chosen["mean"]) <= float(optimal["mean"]) + 0.01
 
