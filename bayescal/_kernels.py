@@ -106,6 +106,10 @@ def bin_rows(t, y, w, skip, centre, inv_scale, lo, width, n_bins, counts, weight
         weights[c, j] += w[i]
 
 
+_EPS = 2.220446049250313e-16
+"""The float64 machine epsilon (a global, which numba compiles in as a constant)."""
+
+
 @njit(inline="always")
 def _first_reaching(values, scale, target, lo):  # pragma: no cover - compiled
     """First index ``i >= lo`` of the non-decreasing ``values`` with ``values[i] * scale >= target``
@@ -130,28 +134,39 @@ def _first_reaching(values, scale, target, lo):  # pragma: no cover - compiled
 
 
 @njit
-def largest_monotone_bins(p, cumulative, total, positive, negative, quantile):  # pragma: no cover - compiled
+def largest_monotone_bins(
+    p, cumulative, total, slack, positive, negative, rounding, quantile
+):  # pragma: no cover - compiled
     """The monotone sweep's :math:`b^*` (Roelofs et al.): the number of bins before the first
     whose fractions of positives decrease over its non-empty bins (``p.size`` if none does).
 
-    ``p`` holds the sorted predictions, ``cumulative`` the running sum of their weights and
-    ``total`` its sum (as ``w.sum()``), ``positive`` / ``negative`` the running sums of the
-    positives' / negatives' weights with a leading 0. The bin ends are those of
+    ``p`` holds the sorted predictions; ``cumulative``, ``total`` and ``slack`` are the running
+    sums of their weights, its last value and the allowance for rounding of
+    :func:`bayescal.metrics._running_weight`; ``positive`` / ``negative`` are the running sums of the
+    positives' / negatives' weights (:func:`bayescal.metrics._running_sum`) with a leading 0, and
+    ``rounding`` twice the sum of their error bounds. The bin ends are those of
     :func:`bayescal.metrics._bin_ends`, by the same comparisons: with ``quantile``, bin k ends
     after the run of predictions equal to the one where ``cumulative * b`` first reaches
-    ``k * total``; otherwise sample i is in bin ``min(floor(p_i * b), b - 1)``. A bin's fraction
-    is its positives' weight over its weight, both as differences of running sums (exact for
-    integer weights; a bin of one class has the other's weight exactly 0)."""
+    ``k * total - b * slack``; otherwise sample i is in bin ``min(floor(p_i * b), b - 1)``.
+
+    A bin's fraction is its positives' weight over its weight, both as differences of running
+    sums (a bin of one class has the other's weight exactly 0). Each is within
+    ``rounding / weight + 2 * eps`` of the exact fraction, and a bin breaks monotonicity only if
+    its fraction is below the previous one by more than their two allowances: a decrease exact
+    arithmetic would find (ties such as 1/2 and 1/2 from weights that do not add up exactly stay
+    ties). When the sums are exact (``rounding`` 0, as for integer weights) the allowance is 0:
+    equal fractions are then the same float, and rounding the division keeps their order."""
     n = p.shape[0]
     for b in range(2, n + 1):
         start = 0
         cut = 0
         previous = -1.0
+        previous_allowance = 0.0
         for k in range(1, b + 1):
             if k == b:
                 end = n
             elif quantile:
-                cut = _first_reaching(cumulative, b, k * total, cut)
+                cut = _first_reaching(cumulative, b, k * total - b * slack, cut)
                 i = min(cut, n - 1)  # the bin ends after the run of predictions equal to p[i]
                 end = _first_reaching(p, 1.0, np.nextafter(p[i], np.inf), i + 1)
             else:
@@ -162,8 +177,10 @@ def largest_monotone_bins(p, cumulative, total, positive, negative, quantile):  
             mass = pos + (negative[end] - negative[start])
             if mass > 0.0:
                 fraction = pos / mass
-                if fraction < previous:
+                allowance = 0.0 if rounding == 0.0 else rounding / mass + 2.0 * _EPS
+                if fraction + allowance < previous - previous_allowance:
                     return b - 1
                 previous = fraction
+                previous_allowance = allowance
             start = end
     return n

@@ -274,6 +274,7 @@ def check_labels(
     pos_label: Any = None,
     name: str = "y",
     require_both: bool = True,
+    purpose: str = "calibration",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return ``(y01, classes)``: labels as a new int8 array of 0/1 and the two original classes.
 
@@ -285,7 +286,8 @@ def check_labels(
     Numeric labels with a non-integer value (such as {0, 0.5}) look like probabilities or
     targets rather than class labels, so they are refused unless ``pos_label`` says which
     value is the positive class. Missing values (None, NaN, pandas' NA) and masked entries
-    are refused.
+    are refused. With ``require_both``, labels of one class are refused; ``purpose`` names what
+    needs both classes in that message ("calibration", "ROC AUC").
     """
     if y is None:
         raise ValueError(f"{name} is None: pass the true binary labels.")
@@ -315,9 +317,7 @@ def check_labels(
             + "pass labels with exactly two values (e.g. 0/1), or binarise one class against the rest."
         )
     if classes.size == 1 and require_both:
-        raise ValueError(
-            f"{name} has a single class ({classes[0].item()!r}): calibration needs samples of both classes."
-        )
+        raise ValueError(f"{name} has a single class ({classes[0].item()!r}): {purpose} needs samples of both classes.")
     if pos_label is None and arr.dtype.kind == "f" and np.any(classes != np.round(classes)):
         shown = ", ".join(repr(v) for v in classes.tolist())
         raise ValueError(
@@ -399,8 +399,11 @@ def check_sample_weight(
     return w
 
 
-def check_class_weights(y01: np.ndarray, w: np.ndarray, classes: Any = None, *, name: str = "sample_weight") -> None:
-    """Refuse weights that leave one class with zero total weight (a one-class fit is no calibration)."""
+def check_class_weights(
+    y01: np.ndarray, w: np.ndarray, classes: Any = None, *, name: str = "sample_weight", purpose: str = "calibration"
+) -> None:
+    """Refuse weights that leave one class with zero total weight (a one-class fit is no calibration);
+    ``purpose`` names what needs both classes in the message ("calibration", "ROC AUC")."""
     positive = w > 0
     n1 = np.count_nonzero(positive & (y01 == 1))
     weighted = (np.count_nonzero(positive) - n1, n1)  # rows with positive weight per class
@@ -408,7 +411,7 @@ def check_class_weights(y01: np.ndarray, w: np.ndarray, classes: Any = None, *, 
         if not weighted[label] > 0:
             what = "" if classes is None or len(classes) < 2 else f" ({np.asarray(classes)[label].item()!r})"
             raise ValueError(
-                f"{name} gives the {word} class{what} zero total weight: calibration needs weight on both classes. "
+                f"{name} gives the {word} class{what} zero total weight: {purpose} needs weight on both classes. "
                 "Give some samples of that class a positive weight."
             )
 
@@ -586,16 +589,16 @@ def check_calibrator(calibrator: Any, name: str = "calibrator", *, scores_only: 
 
 
 def check_scored_labels(
-    y: Any, *, pos_label: Any = None, name: str = "y_true", require_both: bool = False
+    y: Any, *, pos_label: Any = None, name: str = "y_true", require_both: bool = False, purpose: str = "calibration"
 ) -> np.ndarray:
     """Labels scored against probabilities of the positive class: a new int8 array, 1 where ``y``
-    is ``pos_label`` (:func:`check_labels`).
+    is ``pos_label`` (:func:`check_labels`; ``require_both`` and ``purpose`` as there).
 
     Without ``pos_label``, text labels and labels of one value other than -1, 0 and 1 are
     refused, as scikit-learn's metrics refuse them: which is positive is the user's to say (the
     greater of two words, or a lone 2, is not evidently it), and a wrong guess inverts a metric
     or a diagram silently."""
-    y01, classes = check_labels(y, name=name, require_both=require_both, pos_label=pos_label)
+    y01, classes = check_labels(y, name=name, require_both=require_both, pos_label=pos_label, purpose=purpose)
     if pos_label is None:
         values = classes.tolist()
         if any(isinstance(v, str) for v in values):

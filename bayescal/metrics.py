@@ -26,7 +26,10 @@ Binnings (``strategy``), shared by :func:`ece`, :func:`mce`, :func:`calibration_
     empirical CDF, and bin :math:`k` holds :math:`q_{k} < p \le q_{k+1}` (:math:`q_0 = -\infty`,
     :math:`q_B = 1`). Bin :math:`k` ends after sample :math:`\lceil kN/B \rceil` of the sorted
     predictions when they are distinct and unweighted, so when :math:`B` divides :math:`N`
-    the bins are those of ``"papers"``; integer weights act exactly as repeated rows; equal predictions always
+    the bins are those of ``"papers"``; integer weights act exactly as repeated rows, and the
+    same weight on every row (such as 1/N) gives the unweighted bins: :math:`F_w(x) \ge k/B`
+    is tested on running sums of the weights corrected for rounding, allowing for the bound on
+    their remaining error, so float sums do not move an edge. Equal predictions always
     share a bin, so heavy ties give fewer (non-empty) bins. (scikit-learn's
     ``calibration_curve`` interpolates its quantile edges instead, which can move samples
     sitting at an edge.)
@@ -80,20 +83,34 @@ __all__ = [
 
 STRATEGIES = ("quantile", "uniform", "papers")
 NORMS = ("l1", "l2", "max")
+_EPS = float(np.finfo(np.float64).eps)
 
 
 # ----------------------------------------------------------------------------- validation
 
 
 def _check_inputs(
-    y_true: Any, y_prob: Any, sample_weight: Any, pos_label: Any = None, *, require_both: bool = False
+    y_true: Any,
+    y_prob: Any,
+    sample_weight: Any,
+    pos_label: Any = None,
+    *,
+    require_both: bool = False,
+    purpose: str = "calibration",
+    relative: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return labels (float 0/1, :func:`~bayescal._validation.check_scored_labels`), probabilities
-    and weights as new float64 arrays."""
-    y = check_scored_labels(y_true, pos_label=pos_label, name="y_true", require_both=require_both)
+    and weights as new float64 arrays.
+
+    ``require_both`` refuses labels of one class, naming ``purpose`` as what needs both. With
+    ``relative`` (for results that depend only on the ratios of the weights) the weights are
+    divided by their largest value, silently; otherwise their scale is kept, except where a sum
+    would overflow (:func:`~bayescal._validation.check_sample_weight`).
+    """
+    y = check_scored_labels(y_true, pos_label=pos_label, name="y_true", require_both=require_both, purpose=purpose)
     p = check_probabilities(y_prob, name="y_prob")
     n = check_consistent_length(y_true=y, y_prob=p)
-    w = check_sample_weight(sample_weight, n)  # rescaled where a sum would overflow
+    w = check_sample_weight(sample_weight, n, relative=relative)
     return y.astype(np.float64), p, w
 
 
@@ -135,6 +152,49 @@ def _sort(p: np.ndarray, y: np.ndarray, w: np.ndarray) -> _Sorted:
     return _Sorted(p[order], y[order], w[order])
 
 
+def _running_sum(v: np.ndarray) -> tuple[np.ndarray, float]:
+    r"""Running sums of the non-negative ``v`` by compensated summation, and a bound on their error.
+
+    Returns ``(cumulative, error)``. ``cumulative[j]`` is :math:`C_j = \sum_{i \le j} v_i`:
+    numpy's running sum :math:`s_j` plus the running sum of the exact rounding error :math:`e_i`
+    of each of its additions (Knuth's TwoSum). With :math:`V` the total, :math:`E = \sum_i |e_i|`
+    and :math:`\varepsilon` the machine epsilon, every :math:`C_j` is within
+    ``error`` :math:`= \varepsilon (V + nE)/2` of the exact sum: about one rounding of :math:`V`,
+    where the error of the plain running sum grows with :math:`n`. When every addition was exact
+    (:math:`E = 0`, as for integer weights) the sums are exact and ``error`` is 0.
+    """
+    partial = np.cumsum(v)
+    previous = np.concatenate([[0.0], partial[:-1]])
+    # TwoSum: partial = previous + v - lost exactly, as partial is that sum rounded
+    added = partial - previous
+    lost = (previous - (partial - added)) + (v - added)
+    cumulative = partial + np.cumsum(lost)
+    spread = float(np.sum(np.abs(lost)))
+    error = 0.0 if spread == 0.0 else 0.5 * _EPS * (float(cumulative[-1]) + v.size * spread)
+    return cumulative, error
+
+
+def _running_weight(w: np.ndarray) -> tuple[np.ndarray, float, float]:
+    r"""Running sums of the sorted weights for the equal-mass edges: ``(cumulative, total, slack)``.
+
+    ``cumulative`` is :func:`_running_sum` of ``w`` and ``total`` its last value, :math:`W`. Bin
+    :math:`k` of :math:`B` ends where ``cumulative * B >= k * total - B * slack`` first holds
+    (:func:`_bin_ends`, and the sweep of :func:`ece_sweep`). With :math:`\delta` the sums'
+    ``error``, the computed :math:`B C_j - kW` is within :math:`B(2\delta + 1.5\varepsilon W)`
+    = ``B * slack`` of the exact one, so an edge that the exact sums reach is never missed
+    (weights :math:`c` on every row give the unweighted bins). When the sums are exact, ``slack``
+    is 0: rounding the two products cannot reverse their order. Otherwise a shortfall below
+    ``B * slack`` is taken for rounding; integer weights divided by their largest value :math:`m`
+    still act exactly as repeated rows, since their shortfalls are at least :math:`1/m` and
+    ``B * slack`` is below that while :math:`B` times their integer total is below about
+    :math:`10^{15}`.
+    """
+    cumulative, error = _running_sum(w)
+    total = float(cumulative[-1])
+    slack = 0.0 if error == 0.0 else 2.0 * error + 1.5 * _EPS * total
+    return cumulative, total, slack
+
+
 def _bin_ends(s: _Sorted, n_bins: int, strategy: str):
     """End position (in sorted order) of each of the ``n_bins`` bins, and their lower / upper edges.
 
@@ -149,8 +209,9 @@ def _bin_ends(s: _Sorted, n_bins: int, strategy: str):
         return np.searchsorted(ids, np.arange(n_bins), side="right"), edges[:-1], edges[1:]
     if strategy == "quantile":
         # first position where the weighted ECDF reaches k / n_bins, compared as
-        # cumsum(w) * n_bins >= k * W so that integer weights give exact ties
-        cut = np.searchsorted(np.cumsum(s.w) * n_bins, np.arange(1, n_bins) * s.w.sum(), side="left")
+        # C_j * n_bins >= k * W up to the bound of the sums' rounding error (_running_weight)
+        cumulative, total, slack = _running_weight(s.w)
+        cut = np.searchsorted(cumulative * n_bins, np.arange(1, n_bins) * total - n_bins * slack, side="left")
         inner = s.p[np.minimum(cut, n - 1)]
         ends = np.append(np.searchsorted(s.p, inner, side="right"), n)
         edges = np.concatenate([[0.0], inner, [1.0]])
@@ -393,8 +454,17 @@ def calibration_error(
     The plug-in :math:`(e_b - o_b)^2` overestimates the squared bin error by the
     variance of :math:`o_b`, estimated by :math:`o_b(1-o_b)/(m_b - 1)`; :math:`m_b` is the
     number of samples in the bin, or under weights the effective size
-    :math:`(\sum w)^2 / \sum w^2`. Bins with :math:`m_b \le 1` contribute 0, as in the
-    authors' code. The estimate targets the binned error; with continuous
+    :math:`m_b = (\sum_{i \in b} w_i)^2 / \sum_{i \in b} w_i^2`. Bins with :math:`m_b \le 1`
+    contribute 0, as in the authors' code.
+
+    Here, unlike elsewhere in this module, a weight of 2 is not two repeated rows: the
+    variance of a weighted mean of :math:`N` rows is :math:`o(1-o) \sum w^2 / (\sum w)^2`,
+    whatever the scale of the weights, so the effective size is the number of independent rows
+    the bin is worth (importance or survey weights), not the bin's weight :math:`n_b`. It
+    depends only on the ratios of the weights: weights normalised to sum to 1 give the same
+    estimate as unit weights, where with :math:`n_b` every bin would have :math:`m_b < 1`,
+    contribute 0, and the estimate would silently be 0. For frequency weights (a weight :math:`k` for
+    :math:`k` identical rows) repeat the rows instead. The estimate targets the binned error; with continuous
     predictions the binning itself still underestimates the true calibration error.
 
     Parameters
@@ -461,7 +531,9 @@ def ece_sweep(
 
     with :math:`q = 1` for ``norm="l1"`` and :math:`q = 2` for ``"l2"`` (``"max"`` gives
     the largest gap). Equal-mass bins (``"quantile"``) are the paper's ECE_EM^sweep;
-    ``"uniform"`` its equal-width variant. Monotonicity is judged over non-empty bins.
+    ``"uniform"`` its equal-width variant. Monotonicity is judged over non-empty bins, as exact
+    arithmetic on the weights would judge it: fractions closer than the bound on their rounding
+    error count as equal, so weights :math:`c k` (:math:`k` integers) give the sweep of weights :math:`k`.
 
     After the sort, each binning :math:`b \le b^* + 1` is read off running sums of the sorted
     samples, each bin's end found by a search from the last one's, so the sweep's cost grows
@@ -503,10 +575,19 @@ def ece_sweep(
         return _combine(best.gap, best.share, norm)
     from bayescal._kernels import largest_monotone_bins
 
-    positive = np.concatenate([[0.0], np.cumsum(s.w * s.y)])
-    negative = np.concatenate([[0.0], np.cumsum(s.w * (1 - s.y))])
-    quantile = strategy == "quantile"
-    b_star = largest_monotone_bins(s.p, np.cumsum(s.w), s.w.sum(), positive, negative, quantile)
+    positive, positive_error = _running_sum(s.w * s.y)
+    negative, negative_error = _running_sum(s.w * (1 - s.y))
+    cumulative, total, slack = _running_weight(s.w)
+    b_star = largest_monotone_bins(
+        s.p,
+        cumulative,
+        total,
+        slack,
+        np.concatenate([[0.0], positive]),
+        np.concatenate([[0.0], negative]),
+        2.0 * (positive_error + negative_error),
+        strategy == "quantile",
+    )
     best = _sorted_bin_stats(s, int(b_star), strategy)
     return _combine(best.gap, best.share, norm)
 
@@ -517,6 +598,12 @@ def ece_sweep(
 _KERNEL_IMAGES = 4
 """Periods (of length 2) of the Gaussian summed on each side when it is wrapped: at the largest
 bandwidth, 1, the first one left out lies 2 * 4 + 1 = 9 standard deviations away (e^-40)."""
+
+
+_SIGMA_MIN = 2e-5
+"""Smallest bandwidth of :func:`smooth_ece`: its grid of ceil(20 / sigma) + 1 points reaches 10^6 + 1
+here (and the FFT works on a circle of twice that), the most that stays quick and small in memory;
+a narrower kernel would smooth nothing anyway unless the predictions were closer than 1e-5."""
 
 
 def _smooth_ece_at(grid_mass: np.ndarray, sigma: float) -> float:
@@ -534,8 +621,9 @@ def _smooth_ece_at(grid_mass: np.ndarray, sigma: float) -> float:
     circle[:m] += grid_mass
     circle[(period - np.arange(m)) % period] += grid_mass  # mirror images: 2 - t, and 0 and 1 onto themselves
     offsets = np.arange(period) * h
-    shifts = 2.0 * np.arange(-_KERNEL_IMAGES, _KERNEL_IMAGES + 1)
-    wrapped = _normal.pdf(offsets[None, :] - shifts[:, None], scale=sigma).sum(axis=0)
+    wrapped = np.zeros(period)
+    for shift in 2.0 * np.arange(-_KERNEL_IMAGES, _KERNEL_IMAGES + 1):  # one image at a time: O(M) memory
+        wrapped += _normal.pdf(offsets - shift, scale=sigma)
     smoothed = np.fft.irfft(np.fft.rfft(circle) * np.fft.rfft(wrapped), n=period)[:m]
     return float(np.trapezoid(np.abs(smoothed), dx=h))
 
@@ -586,8 +674,10 @@ def smooth_ece(
     ----------
     y_true, y_prob, sample_weight
         As in :func:`ece`.
-    sigma : float in (0, 1], optional
-        Fixed kernel bandwidth; ``None`` uses the fixed point.
+    sigma : float in [2e-5, 1], optional
+        Fixed kernel bandwidth; ``None`` uses the fixed point. The grid has
+        :math:`\lceil 20/\sigma \rceil + 1` points, :math:`10^6 + 1` at the smallest bandwidth
+        accepted, 2e-5.
     pos_label : optional
         As in :func:`ece`.
 
@@ -600,9 +690,13 @@ def smooth_ece(
     if sigma is not None and (
         isinstance(sigma, (bool, np.bool_))
         or not isinstance(sigma, (int, float, np.integer, np.floating))
-        or not 0.0 < sigma <= 1.0
+        or not _SIGMA_MIN <= sigma <= 1.0
     ):
-        raise ValueError(f"sigma={sigma!r} must be a number in (0, 1], or None for the fixed-point bandwidth.")
+        raise ValueError(
+            f"sigma={sigma!r} must be a number in [{_SIGMA_MIN:g}, 1] (the grid has ceil(20 / sigma) + 1 points, "
+            f"10^6 + 1 at sigma={_SIGMA_MIN:g}): pass a bandwidth in that range, or sigma=None for the fixed-point "
+            "bandwidth."
+        )
     r = w * (y - p) / w.sum()
     masses: dict[int, np.ndarray] = {}
 
@@ -813,9 +907,9 @@ def roc_auc(
     """
     from sklearn.metrics import roc_auc_score
 
-    y, p, w = _check_inputs(y_true, y_prob, sample_weight, pos_label, require_both=True)
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight, pos_label, require_both=True, purpose="ROC AUC")
     if sample_weight is not None:
-        check_class_weights(y.astype(np.int8), w, name="sample_weight")
+        check_class_weights(y.astype(np.int8), w, name="sample_weight", purpose="ROC AUC")
     return float(roc_auc_score(y, p, sample_weight=w))
 
 
@@ -942,10 +1036,9 @@ def brier_decomposition(
     if n_bins is None:
         values, ids = np.unique(p, return_inverse=True)
         n_k = np.bincount(ids, weights=w)
-        f_k = values
-        o_k = np.bincount(ids, weights=w * y) / n_k
-        keep = n_k > 0
-        n_k, f_k, o_k = n_k[keep], f_k[keep], o_k[keep]
+        keep = n_k > 0  # a forecast value whose rows all have weight 0 is no group
+        n_k, f_k = n_k[keep], values[keep]
+        o_k = np.bincount(ids, weights=w * y)[keep] / n_k
     else:
         n_bins = _check_positive_int(n_bins)
         _check_choice(strategy, "strategy", STRATEGIES)
@@ -1188,7 +1281,8 @@ def reliability_curve(
     """
     import xarray as xr
 
-    y, p, w = _check_inputs(y_true, y_prob, sample_weight, pos_label)
+    # count is the weight itself, not a ratio: the weights keep their scale
+    y, p, w = _check_inputs(y_true, y_prob, sample_weight, pos_label, relative=False)
     n_bins = _check_positive_int(n_bins)
     _check_choice(strategy, "strategy", STRATEGIES)
     bins = _bin_stats(p, y, w, n_bins, strategy)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -112,6 +113,125 @@ def test_quantile_bins_have_equal_counts_for_distinct_predictions(rng):
     curve = M.reliability_curve(y, p, n_bins=10, strategy="quantile")
     assert curve["count"].values.tolist() == [100.0] * 10
     assert M.ece(y, p, strategy="quantile") == pytest.approx(M.ece(y, p, strategy="papers"), abs=1e-15)
+
+
+def _quantile_bins_exactly(p, w, n_bins):
+    """Bin number of each sample and weight of each non-empty bin of "quantile", in exact rational
+    arithmetic on the given floats: q_k = min{x : F_w(x) >= k/B}, bin k = (q_k, q_{k+1}]."""
+    from fractions import Fraction
+
+    weights = [Fraction(float(v)) for v in w]
+    total = sum(weights)
+    values = np.unique(p)
+    below = [sum((v for v, x in zip(weights, p) if x <= value), Fraction(0)) for value in values]
+    edges = [next(value for value, mass in zip(values, below) if mass * n_bins >= k * total) for k in range(1, n_bins)]
+    ids = np.array([sum(q < x for q in edges) for x in p])
+    mass = {b: sum((v for v, i in zip(weights, ids) if i == b), Fraction(0)) for b in set(ids.tolist())}
+    return sorted(b for b, m in mass.items() if m > 0), [float(mass[b]) for b in sorted(mass) if mass[b] > 0]
+
+
+@pytest.mark.parametrize("kind", ["same weight", "scaled integers", "integers", "floats"])
+def test_quantile_edges_are_the_exact_weighted_quantiles(kind):
+    """The edges are those of exact arithmetic on the weights meant: running float sums that round
+    below k * W / B (weights all 0.3: 0.3 + 0.3 + 0.3 < 0.9) used to push an edge one row on. For
+    weights c * k the weights meant are the integers k (c * k rounds, by less than the slack)."""
+    rng = np.random.default_rng(3)
+    for n in (6, 10, 29, 64):
+        p = np.round(rng.uniform(size=n), 2)  # some ties
+        y = rng.integers(0, 2, n)
+        c = rng.choice([0.3, 0.1, 1 / n, 7.0, 1 / 3])
+        k = rng.integers(0, 5, n).astype(float)
+        k[0] = max(k[0], 1.0)  # a positive total
+        floats = rng.uniform(0.1, 2.0, n)
+        meant, given = {
+            "same weight": (np.ones(n), np.full(n, c)),
+            "scaled integers": (k, c * k),
+            "integers": (k, k),
+            "floats": (floats, floats),
+        }[kind]
+        for n_bins in (2, 3, 5, 7):
+            index, mass = _quantile_bins_exactly(p, meant, n_bins)
+            curve = M.reliability_curve(y, p, n_bins=n_bins, sample_weight=given)
+            assert curve["bin"].values.tolist() == index, (n, n_bins)
+            np.testing.assert_allclose(curve["count"].values, np.multiply(mass, given.sum() / meant.sum()), rtol=1e-12)
+
+
+def test_an_edge_short_of_its_quantile_by_more_than_rounding_stays_put():
+    """F_w(0.2) = 1/2 - 1e-13 is short of 1/2 by far more than rounding: 0.3 is the first edge."""
+    w = np.array([0.5, 0.5 - 2e-13, 0.5, 0.5 + 2e-13])
+    curve = M.reliability_curve([0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4], n_bins=2, sample_weight=w)
+    assert curve["count"].values.tolist() == pytest.approx([1.5 - 2e-13, 0.5 + 2e-13], abs=1e-15)
+
+
+QUANTILE_BINNED = {
+    "ece": lambda y, p, **kw: M.ece(y, p, n_bins=5, **kw),
+    "ece l2": lambda y, p, **kw: M.ece(y, p, n_bins=7, norm="l2", **kw),
+    "mce": lambda y, p, **kw: M.mce(y, p, n_bins=4, **kw),
+    "calibration_error": lambda y, p, **kw: M.calibration_error(y, p, n_bins=3, **kw),
+    "calibration_error debias": lambda y, p, **kw: M.calibration_error(y, p, n_bins=3, norm="l2", debias=True, **kw),
+    "confidence_ece": lambda y, p, **kw: M.confidence_ece(y, p, n_bins=3, strategy="quantile", **kw),
+    "brier_decomposition": lambda y, p, **kw: M.brier_decomposition(y, p, n_bins=6, strategy="quantile", **kw),
+    "ece_sweep": M.ece_sweep,
+}
+
+
+@pytest.mark.parametrize("name", sorted(QUANTILE_BINNED))
+def test_the_same_weight_on_every_row_changes_no_quantile_binned_result(name):
+    """Weights c on every row (0.3, 0.1, 1/n, 7) are no weights at all: the equal-mass bins, and so
+    every result on them, are the unweighted ones (0.3 used to give bins of 4 + 2 rows, not 3 + 3)."""
+    f = QUANTILE_BINNED[name]
+    for n in (6, 15, 40, 97, 250):
+        for seed in range(3):
+            rng = np.random.default_rng(seed)
+            p = rng.uniform(size=n) if seed else np.arange(1, n + 1) / (n + 1)
+            y = (rng.uniform(size=n) < p).astype(int)
+            ref = f(y, p)
+            for c in (0.3, 0.1, 1 / n, 7.0):
+                got = f(y, p, sample_weight=np.full(n, c))
+                np.testing.assert_allclose(
+                    np.ravel(_as_numbers(got)), np.ravel(_as_numbers(ref)), rtol=1e-12, atol=1e-15
+                )
+
+
+def test_weights_of_three_tenths_keep_the_three_plus_three_bins():
+    y, p = [0, 0, 0, 0, 1, 1], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    w = np.full(6, 0.3)
+    expected = (abs(0.2 - 0.0) + abs(0.5 - 2 / 3)) / 2  # bins {.1, .2, .3} and {.4, .5, .6}
+    assert M.ece(y, p, n_bins=2, sample_weight=w) == pytest.approx(expected, rel=1e-12)
+    curve = M.reliability_curve(y, p, n_bins=2, sample_weight=w)
+    assert curve["count"].values == pytest.approx([0.9, 0.9], rel=1e-12)
+
+
+@pytest.mark.parametrize("c", [0.3, 0.1, 7.0, None])
+def test_scaled_integer_weights_act_as_repeated_rows_in_quantile_bins(c):
+    """Weights c * k (k an integer; None: normalised to sum 1) give the result of k repeated rows:
+    the same bins, and in the sweep the same ties between bins' fractions (1/2 and 1/2 from sums
+    that do not add up exactly used to count as a decrease)."""
+    rng = np.random.default_rng(1)
+    for _ in range(60):
+        n = int(rng.integers(5, 120))
+        p = np.round(rng.uniform(size=n), int(rng.integers(1, 4)))  # ties, many or few
+        y = (rng.uniform(size=n) < p).astype(int)
+        k = rng.integers(1, int(rng.choice([4, 6, 8])), n)  # largest weight 3, 5 or 7 (not a power of 2)
+        w = k / k.sum() if c is None else c * k
+        yr, pr = np.repeat(y, k), np.repeat(p, k)
+        for n_bins in (2, 3, 7, 10):
+            repeated = M.reliability_curve(yr, pr, n_bins=n_bins)
+            assert M.reliability_curve(y, p, n_bins=n_bins, sample_weight=w)["bin"].equals(repeated["bin"])
+            assert M.ece(y, p, n_bins=n_bins, sample_weight=w) == pytest.approx(M.ece(yr, pr, n_bins=n_bins), rel=1e-12)
+        # the sweep's bins can outnumber the weighted rows, not the repeated ones: compare to weights k
+        for strategy in ("quantile", "uniform"):
+            integer = M.ece_sweep(y, p, sample_weight=k, strategy=strategy)
+            got = M.ece_sweep(y, p, sample_weight=w, strategy=strategy)
+            assert got == pytest.approx(integer, rel=1e-12, abs=1e-15)
+
+
+def _as_numbers(result):
+    """Every number of a metric's result (a float or a dataclass of numbers and names)."""
+    if hasattr(result, "__dataclass_fields__"):
+        values = [getattr(result, f) for f in result.__dataclass_fields__]
+        return np.array([float(v) for v in values if not isinstance(v, str)])
+    return np.asarray(result, dtype=float)
 
 
 @pytest.mark.parametrize("strategy", ["quantile", "uniform", "papers"])
@@ -226,6 +346,20 @@ def test_debiased_l2_is_closer_to_the_truth_than_plugin():
     assert abs(np.mean(deb) - true_l2) < 0.3 * (np.mean(plug) - true_l2)
 
 
+def test_debiased_l2_depends_only_on_weight_ratios(miscalibrated, rng):
+    """The correction uses the effective size (sum w)^2 / sum w^2, not the bin's weight: weights
+    normalised to sum 1 give the estimate of the same weights unnormalised (with the bin's
+    weight as its size every bin would be under 1 sample and the estimate 0)."""
+    y, p = miscalibrated
+    w = rng.uniform(0.5, 2.0, p.size)
+    kw = {"n_bins": 5, "norm": "l2", "debias": True}
+    ref = M.calibration_error(y, p, sample_weight=w, **kw)
+    assert ref > 0.05
+    assert M.calibration_error(y, p, sample_weight=w / w.sum(), **kw) == pytest.approx(ref, rel=1e-9)
+    unweighted = M.calibration_error(y, p, **kw)
+    assert M.calibration_error(y, p, sample_weight=np.full(p.size, 1 / p.size), **kw) == pytest.approx(unweighted)
+
+
 def test_debias_needs_l2():
     with pytest.raises(ValueError, match="norm='l2'"):
         M.calibration_error([0, 1], [0.2, 0.7], debias=True)
@@ -325,6 +459,16 @@ def test_smooth_ece_of_one_signed_residuals_is_their_mean(sigma):
     assert M.smooth_ece(y, p, sigma=sigma) == pytest.approx(p.mean(), rel=1e-9)
 
 
+def test_smooth_ece_refuses_a_bandwidth_finer_than_its_grid():
+    """sigma=1e-14 asked for a grid of 2e15 points (numpy's memory error); 2e-5 is the floor."""
+    with pytest.raises(ValueError, match=r"sigma=1e-14 must be a number in \[2e-05, 1\].*or sigma=None"):
+        M.smooth_ece([0, 1, 1], [0.2, 0.6, 0.9], sigma=1e-14)
+    with pytest.raises(ValueError, match=r"sigma=1.9e-05 must be a number in \[2e-05, 1\]"):
+        M.smooth_ece([0, 1, 1], [0.2, 0.6, 0.9], sigma=1.9e-5)
+    # the floor itself works: residuals of one sign give their mean at every bandwidth
+    assert M.smooth_ece([1, 1, 1], [0.2, 0.6, 0.9], sigma=2e-5) == pytest.approx(np.mean([0.8, 0.4, 0.1]))
+
+
 def test_smooth_ece_constant_forecast_is_the_bias():
     # p = 0.5 everywhere, 70% positives: r_hat = 0.2 * reflected kernel, whose mass on [0, 1] is ~1
     y = np.array([1] * 70 + [0] * 30)
@@ -409,6 +553,13 @@ def test_single_class_allowed_except_auc():
         M.roc_auc([1, 1], [0.9, 0.8])
 
 
+def test_roc_auc_says_that_roc_auc_needs_both_classes():
+    with pytest.raises(ValueError, match=r"y_true has a single class \(1\): ROC AUC needs samples of both classes"):
+        M.roc_auc([1, 1, 1], [0.2, 0.7, 0.4])
+    with pytest.raises(ValueError, match="positive class zero total weight: ROC AUC needs weight on both classes"):
+        M.roc_auc([0, 1, 0], [0.2, 0.7, 0.4], sample_weight=[1, 0, 1])
+
+
 # ----------------------------------------------------------------------------- decompositions
 
 
@@ -430,6 +581,16 @@ def test_brier_decomposition_is_exact_over_distinct_values(rng):
     share = w[grp].sum() / w.sum()
     assert out.reliability >= share * (0.1 - o1) ** 2
     assert out.resolution >= share * (o1 - ybar) ** 2
+
+
+def test_brier_decomposition_drops_forecast_values_of_zero_weight_silently():
+    """A forecast value held only by rows of weight 0 is no group (and used to warn of 0 / 0)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = M.brier_decomposition([0, 1, 1], [0.2, 0.5, 0.7], sample_weight=[0, 1, 1])
+    ref = M.brier_decomposition([1, 1], [0.5, 0.7])
+    assert out.n_groups == ref.n_groups == 2
+    np.testing.assert_allclose(_as_numbers(out), _as_numbers(ref), rtol=1e-12, atol=1e-15)
 
 
 def test_binned_brier_decomposition_says_so(miscalibrated):
@@ -513,7 +674,7 @@ def test_bad_binning_parameters(f):
 def test_bad_parameters_of_other_metrics():
     with pytest.raises(ValueError, match="norm='l3' is not one of"):
         M.ece([0, 1], [0.2, 0.7], norm="l3")
-    with pytest.raises(ValueError, match=r"sigma=0 must be a number in \(0, 1\]"):
+    with pytest.raises(ValueError, match=r"sigma=0 must be a number in \[2e-05, 1\]"):
         M.smooth_ece([0, 1], [0.2, 0.7], sigma=0)
     with pytest.raises(ValueError, match="p=0.5 must be a finite number >= 1"):
         M.mvce([0, 1], [0.2, 0.7], n_bins=1, p=0.5)
@@ -538,6 +699,26 @@ def test_inputs_not_modified_and_plain_floats_returned(f, miscalibrated):
     if f in (M.brier_decomposition, M.corp_decomposition, M.bayes_error_bounds, M.reliability_curve):
         return
     assert type(out) is float
+
+
+@pytest.mark.parametrize("scale", [1e-120, 1e300])
+@pytest.mark.parametrize("f", [f for f in ALL_METRICS if f is not M.reliability_curve], ids=lambda f: f.__name__)
+def test_metrics_of_weight_ratios_take_weights_of_any_scale_silently(f, scale, miscalibrated):
+    """Only the ratios of the weights matter to these metrics: 1e-120 or 1e300 on every row is the
+    unweighted result, without the warning about weights that cannot act as counts."""
+    y, p = miscalibrated
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = _call(f, y, p, sample_weight=np.full(p.size, scale))
+    np.testing.assert_allclose(_as_numbers(got), _as_numbers(_call(f, y, p)), rtol=1e-12, atol=1e-15)
+
+
+def test_reliability_curve_counts_in_the_units_of_the_weights(miscalibrated):
+    """Its count is the bins' weight, not a ratio: the weights keep their scale."""
+    y, p = miscalibrated
+    curve = M.reliability_curve(y, p, sample_weight=np.full(p.size, 2.5))
+    assert float(curve["count"].sum()) == pytest.approx(2.5 * p.size)
+    assert curve["count"].values == pytest.approx(2.5 * M.reliability_curve(y, p)["count"].values)
 
 
 @pytest.mark.parametrize("f", ALL_METRICS, ids=lambda f: f.__name__)
