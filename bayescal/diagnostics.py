@@ -61,6 +61,7 @@ from bayescal._validation import (
     random_generator,
 )
 from bayescal.base import ClassConditional
+from bayescal.data import from_working, to_working
 from bayescal.decision import over_draws
 
 __all__ = [
@@ -76,6 +77,8 @@ INTEGRATION_NODES = 2048
 """Nodes of :func:`score_density_check`'s integration over all bins at least (equally spaced on
 the working scale; every bin has at least ``points_per_bin``)."""
 MIN_REPLICATES = 500
+"""Fewest replicates of the checks that replicate data from the posterior draws: a posterior with
+fewer draws (a point estimate has one) has each draw replicated several times."""
 
 
 def _ece(y: np.ndarray, p: np.ndarray, n_bins: int, strategy: str) -> float:
@@ -116,12 +119,24 @@ def _eti(draws: xr.DataArray, ci_prob: float, dims: Any = ("chain", "draw")) -> 
     return arviz_stats.eti(draws, prob=ci_prob, dim=list(dims))
 
 
+def _replicates_per_draw(n_draws: int, min_replicates: int) -> int:
+    """Smallest ``r`` with ``r * n_draws >= min_replicates`` (at least 1)."""
+    return max(1, -(-min_replicates // n_draws))
+
+
 def _replicate(p: np.ndarray, min_replicates: int) -> tuple[np.ndarray, int]:
-    """Repeat the draws of ``p`` (chain, draw, n) along ``draw`` until there are at least
+    """Repeat the draws of ``p`` (chain, draw, ...) along ``draw`` until there are at least
     ``min_replicates`` in all; returns the array and the repetition factor."""
-    n_draws = p.shape[0] * p.shape[1]
-    reps = max(1, -(-min_replicates // n_draws))
+    reps = _replicates_per_draw(p.shape[0] * p.shape[1], min_replicates)
     return (np.repeat(p, reps, axis=1) if reps > 1 else p), reps
+
+
+def _check_binning(n_bins: Any, strategy: Any) -> tuple[int, str]:
+    """``n_bins`` and ``strategy`` of the ECE (:func:`bayescal.metrics.ece`), checked up front
+    (a statistic without bins, such as MCB, would not check them)."""
+    return metrics._check_positive_int(n_bins, "n_bins"), metrics._check_choice(
+        strategy, "strategy", metrics.STRATEGIES
+    )
 
 
 def _labels_and_scores(calibrator: Any, scores: Any, y: Any, caller: str) -> tuple[np.ndarray, np.ndarray]:
@@ -173,8 +188,10 @@ def ppc_calibration(
     scores, y : array-like of shape (n,)
         Evaluation scores (input scale of the calibrator) and binary labels.
     statistics : str or sequence of str, default ("ece", "mcb")
-    n_bins, strategy
-        Binning of the ECE (:func:`bayescal.metrics.ece`).
+    n_bins : int, default 10
+        Number of bins of the ECE (:func:`bayescal.metrics.ece`).
+    strategy : {"quantile", "uniform", "papers"}, default "quantile"
+        Binning of the ECE (:data:`bayescal.metrics.STRATEGIES`).
     min_replicates : int, default 500
         When the posterior has fewer draws, each draw is replicated several times (output
         draw ``k`` uses posterior draw ``k // r``, ``r`` in attr ``replicates_per_draw``).
@@ -190,6 +207,7 @@ def ppc_calibration(
         ``statistic``.
     """
     names = _check_statistics(statistics)
+    n_bins, strategy = _check_binning(n_bins, strategy)
     min_replicates = check_integer(min_replicates, "min_replicates")
     s, y01 = _labels_and_scores(calibrator, scores, y, "ppc_calibration")
     p, reps = _replicate(calibrator.predict_posterior(s).values, min_replicates)
@@ -262,7 +280,8 @@ def consistency_check(
         :func:`bayescal.metrics.reliability_curve`.
     n_replicates : int, default 1000
     band : bool, default True
-        Compute the consistency band (one reliability curve per replicate: about 6 ms each).
+        Compute the consistency band, from one :func:`bayescal.metrics.reliability_curve` of
+        each replicate's labels (``band=False`` skips them).
     ci_prob : float, optional
         Probability of the consistency band; :data:`bayescal.base.DEFAULT_CI_PROB` (0.95) when None.
     random_state : None, int or numpy.random.Generator, default None
@@ -282,6 +301,7 @@ def consistency_check(
         (bin, ci_bound), the interval of the replicated fraction of positives.
     """
     names = _check_statistics(statistics)
+    n_bins, strategy = _check_binning(n_bins, strategy)
     n_replicates = check_integer(n_replicates, "n_replicates")
     ci_prob = check_ci_prob(ci_prob)
     s = check_probabilities(scores, name="scores")
@@ -351,8 +371,6 @@ def _integration_nodes(edges: np.ndarray, score_kind: str, per_interval: int, to
     starts : ndarray of shape (len(edges) - 1,)
         Index of each interval's first node (for ``np.add.reduceat``).
     """
-    from bayescal.data import from_working, to_working
-
     t_edges = to_working(np.asarray(edges, dtype=np.float64), score_kind)
     widths = np.diff(t_edges)
     step = (t_edges[-1] - t_edges[0]) / max(total - 1, 1)
@@ -368,6 +386,30 @@ def _integration_nodes(edges: np.ndarray, score_kind: str, per_interval: int, to
     nodes = from_working(t, score_kind)
     jacobian = nodes * (1.0 - nodes) if score_kind == "probability" else 1.0
     return nodes, trap * jacobian, np.r_[0, np.cumsum(counts)[:-1]]
+
+
+def _check_edges(bins: Any, score_kind: str) -> np.ndarray:
+    """``bins`` given as edges: finite, strictly increasing, and for probability scores in [0, 1]."""
+    edges = check_scores(bins, score_kind="decision", name="bins")
+    if score_kind == "probability" and (edges.min() < 0.0 or edges.max() > 1.0):
+        raise ValueError(
+            f"bins has edges outside [0, 1] (min {edges.min():.4g}, max {edges.max():.4g}): bins are edges on "
+            "the calibrator's input scale, here probabilities in [0, 1]; pass e.g. bins=np.linspace(0, 1, 11), "
+            "or a number of bins."
+        )
+    if edges.size < 2 or np.any(np.diff(edges) <= 0):
+        raise ValueError("bins as edges must be at least two strictly increasing values.")
+    return edges
+
+
+def _bin_index(t: np.ndarray, t_edges: np.ndarray) -> np.ndarray:
+    """Bin of each value between consecutive ``t_edges``: ``[e_b, e_{b+1})``, the last bin closed
+    (as :func:`numpy.histogram`); -1 outside the edges."""
+    n_bins = t_edges.size - 1
+    which = np.searchsorted(t_edges, t, side="right") - 1
+    which[t == t_edges[-1]] = n_bins - 1
+    which[(which < 0) | (which >= n_bins)] = -1
+    return which
 
 
 def _model_score_distribution(calibrator: Any, grid_size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -413,36 +455,37 @@ def calibration_error_posterior(
     event probability; no binning, so these are the quantities the binned estimators of
     :mod:`bayescal.metrics` estimate). The expectation over scores uses
 
-    * ``score_distribution="empirical"``: the observed ``scores`` (the error on the
-      classifier's actual score distribution);
-    * ``score_distribution="model"``: the calibrator's own posterior score distribution
-      :math:`\pi_d f_{1d} + (1 - \pi_d) f_{0d}` (``density_map`` plus ``score_atoms`` of a
-      :class:`~bayescal.base.ClassConditional` calibrator, e.g. the DPM), so the
-      interval also carries the uncertainty about the score distribution; ``scores`` is
-      not needed.
+    * ``score_distribution="empirical"``: the given ``scores``,
+      :math:`E_s\,g(s) = \frac{1}{n}\sum_i g(s_i)` (the error on those scores);
+    * ``score_distribution="model"``: the calibrator's own score distribution
+      :math:`\pi_d f_{1d} + (1 - \pi_d) f_{0d}` per draw (``density_map`` plus ``score_atoms``
+      and ``class_prior_draws`` of a :class:`~bayescal.base.ClassConditional` calibrator, e.g.
+      the DPM or the KDE): its model of the population of scores (the class densities it was
+      fitted to, mixed at its class prior), so the interval also carries the uncertainty about
+      the score distribution.
 
-    ``None`` (default) takes ``"model"`` when the calibrator is
-    :class:`~bayescal.base.ClassConditional` with a posterior of more than one draw (the DPM,
-    or a DPM under :meth:`~bayescal.base.Calibrator.with_class_prior`) and ``"empirical"``
-    otherwise. On 100 repetitions of 500 scores from each of the truths ``beta_skewed``,
-    ``beta_bimodal``, ``rare`` and ``confident`` (scores piled near 0 and 1) of
-    :data:`bayescal.datasets.TRUTHS` (the default DPM), the 95 % interval of ``"model"`` held the
-    population ECE and REL in 91-99 of 100 repetitions; that of ``"empirical"``, which ignores
-    the sampling of the scores, in 56-92
-    (``benchmarks/ece_posterior_coverage.py``; its output,
-    ``benchmarks/results/ece_posterior_coverage.md``, has the table and the machine).
+    ``None`` (default) follows the arguments: ``"empirical"`` when ``scores`` are given, and
+    ``"model"`` when they are not (which needs a class-conditional calibrator). ``"empirical"``
+    treats the scores as fixed: its interval is one for the error on those scores, and leaves
+    out the sampling of the scores when read as one for the population error. How often each
+    interval holds the population error on simulated truths: ``docs/user_guide/choosing.md``.
 
     Parameters
     ----------
     calibrator : fitted Calibrator with ``score_kind="probability"``
     scores : array-like of shape (n,), optional
-        The classifier's probabilities (required for ``"empirical"``).
+        The classifier's probabilities of class 1, in [0, 1]: the scores the error is averaged
+        over (``"empirical"``). Omit them for ``"model"``; with ``"model"`` given explicitly,
+        scores passed are checked but not used.
     tolerance : float, optional
-        A user's tolerance :math:`\epsilon`: adds ``prob_below_tolerance``, the posterior
-        probability :math:`P(\mathrm{error} < \epsilon \mid \text{data})` of each measure.
+        A user's tolerance :math:`\epsilon` on the probability scale: adds
+        ``prob_below_tolerance``, the posterior probabilities
+        :math:`P(\mathrm{ECE} < \epsilon)`, :math:`P(\mathrm{CE}_{\ell_2} < \epsilon)` and
+        :math:`P(\mathrm{REL} < \epsilon^2)` (REL is in squared probability units, so it is
+        compared with :math:`\epsilon^2`: the same statement as the :math:`\ell_2` error's).
     score_distribution : {"empirical", "model"} or None
-        See above. With the default and a DPM, ``"model"`` is taken and ``scores``, if given,
-        is not used: pass ``"empirical"`` for the error on those scores.
+        See above; None takes ``"empirical"`` when ``scores`` are given and ``"model"``
+        otherwise.
     ci_prob : float, optional
         Probability of the equal-tailed intervals; :data:`bayescal.base.DEFAULT_CI_PROB` (0.95)
         when None.
@@ -456,31 +499,34 @@ def calibration_error_posterior(
     xarray.Dataset
         ``ece``, ``l2`` and ``reliability`` over ``(chain, draw)``; ``<name>_mean`` and
         ``<name>_ci`` (ci_bound); ``prob_below_tolerance`` over ``measure`` when ``tolerance``
-        is given.
+        is given; attr ``score_distribution``.
     """
-    check_calibrator(calibrator, scores_only="calibration_error_posterior")
+    check_is_fitted(check_calibrator(calibrator, scores_only="calibration_error_posterior"))
     if calibrator.score_kind != "probability":
         raise ValueError(
             "calibration_error_posterior compares the map with the scores themselves, so it needs "
             "probability scores: use a calibrator with score_kind='probability'."
         )
+    class_conditional = isinstance(calibrator, ClassConditional)
     if score_distribution is None:
-        score_distribution = (
-            "model"
-            if isinstance(calibrator, ClassConditional) and calibrator.class_prior_draws().size > 1
-            else "empirical"
-        )
+        if scores is None and not class_conditional:
+            raise ValueError(
+                f"calibration_error_posterior needs the scores to average the error over: pass scores= "
+                f"(the classifier's probabilities). {type(calibrator).__name__} does not model the score "
+                "distribution, so without scores there is nothing to average over."
+            )
+        score_distribution = "empirical" if scores is not None else "model"
     if score_distribution not in ("empirical", "model"):
         raise ValueError(f"score_distribution={score_distribution!r} must be 'empirical' or 'model'.")
     ci_prob = check_ci_prob(ci_prob)
+    s = None if scores is None else check_probabilities(scores, name="scores")
     if score_distribution == "empirical":
-        if scores is None:
+        if s is None:
             raise ValueError("score_distribution='empirical' needs the classifier's scores: pass scores=.")
-        s = check_probabilities(scores, name="scores")
         q = calibrator.predict_posterior(s).values
         weights = np.full(q.shape, 1.0 / s.size)
     else:
-        if not isinstance(calibrator, ClassConditional):
+        if not class_conditional:
             raise ValueError(
                 f"score_distribution='model' needs a class-conditional calibrator, one with "
                 f"density_map (e.g. 'dpm'); "
@@ -505,8 +551,10 @@ def calibration_error_posterior(
         if np.ndim(tolerance) != 0:
             raise ValueError(f"tolerance={tolerance!r} must be one positive number, e.g. 0.02.")
         tolerance = check_number(tolerance, "tolerance", low=0.0, inclusive=False)
+        # ECE and l2 error are probabilities; REL is their square's scale
+        bound = {"ece": tolerance, "l2": tolerance, "reliability": tolerance**2}
         out["prob_below_tolerance"] = xr.DataArray(
-            [float((out[m] < tolerance).mean()) for m in fields], dims="measure", coords={"measure": list(fields)}
+            [float((out[m] < bound[m]).mean()) for m in fields], dims="measure", coords={"measure": list(fields)}
         )
         out.attrs["tolerance"] = tolerance
     return out
@@ -533,24 +581,33 @@ def score_density_check(
     gives the bin probability :math:`P_{dcb} = \int_b f_{dc}(s)\,ds` (plus the masses of atoms
     inside the bin), from :meth:`density_map` by the trapezoid rule on the working scale (the
     logit of probabilities, where a density piled near 0 or 1 is smooth), on at least
-    ``points_per_bin`` points a bin and :data:`INTEGRATION_NODES` in all; the replicated count is :math:`n^{rep}_{dcb} \sim \mathrm{Binomial}(n_c, P_{dcb})`.
-    The discrepancy :math:`X^2_{dc} = \sum_b (n_{cb} - n_c P_{dcb})^2 / (n_c P_{dcb})` of the
-    observed counts is compared with that of the replicated counts: posterior predictive
-    p-value per class.
+    ``points_per_bin`` points a bin and :data:`INTEGRATION_NODES` in all; the replicated count
+    is :math:`n^{rep}_{dcb} \sim \mathrm{Binomial}(n_c, P_{dcb})`. The discrepancy
+    :math:`X^2_{dc} = \sum_b (n_{cb} - n_c P_{dcb})^2 / (n_c P_{dcb})` of the observed counts is
+    compared with that of the replicated counts: posterior predictive p-value per class.
+
+    Scores and atoms are placed in the bins ``[e_b, e_{b+1})`` (the last one closed) on the
+    working scale, the scale the calibrator models: probabilities within
+    :data:`bayescal.data.PROB_EPS` of 0 or 1 are one value there, as they are to the model, so
+    an atom at 0 or 1 falls in the end bin with the scores it stands for.
 
     Parameters
     ----------
     calibrator : fitted :class:`~bayescal.base.ClassConditional` calibrator (e.g. ``"dpm"``, ``"kde"``)
     scores, y : array-like of shape (n,)
     bins : int or array-like, default 20
-        Number of equal-width bins over the observed score range (input scale), or edges.
+        Number of equal-width bins over the observed score range (input scale), or the edges
+        on the calibrator's input scale (probabilities in [0, 1] for ``score_kind="probability"``,
+        e.g. ``np.linspace(0, 1, 11)``).
     ci_prob : float, optional
+        Probability of the bands; :data:`bayescal.base.DEFAULT_CI_PROB` (0.95) when None.
     points_per_bin : int, default 16
+        Fewest integration nodes a bin.
     min_replicates : int, default 500
-        When the posterior has fewer draws (a point estimate such as ``"kde"`` has one), each
-        draw's counts are replicated several times, so that the p-value is a proportion of at
-        least this many replicates rather than 0 or 1 (output draw ``k`` uses posterior draw
-        ``k // r``, ``r`` in attr ``replicates_per_draw``).
+        Each posterior draw's counts are replicated ``r`` times (dimension ``replicate``, ``r``
+        also in attr ``replicates_per_draw``), the fewest with at least this many replicates in
+        all, so that the p-value of a posterior with few draws (a point estimate such as
+        ``"kde"`` has one) is a proportion of many replicates rather than 0 or 1.
     random_state : None, int or numpy.random.Generator, default None
         Randomness of the replicated counts (scikit-learn's convention).
     random_seed : deprecated
@@ -560,10 +617,10 @@ def score_density_check(
     -------
     xarray.Dataset
         Over ``(class, bin)``: ``observed_count``, ``observed_density`` (count / (n_c width));
-        ``density`` (chain, draw, class, bin): bin-averaged posterior density;
+        ``density`` (chain, draw, class, bin): bin-averaged density of each posterior draw;
         ``density_band`` (class, bin, ci_bound; with more than one posterior draw);
-        ``replicated_count`` (chain, draw, class, bin) and its ``count_band``; ``p_value`` over
-        ``class``; coordinates ``bin_lower``, ``bin_upper``.
+        ``replicated_count`` (chain, draw, replicate, class, bin) and its ``count_band``;
+        ``p_value`` over ``class``; coordinates ``bin_lower``, ``bin_upper``.
     """
     if not isinstance(check_calibrator(calibrator), ClassConditional):
         raise ValueError(
@@ -584,39 +641,41 @@ def score_density_check(
             )
         edges = np.linspace(s.min(), s.max(), n_bins + 1)
     else:
-        edges = check_scores(bins, score_kind=kind, name="bins")
-        if edges.size < 2 or np.any(np.diff(edges) <= 0):
-            raise ValueError("bins as edges must be at least two strictly increasing values.")
+        edges = _check_edges(bins, kind)
     n_bins = edges.size - 1
+    width = np.diff(edges)
     # integration nodes inside each bin, trapezoid weights on the working scale
     nodes, weights, starts = _integration_nodes(edges, kind, points_per_bin, INTEGRATION_NODES)
     dens = calibrator.density_map(nodes).values  # (chain, draw, class, node)
     mass = np.add.reduceat(dens * weights, starts, axis=-1)  # (chain, draw, class, bin)
+    # rows and atoms are placed in the bins on the working scale, as the model sees them
+    t_edges = to_working(edges, kind)
     atoms = _atom_masses(calibrator)
     if atoms is not None:
         values, masses = atoms
-        which = np.searchsorted(edges, values, side="right") - 1
-        which[values == edges[-1]] = n_bins - 1
+        which = _bin_index(to_working(values, kind), t_edges)
         for a, b in enumerate(which):
-            if 0 <= b < n_bins:
+            if b >= 0:
                 mass[..., b] += masses[..., a]
+    row_bin = _bin_index(to_working(s, kind), t_edges)
+    counted = row_bin >= 0
+    obs = np.stack([np.bincount(row_bin[counted & (y01 == c)], minlength=n_bins) for c in (0, 1)])
+    obs = obs.astype(np.float64)
     n_c = np.array([np.sum(y01 == 0), np.sum(y01 == 1)], dtype=np.float64)
-    obs = np.stack([np.histogram(s[y01 == c], bins=edges)[0] for c in (0, 1)]).astype(np.float64)
     rng = random_generator(random_state, random_seed, "score_density_check")
-    n_posterior = mass.shape[0] * mass.shape[1]
-    if n_posterior > 1:
-        density_band = _eti(xr.DataArray(mass / np.diff(edges), dims=("chain", "draw", "class", "bin")), ci_prob)
-    mass, reps = _replicate(mass, min_replicates)
-    prob = np.clip(mass, 0.0, 1.0)
-    rep = rng.binomial(n_c.astype(np.int64)[None, None, :, None], prob).astype(np.float64)
-    expected = np.maximum(n_c[None, None, :, None] * prob, 1e-12)
+    n_chain, n_draw = mass.shape[:2]
+    reps = _replicates_per_draw(n_chain * n_draw, min_replicates)
+    prob = np.clip(mass, 0.0, 1.0)[:, :, None]  # (chain, draw, replicate, class, bin)
+    n_rep = n_c.astype(np.int64)[:, None]
+    rep = rng.binomial(n_rep, prob, size=(n_chain, n_draw, reps, 2, n_bins)).astype(np.float64)
+    expected = np.maximum(n_c[:, None] * prob, 1e-12)
     x2_obs = np.sum((obs - expected) ** 2 / expected, axis=-1)
     x2_rep = np.sum((rep - expected) ** 2 / expected, axis=-1)
-    width = np.diff(edges)
     dims4 = ("chain", "draw", "class", "bin")
     coords = {
-        "chain": np.arange(mass.shape[0]),
-        "draw": np.arange(mass.shape[1]),
+        "chain": np.arange(n_chain),
+        "draw": np.arange(n_draw),
+        "replicate": np.arange(reps),
         "class": [0, 1],
         "bin": np.arange(n_bins),
         "bin_lower": ("bin", edges[:-1]),
@@ -627,15 +686,16 @@ def score_density_check(
             "observed_count": (("class", "bin"), obs),
             "observed_density": (("class", "bin"), obs / np.maximum(n_c[:, None], 1) / width),
             "density": (dims4, mass / width),
-            "replicated_count": (dims4, rep),
+            "replicated_count": (("chain", "draw", "replicate", "class", "bin"), rep),
         },
         coords=coords,
         attrs={"ci_prob": ci_prob, "ci_kind": "eti", "score_scale": kind, "replicates_per_draw": reps},
     )
-    if n_posterior > 1:
-        ds["density_band"] = density_band.transpose("class", "bin", "ci_bound")
-    ds["count_band"] = _eti(ds["replicated_count"], ci_prob).transpose("class", "bin", "ci_bound")
-    ds["p_value"] = xr.DataArray((x2_rep >= x2_obs).mean(axis=(0, 1)), dims="class")
+    if n_chain * n_draw > 1:
+        ds["density_band"] = _eti(ds["density"], ci_prob).transpose("class", "bin", "ci_bound")
+    count_band = _eti(ds["replicated_count"], ci_prob, ("chain", "draw", "replicate"))
+    ds["count_band"] = count_band.transpose("class", "bin", "ci_bound")
+    ds["p_value"] = xr.DataArray((x2_rep >= x2_obs).mean(axis=(0, 1, 2)), dims="class")
     return ds
 
 
@@ -647,6 +707,7 @@ def posterior_predictive_tree(
     scores: ArrayLike,
     y: ArrayLike,
     *,
+    min_replicates: int = MIN_REPLICATES,
     random_state: RandomStateLike = None,
     random_seed: RandomStateLike = None,
 ) -> xr.DataTree:
@@ -654,7 +715,12 @@ def posterior_predictive_tree(
 
     ``posterior_predictive.y`` holds :math:`y^{rep} \\sim \\mathrm{Bernoulli}(p_d(s_i))` per
     posterior draw (``(chain, draw, obs_id)``), ``observed_data.y`` the labels: the input of
-    ``arviz_plots.plot_ppc_pava`` and the other ``plot_ppc_*`` functions.
+    ``arviz_plots.plot_ppc_pava`` and the other ``plot_ppc_*`` functions. ArviZ's PAV check
+    takes the mean of row :math:`i`'s replicated labels over the draws as its forecast, a Monte
+    Carlo estimate of the posterior mean probability :math:`\\frac{1}{D}\\sum_d p_d(s_i)`; so each
+    posterior draw is replicated until there are at least ``min_replicates`` replicates (with
+    one draw, a point estimate's, every forecast would be 0 or 1 and the band would have no
+    width).
 
     Parameters
     ----------
@@ -664,6 +730,10 @@ def posterior_predictive_tree(
         Scores on the calibrator's input scale.
     y : array-like of shape (n,)
         Binary labels.
+    min_replicates : int, default 500
+        When the posterior has fewer draws, each draw is replicated several times (output
+        draw ``k`` uses posterior draw ``k // r``, ``r`` in the ``posterior_predictive`` attr
+        ``replicates_per_draw``).
     random_state : None, int or numpy.random.Generator, default None
         Randomness of the replicated labels.
     random_seed : deprecated
@@ -674,11 +744,12 @@ def posterior_predictive_tree(
     xarray.DataTree
         Groups ``posterior_predictive`` and ``observed_data``.
     """
+    min_replicates = check_integer(min_replicates, "min_replicates")
     s, y01 = _labels_and_scores(calibrator, scores, y, "posterior_predictive_tree")
-    p = calibrator.predict_posterior(s).values
+    p, reps = _replicate(calibrator.predict_posterior(s).values, min_replicates)
     rng = random_generator(random_state, random_seed, "posterior_predictive_tree")
     y_rep = (rng.random(p.shape) < p).astype(np.int64)
     coords = {"chain": np.arange(p.shape[0]), "draw": np.arange(p.shape[1]), "obs_id": np.arange(s.size)}
-    pp = xr.Dataset({"y": (("chain", "draw", "obs_id"), y_rep)}, coords=coords)
+    pp = xr.Dataset({"y": (("chain", "draw", "obs_id"), y_rep)}, coords=coords, attrs={"replicates_per_draw": reps})
     od = xr.Dataset({"y": ("obs_id", y01.astype(np.int64))}, coords={"obs_id": coords["obs_id"]})
     return xr.DataTree.from_dict({"posterior_predictive": pp, "observed_data": od})

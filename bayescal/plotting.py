@@ -10,7 +10,7 @@ those numbers, so tests can read the drawing back and compare.
   frequencies with their counts and consistency bands, each class's scores underneath;
   several calibrators in one figure.
 * :class:`DensityDisplay`: observed class-conditional score histograms against the posterior
-  densities with bands.
+  densities with bands, and the masses of score atoms.
 * :class:`PPCDisplay`: replicated distribution of a reliability statistic against its
   observed value, with the p-value.
 * :class:`DecisionDisplay`: the cost-optimal decision regions on the calibration map.
@@ -27,7 +27,17 @@ import numpy as np
 import xarray as xr
 
 from bayescal._typing import ArrayLike, RandomStateLike
-from bayescal._validation import DEFAULT_CI_PROB, check_ci_prob, check_probabilities, resolve_random_state
+from bayescal._validation import (
+    DEFAULT_CI_PROB,
+    check_calibrator,
+    check_ci_prob,
+    check_consistent_length,
+    check_integer,
+    check_probabilities,
+    check_scored_labels,
+    check_scores,
+    resolve_random_state,
+)
 
 if TYPE_CHECKING:
     from bayescal.base import Calibrator
@@ -50,17 +60,19 @@ def _label(calibrator: Calibrator, label: str | None) -> str:
 
 
 def _random_state(random_state: RandomStateLike, random_seed: RandomStateLike, where: str) -> RandomStateLike:
-    """A Display's ``random_state`` (default 0), or the deprecated ``random_seed`` when given."""
+    """A Display's ``random_state`` (default 0), or the deprecated ``random_seed`` when
+    ``random_state`` is left at its default; any other ``random_state`` with ``random_seed`` is
+    refused (:func:`~bayescal._validation.resolve_random_state`)."""
+    at_default = type(random_state) is int and random_state == 0
     # the warning points at the user's call of the Display factory (this helper is one frame deeper)
-    return resolve_random_state(None if random_seed is not None else random_state, random_seed, where)
+    return resolve_random_state(None if random_seed is not None and at_default else random_state, random_seed, where)
 
 
-def _checked(calibrators: Any, *, raw: bool) -> Mapping[str, Any]:
+def _checked(calibrators: Any, *, raw: bool, where: str | None = None) -> Mapping[str, Any]:
     """``calibrators`` as given, once it is a non-empty mapping of labels to fitted calibrators
-    (or ``None``, the raw probabilities, where ``raw``)."""
+    (or ``None``, the raw probabilities, where ``raw``); with ``where``, the Display drawing maps
+    of scores alone, a feature-aware calibrator is refused in its name."""
     from sklearn.utils.validation import check_is_fitted
-
-    from bayescal._validation import check_calibrator
 
     entries = "fitted calibrators or None (raw probabilities)" if raw else "fitted calibrators"
     if not isinstance(calibrators, Mapping) or not calibrators:
@@ -71,21 +83,109 @@ def _checked(calibrators: Any, *, raw: bool) -> Mapping[str, Any]:
     for est in calibrators.values():
         if est is None and raw:
             continue
-        check_is_fitted(check_calibrator(est))
+        check_is_fitted(check_calibrator(est, scores_only=where))
     return calibrators
 
 
-def _axes(axes: Any, needed: int, what: str) -> Any:
-    """``axes`` as a sequence of at least ``needed`` Axes (one Axes stands for a sequence of one);
-    None stays None (a new figure)."""
+def _axes(axes: Any, needed: int, what: str, name: str = "axes") -> Any:
+    """``axes`` as a list of at least ``needed`` Axes (one Axes stands for a list of one; an
+    array of them, as ``plt.subplots`` returns, is flattened); None stays None (a new figure)."""
     if axes is None:
         return None
-    if hasattr(axes, "figure") and not isinstance(axes, (list, tuple, np.ndarray)):
-        axes = [axes]
-    axes = list(np.ravel(np.asarray(axes, dtype=object)))
-    if len(axes) < needed:
-        raise ValueError(f"axes has {len(axes)} Axes but the figure needs {needed}, {what}: pass that many.")
-    return axes
+    from matplotlib.axes import Axes
+
+    flat = [axes] if isinstance(axes, Axes) else list(np.ravel(np.asarray(axes, dtype=object)))
+    if not all(isinstance(a, Axes) for a in flat):
+        raise ValueError(
+            f"{name}={axes!r:.80} is not a matplotlib Axes or a sequence of them: pass Axes, e.g. plt.subplots()[1]."
+        )
+    if len(flat) < needed:
+        raise ValueError(f"{name} has {len(flat)} Axes but the figure needs {needed}, {what}: pass that many.")
+    return flat
+
+
+def _one_axes(ax: Any) -> Any:
+    """``ax`` as one Axes (also given as an array holding one, e.g. ``plt.subplots(squeeze=False)``);
+    None stays None (a new figure)."""
+    axes = _axes(ax, 1, "the diagram", name="ax")
+    if axes is None:
+        return None
+    if len(axes) > 1:
+        raise ValueError(f"ax holds {len(axes)} Axes but the diagram is drawn on one: pass one of them, e.g. axs[0].")
+    return axes[0]
+
+
+def _atoms(calibrator: Calibrator) -> np.ndarray:
+    """Sorted scores (input scale) the calibrator models as point masses
+    (:meth:`~bayescal.base.ClassConditional.score_atoms`); none for other calibrators."""
+    from bayescal.base import ClassConditional
+
+    if not isinstance(calibrator, ClassConditional):
+        return np.empty(0)
+    return np.unique(np.asarray(calibrator.score_atoms()["atom"].values, dtype=np.float64))
+
+
+def _within(atoms: np.ndarray, lo: float, hi: float, score_kind: str) -> np.ndarray:
+    """Whether each atom lies in ``[lo, hi]`` on the working scale, where the calibrator puts it (an
+    atom at 0 stands for scores below 1e-12 too, so it lies in a range that starts at such a score)."""
+    from bayescal.data import to_working
+
+    t, ends = to_working(np.asarray(atoms, dtype=np.float64), score_kind), to_working(np.array([lo, hi]), score_kind)
+    return (t >= ends[0]) & (t <= ends[1])
+
+
+def _fill_map(disp: Any, label: str, calibrator: Calibrator, grid: Any, ci_prob: float) -> None:
+    """Set ``disp.maps[label]`` (posterior-mean map) and, with more than one draw,
+    ``disp.bands[label]`` over ``grid`` in order of the score. Grid points at the calibrator's
+    atoms (compared on the working scale, as calibrators match them) are left out of both: the
+    map at a point mass is not the map beside it. The map at the atoms within the grid's range
+    goes to ``disp.atom_maps`` / ``disp.atom_bands``."""
+    from bayescal.data import to_working
+
+    cmap = calibrator.calibration_map(grid)
+    g = cmap["score"].values
+    atoms = _atoms(calibrator)
+    kind = calibrator.score_kind
+    between = ~np.isin(to_working(g, kind), to_working(atoms, kind))
+    many = _n_draws(cmap) > 1
+    # keep_attrs: the layout reads score_scale, whatever xarray's keep_attrs option
+    disp.maps[label] = cmap.mean(("chain", "draw"), keep_attrs=True).isel(score=between).sortby("score")
+    if many:
+        disp.bands[label] = calibrator.credible_band(grid, ci_prob=ci_prob).isel(score=between).sortby("score")
+    atoms = atoms[_within(atoms, g.min(), g.max(), kind)]
+    if atoms.size:
+        disp.atom_maps[label] = calibrator.calibration_map(atoms).mean(("chain", "draw"), keep_attrs=True)
+        if many:
+            disp.atom_bands[label] = calibrator.credible_band(atoms, ci_prob=ci_prob)
+
+
+def _draw_atom_maps(disp: Any, ax: Any, label: str, color: str) -> None:
+    """The map at the atoms of ``label`` as markers, with the band as a bar, apart from the map line."""
+    if label not in disp.atom_maps:
+        return
+    if label in disp.atom_bands:
+        b = disp.atom_bands[label]
+        ax.vlines(
+            b["score"].values,
+            b.sel(ci_bound="lower").values,
+            b.sel(ci_bound="upper").values,
+            color=color,
+            alpha=0.4,
+            lw=3,
+            gid=f"atom_band:{label}",
+        )
+    m = disp.atom_maps[label]
+    ax.plot(
+        m["score"].values,
+        m.values,
+        "D",
+        color=color,
+        mfc="white",
+        ms=5,
+        clip_on=False,  # a map of 0 or 1 at an atom sits on the axes' edge
+        label=f"{label} map at point masses",
+        gid=f"atom:{label}",
+    )
 
 
 def _percent(prob: float) -> str:
@@ -97,8 +197,9 @@ def _labels_of(calibrators: Mapping[str, Any], y: ArrayLike, pos_label: Any) -> 
     """``y`` as 0/1: coded by the fitted calibrators' classes (which must agree with each other
     and with ``pos_label``, when given), or with only raw entries by
     :func:`~bayescal._validation.check_scored_labels`."""
-    from bayescal._validation import check_labels_as, check_scored_labels
+    from bayescal._validation import check_labels_as
 
+    _check_pos_label(pos_label)
     fitted = {name: est for name, est in calibrators.items() if est is not None}
     if not fitted:
         return check_scored_labels(y, pos_label=pos_label, name="y", require_both=True)
@@ -118,6 +219,37 @@ def _labels_of(calibrators: Mapping[str, Any], y: ArrayLike, pos_label: Any) -> 
     return check_labels_as(y, classes, name="y")
 
 
+def _check_pos_label(pos_label: Any) -> None:
+    """Refuse a ``pos_label`` that is not one value (an array of labels, say)."""
+    if pos_label is not None and np.ndim(pos_label) != 0:
+        raise ValueError(
+            f"pos_label={pos_label!r} is not a single label: pass the one value of y that is the positive class."
+        )
+
+
+def _predictions(y_true: ArrayLike, y_prob: ArrayLike, pos_label: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A classifier's probabilities and its labels as 0/1 (1 for ``pos_label``; see
+    :func:`~bayescal._validation.check_scored_labels`), checked to be of one length."""
+    p = check_probabilities(y_prob, name="y_prob")
+    _check_pos_label(pos_label)
+    y01 = check_scored_labels(y_true, pos_label=pos_label, name="y_true", require_both=True)
+    check_consistent_length(y_true=y01, y_prob=p)
+    return p, y01
+
+
+def _count_text(n: float) -> str:
+    """A bin's count: whole counts in full with thousands separators, others to 4 digits."""
+    return f"{n:,.0f}" if float(n).is_integer() else f"{n:.4g}"
+
+
+def _cutoff_text(cut: float) -> str:
+    """The cut-off to 3 significant digits, and to 3 of its distance to 1 where that is below 0.1
+    (0.99999 is not shown as 1)."""
+    gap = 1.0 - float(cut)
+    extra = int(np.floor(-np.log10(gap))) if 0.0 < gap < 0.1 else 0
+    return f"{cut:.{3 + extra}g}"
+
+
 @dataclass
 class ReliabilityDisplay:
     """A reliability diagram: calibration maps with bands, binned frequencies, score histograms.
@@ -128,9 +260,16 @@ class ReliabilityDisplay:
         Per label, the binned reliability curve (``bin`` dimension) of the calibrated
         probabilities on the evaluation data (:func:`bayescal.metrics.reliability_curve`).
     maps : dict[str, xarray.DataArray]
-        Per label, the posterior-mean calibration map over a score grid (input scale).
+        Per label, the posterior-mean calibration map over a score grid (input scale),
+        without the grid points at the calibrator's score atoms.
     bands : dict[str, xarray.DataArray]
-        Per label, the credible band ``(score, ci_bound)`` (point estimates have none).
+        Per label, the credible band ``(score, ci_bound)`` on the same points (point estimates
+        have none).
+    atom_maps, atom_bands : dict[str, xarray.DataArray]
+        Per label of a calibrator with score atoms (point masses, e.g. a DPM's exact 0 and 1;
+        :meth:`~bayescal.base.ClassConditional.score_atoms`) within the grid's range: the
+        posterior-mean map and its band at those atoms, drawn as markers apart from the map
+        line (the map at a point mass is not the map beside it).
     consistency : dict[str, xarray.DataArray]
         Per label, the consistency band ``(bin, ci_bound)`` of the binned frequencies: where
         they would fall if the label's probabilities were calibrated
@@ -146,6 +285,8 @@ class ReliabilityDisplay:
     maps: dict[str, xr.DataArray] = field(default_factory=dict)
     bands: dict[str, xr.DataArray] = field(default_factory=dict)
     consistency: dict[str, xr.DataArray] = field(default_factory=dict)
+    atom_maps: dict[str, xr.DataArray] = field(default_factory=dict)
+    atom_bands: dict[str, xr.DataArray] = field(default_factory=dict)
     scores: np.ndarray | None = None
     y: np.ndarray | None = None
     figure_: Any = None
@@ -161,7 +302,7 @@ class ReliabilityDisplay:
         *,
         n_bins: int = 10,
         strategy: str = "quantile",
-        ci_prob: float = DEFAULT_CI_PROB,
+        ci_prob: float | None = DEFAULT_CI_PROB,
         grid: ArrayLike | int | None = None,
         n_consistency: int = 200,
         random_state: RandomStateLike = 0,
@@ -191,9 +332,10 @@ class ReliabilityDisplay:
         strategy : {"quantile", "uniform", "papers"}, default "quantile"
             Binning strategy of the observed frequencies.
         ci_prob : float, default :data:`~bayescal.base.DEFAULT_CI_PROB` (0.95)
-            Probability of the credible and consistency bands.
+            Probability of the credible and consistency bands, in (0, 1); None gives the default.
         grid : array-like or int, optional
-            Score grid of the maps (see :meth:`bayescal.base.Calibrator.calibration_map`).
+            Score grid of the maps (see :meth:`bayescal.base.Calibrator.calibration_map`);
+            score atoms are drawn as markers apart from the map line.
         n_consistency : int, default 200
             Label replicates of each consistency band; 0 draws none.
         random_state : None, int or numpy.random.Generator, default 0
@@ -202,9 +344,11 @@ class ReliabilityDisplay:
             Whether to compute and draw the calibrators' maps (and bands), and the binned
             points of their calibrated probabilities. A ``None`` entry always has its points.
         ax : matplotlib.axes.Axes, optional
-            Draw the diagram there (no histograms); a new figure when None.
+            Draw the diagram there (no histograms; also an array holding one Axes); a new
+            figure when None.
         random_seed : deprecated
-            Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release.
+            Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release
+            (with ``random_state`` left at its default).
         pos_label : optional
             The value of ``y`` that is the positive class. By default the fitted calibrators'
             positive class (``classes_[1]``, as in their fit); with only ``None`` entries, as
@@ -228,12 +372,15 @@ class ReliabilityDisplay:
         ['platt', 'raw']
         """
         random_state = _random_state(random_state, random_seed, "ReliabilityDisplay")
-        from bayescal._validation import check_scores
         from bayescal.diagnostics import consistency_check
         from bayescal.metrics import reliability_curve
 
-        y01 = _labels_of(_checked(calibrators, raw=True), y, pos_label)
+        ci_prob = check_ci_prob(ci_prob)
+        n_consistency = check_integer(n_consistency, "n_consistency", minimum=0)
+        ax = _one_axes(ax)
+        y01 = _labels_of(_checked(calibrators, raw=True, where="ReliabilityDisplay"), y, pos_label)
         s = check_scores(scores, score_kind="decision")
+        check_consistent_length(scores=s, y=y01)
         disp = cls(scores=s, y=y01)
         for label, est in calibrators.items():
             if est is None:
@@ -241,10 +388,7 @@ class ReliabilityDisplay:
             else:
                 p = est.predict_proba(s)[:, 1]
                 if maps:  # in order of the score, whatever the order of a given grid
-                    cmap = est.calibration_map(grid)
-                    disp.maps[label] = cmap.mean(("chain", "draw")).sortby("score")
-                    if _n_draws(cmap) > 1:
-                        disp.bands[label] = est.credible_band(grid, ci_prob=ci_prob).sortby("score")
+                    _fill_map(disp, label, est, grid, ci_prob)
                 if not points:
                     continue
             disp.curves[label] = reliability_curve(y01, p, n_bins=n_bins, strategy=strategy)
@@ -273,7 +417,7 @@ class ReliabilityDisplay:
         label: str | None = None,
         n_bins: int = 10,
         strategy: str = "quantile",
-        ci_prob: float = DEFAULT_CI_PROB,
+        ci_prob: float | None = DEFAULT_CI_PROB,
         grid: ArrayLike | int | None = None,
         n_consistency: int = 200,
         random_state: RandomStateLike = 0,
@@ -326,7 +470,7 @@ class ReliabilityDisplay:
         label: str = "classifier",
         n_bins: int = 10,
         strategy: str = "quantile",
-        ci_prob: float = DEFAULT_CI_PROB,
+        ci_prob: float | None = DEFAULT_CI_PROB,
         n_consistency: int = 200,
         random_state: RandomStateLike = 0,
         ax: Any = None,
@@ -351,30 +495,32 @@ class ReliabilityDisplay:
         ReliabilityDisplay
         """
         random_state = _random_state(random_state, random_seed, "ReliabilityDisplay")
+        p, y01 = _predictions(y_true, y_prob, pos_label)
         return cls.from_calibrators(
             {label: None},
-            check_probabilities(y_prob, name="y_prob"),
-            y_true,
+            p,
+            y01,
             n_bins=n_bins,
             strategy=strategy,
             ci_prob=ci_prob,
             n_consistency=n_consistency,
             random_state=random_state,
             ax=ax,
-            pos_label=pos_label,
         )
 
     def plot(self, ax: Any = None) -> ReliabilityDisplay:
         """Draw on ``ax`` (a new figure when ``None``): maps, bands, binned points, histograms.
 
-        Maps are drawn against the score they calibrate; each binned point sits at the mean
-        *predicted* probability of its bin (the raw score for ``None``, the calibrated one
-        otherwise), annotated with its count, with the consistency band as a vertical bar.
+        Maps are drawn against the score they calibrate, the map at score atoms as markers
+        (with their band as a bar); each binned point sits at the mean *predicted*
+        probability of its bin (the raw score for ``None``, the calibrated one otherwise),
+        annotated with its count, with the consistency band as a vertical bar.
 
         Parameters
         ----------
         ax : matplotlib.axes.Axes, optional
-            Where to draw (no histograms); a new figure with a histogram panel when None.
+            Where to draw (no histograms; also an array holding one Axes); a new figure with
+            a histogram panel when None.
 
         Returns
         -------
@@ -389,6 +535,7 @@ class ReliabilityDisplay:
         # without such maps the diagram is on [0, 1]: scores beyond it (decision values) get a
         # histogram axis of their own, over their range
         apart = not decision and self.scores is not None and bool(self.scores.min() < 0.0 or self.scores.max() > 1.0)
+        ax = _one_axes(ax)
         if ax is None:
             fig, (ax, hax) = plt.subplots(2, 1, figsize=(6, 7), sharex=not apart, gridspec_kw={"height_ratios": [3, 1]})
         else:
@@ -415,6 +562,7 @@ class ReliabilityDisplay:
                     label=f"{label} {_percent(b.attrs['ci_prob'])} band",
                     gid=f"band:{label}",
                 )
+            _draw_atom_maps(self, ax, label, c)
             if label not in self.curves:
                 continue
             curve = self.curves[label]
@@ -433,7 +581,7 @@ class ReliabilityDisplay:
             pax.plot(x, f, "o", color=c, ms=4, label=f"{label} binned", gid=f"binned:{label}")
             for xi, fi, n in zip(x, f, curve["count"].values):
                 pax.annotate(
-                    f"{n:g}",
+                    _count_text(n),
                     (xi, fi),
                     textcoords="offset points",
                     xytext=(3, -9),
@@ -490,9 +638,15 @@ class DensityDisplay:
         Per label, :func:`bayescal.diagnostics.score_density_check` (histograms, bin-averaged
         posterior densities, p-values).
     densities : dict[str, xarray.DataArray]
-        Per label, the posterior-mean ``density_map`` over ``(class, score)``.
+        Per label, the posterior-mean ``density_map`` over ``(class, score)``: the continuous
+        part of each class's score distribution.
     bands : dict[str, xarray.DataArray]
         Per label, its pointwise band ``(class, score, ci_bound)``.
+    atoms : dict[str, xarray.DataArray]
+        Per label of a calibrator with score atoms within the histograms' range, the
+        posterior-mean mass of each class's scores at each atom, ``(class, atom)``
+        (:meth:`~bayescal.base.ClassConditional.score_atoms`): the rest of each class's
+        distribution, which the check's bin probabilities include.
     figure_, axes_ : matplotlib Figure and Axes
         Set by :meth:`plot`: the figure and its two panels.
     """
@@ -500,6 +654,7 @@ class DensityDisplay:
     checks: dict[str, xr.Dataset] = field(default_factory=dict)
     densities: dict[str, xr.DataArray] = field(default_factory=dict)
     bands: dict[str, xr.DataArray] = field(default_factory=dict)
+    atoms: dict[str, xr.DataArray] = field(default_factory=dict)
     figure_: Any = None
     axes_: Any = None
 
@@ -511,8 +666,8 @@ class DensityDisplay:
         y: ArrayLike,
         *,
         bins: int | ArrayLike = 20,
-        grid: int = 301,
-        ci_prob: float = DEFAULT_CI_PROB,
+        grid: int | ArrayLike = 301,
+        ci_prob: float | None = DEFAULT_CI_PROB,
         random_state: RandomStateLike = 0,
         axes: Any = None,
         random_seed: RandomStateLike = None,
@@ -527,16 +682,19 @@ class DensityDisplay:
             Evaluation scores (input scale) and binary labels.
         bins : int or array-like, default 20
             Bins of the observed histograms (:func:`bayescal.diagnostics.score_density_check`).
-        grid : int, default 301
-            Number of points of the density curves, over the observed score range.
+        grid : int or array-like, default 301
+            Points of the density curves: a number (at least 2, at most
+            :data:`~bayescal.base.MAX_GRID_SIZE`) spread over the histograms' range, or an
+            array of scores (input scale), as the other Displays' ``grid``.
         ci_prob : float, default :data:`~bayescal.base.DEFAULT_CI_PROB` (0.95)
-            Probability of the density bands.
+            Probability of the density bands, in (0, 1); None gives the default.
         random_state : None, int or numpy.random.Generator, default 0
             Randomness of the replicated counts of the check.
         axes : sequence of two matplotlib.axes.Axes, optional
             One per class; a new figure when None.
         random_seed : deprecated
-            Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release.
+            Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release
+            (with ``random_state`` left at its default).
 
         Returns
         -------
@@ -545,20 +703,43 @@ class DensityDisplay:
         random_state = _random_state(random_state, random_seed, "DensityDisplay")
         import arviz_stats
 
+        from bayescal.base import MAX_GRID_SIZE, ClassConditional
         from bayescal.diagnostics import score_density_check
 
-        disp = cls()
+        ci_prob = check_ci_prob(ci_prob)
         axes = _axes(axes, 2, "one per class")
+        size = 0
+        if np.ndim(grid) == 0:
+            size = check_integer(grid, "grid", minimum=2)
+            if size > MAX_GRID_SIZE:
+                raise ValueError(
+                    f"grid={size} points is more than {MAX_GRID_SIZE}: pass a smaller number of points, "
+                    "or an array of the scores you need."
+                )
         for label, est in _checked(calibrators, raw=False).items():
-            check = score_density_check(est, scores, y, bins=bins, ci_prob=ci_prob, random_state=random_state)
+            if not isinstance(est, ClassConditional):
+                raise ValueError(
+                    f"calibrators[{label!r}] is a {type(est).__name__}, which does not model the class score "
+                    "densities DensityDisplay draws: pass calibrators that do, e.g. 'dpm' or 'kde'."
+                )
+        y01 = _labels_of(calibrators, y, None)
+        s = check_scores(scores, score_kind="decision")
+        check_consistent_length(scores=s, y=y01)
+        disp = cls()
+        for label, est in calibrators.items():
+            check = score_density_check(est, s, y, bins=bins, ci_prob=ci_prob, random_state=random_state)
             disp.checks[label] = check
             lo, hi = check["bin_lower"].values[0], check["bin_upper"].values[-1]
-            dens = est.density_map(np.linspace(lo, hi, int(grid)))
+            dens = est.density_map(np.linspace(lo, hi, size) if size else grid).sortby("score")
             disp.densities[label] = dens.mean(("chain", "draw"))
             if _n_draws(dens) > 1:
                 disp.bands[label] = arviz_stats.eti(dens, prob=ci_prob, dim=["chain", "draw"]).transpose(
                     "class", "score", "ci_bound"
                 )
+            masses = est.score_atoms()
+            inside = _within(masses["atom"].values, lo, hi, est.score_kind)
+            if inside.any():
+                disp.atoms[label] = masses.isel(atom=inside).mean(("chain", "draw")).transpose("class", "atom")
         disp.plot(axes=axes)
         return disp
 
@@ -571,8 +752,8 @@ class DensityDisplay:
         *,
         label: str | None = None,
         bins: int | ArrayLike = 20,
-        grid: int = 301,
-        ci_prob: float = DEFAULT_CI_PROB,
+        grid: int | ArrayLike = 301,
+        ci_prob: float | None = DEFAULT_CI_PROB,
         random_state: RandomStateLike = 0,
         axes: Any = None,
         random_seed: RandomStateLike = None,
@@ -608,6 +789,11 @@ class DensityDisplay:
 
     def plot(self, axes: Any = None) -> DensityDisplay:
         """One panel per class: observed density histogram (stairs), posterior mean and band.
+
+        The curves are the continuous part of each class's distribution; a score atom is drawn
+        as a stem at its score, of height its posterior-mean mass divided by the width of the
+        histogram bin holding it (its share of that bin's density, on the histogram's scale),
+        annotated with the mass itself.
 
         Parameters
         ----------
@@ -660,6 +846,30 @@ class DensityDisplay:
                         lw=0,
                         gid=f"band:{label}",
                     )
+                if label in self.atoms:
+                    mass = self.atoms[label].sel({"class": cls_})
+                    where = mass["atom"].values
+                    which = np.clip(np.searchsorted(edges, where, side="right") - 1, 0, edges.size - 2)
+                    height = mass.values / np.diff(edges)[which]
+                    ax.vlines(
+                        where,
+                        0.0,
+                        height,
+                        color=c,
+                        lw=2.5,
+                        label=f"{label} point masses (mass / bin width)",
+                        gid=f"atom:{label}",
+                    )
+                    for a, h, m in zip(where, height, mass.values):
+                        ax.annotate(
+                            f"{m:.2g}",
+                            (a, h),
+                            textcoords="offset points",
+                            xytext=(3, 2),
+                            fontsize=7,
+                            color=c,
+                            gid=f"atom_mass:{label}",
+                        )
             ax.set_title(f"class {cls_}")
             ax.set_xlabel("score")
             ax.legend(fontsize=7)
@@ -709,7 +919,8 @@ class PPCDisplay:
         scores, y : array-like of shape (n,)
             Evaluation scores (input scale) and binary labels.
         statistics : str or sequence of str, default ("ece", "mcb")
-            Reliability statistics of :data:`bayescal.diagnostics.STATISTICS`, one panel each.
+            Reliability statistics of :data:`bayescal.diagnostics.STATISTICS`, one panel each
+            (each named once).
         n_bins : int, default 10
             Bins of the ECE.
         random_state : None, int or numpy.random.Generator, default 0
@@ -717,7 +928,8 @@ class PPCDisplay:
         axes : matplotlib.axes.Axes or sequence of them, optional
             One per statistic (one Axes for one statistic); a new figure when None.
         random_seed : deprecated
-            Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release.
+            Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release
+            (with ``random_state`` left at its default).
         pos_label : optional
             The value of ``y`` that is the positive class, as in
             :meth:`ReliabilityDisplay.from_calibrators` (needed for text labels with only
@@ -728,18 +940,28 @@ class PPCDisplay:
         PPCDisplay
         """
         random_state = _random_state(random_state, random_seed, "PPCDisplay")
-        from bayescal.diagnostics import consistency_check, ppc_calibration
+        from bayescal.diagnostics import _check_statistics, consistency_check, ppc_calibration
 
-        y01 = _labels_of(_checked(calibrators, raw=True), y, pos_label)
+        names = _check_statistics(statistics)
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(
+                f"statistics={statistics!r} names {', '.join(map(repr, repeated))} more than once: "
+                "name each statistic once (one panel each)."
+            )
+        axes = _axes(axes, len(names), "one per statistic")
+        y01 = _labels_of(_checked(calibrators, raw=True, where="PPCDisplay"), y, pos_label)
+        s = check_scores(scores, score_kind="decision")
+        check_consistent_length(scores=s, y=y01)
         disp = cls()
         for label, est in calibrators.items():
             if est is None:
                 disp.checks[label] = consistency_check(
-                    scores, y01, statistics=statistics, n_bins=n_bins, band=False, random_state=random_state
+                    s, y01, statistics=names, n_bins=n_bins, band=False, random_state=random_state
                 )
             else:
                 disp.checks[label] = ppc_calibration(
-                    est, scores, y, statistics=statistics, n_bins=n_bins, random_state=random_state
+                    est, s, y, statistics=names, n_bins=n_bins, random_state=random_state
                 )
         disp.plot(axes=axes)
         return disp
@@ -818,15 +1040,9 @@ class PPCDisplay:
         PPCDisplay
         """
         random_state = _random_state(random_state, random_seed, "PPCDisplay")
+        p, y01 = _predictions(y_true, y_prob, pos_label)
         return cls.from_calibrators(
-            {label: None},
-            check_probabilities(y_prob, name="y_prob"),
-            y_true,
-            statistics=statistics,
-            n_bins=n_bins,
-            random_state=random_state,
-            axes=axes,
-            pos_label=pos_label,
+            {label: None}, p, y01, statistics=statistics, n_bins=n_bins, random_state=random_state, axes=axes
         )
 
     def plot(self, axes: Any = None) -> PPCDisplay:
@@ -845,6 +1061,11 @@ class PPCDisplay:
         """
         import matplotlib.pyplot as plt
 
+        if not self.checks:
+            raise ValueError(
+                "This PPCDisplay has no checks to draw: build it with PPCDisplay.from_calibrators, "
+                "from_calibrator or from_predictions."
+            )
         names = list(next(iter(self.checks.values()))["statistic"].values)
         axes = _axes(axes, len(names), "one per statistic")
         if axes is None:
@@ -876,7 +1097,12 @@ class DecisionDisplay:
     regions : dict[str, DecisionRegions]
         Per label, :func:`bayescal.decision.decision_regions`.
     maps, bands : dict[str, xarray.DataArray]
-        Per label, the posterior-mean map and its credible band on the same grid.
+        Per label, the posterior-mean map and its credible band on the same grid, without
+        the grid points at the calibrator's score atoms.
+    atom_maps, atom_bands : dict[str, xarray.DataArray]
+        Per label of a calibrator with score atoms within the grid's range, the map and its
+        band at those atoms (as in :class:`ReliabilityDisplay`); each atom is decided alone
+        (``DecisionRegions.atom_rule``).
     figure_, ax_ : matplotlib Figure and Axes
         Set by :meth:`plot`.
     """
@@ -884,6 +1110,8 @@ class DecisionDisplay:
     regions: dict[str, Any] = field(default_factory=dict)
     maps: dict[str, xr.DataArray] = field(default_factory=dict)
     bands: dict[str, xr.DataArray] = field(default_factory=dict)
+    atom_maps: dict[str, xr.DataArray] = field(default_factory=dict)
+    atom_bands: dict[str, xr.DataArray] = field(default_factory=dict)
     figure_: Any = None
     ax_: Any = None
 
@@ -895,7 +1123,7 @@ class DecisionDisplay:
         cost_fp: float = 1.0,
         cost_fn: float = 1.0,
         grid: ArrayLike | int = 401,
-        ci_prob: float = DEFAULT_CI_PROB,
+        ci_prob: float | None = DEFAULT_CI_PROB,
         ax: Any = None,
     ) -> DecisionDisplay:
         """Compute the regions of each calibrator and draw them under its map.
@@ -910,9 +1138,9 @@ class DecisionDisplay:
         grid : array-like or int, default 401
             Score grid of the maps and regions.
         ci_prob : float, default :data:`~bayescal.base.DEFAULT_CI_PROB` (0.95)
-            Probability of the credible bands.
+            Probability of the credible bands, in (0, 1); None gives the default.
         ax : matplotlib.axes.Axes, optional
-            Draw there; a new figure when None.
+            Draw there (also an array holding one Axes); a new figure when None.
 
         Returns
         -------
@@ -920,13 +1148,12 @@ class DecisionDisplay:
         """
         from bayescal.decision import decision_regions
 
+        ci_prob = check_ci_prob(ci_prob)
+        ax = _one_axes(ax)
         disp = cls()
-        for label, est in _checked(calibrators, raw=False).items():
+        for label, est in _checked(calibrators, raw=False, where="DecisionDisplay").items():
             disp.regions[label] = decision_regions(est, cost_fp, cost_fn, grid=grid)
-            cmap = est.calibration_map(grid)  # drawn in order of the score, as the regions are
-            disp.maps[label] = cmap.mean(("chain", "draw")).sortby("score")
-            if _n_draws(cmap) > 1:
-                disp.bands[label] = est.credible_band(grid, ci_prob=ci_prob).sortby("score")
+            _fill_map(disp, label, est, grid, ci_prob)  # in order of the score, as the regions are
         disp.plot(ax=ax)
         return disp
 
@@ -939,7 +1166,7 @@ class DecisionDisplay:
         cost_fp: float = 1.0,
         cost_fn: float = 1.0,
         grid: ArrayLike | int = 401,
-        ci_prob: float = DEFAULT_CI_PROB,
+        ci_prob: float | None = DEFAULT_CI_PROB,
         ax: Any = None,
     ) -> DecisionDisplay:
         """The decision regions of one fitted calibrator.
@@ -965,10 +1192,13 @@ class DecisionDisplay:
         """Map, band, the cut-off c* as a horizontal line, the 'predict 1' intervals as shaded
         spans along the bottom (one strip per calibrator), thresholds as dashed lines.
 
+        The map at score atoms is drawn as markers (with their band as a bar), and an atom
+        whose own decision is 'predict 1' as a bar across its calibrator's strip.
+
         Parameters
         ----------
         ax : matplotlib.axes.Axes, optional
-            Where to draw; a new figure when None.
+            Where to draw (also an array holding one Axes); a new figure when None.
 
         Returns
         -------
@@ -977,6 +1207,12 @@ class DecisionDisplay:
         """
         import matplotlib.pyplot as plt
 
+        if not self.regions:
+            raise ValueError(
+                "This DecisionDisplay has no regions to draw: build it with DecisionDisplay.from_calibrators "
+                "or from_calibrator."
+            )
+        ax = _one_axes(ax)
         if ax is None:
             fig, ax = plt.subplots(figsize=(6.5, 4.5))
         fig = ax.figure
@@ -997,14 +1233,18 @@ class DecisionDisplay:
                     lw=0,
                     gid=f"band:{label}",
                 )
+            _draw_atom_maps(self, ax, label, c)
+            strip = {"ymin": i / (10 * n), "ymax": (i + 1) / (10 * n), "color": c, "alpha": 0.6}
             for lo, hi in reg.intervals:
-                ax.axvspan(
-                    lo, hi, ymin=i / (10 * n), ymax=(i + 1) / (10 * n), color=c, alpha=0.6, gid=f"predict1:{label}"
-                )
+                ax.axvspan(lo, hi, **strip, gid=f"predict1:{label}")
+            shown = self.atom_maps[label]["score"].values if label in self.atom_maps else np.empty(0)
+            for atom, rule in zip(reg.atoms, reg.atom_rule):
+                if rule == 1 and np.isin(atom, shown):
+                    ax.axvline(atom, **strip, lw=4, gid=f"predict1_atom:{label}")
             for t in reg.thresholds:
                 ax.axvline(t, color=c, ls="--", lw=1, gid=f"threshold:{label}")
         cut = next(iter(self.regions.values())).cutoff
-        ax.axhline(cut, color="black", ls=":", lw=1, label=f"c* = {cut:.2f}", gid="cutoff")
+        ax.axhline(cut, color="black", ls=":", lw=1, label=f"c* = {_cutoff_text(cut)}", gid="cutoff")
         ax.set_ylim(0, 1)
         ax.set_xlabel("score")
         ax.set_ylabel("P(y = 1 | score)")
@@ -1055,6 +1295,8 @@ def plot_ppc_pava(
     from bayescal.diagnostics import posterior_predictive_tree
 
     random_state = resolve_random_state(random_state, random_seed, "plot_ppc_pava")
+    ci_prob = check_ci_prob(ci_prob)
+    check_calibrator(calibrator, scores_only="plot_ppc_pava")
     tree = posterior_predictive_tree(calibrator, scores, y, random_state=random_state)
     plot_kwargs.setdefault("backend", "matplotlib")
-    return arviz_plots.plot_ppc_pava(tree, var_names="y", ci_prob=check_ci_prob(ci_prob), **plot_kwargs)
+    return arviz_plots.plot_ppc_pava(tree, var_names="y", ci_prob=ci_prob, **plot_kwargs)

@@ -136,7 +136,7 @@ def test_consistency_check_of_text_labels_scores_the_class_pos_label_names():
     by_word = D.consistency_check(d.scores, words, n_replicates=50, band=False, random_state=0, pos_label="fraud")
     by_code = D.consistency_check(d.scores, d.y, n_replicates=50, band=False, random_state=0)
     np.testing.assert_allclose(by_word["p_value"], by_code["p_value"])
-    with pytest.raises(ValueError, match="text labels.*pos_label="):
+    with pytest.raises(ValueError, match=r"text labels.*pos_label="):
         D.consistency_check(d.scores, words, n_replicates=50)
 
 
@@ -183,6 +183,16 @@ def test_ppc_is_reproducible_and_leaves_inputs_alone(skewed):
     np.testing.assert_array_equal(y, d.y)
 
 
+def test_ppc_checks_the_ece_binning_even_for_a_statistic_without_bins(skewed):
+    """statistics="mcb" has no bins, so n_bins=-3 and strategy="bogus" went unchecked into attrs."""
+    d, _ = skewed
+    platt = PlattScaling().fit(d.scores, d.y)
+    with pytest.raises(ValueError, match=r"n_bins=-3 is not a positive integer"):
+        D.ppc_calibration(platt, d.scores, d.y, statistics="mcb", n_bins=-3, random_state=0)
+    with pytest.raises(ValueError, match=r"strategy='bogus' is not one of \('quantile', 'uniform', 'papers'\)"):
+        D.ppc_calibration(platt, d.scores, d.y, statistics="mcb", strategy="bogus", random_state=0)
+
+
 # ----------------------------------------------------------------------------- true calibration error
 
 
@@ -207,8 +217,8 @@ def _covers(truth_name, reps, seed0):
     hits = []
     for r in range(reps):
         d = simulate_scores(truth, 500, random_state=seed0 + r)
-        out = D.calibration_error_posterior(_dpm(d.scores, d.y, seed=r), d.scores, ci_prob=0.95)
-        assert out.attrs["score_distribution"] == "model"
+        out = D.calibration_error_posterior(_dpm(d.scores, d.y, seed=r), ci_prob=0.95)
+        assert out.attrs["score_distribution"] == "model"  # the default without scores
         hits.append(
             [
                 out[f"{m}_ci"].sel(ci_bound="lower") <= target[m] <= out[f"{m}_ci"].sel(ci_bound="upper")
@@ -237,7 +247,7 @@ def test_tolerance_probability_separates_calibrated_from_miscalibrated(skewed):
     out = D.calibration_error_posterior(dpm, tolerance=0.05)
     assert float(out["prob_below_tolerance"].sel(measure="ece")) == 0.0  # true ECE 0.16
     c = simulate_scores(CALIBRATED, 1500, random_state=9)
-    near = D.calibration_error_posterior(_dpm(c.scores, c.y), c.scores, tolerance=0.1)
+    near = D.calibration_error_posterior(_dpm(c.scores, c.y), tolerance=0.1)
     assert float(near["prob_below_tolerance"].sel(measure="ece")) > 0.9
 
 
@@ -270,6 +280,43 @@ def test_model_error_and_density_check_on_scores_piled_near_zero():
     assert np.all(check["p_value"].values > 0.05)  # the model fits its own data
 
 
+def test_calibration_error_posterior_averages_over_the_scores_it_is_given(skewed):
+    """Given scores, the error is the one on those scores; without, the model's score distribution.
+    A DPM ignored (and did not check) the scores passed, and a KDE shifted to a Beta prior did too,
+    while one shifted to a fixed prior used them."""
+    d, dpm = skewed
+    other = simulate_scores("beta_bimodal", 300, random_state=2).scores
+    given = D.calibration_error_posterior(dpm, other)
+    assert given.attrs["score_distribution"] == "empirical"
+    explicit = D.calibration_error_posterior(dpm, other, score_distribution="empirical")
+    np.testing.assert_array_equal(given["ece"].values, explicit["ece"].values)
+    assert D.calibration_error_posterior(dpm).attrs["score_distribution"] == "model"
+    with pytest.raises(ValueError, match="scores"):
+        D.calibration_error_posterior(dpm, ["junk", None])
+    # the rule does not depend on the number of prior draws
+    kde = bayescal.make_calibrator("kde").fit(d.scores, d.y)
+    for shifted in (kde.with_class_prior(0.3), kde.with_class_prior((3, 7), random_state=0)):
+        on_other = D.calibration_error_posterior(shifted, other)
+        assert on_other.attrs["score_distribution"] == "empirical"
+        q = shifted.predict_posterior(other).values
+        assert float(on_other["ece_mean"]) == pytest.approx(np.mean(np.abs(q - other)), rel=1e-9)
+        assert D.calibration_error_posterior(shifted).attrs["score_distribution"] == "model"
+    # a calibrator without a model of the scores needs them, and says so
+    with pytest.raises(ValueError, match=r"needs the scores to average the error over: pass scores="):
+        D.calibration_error_posterior(PlattScaling().fit(d.scores, d.y))
+
+
+def test_tolerance_compares_the_reliability_with_its_square(skewed):
+    """REL is in squared units: its probability is P(REL < tol**2), the same as P(l2 error < tol).
+    It was P(REL < tol): 1 at a tolerance equal to the median l2 error, which half the draws exceed."""
+    _d, dpm = skewed
+    l2 = np.sort(D.calibration_error_posterior(dpm)["l2"].values.ravel())
+    tol = float((l2[len(l2) // 2 - 1] + l2[len(l2) // 2]) / 2)  # between two draws: half below
+    out = D.calibration_error_posterior(dpm, tolerance=tol)["prob_below_tolerance"]
+    assert float(out.sel(measure="l2")) == pytest.approx(0.5)
+    assert float(out.sel(measure="reliability")) == float(out.sel(measure="l2"))
+
+
 # ----------------------------------------------------------------------------- score densities
 
 
@@ -294,11 +341,51 @@ def test_score_density_check_of_a_point_estimate_replicates_its_one_draw(skewed)
     d, _ = skewed
     kde = bayescal.make_calibrator("kde").fit(d.scores, d.y)
     out = D.score_density_check(kde, d.scores, d.y, random_state=0)
-    assert out.attrs["replicates_per_draw"] == 500 and out.sizes["draw"] == 500
+    assert out.attrs["replicates_per_draw"] == 500 and out.sizes["replicate"] == 500
+    assert out["replicated_count"].dims == ("chain", "draw", "replicate", "class", "bin")
+    # the density holds the KDE's one draw, as density_map does, not 500 copies of it
+    assert out["density"].sizes["draw"] == kde.density_map(5).sizes["draw"] == 1
     assert "density_band" not in out and "count_band" in out
     p = out["p_value"].values
     assert np.all((p > 0.0) & (p < 1.0))
     np.testing.assert_array_equal(D.score_density_check(kde, d.scores, d.y, random_state=0)["p_value"].values, p)
+
+
+def test_score_density_check_counts_the_atoms_at_the_ends_of_the_bins():
+    """Confident negatives below 1e-12 (none exactly 0) and positives clipped at 0.998: the DPM puts
+    the negatives in its atom at 0.0, outside [min(scores), max(scores)] on the input scale. Its
+    mass was dropped while its rows were counted, so a model that fits was rejected (bin 0 of
+    class 0: 49 observed, 7 expected). On the working scale, where the model puts them, they fall
+    in the end bin; the atom at 0.998 (the scores' own value) in the last."""
+    rng = np.random.default_rng(11)
+    y = (rng.random(600) < 0.4).astype(int)
+    s = np.where(y == 1, rng.beta(4, 2, 600), rng.beta(2, 4, 600))
+    s[np.flatnonzero(y == 0)[:40]] = 10.0 ** rng.uniform(-18, -13, 40)
+    s = np.where(y == 1, np.minimum(s, 0.998), s)
+    s[np.flatnonzero(y == 1)[:30]] = 0.998
+    dpm = _dpm(s, y)
+    atoms = dpm.score_atoms()["atom"].values
+    assert atoms.min() < s.min() and atoms.max() == s.max()  # the case of the fix
+    out = D.score_density_check(dpm, s, y, random_state=0)
+    n_c = out["observed_count"].sum("bin")
+    expected = n_c * (out["density"] * (out["bin_upper"] - out["bin_lower"])).mean(("chain", "draw"))
+    ends = {0: 0, 1: -1}  # class -> its end bin
+    for c, b in ends.items():
+        obs = float(out["observed_count"].sel({"class": c}).isel(bin=b))
+        exp = float(expected.sel({"class": c}).isel(bin=b))
+        assert abs(obs - exp) < 4 * np.sqrt(exp), (c, obs, exp)
+    assert np.all(expected.sum("bin") / n_c > 0.97)
+    assert np.all(out["p_value"].values > 0.01)
+
+
+def test_score_density_check_names_bins_outside_0_1(skewed):
+    """Edges outside [0, 1] were refused with the scores' message, which told the user to set a
+    score_kind the function does not take."""
+    d, _ = skewed
+    kde = bayescal.make_calibrator("kde").fit(d.scores, d.y)
+    with pytest.raises(ValueError, match=r"bins has edges outside \[0, 1\].*bins=np\.linspace\(0, 1, 11\)") as raised:
+        D.score_density_check(kde, d.scores, d.y, bins=[-0.1, 0.5, 1.1])
+    assert "score_kind" not in str(raised.value)
 
 
 # ----------------------------------------------------------------------------- ArviZ tree
@@ -310,11 +397,30 @@ def test_posterior_predictive_tree_feeds_arviz_pava(skewed):
     d, dpm = skewed
     tree = D.posterior_predictive_tree(dpm, d.scores, d.y, random_state=0)
     pp = tree["posterior_predictive"]["y"]
-    assert pp.dims == ("chain", "draw", "obs_id") and pp.shape == (1, 200, 500)
+    assert pp.dims == ("chain", "draw", "obs_id") and pp.shape == (1, 600, 500)
+    assert tree["posterior_predictive"].attrs["replicates_per_draw"] == 3  # 200 draws, >= 500 replicates
     p = dpm.predict_posterior(d.scores).values
     assert abs(float(pp.mean()) - p.mean()) < 0.01
     cal = isotonic_fit(tree, ["y"], "posterior_predictive", 0.9)
     assert cal["y"].sizes["plot_axis"] == 4
+
+
+def test_posterior_predictive_tree_of_a_point_estimate_gives_arviz_forecasts():
+    """ArviZ's PAV check forecasts with the mean of the replicated labels over the draws: with
+    Platt's one draw every forecast was 0 or 1 and the band had no width (plot_ppc_pava drew that
+    silently). Replicated 500 times, the forecasts are Platt's probabilities and the band opens."""
+    from arviz_stats.helper_stats import isotonic_fit
+
+    rng = np.random.default_rng(0)
+    s = rng.beta(2, 2, 300)
+    y = (rng.random(300) < s**2).astype(int)
+    platt = PlattScaling().fit(s, y)
+    tree = D.posterior_predictive_tree(platt, s, y, random_state=0)
+    forecast, _cep, lower, upper = isotonic_fit(tree, ["y"], "posterior_predictive", 0.9)["y"].values
+    p = platt.predict_proba(s)[:, 1]
+    np.testing.assert_allclose(np.sort(forecast), np.sort(p), atol=0.1)
+    assert np.max(upper - lower) > 0.1
+    assert tree["posterior_predictive"].attrs["replicates_per_draw"] == D.MIN_REPLICATES
 
 
 # ----------------------------------------------------------------------------- bad input
@@ -341,7 +447,7 @@ def test_bad_input_raises_clear_errors(skewed):
     for statistics in (None, 3, ["ece", 1]):
         with pytest.raises(ValueError, match=r"statistics=.*use one or more of"):
             D.consistency_check(d.scores, d.y, statistics=statistics)
-    with pytest.raises(ValueError, match="outside \\[0, 1\\].*pass predicted probabilities") as raised:
+    with pytest.raises(ValueError, match=r"outside \[0, 1\].*pass predicted probabilities") as raised:
         D.consistency_check(d.scores * 2, d.y)
     assert "set score_kind" not in str(raised.value)  # consistency_check has no score_kind
     with pytest.raises(ValueError, match="pass scores"):

@@ -13,7 +13,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
+import bayescal
 from bayescal import plotting as P
+from bayescal.baselines.kde import KDECalibrator
 from bayescal.baselines.platt import PlattScaling
 from bayescal.datasets import simulate_scores
 
@@ -73,7 +75,7 @@ def test_reliability_display_draws_what_it_computes(fitted):
         (pts,) = _by_gid(ax, f"binned:{label}")
         np.testing.assert_allclose(pts.get_xdata(), curve["mean_predicted"].values)
         np.testing.assert_allclose(pts.get_ydata(), curve["fraction_positive"].values)
-        counts = [float(t.get_text()) for t in _by_gid(ax, f"count:{label}")]
+        counts = [float(t.get_text().replace(",", "")) for t in _by_gid(ax, f"count:{label}")]
         np.testing.assert_allclose(counts, curve["count"].values)
         (vl,) = _by_gid(ax, f"consistency:{label}")
         segs = np.array(vl.get_segments())  # (bin, 2 ends, xy)
@@ -130,7 +132,7 @@ def test_reliability_display_of_decision_values_spans_their_range():
     platt = PlattScaling(score_kind="decision").fit(d, y)
     disp = P.ReliabilityDisplay.from_calibrator(platt, d, y, n_consistency=0)
     assert disp.ax_.get_xlim() == pytest.approx((d.min(), d.max()))
-    counts, edges = np.histogram(d[y == 0], bins=np.linspace(d.min(), d.max(), 41))
+    counts, _ = np.histogram(d[y == 0], bins=np.linspace(d.min(), d.max(), 41))
     heights = [patch.get_height() for patch in disp.hist_ax_.patches][: counts.size]
     np.testing.assert_array_equal(heights, counts)
     (points_ax,) = [a for a in disp.figure_.axes if a not in (disp.ax_, disp.hist_ax_)]
@@ -184,7 +186,7 @@ def test_displays_refuse_what_they_cannot_draw(fitted):
     _, ax = plt.subplots()
     with pytest.raises(ValueError, match="axes has 1 Axes but the figure needs 2, one per class"):
         P.DensityDisplay.from_calibrator(cals["dpm"], d.scores, d.y, axes=ax)
-    with pytest.raises(ValueError, match="y_prob has .* outside"):
+    with pytest.raises(ValueError, match=r"y_prob has .* outside"):
         P.ReliabilityDisplay.from_predictions(d.y, d.scores * 2)
 
 
@@ -288,3 +290,235 @@ def test_import_bayescal_loads_neither_matplotlib_nor_pymc():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def _decision_data():
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 500)
+    return rng.normal(size=500) + 1.5 * (2 * y - 1), y
+
+
+def test_density_band_of_ci_prob_none_is_the_package_default(fitted):
+    """ci_prob=None drew ArviZ's 89% band while the check used 0.95."""
+    import arviz_stats
+
+    d, cals = fitted
+    disp = P.DensityDisplay.from_calibrator(cals["dpm"], d.scores, d.y, grid=51, ci_prob=None)
+    check = disp.checks["DPMCalibrator"]
+    dens = cals["dpm"].density_map(np.linspace(check["bin_lower"].values[0], check["bin_upper"].values[-1], 51))
+    band = arviz_stats.eti(dens, prob=0.95, dim=["chain", "draw"]).transpose("class", "score", "ci_bound")
+    np.testing.assert_allclose(disp.bands["DPMCalibrator"].values, band.values)
+    assert check.attrs["ci_prob"] == 0.95
+
+
+def test_a_ci_prob_outside_0_1_is_refused_for_point_estimates_too(fitted):
+    d, cals = fitted
+    with pytest.raises(ValueError, match=r"ci_prob=1.5 must lie in \(0, 1\)"):
+        P.ReliabilityDisplay.from_calibrator(cals["platt"], d.scores, d.y, ci_prob=1.5, n_consistency=0)
+    with pytest.raises(ValueError, match=r"ci_prob=-3 must lie in \(0, 1\)"):
+        P.DecisionDisplay.from_calibrator(cals["platt"], ci_prob=-3)
+    with pytest.raises(ValueError, match=r"ci_prob=1.5 must lie in \(0, 1\)"):
+        P.DensityDisplay.from_calibrator(KDECalibrator().fit(d.scores, d.y), d.scores, d.y, ci_prob=1.5)
+    assert not plt.get_fignums()
+
+
+def test_n_consistency_is_refused_by_its_own_name(fitted):
+    """It was refused as n_replicates, the name of the function it is passed to."""
+    d, _ = fitted
+    for bad in (-1, 2.5, True):
+        with pytest.raises(ValueError, match=f"n_consistency={bad!r} must be an integer of at least 0"):
+            P.ReliabilityDisplay.from_predictions(d.y, d.scores, n_consistency=bad)
+
+
+def test_decision_value_layout_does_not_depend_on_xarray_keep_attrs():
+    """With keep_attrs=False the posterior-mean map lost score_scale: decision values were cut to [0, 1]."""
+    import xarray as xr
+
+    s, y = _decision_data()
+    platt = PlattScaling(score_kind="decision").fit(s, y)
+    with xr.set_options(keep_attrs=False):
+        disp = P.ReliabilityDisplay.from_calibrator(platt, s, y, n_consistency=0)
+    assert disp.ax_.get_xlim() == pytest.approx((s.min(), s.max()))
+    assert disp.ax_.get_xlabel() == "decision value (maps)"
+
+
+def test_scores_and_labels_of_different_lengths_are_refused_before_any_figure(fitted):
+    d, cals = fitted
+    short = d.scores[:200]
+    for call in (
+        lambda: P.ReliabilityDisplay.from_calibrator(cals["platt"], short, d.y, points=False),
+        lambda: P.ReliabilityDisplay.from_calibrator(cals["platt"], short, d.y, n_consistency=0),
+        lambda: P.PPCDisplay.from_calibrators({"raw": None, "platt": cals["platt"]}, short, d.y),
+        lambda: P.DensityDisplay.from_calibrator(KDECalibrator().fit(d.scores, d.y), short, d.y),
+    ):
+        with pytest.raises(ValueError, match="Mismatched lengths: scores has 200, y has 300"):
+            call()
+    for cls in (P.ReliabilityDisplay, P.PPCDisplay):
+        with pytest.raises(ValueError, match="Mismatched lengths: y_true has 200, y_prob has 300"):
+            cls.from_predictions(d.y[:200], d.scores)
+    assert not plt.get_fignums()
+
+
+def test_feature_aware_calibrators_are_refused_by_the_display_s_name(fitted):
+    d, _ = fitted
+    X = np.random.default_rng(0).normal(size=(d.scores.size, 2))
+    mbct = bayescal.make_calibrator("mbct").fit(d.scores, d.y, X=X)
+    for name, call in (
+        ("ReliabilityDisplay", lambda: P.ReliabilityDisplay.from_calibrator(mbct, d.scores, d.y, n_consistency=0)),
+        ("ReliabilityDisplay", lambda: P.ReliabilityDisplay.from_calibrator(mbct, d.scores, d.y, maps=False)),
+        ("PPCDisplay", lambda: P.PPCDisplay.from_calibrator(mbct, d.scores, d.y)),
+        ("DecisionDisplay", lambda: P.DecisionDisplay.from_calibrator(mbct)),
+        ("plot_ppc_pava", lambda: P.plot_ppc_pava(mbct, d.scores, d.y)),
+    ):
+        with pytest.raises(ValueError, match=f"^{name} reads a calibration map of scores alone, and MBCT depends"):
+            call()
+    with pytest.raises(ValueError, match="MBCT, which does not model the class score densities DensityDisplay draws"):
+        P.DensityDisplay.from_calibrator(mbct, d.scores, d.y)
+    assert not plt.get_fignums()
+
+
+@pytest.mark.parametrize("grid", ["201", 2.7, True, -5, 1, 10**8])
+def test_density_grid_must_be_a_number_of_points_or_scores(fitted, grid):
+    d, _ = fitted
+    kde = KDECalibrator().fit(d.scores, d.y)
+    with pytest.raises(ValueError, match="grid="):
+        P.DensityDisplay.from_calibrator(kde, d.scores, d.y, grid=grid)
+
+
+def test_density_grid_may_be_an_array_of_scores(fitted):
+    d, _ = fitted
+    kde = KDECalibrator().fit(d.scores, d.y)
+    grid = [0.9, 0.1, 0.5, 0.3]
+    disp = P.DensityDisplay.from_calibrator(kde, d.scores, d.y, grid=grid, label="kde")
+    for k, ax in enumerate(disp.axes_):
+        (line,) = _by_gid(ax, "density:kde")
+        np.testing.assert_array_equal(line.get_xdata(), np.sort(grid))
+        np.testing.assert_allclose(line.get_ydata(), kde.density_map(np.sort(grid)).sel({"class": k}).values[0, 0])
+
+
+def test_one_axes_in_an_array_is_drawn_on(fitted):
+    d, cals = fitted
+    for make in (
+        lambda ax: P.ReliabilityDisplay.from_calibrator(cals["platt"], d.scores, d.y, ax=ax, n_consistency=0),
+        lambda ax: P.DecisionDisplay.from_calibrator(cals["platt"], ax=ax),
+    ):
+        _, axs = plt.subplots(1, 1, squeeze=False)
+        assert make(axs).ax_ is axs[0, 0]
+        _, two = plt.subplots(1, 2)
+        with pytest.raises(ValueError, match="ax holds 2 Axes but the diagram is drawn on one"):
+            make(two)
+        with pytest.raises(ValueError, match="ax='ax' is not a matplotlib Axes"):
+            make("ax")
+
+
+def test_repeated_statistics_are_refused(fitted):
+    d, cals = fitted
+    with pytest.raises(ValueError, match="names 'ece' more than once: name each statistic once"):
+        P.PPCDisplay.from_predictions(d.y, d.scores, statistics=["ece", "ece"])
+    with pytest.raises(ValueError, match="names 'ece' more than once"):
+        P.PPCDisplay.from_calibrator(cals["platt"], d.scores, d.y, statistics=["ece", "mcb", "ece"])
+
+
+def test_random_state_and_its_old_name_together_are_refused(fitted):
+    d, _ = fitted
+    for call in (
+        lambda: P.ReliabilityDisplay.from_predictions(d.y, d.scores, random_state=3, random_seed=5, n_consistency=30),
+        lambda: P.PPCDisplay.from_predictions(d.y, d.scores, random_state=3, random_seed=5),
+    ):
+        with pytest.raises(ValueError, match="pass random_state only; random_seed is its deprecated old name"):
+            call()
+    with pytest.warns(DeprecationWarning, match="random_seed is deprecated"):
+        old = P.ReliabilityDisplay.from_predictions(d.y, d.scores, random_seed=5, n_consistency=30)
+    new = P.ReliabilityDisplay.from_predictions(d.y, d.scores, random_state=5, n_consistency=30)
+    np.testing.assert_array_equal(old.consistency["classifier"], new.consistency["classifier"])
+
+
+def test_counts_and_cutoff_are_labelled_without_rounding_them_away():
+    import xarray as xr
+
+    curve = xr.Dataset(
+        {
+            "mean_predicted": ("bin", [0.25, 0.75]),
+            "fraction_positive": ("bin", [0.2, 0.8]),
+            "count": ("bin", [1234567.0, 2.5]),
+        }
+    )
+    disp = P.ReliabilityDisplay(curves={"big": curve}).plot()
+    assert [t.get_text() for t in _by_gid(disp.ax_, "count:big")] == ["1,234,567", "2.5"]
+    s, y = _decision_data()
+    platt = PlattScaling(score_kind="decision").fit(s, y)
+    for cost_fp, cost_fn, text in ((1, 300, "0.00332"), (1, 3, "0.25"), (10**5, 1, "0.99999")):
+        (cut,) = _by_gid(P.DecisionDisplay.from_calibrator(platt, cost_fp=cost_fp, cost_fn=cost_fn).ax_, "cutoff")
+        assert cut.get_label() == f"c* = {text}"
+
+
+def test_empty_displays_and_array_pos_labels_are_refused(fitted):
+    d, cals = fitted
+    with pytest.raises(ValueError, match=r"no checks to draw: build it with PPCDisplay\.from_calibrators"):
+        P.PPCDisplay().plot()
+    with pytest.raises(ValueError, match=r"no regions to draw: build it with DecisionDisplay\.from_calibrators"):
+        P.DecisionDisplay().plot()
+    for call in (
+        lambda: P.ReliabilityDisplay.from_calibrator(cals["platt"], d.scores, d.y, pos_label=np.array([1, 1])),
+        lambda: P.ReliabilityDisplay.from_predictions(d.y, d.scores, pos_label=np.array([1, 1])),
+    ):
+        with pytest.raises(ValueError, match=r"pos_label=array\(\[1, 1\]\) is not a single label"):
+            call()
+
+
+@pytest.fixture(scope="module")
+def atom_fit():
+    """Scores with a point mass at exactly 0.0, 40 % of the positives (a fallback score)."""
+    from bayescal.bayesian.dpm import DPMCalibrator
+
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 600)
+    s = np.clip(rng.beta(2 + 2 * y, 4 - 2 * y), 0.001, 0.999)
+    s[(y == 1) & (rng.random(600) < 0.4)] = 0.0
+    dpm = DPMCalibrator(random_state=0, draws=100, chains=1, tune=60).fit(s, y)
+    assert 0.0 in dpm.score_atoms()["atom"].values
+    return s, y, dpm
+
+
+def test_density_display_draws_score_atoms_with_their_mass(atom_fit):
+    """The curve is the continuous part only: the atom's mass was missing from the drawing."""
+    s, y, dpm = atom_fit
+    disp = P.DensityDisplay.from_calibrator(dpm, s, y, label="dpm", grid=301)
+    check = disp.checks["dpm"]
+    lo, hi = float(check["bin_lower"][0]), float(check["bin_upper"][0])
+    mass = dpm.score_atoms().mean(("chain", "draw")).sel(atom=0.0)
+    for k, ax in enumerate(disp.axes_):
+        (stem,) = _by_gid(ax, "atom:dpm")
+        ((x0, y0), (x1, y1)) = stem.get_segments()[0]
+        assert x0 == x1 == 0.0 and y0 == 0.0
+        assert y1 == pytest.approx(float(mass.sel({"class": k})) / (hi - lo))
+        (text,) = _by_gid(ax, "atom_mass:dpm")
+        assert text.get_text() == f"{float(mass.sel({'class': k})):.2g}"
+    # class 1: curve over the first bin plus the stem is the model density the check compares
+    curve = disp.densities["dpm"].sel({"class": 1})
+    first = curve.where((curve["score"] >= lo) & (curve["score"] <= hi), drop=True)
+    drawn = float(first.mean()) + float(mass.sel({"class": 1})) / (hi - lo)
+    model = float(check["density"].sel({"class": 1}).isel(bin=0).mean())
+    assert drawn == pytest.approx(model, rel=0.1)
+    assert float(check["observed_density"].sel({"class": 1}).isel(bin=0)) == pytest.approx(model, rel=0.25)
+
+
+def test_decision_and_reliability_displays_draw_atoms_apart_from_the_map(atom_fit):
+    """An atom decided 'predict 1' had no strip, and its map value was joined into the map line."""
+    from bayescal.decision import decision_regions
+
+    s, y, dpm = atom_fit
+    reg = decision_regions(dpm, 1.0, 1.0, grid=401)
+    (rule,) = reg.atom_rule[reg.atoms == 0.0]
+    assert rule == 1  # P(y = 1 | s = 0) is high: predict 1 there, unlike the scores just above 0
+    at_zero = float(dpm.calibration_map([0.0]).mean())
+    disp = P.DecisionDisplay.from_calibrator(dpm, cost_fp=1.0, cost_fn=1.0)
+    ax = disp.ax_
+    (strip,) = _by_gid(ax, "predict1_atom:DPMCalibrator")
+    assert strip.get_xdata()[0] == 0.0
+    (marker,) = _by_gid(ax, "atom:DPMCalibrator")
+    assert marker.get_xdata()[0] == 0.0 and marker.get_ydata()[0] == pytest.approx(at_zero)
+    for drawn in (disp, P.ReliabilityDisplay.from_calibrator(dpm, s, y, n_consistency=0)):
+        (line,) = _by_gid(drawn.ax_, "map:DPMCalibrator")
+        assert 0.0 not in line.get_xdata()
+        assert _by_gid(drawn.ax_, "atom:DPMCalibrator")
