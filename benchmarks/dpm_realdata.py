@@ -229,7 +229,9 @@ def _calibrate(name: str, seed: int, s_cal, y_cal, s_te, y_te, dpm_params: dict)
     """Fit one calibrator, score the test set; a failure is recorded, not raised."""
     from bayescal import make_calibrator
 
-    params = {"random_state": seed} | dpm_params if name == "dpm" else {}
+    # every calibrator with randomness (the DPM's sampler, the spline's folds, ...) is seeded
+    seeded = "random_state" in make_calibrator(name).get_params()
+    params = ({"random_state": seed} if seeded else {}) | (dpm_params if name == "dpm" else {})
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
