@@ -33,9 +33,10 @@ from sklearn.utils.validation import (
 )
 
 from bayescal._typing import ArrayLike, RandomStateLike
-from bayescal._validation import check_ci_prob, random_generator
+from bayescal._validation import check_ci_prob, check_labels_present, random_generator
 from bayescal._warnings import warn
 from bayescal.base import BayesianCalibrator, Calibrator
+from bayescal.baselines.venn_abers import VennAbers
 
 if TYPE_CHECKING:
     from scipy.sparse import sparray, spmatrix
@@ -58,6 +59,29 @@ def _response(estimator: Any, X: Any) -> tuple[np.ndarray, str]:
     return np.asarray(scores, dtype=np.float64).reshape(-1), kind
 
 
+def _check_estimator_classes(estimator: Any, classes: np.ndarray, *, prefit: bool) -> None:
+    """Refuse a fitted estimator whose ``classes_`` are not ``classes`` (same values, same order):
+    its scores would be of another positive class, or of more than two classes."""
+    fitted = getattr(estimator, "classes_", None)
+    if fitted is None:
+        raise ValueError(
+            f"estimator={type(estimator).__name__} has no classes_ after fit: pass a scikit-learn classifier."
+        )
+    fitted, expected = np.asarray(fitted).tolist(), classes.tolist()
+    if fitted == expected:
+        return
+    if prefit:
+        raise ValueError(
+            f"The prefit estimator's classes_ are {fitted} but the labels of y are {expected}: its scores are "
+            f"not scores of P(y={expected[1]!r}). Pass y in the estimator's labels (the same values), or a "
+            "binary estimator trained on y's labels."
+        )
+    raise ValueError(
+        f"estimator={type(estimator).__name__} fitted on y has classes_ {fitted}, not y's labels {expected}: "
+        "pass a binary classifier whose classes_ are the labels it is fitted on."
+    )
+
+
 class CalibratedClassifier(ClassifierMixin, BaseEstimator):
     r"""A binary classifier whose probabilities are calibrated by any bayescal calibrator.
 
@@ -67,7 +91,8 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
 
     * ``ensemble=True``: for each of the ``cv`` splits, a clone of the estimator is fitted
       on the training part and a clone of the calibrator on its scores of the held-out part;
-      predictions average the ``cv`` calibrated classifiers. For a Bayesian calibrator the
+      predictions average the ``cv`` calibrated classifiers (for Venn-Abers calibrators,
+      the merge of cross Venn-Abers: see :meth:`predict_proba`). For a Bayesian calibrator the
       fold posteriors are independent (disjoint data), so averaging draw ``d`` of each fold
       gives draws of the posterior of the averaged probability
       :math:`\bar p(x) = \frac1K \sum_k p_k(x)`; each fold's posterior is fitted on about
@@ -209,15 +234,19 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             estimator's ``fit`` when it accepts ``sample_weight`` (a warning otherwise); with
             metadata routing enabled, routed as requested.
         **fit_params
-            Passed to the estimator's ``fit`` (or routed).
+            Passed to the estimator's ``fit``; with metadata routing enabled, routed as
+            requested, so ``groups`` reaches a splitter that requests it (``GroupKFold``).
+            Without routing, ``groups`` is refused unless the estimator's ``fit`` takes it:
+            enable routing or pass the splits as ``cv``.
 
         Returns
         -------
         self
         """
-        check_classification_targets(y)
         X, y = indexable(X, y)
         y = column_or_1d(y, warn=True)
+        check_labels_present(np.asarray(y), "y")
+        check_classification_targets(y)
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
         if y_type != "binary" or np.unique(np.asarray(y)).size != 2:
             n = np.unique(np.asarray(y)).size
@@ -227,22 +256,32 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             )
         estimator = self._get_estimator()
         ensemble = self._resolve_ensemble(estimator)
+        prefit = isinstance(estimator, FrozenEstimator)
         encoder = LabelEncoder().fit(y)
-        self.classes_ = encoder.classes_
+        classes = encoder.classes_
         y01 = encoder.transform(y)
+        if prefit:
+            _check_estimator_classes(estimator, classes, prefit=True)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X)
         if _routing_enabled():
             routed = process_routing(self, "fit", sample_weight=sample_weight, **fit_params)
         else:
-            supports_sw = "sample_weight" in signature(estimator.fit).parameters
-            if sample_weight is not None and not supports_sw:
+            supports = signature(estimator.fit).parameters
+            if "groups" in fit_params and "groups" not in supports:
+                raise ValueError(
+                    f"groups= is not a parameter of {type(estimator).__name__}.fit, and without metadata routing "
+                    "it does not reach the splitter: enable routing (sklearn.set_config(enable_metadata_routing="
+                    "True); a GroupKFold cv requests groups), or pass the splits themselves, "
+                    "cv=list(GroupKFold(n_splits).split(X, y, groups))."
+                )
+            if sample_weight is not None and "sample_weight" not in supports:
                 warn(
                     f"{type(estimator).__name__} does not accept sample_weight: the weights are used by "
                     "the calibrator only."
                 )
             fit_kwargs = dict(fit_params)
-            if sample_weight is not None and supports_sw:
+            if sample_weight is not None and "sample_weight" in supports:
                 fit_kwargs["sample_weight"] = sample_weight
             routed = Bunch(estimator=Bunch(fit=fit_kwargs), splitter=Bunch(split={}))
         n_folds = self.cv if isinstance(self.cv, int) else getattr(self.cv, "n_splits", None)
@@ -254,42 +293,79 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         if isinstance(self.cv, LeaveOneOut):
             raise ValueError("LeaveOneOut leaves one class out of every test fold: use a stratified splitter.")
         cv = check_cv(self.cv, y, classifier=True)
+        splits = list(cv.split(X, y, **routed.splitter.split))
+        for i, (train, test) in enumerate(splits):
+            # the estimator is fitted on each training part (unless prefit); with ensemble=True a
+            # calibrator is fitted on each held-out part
+            for part, rows, used in (("training", train, not prefit), ("held-out", test, ensemble)):
+                counts = np.bincount(y01[rows], minlength=2)
+                if used and counts.min() == 0:
+                    raise ValueError(
+                        f"cv split {i} has no rows of class {classes.tolist()[int(np.argmin(counts))]!r} in its {part} "
+                        f"part (y has {np.bincount(y01).tolist()} rows of classes {classes.tolist()}): use a "
+                        "stratified splitter (cv=StratifiedKFold(n_splits)) or shuffle the rows "
+                        "(e.g. cv=KFold(n_splits, shuffle=True, random_state=0))."
+                    )
 
         seeds = None if self.random_state is None else random_generator(self.random_state)
-        self.calibrated_classifiers_ = []
+        calibrated = []
         if ensemble:
-            for train, test in cv.split(X, y, **routed.splitter.split):
+            for train, test in splits:
                 est = clone(estimator).fit(
                     _safe_indexing(X, train),
                     _safe_indexing(y, train),
                     **_check_method_params(X, params=routed.estimator.fit, indices=train),
                 )
+                _check_estimator_classes(est, classes, prefit=prefit)
                 scores, kind = _response(est, _safe_indexing(X, test))
                 cal = self._calibrator(kind, seeds).fit(
                     scores, y01[test], None if sample_weight is None else _safe_indexing(sample_weight, test)
                 )
-                self.calibrated_classifiers_.append(Bunch(estimator=est, calibrator=cal))
+                calibrated.append(Bunch(estimator=est, calibrator=cal))
         else:
             est = clone(estimator)
             method = _check_response_method(est, _RESPONSE_METHODS).__name__
-            oof = cross_val_predict(est, X, y, cv=cv, method=method, n_jobs=self.n_jobs, params=routed.estimator.fit)
             est.fit(X, y, **routed.estimator.fit)
+            _check_estimator_classes(est, classes, prefit=prefit)
+            oof = cross_val_predict(
+                clone(estimator), X, y, cv=splits, method=method, n_jobs=self.n_jobs, params=routed.estimator.fit
+            )
             if method == "predict_proba":
-                oof = np.asarray(oof)[:, list(est.classes_).index(self.classes_[1])]
+                oof = np.asarray(oof)[:, 1]  # columns in the order of classes
             kind = "decision" if method == "decision_function" else "probability"
             cal = self._calibrator(kind, seeds).fit(np.asarray(oof, dtype=np.float64).reshape(-1), y01, sample_weight)
-            self.calibrated_classifiers_.append(Bunch(estimator=est, calibrator=cal))
+            calibrated.append(Bunch(estimator=est, calibrator=cal))
+
+        # every fitted attribute is set here, after all fits succeeded: a fit that raises leaves
+        # the object as it was
+        self.classes_ = classes
+        self.calibrated_classifiers_ = calibrated
         self.ensemble_ = ensemble
-        self.score_kind_ = self.calibrated_classifiers_[0].calibrator.score_kind
-        first = self.calibrated_classifiers_[0].estimator
+        self.score_kind_ = calibrated[0].calibrator.score_kind
+        first = calibrated[0].estimator
         for attr in ("n_features_in_", "feature_names_in_"):
             if hasattr(first, attr):
                 setattr(self, attr, getattr(first, attr))
+            elif attr in vars(self):
+                delattr(self, attr)
         return self
 
     # ---- prediction -----------------------------------------------------------------------
     def _scores(self, pair: Bunch, X: Any) -> np.ndarray:
         return _response(pair.estimator, X)[0]
+
+    def _venn_abers_merge(self, X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Cross Venn-Abers merge of the folds' pairs: ``(p, lower, upper)`` with
+        ``p = G(p1) / (G(1 - p0) + G(p1))`` and ``[1 - G(1 - p0), G(p1)]``, ``G`` the geometric
+        mean over the folds; None unless every calibrator is Venn-Abers and there are several."""
+        pairs = self.calibrated_classifiers_
+        if len(pairs) < 2 or not all(isinstance(pair.calibrator, VennAbers) for pair in pairs):
+            return None
+        bands = np.stack([pair.calibrator.predict_interval(self._scores(pair, X)).values for pair in pairs])
+        # 0 <= p0 < 1 and 0 < p1 <= 1 (the test point's own label is in its block): both means are positive
+        g0 = np.exp(np.log1p(-bands[..., 0]).mean(axis=0))
+        g1 = np.exp(np.log(bands[..., 1]).mean(axis=0))
+        return g1 / (g0 + g1), 1.0 - g0, g1
 
     def predict_proba(self, X: ArrayLike | spmatrix | sparray) -> np.ndarray:
         r"""Calibrated probabilities, shape ``(n, 2)``: the mean over the calibrated classifiers.
@@ -298,6 +374,12 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         :math:`k`-th fitted estimator and :math:`q_k` its calibrator's map (:math:`K = 1` for
         ``ensemble=False``). For a Bayesian calibrator :math:`q_k` is the posterior-mean map,
         so this is the posterior mean of P(y = 1 | x).
+
+        When every calibrator is a :class:`~bayescal.baselines.venn_abers.VennAbers` and
+        :math:`K > 1` (cross Venn-Abers, Vovk, Petej & Fedorova 2015), the folds' pairs
+        :math:`[p_{0,k}, p_{1,k}]` at :math:`s_k(x)` are merged for the log-loss instead:
+        :math:`p(x) = G(p_1) / (G(1 - p_0) + G(p_1))`, :math:`G` the geometric mean over
+        the folds.
 
         Parameters
         ----------
@@ -310,10 +392,14 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             Columns P(y = ``classes_[0]``), P(y = ``classes_[1]``).
         """
         check_is_fitted(self)
-        p = np.mean(
-            [pair.calibrator.predict_proba(self._scores(pair, X))[:, 1] for pair in self.calibrated_classifiers_],
-            axis=0,
-        )
+        merged = self._venn_abers_merge(X)
+        if merged is not None:
+            p = merged[0]
+        else:
+            p = np.mean(
+                [pair.calibrator.predict_proba(self._scores(pair, X))[:, 1] for pair in self.calibrated_classifiers_],
+                axis=0,
+            )
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X: ArrayLike | spmatrix | sparray) -> np.ndarray:
@@ -337,7 +423,8 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         """Posterior draws of P(y = 1 | x) per row, dims ``(chain, draw, obs_id)``.
 
         With ``ensemble=True`` draw ``d`` is the mean over the calibrated classifiers of
-        their draw ``d`` (see the class docstring); a point-estimate calibrator gives one draw.
+        their draw ``d`` (see the class docstring); a point-estimate calibrator gives one draw
+        (for cross Venn-Abers, the merged probability of :meth:`predict_proba`).
 
         Parameters
         ----------
@@ -350,6 +437,15 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             Named ``p``, dims ``(chain, draw, obs_id)``.
         """
         check_is_fitted(self)
+        merged = self._venn_abers_merge(X)
+        if merged is not None:
+            p = merged[0]
+            return xr.DataArray(
+                p[None, None, :],
+                dims=("chain", "draw", "obs_id"),
+                coords={"chain": [0], "draw": [0], "obs_id": np.arange(p.size)},
+                name="p",
+            )
         draws = [pair.calibrator.predict_posterior(self._scores(pair, X)) for pair in self.calibrated_classifiers_]
         out = draws[0].copy(data=np.mean([d.values for d in draws], axis=0))
         out.name = "p"
@@ -360,8 +456,10 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
 
         With posterior draws (Bayesian calibrators, or a Beta prior of :meth:`with_class_prior`):
         the equal-tailed ``ci_prob`` interval of :meth:`predict_posterior`. Point estimates:
-        the mean over the calibrated classifiers of their calibrators' own intervals
-        (Venn-Abers: the ``[p0, p1]`` pair; others: the prediction itself, attr ``degenerate=1``).
+        the mean over the calibrated classifiers of their calibrators' own intervals (the
+        prediction itself, attr ``degenerate=1``). Venn-Abers: the ``[p0, p1]`` pair, merged over
+        several folds as in cross Venn-Abers into :math:`[1 - G(1 - p_0), G(p_1)]`, :math:`G`
+        the geometric mean over the folds.
 
         Parameters
         ----------
@@ -379,6 +477,16 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         ci_prob = check_ci_prob(ci_prob)
+        merged = self._venn_abers_merge(X)
+        if merged is not None:
+            band = np.column_stack(merged[1:])
+            return xr.DataArray(
+                band,
+                dims=("obs_id", "ci_bound"),
+                coords={"obs_id": np.arange(band.shape[0]), "ci_bound": ["lower", "upper"]},
+                name="p_interval",
+                attrs={"ci_kind": "venn_abers", "degenerate": 0},
+            )
         draws = self.predict_posterior(X)
         if draws.sizes["chain"] * draws.sizes["draw"] > 1:
             flat = draws.values.reshape(-1, draws.shape[-1])

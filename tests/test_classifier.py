@@ -215,3 +215,122 @@ def test_with_class_prior_shifts_every_calibrator():
     assert np.all(shifted.predict_proba(X[:30])[:, 1] <= before[:, 1] + 1e-12)  # 0.1 < the data's prevalence
     band = model.with_class_prior((5, 45), random_state=0).predict_interval(X[:30])
     assert np.all(band.sel(ci_bound="upper") - band.sel(ci_bound="lower") >= 0)
+
+
+@pytest.mark.parametrize("labels", [("cancer", "healthy"), (0, 1, 2)])
+def test_prefit_estimator_with_other_labels_than_y_is_refused(labels):
+    X, y = blobs(300, seed=11)
+    other = np.asarray(labels)[np.arange(150) % len(labels)] if len(labels) == 3 else np.asarray(labels)[1 - y[:150]]
+    clf = LogisticRegression().fit(X[:150], other)
+    with pytest.raises(ValueError, match=r"prefit estimator's classes_ are .* labels of y are \[0, 1\].*Pass y in"):
+        CalibratedClassifier(FrozenEstimator(clf), method="platt").fit(X[150:], y[150:])
+
+
+def test_estimator_whose_classes_differ_from_y_is_refused():
+    class Relabels(LogisticRegression):
+        def fit(self, X, y, **kw):
+            return super().fit(X, np.where(np.asarray(y) == 1, "yes", "no"), **kw)
+
+    X, y = blobs(200, seed=12)
+    for ensemble in (True, False):
+        with pytest.raises(ValueError, match=r"estimator=Relabels fitted on y has classes_ \['no', 'yes'\]"):
+            CalibratedClassifier(Relabels(), method="platt", cv=2, ensemble=ensemble).fit(X, y)
+
+
+class _FailsOnSmallFits(LogisticRegression):
+    """Fits only on more than 250 rows: a fit that fails after some folds succeeded."""
+
+    def fit(self, X, y, **kw):
+        if len(X) <= 250:
+            raise RuntimeError("estimator fit failed")
+        return super().fit(X, y, **kw)
+
+
+def test_a_failed_fit_leaves_no_partial_model_and_a_failed_refit_keeps_the_old_one():
+    X, y = blobs(400, seed=13)
+    first, second = list(StratifiedKFold(4, shuffle=True, random_state=0).split(X, y))[:2]
+    small = (np.setdiff1d(second[0], first[1][: first[1].size // 2]), second[1])  # fewer than 250 training rows
+    model = CalibratedClassifier(_FailsOnSmallFits(), method="platt", cv=[first, small], ensemble=True)
+    with pytest.raises(RuntimeError, match="estimator fit failed"):
+        model.fit(X, y)
+    with pytest.raises(sklearn.exceptions.NotFittedError):
+        model.predict_proba(X[:3])
+    model.set_params(cv=3).fit(X, y)
+    before = model.predict_proba(X[:20])
+    with pytest.raises(RuntimeError, match="estimator fit failed"):
+        model.set_params(cv=[first, small]).fit(X, y)
+    assert len(model.calibrated_classifiers_) == 3
+    np.testing.assert_array_equal(model.predict_proba(X[:20]), before)
+
+
+@pytest.mark.parametrize("ensemble", [True, False])
+def test_groups_reach_a_group_splitter_with_routing(ensemble):
+    from sklearn.model_selection import GroupKFold
+
+    X, y = blobs(300, seed=14)
+    groups = np.arange(y.size) % 10
+    with sklearn.config_context(enable_metadata_routing=True):
+        model = CalibratedClassifier(LogisticRegression(), method="platt", cv=GroupKFold(3), ensemble=ensemble)
+        model.fit(X, y, groups=groups)
+    splits = list(GroupKFold(3).split(X, y, groups))
+    same = CalibratedClassifier(LogisticRegression(), method="platt", cv=splits, ensemble=ensemble).fit(X, y)
+    np.testing.assert_allclose(model.predict_proba(X), same.predict_proba(X))
+    with pytest.raises(ValueError, match=r"groups= .* without metadata routing .*enable_metadata_routing"):
+        CalibratedClassifier(LogisticRegression(), method="platt", cv=GroupKFold(3)).fit(X, y, groups=groups)
+
+
+def test_a_split_with_one_class_is_named_with_the_fix():
+    from sklearn.model_selection import KFold
+
+    X, y = blobs(300, seed=15)
+    order = np.argsort(y, kind="stable")
+    X, y = X[order], y[order]  # label-sorted rows: unshuffled KFold gives held-out parts of one class
+    with pytest.raises(ValueError, match=r"cv split 0 has no rows of class 1 in its held-out part.*StratifiedKFold"):
+        CalibratedClassifier(method="platt", cv=KFold(3), ensemble=True).fit(X, y)
+    # ensemble=False fits no calibrator per split: one-class held-out parts are fine
+    CalibratedClassifier(method="platt", cv=KFold(3), ensemble=False).fit(X, y)
+    with pytest.raises(ValueError, match=r"cv split 0 has no rows of class 0 in its training part"):
+        CalibratedClassifier(method="platt", cv=KFold(2), ensemble=False).fit(X, y)
+
+
+def test_ensemble_of_venn_abers_merges_folds_as_cross_venn_abers():
+    X, y = blobs(500, seed=16)
+    model = CalibratedClassifier(
+        LogisticRegression(), method="venn_abers", cv=StratifiedKFold(5, shuffle=True, random_state=0), ensemble=True
+    ).fit(X[:400], y[:400])
+    Xt = X[400:]
+    bands = np.stack(
+        [
+            pair.calibrator.predict_interval(pair.estimator.decision_function(Xt)).values
+            for pair in model.calibrated_classifiers_
+        ]
+    )
+    p0, p1 = bands[..., 0], bands[..., 1]
+    g0, g1 = np.exp(np.log(1 - p0).mean(axis=0)), np.exp(np.log(p1).mean(axis=0))  # geometric means over folds
+    np.testing.assert_allclose(model.predict_proba(Xt)[:, 1], g1 / (g0 + g1), atol=1e-12)
+    np.testing.assert_allclose(model.predict_interval(Xt).values, np.column_stack([1 - g0, g1]), atol=1e-12)
+    np.testing.assert_allclose(model.predict_posterior(Xt).values[0, 0], g1 / (g0 + g1), atol=1e-12)
+
+
+@pytest.mark.parametrize("missing", [None, np.nan])
+def test_missing_labels_are_named(missing):
+    X, y = blobs(100, seed=17)
+    labels = y.astype(object)
+    labels[3] = missing
+    with pytest.raises(ValueError, match=r"y has 1 missing value\(s\) .*first at index 3.*remove those samples"):
+        CalibratedClassifier(method="platt", cv=2).fit(X, labels)
+    floats = y.astype(float)
+    floats[3] = np.nan
+    with pytest.raises(ValueError, match=r"y has NaN .*first at index 3.*remove those samples"):
+        CalibratedClassifier(method="platt", cv=2).fit(X, floats)
+
+
+def test_refit_on_an_array_drops_the_feature_names():
+    pd = pytest.importorskip("pandas")
+    X, y = blobs(200, seed=18)
+    model = CalibratedClassifier(LogisticRegression(), method="platt", cv=2).fit(
+        pd.DataFrame(X, columns=list("abc")), y
+    )
+    assert list(model.feature_names_in_) == ["a", "b", "c"]
+    model.fit(X, y)
+    assert not hasattr(model, "feature_names_in_") and model.n_features_in_ == 3

@@ -114,7 +114,7 @@ class VennAbers(Calibrator):
     :math:`p = G(p_1) / (G(1 - p_0) + G(p_1))` with :math:`G` the geometric mean over folds;
     the interval is :math:`[1 - G(1 - p_0), G(p_1)]`. (Refitting the classifier per fold, the
     full CVAP, is :class:`~bayescal.classifier.CalibratedClassifier` with
-    ``method="venn_abers"`` and ``ensemble=True``.)
+    ``method="venn_abers"`` and ``ensemble=True``, which merges its folds' pairs the same way.)
 
     Building the tables takes one pass over the :math:`k` distinct calibration scores
     (:func:`venn_abers_tables`); prediction is a binary search.
