@@ -29,6 +29,7 @@ from bayescal._validation import (
     _WEIGHT_TOTAL_MAX,
     MAX_ABS_DECISION,
     RowValueError,
+    _as_1d_float,
     check_class_weights,
     check_consistent_length,
     check_integer,
@@ -180,7 +181,8 @@ def spread_ties(t: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     classes) runs from :math:`(v_{j-1} + v_j)/2` to :math:`(v_j + v_{j+1})/2` (mirrored at
     the ends), and within each class the rows at :math:`v_j` take the positions
     :math:`\mathrm{lo} + (W_{<r} + w_r / 2)/W\,(\mathrm{hi} - \mathrm{lo})` in the order
-    they come, :math:`W` the class's weight at :math:`v_j`. Untied values do not move.
+    they come, :math:`W` the class's weight at :math:`v_j`. Untied values do not move, nor do
+    tied rows of a class whose weight at the value is 0 (they carry no data).
 
     Returns the spread copy of ``t``; ``y`` and ``w`` are unchanged.
 
@@ -206,10 +208,12 @@ def spread_ties(t: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     sizes = np.diff(np.r_[starts, wo.size])
     cum = np.cumsum(wo)
     before_group = np.repeat(cum[starts] - wo[starts], sizes)
-    frac = (cum - before_group - 0.5 * wo) / np.repeat(np.add.reduceat(wo, starts), sizes)
-    v = inv[order]
+    group_weight = np.repeat(np.add.reduceat(wo, starts), sizes)
+    moved = group_weight > 0  # a group of zero weight has no positions to share: it stays
+    frac = (cum - before_group - 0.5 * wo)[moved] / group_weight[moved]
+    v = inv[order[moved]]
     out = t.copy()
-    out[order] = lo[v] + frac * (hi[v] - lo[v])
+    out[order[moved]] = lo[v] + frac * (hi[v] - lo[v])
     return out
 
 
@@ -313,14 +317,59 @@ def prepare_data(
     -------
     ScoreData
     """
+    return _validated(scores, y, sample_weight, score_kind=score_kind, pos_label=pos_label, shard=False)
+
+
+def _validated(
+    scores: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None, *, score_kind: str, pos_label: Any, shard: bool
+) -> ScoreData:
+    """:func:`prepare_data`, or with ``shard`` the rows of one shard of the data, which may hold
+    (or weigh) a single class when the other's label is known (:func:`_shard_labels`)."""
     s = check_scores(scores, score_kind=score_kind, max_abs=MAX_ABS_DECISION)
-    y01, classes = check_labels(y, pos_label=pos_label)
+    y01, classes = _shard_labels(y, pos_label) if shard else check_labels(y, pos_label=pos_label)
     check_consistent_length(scores=s, y=y01)
     w = check_sample_weight(sample_weight, s.shape[0])
-    check_class_weights(y01, w, classes)
+    if not shard:
+        check_class_weights(y01, w, classes)
     if score_kind == "probability":
         warn_merged_extremes(s, y01, w)
     return ScoreData(scores=s, t=to_working(s, score_kind), y=y01, w=w, score_kind=score_kind, classes=classes)
+
+
+def _shard_labels(y: ArrayLike, pos_label: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(y01, classes)`` of one shard's labels, as :func:`~bayescal._validation.check_labels` gives
+    them, but labels of one class are accepted when the other class's label is known: the shard
+    holds only negatives and ``pos_label`` names the positive class, or the labels are booleans,
+    or numbers 0 or -1 alone (the positive class 1 by the convention of ``check_labels``)."""
+    y01, classes = check_labels(y, pos_label=pos_label, require_both=False)
+    if classes.size == 2:
+        return y01, classes
+    value = classes[0].item()
+    positive = bool(y01[0])
+    if not positive and pos_label is not None:
+        pair = [value, pos_label]
+    elif classes.dtype.kind == "b":
+        pair = [not value, value] if positive else [value, not value]
+    elif not positive and classes.dtype.kind in "iuf" and value in (0, -1):
+        pair = [value, 1]
+    elif positive:
+        raise ValueError(
+            f"y holds only the positive class ({value!r}), so the label of the negative class is unknown and the "
+            "summary could not be added to those of other shards. Summarise this shard together with one holding "
+            "negatives, or code the labels of every shard as booleans (y == positive label)."
+        )
+    else:
+        raise ValueError(
+            f"y has a single class ({value!r}) and the label of the positive class is unknown: pass pos_label= "
+            "the positive class's label (as for every other shard), so that this shard counts as negatives."
+        )
+    ordered = np.array(pair, dtype=None if classes.dtype.kind in "US" else classes.dtype)
+    if ordered[1] != pair[1]:
+        raise ValueError(
+            f"pos_label={pos_label!r} cannot be a label of y, whose values are {classes.dtype} ({value!r}): pass "
+            "the positive class's label as a value of that type."
+        )
+    return y01, ordered
 
 
 def merged_extremes(s: np.ndarray, y: np.ndarray, w: np.ndarray) -> dict[str, tuple[int, np.ndarray]]:
@@ -367,7 +416,8 @@ class ScoreSummary:
 
     A 1-D calibrator needs only how much weight of each class sits at each score. The
     summary keeps it on ``n_bins`` bins of the working scale between ``lo`` and ``hi``
-    (scores outside are counted in the end bins), plus exact probability 0 and 1 as atoms.
+    (which must enclose every continuous score of positive weight), plus exact probability 0
+    and 1 as atoms.
     The bins are equal-width unless the range is left to the data and a few far outlying
     scores stretch it so that equal-width bins would put the middle half of the continuous
     scores in fewer than :data:`SUMMARY_MIN_MIDDLE_BINS` bins; then they are equal-width on
@@ -375,9 +425,10 @@ class ScoreSummary:
     the bulk, wider in proportion to the distance beyond), with the scale :math:`s` chosen by
     the rule of the DPM's compression of rows (:func:`asinh_bins` with ``bins_per_iqr`` =
     :data:`ASINH_BINS_PER_IQR`, ``n_bins`` kept): the one that best resolves the data region,
-    the scores between their 2.5 % and 97.5 % quantiles. Summaries with the same grid add
-    (``a + b``), so shards can be summarised where they live and merged (give them the same
-    ``lo`` and ``hi``, which keeps the bins equal-width). Fitting on a summary treats every
+    the scores between their 2.5 % and 97.5 % quantiles. Summaries with the same grid (the
+    same edges, exactly) add (``a + b``, or ``sum`` of a list), so shards can be summarised
+    where they live and merged (give them the same ``n_bins``, ``lo`` and ``hi``, which keeps
+    the bins equal-width). Fitting on a summary treats every
     score as sitting at its bin centre: the approximation error of a calibration map is at most
     its change over half a bin width, ``(hi - lo) / (2 n_bins)`` on the working scale for
     equal-width bins.
@@ -416,6 +467,11 @@ class ScoreSummary:
     ) -> "ScoreSummary":
         """Summarise scores and labels (see the class docstring); Dask inputs go to :meth:`from_dask`.
 
+        The rows may be one shard of the data: a shard may hold (or give positive weight to) a
+        single class when the other class's label is known (``pos_label`` given for a shard of
+        negatives, boolean labels, or labels 0 or -1 alone, whose positive class is 1). Fitting
+        needs both classes, so a one-class summary is added to the other shards' first.
+
         Parameters
         ----------
         scores : array-like of shape (n,)
@@ -423,7 +479,7 @@ class ScoreSummary:
         y : array-like of shape (n,)
             Binary labels.
         sample_weight : array-like of shape (n,), optional
-            Non-negative weights.
+            Non-negative weights; rows of weight 0 are left out of the counts and of the range.
         score_kind : {"probability", "decision"}, default "probability"
             Kind of the scores.
         pos_label : optional
@@ -447,7 +503,7 @@ class ScoreSummary:
             return cls.from_dask(
                 scores, y, sample_weight, score_kind=score_kind, pos_label=pos_label, n_bins=n_bins, lo=lo, hi=hi
             )
-        data = prepare_data(scores, y, sample_weight, score_kind=score_kind, pos_label=pos_label)
+        data = _validated(scores, y, sample_weight, score_kind=score_kind, pos_label=pos_label, shard=True)
         return cls.from_data(data, n_bins=n_bins, lo=lo, hi=hi)
 
     @classmethod
@@ -457,8 +513,9 @@ class ScoreSummary:
         """Summarise validated :class:`ScoreData`; ``lo``/``hi`` default to the data's working-scale range.
 
         ``lo`` and ``hi`` are on the working scale (logits for probabilities) and must enclose
-        every non-atom score: a narrower grid would pile the scores beyond it into the end
-        bins, so it is refused.
+        every non-atom score of positive weight: a narrower grid would pile the scores beyond it
+        into the end bins, so it is refused. Rows of weight 0 count for nothing: they set neither
+        the range nor the layout of the bins.
 
         Parameters
         ----------
@@ -477,12 +534,11 @@ class ScoreSummary:
         lo, hi = _check_bounds(lo, hi)
         atoms = _atoms(data.score_kind)
         is_atom = np.isin(data.scores, atoms)
-        cont = ~is_atom
-        t_cont = data.t[cont] if is_atom.any() else data.t
+        laid = ~is_atom & (data.w > 0)  # the continuous scores of positive weight set the grid
+        t_cont, w_cont = (data.t, data.w) if laid.all() else (data.t[laid], data.w[laid])
         given = lo is not None or hi is not None
         lo, hi = _bounds_around(lo, hi, t_cont)
         step = max(1, t_cont.size // _QUARTILE_ROWS)  # every k-th row: the layout costs one pass
-        w_cont = data.w[cont] if is_atom.any() else data.w
         quantiles = _layout_quantiles([(t_cont[::step], w_cont[::step])])
         asinh = _summary_layout(quantiles, n_bins, lo, hi, lo_hi_given=given)
         return _summarise(data, n_bins, lo, hi, asinh, atoms, is_atom)
@@ -515,7 +571,7 @@ class ScoreSummary:
         y : Dask array or column
             Binary labels, partitioned like ``scores``.
         sample_weight : Dask array or column, optional
-            Non-negative weights.
+            Non-negative weights; rows of weight 0 are left out of the counts and of the range.
         score_kind : {"probability", "decision"}, default "probability"
             Kind of the scores.
         pos_label : optional
@@ -672,11 +728,13 @@ class ScoreSummary:
             return NotImplemented
         if (
             self.score_kind != other.score_kind
-            or self.edges.shape != other.edges.shape
-            or not np.allclose(self.edges, other.edges)
+            or not np.array_equal(self.edges, other.edges)
             or not np.array_equal(self.atoms, other.atoms)
         ):
-            raise ValueError("ScoreSummary objects have different grids: build them with the same n_bins, lo and hi.")
+            raise ValueError(
+                "ScoreSummary objects have different grids: build them with the same n_bins, lo and hi (given, "
+                "not left None: each summary then takes its own data's range)."
+            )
         mine, theirs = self.classes.tolist(), other.classes.tolist()
         if mine != theirs or [type(v) is str for v in mine] != [type(v) is str for v in theirs]:
             raise ValueError(
@@ -691,6 +749,19 @@ class ScoreSummary:
             self.atom_counts + other.atom_counts,
             self.score_kind,
             self.classes,
+        )
+
+    def __radd__(self, other: object) -> "ScoreSummary":
+        """``0 + summary`` (where ``sum`` of a list of summaries starts): a copy of the summary."""
+        if type(other) is not int or other != 0:
+            return NotImplemented
+        return ScoreSummary(
+            self.edges.copy(),
+            self.counts.copy(),
+            self.atoms.copy(),
+            self.atom_counts.copy(),
+            self.score_kind,
+            self.classes.copy(),
         )
 
     def to_data(self) -> ScoreData:
@@ -766,6 +837,12 @@ def _bounds_around(lo: float | None, hi: float | None, t: np.ndarray) -> tuple[f
             f"{named} {'do' if len(given) > 1 else 'does'} not enclose the data, whose working-scale scores run "
             f"from {t.min():.6g} to {t.max():.6g}: widen {'/'.join(given)} (on the working scale: logits for "
             "probabilities), or leave them None to use the data's range."
+        )
+    if t.size and len(given) < 2 and not hi > lo:  # equal scores so large that the range's padding rounds away
+        raise ValueError(
+            f"The continuous scores all equal {t.min():.6g} on the working scale, where floating point cannot "
+            "tell a range of bins around them from the value itself. Centre the decision values (subtract "
+            "a constant such as their median) before summarising."
         )
     _check_bounds(lo, hi)
     return lo, hi
@@ -976,9 +1053,15 @@ def _asinh_scale(q1: float, q3: float, spread: float) -> float:
 
 def _layout_quantiles(samples: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
     """Weighted quantiles :data:`_LAYOUT_QUANTILES` of the pooled ``(values, weights)`` samples
-    (quantile sketches or rows), empty without positive weight."""
-    if not sum(w.sum() for _, w in samples) > 0:
+    (quantile sketches, or rows) of the continuous scores of positive weight; empty when there
+    are none. Values without weight mean the samples missed the weighted scores: refused."""
+    if not any(v.size for v, _ in samples):
         return np.empty(0)
+    if not sum(w.sum() for _, w in samples) > 0:
+        raise RuntimeError(
+            "The sample of scores that lays out a ScoreSummary's bins holds no weight, though the data does: "
+            "please report this bug."
+        )
     return sketch_quantile(samples, _LAYOUT_QUANTILES)
 
 
@@ -998,7 +1081,9 @@ def _summary_layout(
     their 2.5 % and 97.5 % quantiles) best; with ``lo``/``hi`` given they stay equal-width, so
     that summaries of shards add, and a warning names the remedy.
     """
-    q1, q3 = (float(quantiles[1]), float(quantiles[3])) if len(quantiles) else (0.0, 0.0)
+    if not len(quantiles):  # no continuous weight: nothing to resolve
+        return None
+    q1, q3 = float(quantiles[1]), float(quantiles[3])
     middle = (q3 - q1) * n_bins / (hi - lo)
     if not 0.0 < middle < SUMMARY_MIN_MIDDLE_BINS:  # resolved, or half the weight on one score
         return None
@@ -1033,7 +1118,9 @@ def _summarise(
         u_lo, u_hi = np.arcsinh((lo - m) / s), np.arcsinh((hi - m) / s)
     width = (u_hi - u_lo) / n_bins
     any_atom = bool(is_atom.any())
-    _, counts = class_bin_counts(data, u_lo, width, n_bins, skip=is_atom if any_atom else None, asinh=asinh)
+    # atoms are counted apart; rows of weight 0 count nothing, and may lie far beyond the bins
+    skip = is_atom | (data.w == 0)
+    _, counts = class_bin_counts(data, u_lo, width, n_bins, skip=skip if skip.any() else None, asinh=asinh)
     atom_counts = np.zeros((2, atoms.size))
     if any_atom:
         for j, a in enumerate(atoms):
@@ -1093,6 +1180,9 @@ def dask_partitions(
                 "or all in memory."
             )
     check_dask_scores_shape(named["scores"])
+    for name in ("y", "sample_weight"):
+        if name in named:
+            _check_dask_column_shape(named[name], name)
     arrays = {k: v for k, v in named.items() if isinstance(v, da.Array)}
     lengths = {k: v.shape[0] for k, v in arrays.items()}
     if len(arrays) == len(named) and not any(np.isnan(n) for n in lengths.values()):
@@ -1129,14 +1219,30 @@ def dask_partitions(
 
 
 def check_dask_scores_shape(scores: Any) -> None:
-    """Refuse Dask scores of more than one column by their whole shape (each chunk, checked
-    alone, would report its own)."""
-    shape = getattr(scores, "shape", ())
+    """Refuse Dask scores that are a scalar or of more than one column by their whole shape
+    (each chunk, checked alone, would report its own)."""
+    shape = getattr(scores, "shape", (0,))
+    if len(shape) == 0:
+        _as_1d_float(np.zeros(()), "scores")  # the in-memory message
     if len(shape) > 2 or (len(shape) == 2 and shape[1] != 1):
         raise ValueError(
             f"scores has shape {tuple(shape)}: pass one score per sample, shape (n,) or (n, 1) "
             "(for a classifier's predict_proba output, its positive-class column)."
         )
+
+
+def _check_dask_column_shape(values: Any, name: str) -> None:
+    """Refuse Dask labels or weights that are not one value per row, shape (n,) or (n, 1), by their
+    whole shape, with the message the in-memory check gives (read off a zero-stride array of that
+    shape, which holds no data)."""
+    shape = getattr(values, "shape", (0,))  # a dataframe column is 1-D
+    if len(shape) == 1 or (len(shape) == 2 and shape[1] == 1):
+        return
+    stand_in = np.broadcast_to(np.zeros(()), tuple(0 if np.isnan(d) else int(d) for d in shape))
+    if name == "y":
+        check_labels(stand_in, name=name)
+    else:
+        _as_1d_float(stand_in, name)
 
 
 def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
@@ -1169,9 +1275,9 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
         out["error"] = (exc.template, exc.index)
         return out
     check_consistent_length(scores=s, y=y)
-    cont = ~np.isin(s, _atoms(score_kind))
-    t = to_working(s[cont], score_kind)
     w = np.full(s.shape[0], 1.0 if w is None else float(w)) if w is None or np.isscalar(w) else _chunk_weights(w, s)
+    laid = ~np.isin(s, _atoms(score_kind)) & (w > 0)  # the continuous scores of positive weight set the grid
+    t = to_working(s[laid], score_kind)
     top = float(w.max()) if w.size else 0.0
     step = max(1, t.size // _QUARTILE_ROWS)
     out.update(
@@ -1181,7 +1287,7 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
         merged=merged_extremes(s, y, w) if score_kind == "probability" else None,
         weight=float(np.sum(w > 0)),
         # every k-th row (cheap), weights relative to the chunk's largest (no overflow near 1e308)
-        sketch=quantile_sketch(t[::step], w[cont][::step] / top if top > 0 else w[cont][::step], _SKETCH_SIZE),
+        sketch=quantile_sketch(t[::step], w[laid][::step] / top if top > 0 else w[laid][::step], _SKETCH_SIZE),
         top=top,
         relative=float((w / top).sum()) if top > 0 else 0.0,
     )
@@ -1189,9 +1295,10 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
 
 
 def _chunk_weights(w: Any, s: np.ndarray) -> np.ndarray:
-    """One chunk's weights: finite and non-negative (a chunk may hold only zero weights)."""
-    w = np.asarray(w, dtype=np.float64)
+    """One chunk's weights as a 1-D float64 array: real, finite and non-negative (a chunk may hold
+    only zero weights)."""
     check_consistent_length(scores=s, sample_weight=w)
+    w = _as_1d_float(w, "sample_weight")
     if not np.isfinite(w).all() or (w < 0).any():
         raise ValueError("sample_weight has NaN, infinite or negative values: pass finite non-negative weights.")
     return w

@@ -97,3 +97,89 @@ def test_lazy_dpm_prediction_does_not_carry_the_posterior():
     assert len(cloudpickle.dumps(dict(lazy.__dask_graph__()))) < len(cloudpickle.dumps(cal)) / 5
     np.testing.assert_array_equal(lazy.compute(), cal.predict_proba(s))
     assert cal.idata_ is not None  # the fitted calibrator keeps its posterior
+
+
+def small_data(n: int = 400, seed: int = 1):
+    rng = np.random.default_rng(seed)
+    t = rng.normal(size=n)
+    y = (rng.random(n) < 1 / (1 + np.exp(-2 * t))).astype(int)
+    w = rng.integers(0, 4, n).astype(float)
+    return t, y, w
+
+
+@pytest.mark.parametrize("score_kind", ["decision", "probability"])
+def test_dask_weights_of_one_column_count_as_in_memory(score_kind):
+    t, y, w = small_data()
+    s = t if score_kind == "decision" else 1 / (1 + np.exp(-t))
+    grid = dict(n_bins=256, lo=-10, hi=10, score_kind=score_kind)
+    in_memory = ScoreSummary.from_arrays(s, y, w[:, None], **grid)
+    on_dask = ScoreSummary.from_dask(
+        da.from_array(s, chunks=100), da.from_array(y, chunks=100), da.from_array(w[:, None], chunks=100), **grid
+    )
+    np.testing.assert_array_equal(on_dask.counts, in_memory.counts)
+    np.testing.assert_array_equal(on_dask.atom_counts, in_memory.atom_counts)
+
+
+def in_memory_message(**inputs) -> str:
+    with pytest.raises(ValueError) as info:
+        ScoreSummary.from_arrays(**inputs)
+    return str(info.value)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["two weight columns", "complex weights", "scalar scores", "scalar labels", "two label columns"],
+)
+def test_dask_inputs_of_the_wrong_shape_or_kind_are_refused_as_in_memory(bad):
+    t, y, w = small_data()
+    inputs = {"scores": t, "y": y, "sample_weight": w}
+    if bad == "two weight columns":
+        inputs["sample_weight"] = np.c_[w, w]
+    elif bad == "complex weights":
+        inputs["sample_weight"] = w + 1j
+    elif bad == "scalar scores":
+        inputs["scores"] = np.float64(0.3)
+    elif bad == "scalar labels":
+        inputs["y"] = np.int64(1)
+    else:
+        inputs["y"] = np.c_[y, y]
+    expected = in_memory_message(**inputs, score_kind="decision")
+    lazy = {k: da.from_array(v, chunks=100) for k, v in inputs.items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy warning about a dropped imaginary part
+        with pytest.raises(ValueError) as info:
+            ScoreSummary.from_dask(**lazy, score_kind="decision")
+    assert str(info.value) == expected
+
+
+def test_dask_rows_of_weight_zero_shape_no_summary():
+    """As in memory: rows of weight 0 set neither the range nor the layout, nor does a chunk's
+    sketch of every other row of 200,000 miss the rows kept when every other row is held out."""
+    t, y, _ = small_data(20_000, seed=0)
+    scores, labels, weights = np.r_[t, 1e12], np.r_[y, 1], np.r_[np.ones(t.size), 0.0]
+    lazy = [da.from_array(v, chunks=5_000) for v in (scores, labels, weights)]
+    without = ScoreSummary.from_arrays(t, y, score_kind="decision")
+    on_dask = ScoreSummary.from_dask(*lazy, score_kind="decision")
+    np.testing.assert_array_equal(on_dask.edges, without.edges)
+    np.testing.assert_array_equal(on_dask.counts, without.counts)
+    given = ScoreSummary.from_dask(*lazy, score_kind="decision", lo=-10, hi=10)
+    np.testing.assert_array_equal(
+        given.counts, ScoreSummary.from_arrays(t, y, score_kind="decision", lo=-10, hi=10).counts
+    )
+
+    n = 200_000
+    rng = np.random.default_rng(0)
+    t = rng.standard_t(1.5, n)
+    y = (rng.random(n) < 1 / (1 + np.exp(-np.clip(t, -30, 30)))).astype(int)
+    w = np.tile([0.0, 1.0], n // 2)
+    on_dask = ScoreSummary.from_dask(*(da.from_array(v, chunks=n) for v in (t, y, w)), score_kind="decision")
+    kept = ScoreSummary.from_arrays(t[w > 0], y[w > 0], score_kind="decision")
+    assert on_dask.bins_across_middle_half() == pytest.approx(kept.bins_across_middle_half(), rel=0.05)
+
+
+def test_summaries_of_chunks_and_of_shards_in_memory_add_on_one_grid():
+    t, y, _ = small_data(4_000)
+    grid = dict(n_bins=128, lo=-6, hi=6, score_kind="decision")
+    on_dask = ScoreSummary.from_dask(da.from_array(t[:3_000], chunks=700), da.from_array(y[:3_000], chunks=700), **grid)
+    merged = on_dask + ScoreSummary.from_arrays(t[3_000:], y[3_000:], **grid)
+    np.testing.assert_array_equal(merged.counts, ScoreSummary.from_arrays(t, y, **grid).counts)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -186,3 +188,16 @@ def test_zero_weight_tied_rows_are_dropped_not_spread_into_nan():
     a = make_calibrator("dpm", random_state=0, draws=200).fit(s, y, w)
     b = make_calibrator("dpm", random_state=0, draws=200).fit(s[2:], y[2:])
     np.testing.assert_array_equal(a.predict_proba(s), b.predict_proba(s))
+
+
+def test_tied_rows_of_zero_weight_stay_where_they_are():
+    """A (value, class) group of tied rows whose weights are all 0 has no weight to share out: its
+    rows keep their value (instead of becoming NaN with a warning), the other groups spread as usual."""
+    t = np.array([0.1, 0.1, 0.2, 0.2, 0.3, 0.3])
+    y = np.array([0, 0, 1, 1, 0, 1])
+    w = np.array([0.0, 0.0, 1.0, 2.0, 1.0, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = spread_ties(t, y, w)
+    np.testing.assert_array_equal(out[:2], [0.1, 0.1])
+    np.testing.assert_array_equal(out[2:], spread_ties(t, y, np.r_[1.0, 1.0, w[2:]])[2:])

@@ -123,3 +123,35 @@ def test_the_dask_route_chooses_the_same_bins():
     # the chunks' quantile sketches give the quartiles to within about 0.15 % of the weight
     np.testing.assert_allclose(on_dask.edges, in_memory.edges, rtol=0.02, atol=0.02)
     np.testing.assert_allclose(on_dask.total, in_memory.total)
+
+
+@pytest.mark.parametrize("n, held_out", [(200_000, "every other row"), (1_000_000, "one fold of ten")])
+def test_rows_held_out_by_weight_zero_leave_the_summary_of_the_rows_kept(n, held_out):
+    """Rows held out by weight 0 in a regular pattern (round-robin folds) lay out the bins as if
+    they were not there. The layout's quantiles are read from every k-th row above 100,000 rows:
+    every k-th row of all rows met only held-out ones and left the bulk in about one bin."""
+    rng = np.random.default_rng(0)
+    t = rng.standard_t(1.5, n)
+    y = (rng.random(n) < 1 / (1 + np.exp(-np.clip(t, -30, 30)))).astype(int)
+    w = (np.arange(n) % 2 == 1) if held_out == "every other row" else (np.arange(n) % 10 != 0)
+    w = w.astype(float)
+    summary = quiet_summary(t, y, sample_weight=w, score_kind="decision")
+    kept = quiet_summary(t[w > 0], y[w > 0], score_kind="decision")
+    np.testing.assert_array_equal(summary.edges, kept.edges)
+    np.testing.assert_array_equal(summary.counts, kept.counts)
+    assert summary.bins_across_middle_half() > 4 * SUMMARY_MIN_MIDDLE_BINS
+
+
+def test_a_far_row_of_weight_zero_sets_neither_the_range_nor_the_bounds_check():
+    rng = np.random.default_rng(0)
+    t = rng.normal(size=20_000)
+    y = (rng.random(t.size) < 1 / (1 + np.exp(-2 * t))).astype(int)
+    corrupt = dict(scores=np.r_[t, 1e12], y=np.r_[y, 1], sample_weight=np.r_[np.ones(t.size), 0.0])
+    with_row = quiet_summary(**corrupt, score_kind="decision")
+    without = quiet_summary(t, y, score_kind="decision")
+    np.testing.assert_array_equal(with_row.edges, without.edges)
+    np.testing.assert_array_equal(with_row.counts, without.counts)
+    given = quiet_summary(**corrupt, score_kind="decision", lo=-10, hi=10)  # encloses every weighted score
+    np.testing.assert_array_equal(given.counts, quiet_summary(t, y, score_kind="decision", lo=-10, hi=10).counts)
+    with pytest.raises(ValueError, match="do not enclose the data"):
+        ScoreSummary.from_arrays(np.r_[t, 12.0], np.r_[y, 1], score_kind="decision", lo=-10, hi=10)

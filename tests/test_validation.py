@@ -160,3 +160,85 @@ def test_score_summary_matches_the_raw_data_and_merges():
     raw = PlattScaling().fit(scores, y).predict_proba([0.2, 0.5, 0.8])
     summ = PlattScaling().fit(whole).predict_proba([0.2, 0.5, 0.8])
     np.testing.assert_allclose(summ, raw, atol=5e-3)
+
+
+def test_summaries_on_nearby_grids_do_not_add():
+    """Decision values near 1e4: a grid shifted by 9 bins is within any relative tolerance of the
+    scores, yet adding its counts would put 500 rows in the wrong bins."""
+    s = 1e4 + rng.normal(size=2000)
+    y = (rng.random(2000) < 0.5).astype(int)
+    a = ScoreSummary.from_arrays(s[:1000], y[:1000], score_kind="decision", lo=1e4 - 5, hi=1e4 + 5)
+    b = ScoreSummary.from_arrays(s[1000:], y[1000:], score_kind="decision", lo=1e4 - 5 + 0.09, hi=1e4 + 5 + 0.09)
+    with pytest.raises(ValueError, match="different grids: build them with the same n_bins, lo and hi"):
+        a + b
+    same_grid = ScoreSummary.from_arrays(s[1000:], y[1000:], score_kind="decision", lo=1e4 - 5, hi=1e4 + 5)
+    whole = ScoreSummary.from_arrays(s, y, score_kind="decision", lo=1e4 - 5, hi=1e4 + 5)
+    np.testing.assert_array_equal((a + same_grid).counts, whole.counts)
+
+
+def test_sum_of_a_list_of_summaries_adds_them():
+    scores = rng.random(3000)
+    y = (rng.random(3000) < scores).astype(int)
+    shards = [ScoreSummary.from_arrays(scores[i::3], y[i::3], n_bins=64, lo=-10, hi=10) for i in range(3)]
+    total = sum(shards)
+    np.testing.assert_array_equal(total.counts, (shards[0] + shards[1] + shards[2]).counts)
+    np.testing.assert_array_equal(total.total, [np.sum(y == 0), np.sum(y == 1)])
+    with pytest.raises(TypeError):
+        shards[0] + 1
+
+
+@pytest.mark.parametrize(
+    "labels, pos_label",
+    [
+        (None, None),
+        ("bool", None),
+        ("minus-one", None),
+        ("strings", "yes"),
+        ("ints-pos-label", 7),
+    ],
+    ids=["zero-one", "bool", "minus-one", "strings", "ints-pos-label"],
+)
+def test_a_shard_of_one_class_is_summarised_and_adds_to_the_others(labels, pos_label):
+    """Rare positives: the first shard holds none. It is summarised (the positive label known from
+    pos_label or the labels' kind), adds to the other shards' summaries to that of the whole, and
+    fitting on it alone asks for both classes."""
+    scores = rng.random(600)
+    y = (rng.random(600) < 0.03).astype(int)
+    y[:300] = 0
+    y[350] = 1
+    coded = {
+        None: y,
+        "bool": y.astype(bool),
+        "minus-one": np.where(y == 1, 1, -1),
+        "strings": np.where(y == 1, "yes", "no"),
+        "ints-pos-label": np.where(y == 1, 7, 3),
+    }[labels]
+    grid = dict(n_bins=512, lo=-30, hi=30, pos_label=pos_label)
+    whole = ScoreSummary.from_arrays(scores, coded, **grid)
+    negatives_only = ScoreSummary.from_arrays(scores[:300], coded[:300], **grid)
+    merged = negatives_only + ScoreSummary.from_arrays(scores[300:], coded[300:], **grid)
+    np.testing.assert_array_equal(merged.counts, whole.counts)
+    np.testing.assert_array_equal(merged.atom_counts, whole.atom_counts)
+    assert merged.classes.tolist() == whole.classes.tolist()
+    with pytest.raises(ValueError, match="single class: calibration needs samples of both classes"):
+        PlattScaling().fit(negatives_only)
+    # a shard whose positives are all held out by weight 0 is a shard of negatives as well
+    w = (coded[300:] != whole.classes[1]).astype(float)
+    held_out = ScoreSummary.from_arrays(scores[300:], coded[300:], w, **grid)
+    assert held_out.total[1] == 0 and held_out.total[0] == np.sum(y[300:] == 0)
+
+
+def test_a_shard_of_one_class_whose_other_label_is_unknown_is_refused():
+    scores = rng.random(20)
+    with pytest.raises(ValueError, match=r"only the positive class \(1\).*booleans"):
+        ScoreSummary.from_arrays(scores, np.ones(20, dtype=int), n_bins=16, lo=-30, hi=30)
+    with pytest.raises(ValueError, match=r"single class \('no'\).*pass pos_label="):
+        ScoreSummary.from_arrays(scores, np.full(20, "no"), n_bins=16, lo=-30, hi=30)
+    with pytest.raises(ValueError, match="single class"):  # fitting still needs both classes
+        PlattScaling().fit(scores, np.zeros(20, dtype=int))
+
+
+def test_decision_scores_too_large_to_bin_around_name_the_scores():
+    with pytest.raises(ValueError, match=r"scores all equal 1e\+17 .* Centre the decision values") as info:
+        ScoreSummary.from_arrays(np.full(50, 1e17), np.arange(50) % 2, score_kind="decision")
+    assert "lo=" not in str(info.value)
