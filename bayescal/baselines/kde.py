@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import xarray as xr
 from scipy.signal import fftconvolve
-from scipy.special import expit
+from scipy.special import expit, logit
 from sklearn.utils.validation import check_is_fitted
 
 from bayescal import _schema as schema
@@ -638,7 +638,14 @@ class KDECalibrator(ClassConditional, Calibrator):
         Densities of the input-scale score: :math:`\hat f_c(x(s))\,|dx/ds|`, ``x`` being the
         KDE scale (for ``scale="logit"`` and probability scores :math:`dx/ds = 1/(s(1-s))`).
         Unfloored and not clamped to the data range; the Gaussian kernel's density is zero
-        beyond its reach (eight bandwidths past the scores).
+        beyond its reach (eight bandwidths past the scores). With ``scale="logit"`` the density
+        at a probability below 1e-12 of 0 or 1 is the KDE's at its own logit (the fitted exact 0
+        and 1 sit at the clipped logit), so each class's density integrates to 1 over (0, 1).
+        With ``scale="probability"`` the kernels are not reflected at 0 and 1 (the estimator
+        of Naeini et al., whose map this is), so the part of each kernel beyond them is lost:
+        a class's density integrates to less than 1 over [0, 1], markedly so for scores piled
+        near 0 or 1, and :func:`~bayescal.diagnostics.score_density_check` then finds too little
+        mass in the end bins. Use ``scale="logit"`` where the class densities themselves matter.
 
         Parameters
         ----------
@@ -654,7 +661,15 @@ class KDECalibrator(ClassConditional, Calibrator):
             ``observed_range`` and ``extrapolated`` as in ``calibration_map``.
         """
         g = self._grid(grid)
-        t = to_working(g, self.score_kind)
+        on_logits = self.score_kind == "probability" and not self.scale == "probability"
+        if on_logits:
+            # the logit itself, not the working scale's (clipped at 1e-12 of 0 and 1): below the
+            # clip the density is the KDE's own there, so it integrates to 1 over (0, 1)
+            edge = (g <= 0.0) | (g >= 1.0)
+            gi = np.where(edge, 0.5, g)
+            t = logit(gi)
+        else:
+            t = to_working(g, self.score_kind)
         x = self._kde_scale(t)
         if self.kernel == "gaussian":
             dens = self._gaussian_densities(x)
@@ -662,9 +677,7 @@ class KDECalibrator(ClassConditional, Calibrator):
             order = np.argsort(x)
             dens = np.empty((2, x.size))
             dens[:, order] = [_window_density(self._windows[c], x[order]) for c in (0, 1)]
-        if self.score_kind == "probability" and not self.scale == "probability":  # density of s, not of logit(s)
-            edge = (g <= 0.0) | (g >= 1.0)
-            gi = np.where(edge, 0.5, g)
+        if on_logits:  # density of s, not of logit(s)
             dens = np.where(edge, 0.0, dens / (gi * (1.0 - gi)))
         return xr.DataArray(
             dens[None, None],

@@ -171,6 +171,24 @@ def test_class_density_matches_direct_sum_and_integrates_to_one(kernel):
     )
 
 
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_density_of_probabilities_on_the_logit_scale_has_unit_mass_with_exact_zeros(kernel):
+    """With exact 0 scores (their logit clipped at 1e-12) each class's density of s integrates to 1
+    over (0, 1). It was the KDE at the clip divided by s(1 - s) below the clip, growing like 1/s
+    (1.1e11 at 1e-12, 1.1e99 at 1e-100: mass 3.3 down to 1e-18, infinite in all)."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 400)
+    s = np.where(y == 1, rng.beta(5, 2, 400), rng.beta(2, 5, 400))
+    s[:40] = 0.0
+    cal = KDECalibrator(scale="logit", kernel=kernel).fit(s, y)
+    x = np.linspace(-60.0, 60.0, 240_001)  # integrate on the logit scale: ds = s(1 - s) dx
+    g = expit(x)
+    dens = cal.density_map(g).values[0, 0]
+    mass = np.trapezoid(dens * g * (1 - g), x, axis=-1)
+    np.testing.assert_allclose(mass, 1.0, atol=2e-3)
+    assert np.all(dens[:, g < 1e-20] < 1.0)
+
+
 def test_gaussian_keeps_unit_mass_for_scores_10_to_the_8_bandwidths_apart():
     t = np.array([0.0, 1000.0])
     fine = np.linspace(-0.01, 0.01, 20_001)
