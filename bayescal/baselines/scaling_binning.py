@@ -31,10 +31,9 @@ class ScalingBinning(Calibrator):
        :class:`~bayescal.baselines.platt.PlattScaling` with ``smooth_targets=False``, as the
        authors' code fits an essentially unpenalised logistic regression (Platt's smoothed
        targets would cap :math:`g` near :math:`(N_+ + 1)/(N_+ + 2)` and, on a nearly
-       separable problem, leave the bins visibly under-confident). It is computed with the
+       separable problem, leave the bins visibly under-confident). Both compute it with the
        Newton solver of :func:`~bayescal.baselines._logistic.logistic_fit` (tiny ridge
-       :math:`10^{-10}` on the slope), which at :math:`N = 10^6` is several times faster than
-       ``PlattScaling``'s L-BFGS and agrees with it to about :math:`10^{-6}`.
+       :math:`10^{-10}` on the slope).
     3. Cut the values :math:`g(t_i), i \in T_2`, into ``n_bins`` equal-mass bins
        :math:`I_1, \dots, I_B` (weighted; tied values never split, see
        :func:`~bayescal.baselines.histogram.equal_mass_bins`); a bin boundary is the midpoint
