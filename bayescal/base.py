@@ -1195,10 +1195,17 @@ class PriorShiftedCalibrator(Calibrator):
         self.classes_ = fitted.classes_
         self.n_features_in_ = fitted.n_features_in_
         self.score_range_ = fitted.score_range_
-        if fitted.feature_aware:
-            self.n_features_x_ = fitted.n_features_x_
-            if hasattr(fitted, "feature_names_x_"):
-                self.feature_names_x_ = fitted.feature_names_x_
+        for name in ("n_features_x_", "feature_names_x_"):  # those of this fit only
+            if hasattr(fitted, name):
+                setattr(self, name, getattr(fitted, name))
+            else:
+                self.__dict__.pop(name, None)
+
+    def _base_prior_draws(self) -> np.ndarray:
+        """The deployment prior of each draw of the shifted map, ``(chain, draw)``: a further shift
+        starts from it (not from its mean, ``class_prior_``)."""
+        check_is_fitted(self)
+        return self.prior_draws_
 
     def _map_draws(self, t: np.ndarray, X: np.ndarray | None = None) -> np.ndarray:
         q = np.clip(self.calibrator_._map_draws(t, X), 0.0, 1.0)

@@ -345,3 +345,44 @@ def test_dpm_prevalence_posterior_study():
             hits.append(lo <= target <= hi)
             errors.append(abs(float(out["class_prior_estimate"]) - target))
     assert np.mean(hits) >= 0.9 and np.max(errors) < 0.04
+
+
+def test_a_shift_of_a_shifted_calibrator_starts_from_each_draws_deployment_prior():
+    """Shifting a calibrator already shifted to Beta(2, 8) on to 0.6 gives the map shifted to 0.6
+    directly, with no spread; it started from the mean of the Beta draws (so the map was wrong and
+    spread over the draws), and with a Beta prior outside too it failed with numpy's broadcast error."""
+    from scipy.special import expit
+
+    rng = np.random.default_rng(0)
+    y = (rng.random(500) < 0.3).astype(int)
+    s = expit(rng.normal(0, 1, 500) + 1.5 * y - 0.5)
+    g = np.array([0.2, 0.5, 0.8])
+
+    def inner():
+        return PriorShiftedCalibrator(bayescal.make_calibrator("platt"), (2, 8), n_prior_draws=200, random_state=0)
+
+    want = bayescal.make_calibrator("platt").fit(s, y).with_class_prior(0.6).predict_proba(g)[:, 1]
+    nested = PriorShiftedCalibrator(inner(), 0.6).fit(s, y).calibration_map(g)
+    np.testing.assert_allclose(nested.values, np.broadcast_to(want, nested.shape), atol=1e-12)
+    both = PriorShiftedCalibrator(inner(), (5, 5), n_prior_draws=100, random_state=0).fit(s, y)
+    direct = bayescal.make_calibrator("platt").fit(s, y).with_class_prior((5, 5), n_prior_draws=200, random_state=0)
+    assert both.predict_proba(g)[:, 1] == pytest.approx(direct.predict_proba(g)[:, 1], abs=0.03)
+
+
+def test_a_refit_on_an_array_forgets_the_feature_names_of_the_former_fit():
+    """A shifted feature-aware calibrator fitted on a DataFrame and refitted on an array kept the
+    first fit's column names, and refused new frames that the calibrator inside accepts."""
+    import pandas as pd
+    from scipy.special import expit
+
+    rng = np.random.default_rng(0)
+    y = (rng.random(500) < 0.3).astype(int)
+    s = expit(rng.normal(0, 1, 500) + 1.5 * y - 0.5)
+    X = rng.normal(size=(500, 2))
+    shifted = PriorShiftedCalibrator(bayescal.make_calibrator("mbct"), 0.5).fit(
+        s, y, X=pd.DataFrame(X, columns=["a", "b"])
+    )
+    shifted.fit(s, y, X=X)
+    assert not hasattr(shifted, "feature_names_x_")
+    new = pd.DataFrame(X[:3], columns=["c", "d"])
+    np.testing.assert_allclose(shifted.predict_proba(s[:3], X=new), shifted.predict_proba(s[:3], X=X[:3]))
