@@ -447,6 +447,8 @@ def check_features(X: Any, n: int, *, name: str = "X") -> np.ndarray:
     """
     if X is None:
         raise ValueError(f"{name} is None: this calibrator needs the features, shape (n, d).")
+    if hasattr(X, "tocsr") or hasattr(X, "todense"):
+        raise ValueError(f"{name} is a sparse matrix: sparse input is not supported; pass a dense 2-D array.")
     arr = np.asarray(_refuse_masked(_from_pandas(X, name), name))
     if arr.ndim == 1:
         arr = arr[:, None]

@@ -192,6 +192,14 @@ class Calibrator(ClassifierMixin, BaseEstimator):
     def _name(self) -> str:
         return type(self).__name__
 
+    def _record_feature_names(self, names: np.ndarray | None) -> None:
+        """Keep the columns' names of the features of this fit (a pandas or Dask frame's), checked
+        at prediction; forget those of an earlier fit when this one has none."""
+        if names is None:
+            self.__dict__.pop("feature_names_x_", None)
+        else:
+            self.feature_names_x_ = names
+
     def _check_X(self, X: Any, n: int, *, fitting: bool) -> np.ndarray | None:
         if not self.feature_aware:
             if X is not None:
@@ -202,11 +210,8 @@ class Calibrator(ClassifierMixin, BaseEstimator):
             return None
         names = _column_names(X)
         X = check_features(X, n, name="X")
-        if fitting:  # the columns' names, when X had them (a pandas frame), checked at prediction
-            if names is None:
-                self.__dict__.pop("feature_names_x_", None)
-            else:
-                self.feature_names_x_ = names
+        if fitting:
+            self._record_feature_names(names)
             return X
         if X.shape[1] != self.n_features_x_:
             raise ValueError(
@@ -286,6 +291,8 @@ class Calibrator(ClassifierMixin, BaseEstimator):
                 f"{self._name} requires y to be passed, but the target y is None: pass the true binary labels."
             )
         if any(is_dask_collection(v) for v in (scores, y, sample_weight, X)):
+            if self.feature_aware:
+                self._record_feature_names(_column_names(X))
             return self._fit_dask(scores, y, sample_weight, X=X, pos_label=pos_label)
         score_kind = self.score_kind
         if isinstance(scores, ScoreSummary):

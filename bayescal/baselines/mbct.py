@@ -190,7 +190,10 @@ class MBCT(Calibrator):
         Quantile levels of a continuous feature; numeric columns with at most this many
         distinct values are categorical.
     validation_fraction : float, default 0.3
-        Share of rows on which splits are judged (step 3).
+        Share of rows on which splits are judged (step 3). Each row goes to the training or
+        the validation part whole, with its weight: an integer weight acts as that many
+        repeated rows in the leaves' weights and factors, but not in this split (k repeated
+        rows would be split one by one), so weights and repeated rows give different trees.
     mvce_bins : int or None, default None
         Random equal-weight bins of the local MVCE; ``None`` (or at least as many as the
         node has combinations) makes every combination its own bin (step 3).
