@@ -8,11 +8,19 @@ that every test module, at any depth, imports them by their plain names.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings
+
+# The default suite draws the same Hypothesis examples on every run ("ci": a run is red only for
+# a change, not for a newly drawn example); HYPOTHESIS_PROFILE=explore draws new ones each run.
+settings.register_profile("ci", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 _TESTS = str(Path(__file__).resolve().parent)
 if _TESTS not in sys.path:
