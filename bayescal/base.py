@@ -73,6 +73,18 @@ MAX_PRIOR_DRAWS = 10**6
 default grid of 201 scores is then 1.6 GB)."""
 
 
+def check_grid_size(grid: Any, minimum: int = 1) -> int:
+    """An integer ``grid`` (a number of points) of at least ``minimum`` and at most
+    :data:`MAX_GRID_SIZE`, or a ValueError naming it."""
+    size = check_integer(grid, "grid", minimum=minimum)
+    if size > MAX_GRID_SIZE:
+        raise ValueError(
+            f"grid={size} points is more than {MAX_GRID_SIZE}: pass a smaller number of points, or an array of "
+            "the scores you need."
+        )
+    return size
+
+
 RELATIVE_WEIGHT_MEAN = 0.1
 """Mean of the positive weights below which ``sample_weight`` looks relative (normalised to sum
 to 1, say) rather than frequencies, which calibrators read it as."""
@@ -497,12 +509,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         kind = self.score_kind
         if grid is None or (np.isscalar(grid) and not isinstance(grid, (str, bytes))):
-            size = DEFAULT_GRID_SIZE if grid is None else check_integer(grid, "grid", minimum=1)
-            if size > MAX_GRID_SIZE:
-                raise ValueError(
-                    f"grid={size} points is more than {MAX_GRID_SIZE}: pass a smaller number of "
-                    "points, or an array of the scores you need."
-                )
+            size = DEFAULT_GRID_SIZE if grid is None else check_grid_size(grid)
             lo, hi = self.score_range_
             if hi <= lo:  # every training score equal
                 lo, hi = (0.0, 1.0) if kind == "probability" else (lo - 1.0, hi + 1.0)
@@ -1010,6 +1017,14 @@ class ClassConditional(ABC):
             coords={"class": [0, 1], "atom": np.empty(0)},
             name="atom_prob",
         )
+
+
+def atom_scores(calibrator: Any) -> np.ndarray:
+    """The sorted scores (input scale) a calibrator models as point masses
+    (:meth:`ClassConditional.score_atoms`); none for a calibrator that is not class-conditional."""
+    if not isinstance(calibrator, ClassConditional):
+        return np.empty(0)
+    return np.unique(np.asarray(calibrator.score_atoms()["atom"].values, dtype=np.float64))
 
 
 class PosteriorClassConditional(ClassConditional):

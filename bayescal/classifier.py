@@ -36,7 +36,7 @@ from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import check_ci_prob, check_labels_present, random_generator
 from bayescal._warnings import warn
 from bayescal.base import BayesianCalibrator, Calibrator
-from bayescal.baselines.venn_abers import VennAbers
+from bayescal.baselines.venn_abers import VennAbers, merge_pairs, merged_probability, pair_interval
 
 if TYPE_CHECKING:
     from scipy.sparse import sparray, spmatrix
@@ -354,18 +354,14 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
     def _scores(self, pair: Bunch, X: Any) -> np.ndarray:
         return _response(pair.estimator, X)[0]
 
-    def _venn_abers_merge(self, X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """Cross Venn-Abers merge of the folds' pairs: ``(p, lower, upper)`` with
-        ``p = G(p1) / (G(1 - p0) + G(p1))`` and ``[1 - G(1 - p0), G(p1)]``, ``G`` the geometric
-        mean over the folds; None unless every calibrator is Venn-Abers and there are several."""
+    def _venn_abers_merge(self, X: Any) -> tuple[np.ndarray, np.ndarray] | None:
+        """The folds' Venn-Abers pairs at ``X`` merged as in cross Venn-Abers (``merge_pairs``); None
+        unless every calibrator is Venn-Abers and there are several."""
         pairs = self.calibrated_classifiers_
         if len(pairs) < 2 or not all(isinstance(pair.calibrator, VennAbers) for pair in pairs):
             return None
         bands = np.stack([pair.calibrator.predict_interval(self._scores(pair, X)).values for pair in pairs])
-        # 0 <= p0 < 1 and 0 < p1 <= 1 (the test point's own label is in its block): both means are positive
-        g0 = np.exp(np.log1p(-bands[..., 0]).mean(axis=0))
-        g1 = np.exp(np.log(bands[..., 1]).mean(axis=0))
-        return g1 / (g0 + g1), 1.0 - g0, g1
+        return merge_pairs(bands[..., 0], bands[..., 1])
 
     def predict_proba(self, X: ArrayLike | spmatrix | sparray) -> np.ndarray:
         r"""Calibrated probabilities, shape ``(n, 2)``: the mean over the calibrated classifiers.
@@ -394,7 +390,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         merged = self._venn_abers_merge(X)
         if merged is not None:
-            p = merged[0]
+            p = merged_probability(*merged)
         else:
             p = np.mean(
                 [pair.calibrator.predict_proba(self._scores(pair, X))[:, 1] for pair in self.calibrated_classifiers_],
@@ -439,7 +435,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         merged = self._venn_abers_merge(X)
         if merged is not None:
-            p = merged[0]
+            p = merged_probability(*merged)
             return xr.DataArray(
                 p[None, None, :],
                 dims=("chain", "draw", "obs_id"),
@@ -479,14 +475,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         ci_prob = check_ci_prob(ci_prob)
         merged = self._venn_abers_merge(X)
         if merged is not None:
-            band = np.column_stack(merged[1:])
-            return xr.DataArray(
-                band,
-                dims=("obs_id", "ci_bound"),
-                coords={"obs_id": np.arange(band.shape[0]), "ci_bound": ["lower", "upper"]},
-                name="p_interval",
-                attrs={"ci_kind": "venn_abers", "degenerate": 0},
-            )
+            return pair_interval(*merged)
         draws = self.predict_posterior(X)
         if draws.sizes["chain"] * draws.sizes["draw"] > 1:
             flat = draws.values.reshape(-1, draws.shape[-1])

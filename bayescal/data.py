@@ -47,6 +47,7 @@ __all__ = [
     "PROB_EPS",
     "to_working",
     "from_working",
+    "at_atoms",
     "spread_ties",
     "spread_counts",
     "ScoreData",
@@ -160,6 +161,20 @@ def from_working(t: np.ndarray, score_kind: str) -> np.ndarray:
     check_score_kind(score_kind)
     t = np.asarray(t, dtype=np.float64)
     return expit(t) if score_kind == "probability" else t.copy()
+
+
+def at_atoms(scores: np.ndarray, atoms: np.ndarray, score_kind: str) -> np.ndarray:
+    """Whether each of ``scores`` is one of ``atoms`` (both on the input scale), compared on the
+    working scale, as calibrators match them (a probability within PROB_EPS of 0 or 1 is that end).
+
+    Returns
+    -------
+    ndarray of bool, the shape of ``scores``
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if not np.size(atoms):
+        return np.zeros(scores.shape, dtype=bool)
+    return np.isin(to_working(scores, score_kind), to_working(np.asarray(atoms, dtype=np.float64), score_kind))
 
 
 def _cells(centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -38,6 +38,7 @@ from bayescal._validation import (
     check_sample_weight,
     check_scored_labels,
 )
+from bayescal.data import at_atoms
 
 if TYPE_CHECKING:
     from bayescal.base import Calibrator
@@ -205,8 +206,8 @@ class DecisionRegions:
 
         s = check_scores(scores, score_kind=self.score_kind)
         g = self.rule["score"].values
-        at_atom = _at_atoms(s, self.atoms, self.score_kind)
-        ends = g[~_at_atoms(g, self.atoms, self.score_kind)]  # the intervals' grid
+        at_atom = at_atoms(s, self.atoms, self.score_kind)
+        ends = g[~at_atoms(g, self.atoms, self.score_kind)]  # the intervals' grid
         own = at_atom | (s < ends[0]) | (s > ends[-1])
         inside = np.zeros(s.shape, dtype=bool)
         for lo, hi in self.intervals:
@@ -214,15 +215,6 @@ class DecisionRegions:
         if own.any():
             inside[own] = self.calibrator.predict_proba(s[own])[:, 1] > self.cutoff
         return np.asarray(self.classes)[inside.astype(np.intp)]
-
-
-def _at_atoms(scores: np.ndarray, atoms: np.ndarray, score_kind: str) -> np.ndarray:
-    """Whether each score is one of ``atoms``, compared on the working scale (as calibrators match them)."""
-    if not atoms.size:
-        return np.zeros(scores.shape, dtype=bool)
-    from bayescal.data import to_working
-
-    return np.isin(to_working(scores, score_kind), to_working(atoms, score_kind))
 
 
 def decision_regions(
@@ -239,16 +231,14 @@ def decision_regions(
         Scores (input scale) on which the map is evaluated; an integer gives that many points
         over the range of the scores the calibrator was fitted on (``score_range_``).
     """
-    from bayescal.base import ClassConditional
+    from bayescal.base import atom_scores
 
     c = cost_cutoff(cost_fp, cost_fn)
     check_calibrator(calibrator, scores_only="decision_regions")
     cmap = calibrator.calibration_map(grid).sortby("score")  # crossings run along a sorted grid
     g = cmap["score"].values
-    atoms = np.empty(0)
-    if isinstance(calibrator, ClassConditional):  # point masses: their map is not the map beside them
-        atoms = np.unique(np.asarray(calibrator.score_atoms()["atom"].values, dtype=np.float64))
-    between = ~_at_atoms(g, atoms, calibrator.score_kind)
+    atoms = atom_scores(calibrator)  # point masses: their map is not the map beside them
+    between = ~at_atoms(g, atoms, calibrator.score_kind)
     if np.count_nonzero(between) < 2:
         raise ValueError(
             f"grid holds {np.count_nonzero(between)} score(s) other than the calibrator's atoms {atoms.tolist()}: "

@@ -109,6 +109,11 @@ def _check_statistics(statistics: Any) -> list[str]:
     unknown = [s for s in names if not isinstance(s, str) or s not in STATISTICS]
     if not names or unknown:
         raise ValueError(f"statistics={statistics!r}: use one or more of {sorted(STATISTICS)}.")
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(
+            f"statistics={statistics!r} names {', '.join(map(repr, repeated))} more than once: name each statistic once."
+        )
     return names
 
 

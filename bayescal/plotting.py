@@ -115,16 +115,6 @@ def _one_axes(ax: Any) -> Any:
     return axes[0]
 
 
-def _atoms(calibrator: Calibrator) -> np.ndarray:
-    """Sorted scores (input scale) the calibrator models as point masses
-    (:meth:`~bayescal.base.ClassConditional.score_atoms`); none for other calibrators."""
-    from bayescal.base import ClassConditional
-
-    if not isinstance(calibrator, ClassConditional):
-        return np.empty(0)
-    return np.unique(np.asarray(calibrator.score_atoms()["atom"].values, dtype=np.float64))
-
-
 def _within(atoms: np.ndarray, lo: float, hi: float, score_kind: str) -> np.ndarray:
     """Whether each atom lies in ``[lo, hi]`` on the working scale, where the calibrator puts it (an
     atom at 0 stands for scores below 1e-12 too, so it lies in a range that starts at such a score)."""
@@ -140,13 +130,14 @@ def _fill_map(disp: Any, label: str, calibrator: Calibrator, grid: Any, ci_prob:
     atoms (compared on the working scale, as calibrators match them) are left out of both: the
     map at a point mass is not the map beside it. The map at the atoms within the grid's range
     goes to ``disp.atom_maps`` / ``disp.atom_bands``."""
-    from bayescal.data import to_working
+    from bayescal.base import atom_scores
+    from bayescal.data import at_atoms
 
     cmap = calibrator.calibration_map(grid)
     g = cmap["score"].values
-    atoms = _atoms(calibrator)
+    atoms = atom_scores(calibrator)
     kind = calibrator.score_kind
-    between = ~np.isin(to_working(g, kind), to_working(atoms, kind))
+    between = ~at_atoms(g, atoms, kind)
     many = _n_draws(cmap) > 1
     # keep_attrs: the layout reads score_scale, whatever xarray's keep_attrs option
     disp.maps[label] = cmap.mean(("chain", "draw"), keep_attrs=True).isel(score=between).sortby("score")
@@ -703,19 +694,12 @@ class DensityDisplay:
         random_state = _random_state(random_state, random_seed, "DensityDisplay")
         import arviz_stats
 
-        from bayescal.base import MAX_GRID_SIZE, ClassConditional
+        from bayescal.base import ClassConditional, check_grid_size
         from bayescal.diagnostics import score_density_check
 
         ci_prob = check_ci_prob(ci_prob)
         axes = _axes(axes, 2, "one per class")
-        size = 0
-        if np.ndim(grid) == 0:
-            size = check_integer(grid, "grid", minimum=2)
-            if size > MAX_GRID_SIZE:
-                raise ValueError(
-                    f"grid={size} points is more than {MAX_GRID_SIZE}: pass a smaller number of points, "
-                    "or an array of the scores you need."
-                )
+        size = check_grid_size(grid, minimum=2) if np.ndim(grid) == 0 else 0
         for label, est in _checked(calibrators, raw=False).items():
             if not isinstance(est, ClassConditional):
                 raise ValueError(
@@ -943,12 +927,6 @@ class PPCDisplay:
         from bayescal.diagnostics import _check_statistics, consistency_check, ppc_calibration
 
         names = _check_statistics(statistics)
-        repeated = sorted({name for name in names if names.count(name) > 1})
-        if repeated:
-            raise ValueError(
-                f"statistics={statistics!r} names {', '.join(map(repr, repeated))} more than once: "
-                "name each statistic once (one panel each)."
-            )
         axes = _axes(axes, len(names), "one per statistic")
         y01 = _labels_of(_checked(calibrators, raw=True, where="PPCDisplay"), y, pos_label)
         s = check_scores(scores, score_kind="decision")

@@ -185,16 +185,10 @@ class VennAbers(Calibrator):
         t = np.asarray(t, dtype=np.float64)
         p0 = np.stack([p0[np.searchsorted(v, t, side="right")] for v, p0 in zip(self.values_, self.p0_)])
         p1 = np.stack([p1[np.searchsorted(v, t, side="left")] for v, p1 in zip(self.values_, self.p1_)])
-        if p0.shape[0] == 1:
-            return p0[0], p1[0]
-        with np.errstate(divide="ignore"):
-            g1 = np.exp(np.log(p1).mean(axis=0))
-            g0 = np.exp(np.log1p(-p0).mean(axis=0))
-        return 1.0 - g0, g1
+        return merge_pairs(p0, p1)
 
     def _calibrate(self, t, X=None):
-        p0, p1 = self._pairs(t)
-        return p1 / (1.0 - p0 + p1)
+        return merged_probability(*self._pairs(t))
 
     def predict_interval(
         self, scores: ArrayLike, ci_prob: float | None = None, *, X: ArrayLike | None = None
@@ -227,11 +221,31 @@ class VennAbers(Calibrator):
         check_is_fitted(self)
         t = self._working(scores)
         self._check_X(X, t.shape[0], fitting=False)
-        p0, p1 = self._pairs(t)
-        return xr.DataArray(
-            np.column_stack([p0, p1]),
-            dims=("obs_id", "ci_bound"),
-            coords={"obs_id": np.arange(t.size), "ci_bound": ["lower", "upper"]},
-            name="p_interval",
-            attrs={"ci_kind": "venn_abers", "degenerate": 0},
-        )
+        return pair_interval(*self._pairs(t))
+
+
+def merge_pairs(p0: np.ndarray, p1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""The cross Venn-Abers merge of K folds' pairs, arrays of shape ``(K, n)``:
+    :math:`[1 - G(1 - p_0), G(p_1)]`, :math:`G` the geometric mean over the folds (one fold: its pair)."""
+    if p0.shape[0] == 1:
+        return p0[0], p1[0]
+    with np.errstate(divide="ignore"):
+        g1 = np.exp(np.log(p1).mean(axis=0))
+        g0 = np.exp(np.log1p(-p0).mean(axis=0))
+    return 1.0 - g0, g1
+
+
+def merged_probability(p0: np.ndarray, p1: np.ndarray) -> np.ndarray:
+    """The single probability of a Venn-Abers pair for the log-loss, :math:`p_1 / (1 - p_0 + p_1)`."""
+    return p1 / (1.0 - p0 + p1)
+
+
+def pair_interval(p0: np.ndarray, p1: np.ndarray) -> xr.DataArray:
+    """The pairs as ``predict_interval`` returns them: ``p_interval`` over ``(obs_id, ci_bound)``."""
+    return xr.DataArray(
+        np.column_stack([p0, p1]),
+        dims=("obs_id", "ci_bound"),
+        coords={"obs_id": np.arange(np.size(p0)), "ci_bound": ["lower", "upper"]},
+        name="p_interval",
+        attrs={"ci_kind": "venn_abers", "degenerate": 0},
+    )
