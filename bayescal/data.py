@@ -167,6 +167,15 @@ def at_atoms(scores: np.ndarray, atoms: np.ndarray, score_kind: str) -> np.ndarr
     """Whether each of ``scores`` is one of ``atoms`` (both on the input scale), compared on the
     working scale, as calibrators match them (a probability within PROB_EPS of 0 or 1 is that end).
 
+    Parameters
+    ----------
+    scores : array-like of float
+        Scores on the input scale, any shape.
+    atoms : array-like of float
+        A calibrator's atoms on the input scale (``base.atom_scores``); may be empty.
+    score_kind : {"probability", "decision"}
+        Kind of both, as ``to_working`` takes it.
+
     Returns
     -------
     ndarray of bool, the shape of ``scores``
@@ -292,10 +301,12 @@ class ScoreData:
 
     @property
     def n(self) -> int:
+        """Number of rows."""
         return int(self.t.shape[0])
 
     @property
     def weighted(self) -> bool:
+        """Whether any row's weight differs from 1."""
         return bool(np.any(self.w != 1.0))
 
 
@@ -673,6 +684,7 @@ class ScoreSummary:
 
     @property
     def centers(self) -> np.ndarray:
+        """Midpoints of the bins on the working scale, shape ``(n_bins,)``."""
         return 0.5 * (self.edges[1:] + self.edges[:-1])
 
     def bins_across_middle_half(self) -> float:
@@ -690,6 +702,7 @@ class ScoreSummary:
 
     @property
     def n_bins(self) -> int:
+        """Number of bins of the continuous scores."""
         return int(self.counts.shape[1])
 
     @property

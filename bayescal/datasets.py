@@ -144,15 +144,50 @@ class Mixture:
         self.weights = w / w.sum()
 
     def logpdf(self, x: ArrayLike) -> np.ndarray:
+        r"""Log density of the mixture, :math:`\log \sum_k w_k f_k(x)`, at each ``x``.
+
+        Parameters
+        ----------
+        x : array-like of float
+            Points, any shape.
+
+        Returns
+        -------
+        ndarray of float, the shape of ``x``
+        """
         x = np.asarray(x, dtype=np.float64)
         with np.errstate(divide="ignore"):
             terms = np.stack([np.log(wk) + c.logpdf(x) for wk, c in zip(self.weights, self.components)])
         return logsumexp(terms, axis=0)
 
     def pdf(self, x: ArrayLike) -> np.ndarray:
+        r"""Density of the mixture, :math:`\sum_k w_k f_k(x)`, at each ``x``.
+
+        Parameters
+        ----------
+        x : array-like of float
+            Points, any shape.
+
+        Returns
+        -------
+        ndarray of float, the shape of ``x``
+        """
         return np.exp(self.logpdf(x))
 
     def rvs(self, size: int, random_state: RandomStateLike = None) -> np.ndarray:
+        """Draw ``size`` points: a component by its weight for each, then a point from it.
+
+        Parameters
+        ----------
+        size : int
+            Number of points.
+        random_state : None, int or numpy.random.Generator, default=None
+            Seed or generator; the same seed gives the same points.
+
+        Returns
+        -------
+        ndarray of shape (size,)
+        """
         rng = random_generator(random_state)
         which = rng.choice(len(self.components), size=size, p=self.weights)
         out = np.empty(size)
