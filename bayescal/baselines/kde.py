@@ -22,11 +22,14 @@ Everything costs :math:`O((N + M)\log N)` for ``N`` training and ``M`` query sco
 * boxcar and Epanechnikov kernels are evaluated **exactly** from prefix sums over the sorted
   scores: the kernel is a polynomial in :math:`x - x_i` on the window :math:`|x - x_i| \le h`,
   so window sums of :math:`w_i`, :math:`w_i u_i`, :math:`w_i u_i^2` (with
-  :math:`u_i = (x_i - m)/h` about the class mean ``m``, accumulated in x87 extended
-  precision) give it (Fan & Marron 1994); the Epanechnikov sum then carries a round-off of
-  about :math:`10^{-19} (D/h)^2` of the window's weight at distance ``D`` from the class
-  mean: below :math:`10^{-11}` for the Silverman bandwidths of any realistic data
-  (:math:`D/h < 10^4`);
+  :math:`u_i = (x_i - m)/h` about an anchor ``m``, accumulated in long double precision)
+  give it (Fan & Marron 1994). The anchor is local: the scores split into clusters at gaps
+  wider than :math:`2h`, which no window crosses, and each cluster is measured from its own
+  midrange, so the Epanechnikov sum carries a round-off of about
+  :math:`\epsilon (D/h)^2` of the window's weight, ``D`` the distance to the cluster's
+  anchor and :math:`\epsilon` the long double's precision (:math:`10^{-19}` on x86):
+  below :math:`10^{-11}` for the Silverman bandwidths of any realistic data
+  (:math:`D/h < 10^4`), and 0 for a bandwidth far below the scores' spacing;
 * the Gaussian kernel is evaluated on a fine grid by **linear binning** and FFT
   convolution (Wand 1994), then linearly interpolated. The grid covers only the stretches
   where the scores are: gaps wider than the kernels' reach are collapsed, and runs of fewer
@@ -195,11 +198,12 @@ def _interp_on_grid(points: np.ndarray, knots: np.ndarray, start: float, step: f
 
 
 class _Window(NamedTuple):
-    """Sorted scores of one class with prefix sums of ``w``, ``w u``, ``w u^2``, ``u = (x - mean)/h``."""
+    """Sorted scores of one class with prefix sums of ``w``, ``w u``, ``w u^2``,
+    ``u = (x - anchor) / h`` with the anchor of the score's cluster (see :func:`_window`)."""
 
     xs: np.ndarray  # (n,) sorted scores
     prefix: np.ndarray  # (1 or 3, n + 1) long-double prefix sums, starting at 0
-    mean: float
+    anchor: np.ndarray  # (n,) the anchor of each score's cluster (Epanechnikov only; else empty)
     w_sum: float
     h: float
     kernel: str
@@ -238,17 +242,29 @@ def _fit_gaussian(xs: list[np.ndarray], ws: list[np.ndarray], h: list[float]) ->
 
 
 def _window(xs: np.ndarray, w: np.ndarray, h: float, kernel: str) -> _Window:
-    """Prefix sums for :func:`_window_density` from scores ``xs`` sorted ascending and their weights."""
+    r"""Prefix sums for :func:`_window_density` from scores ``xs`` sorted ascending and their weights.
+
+    For the Epanechnikov kernel the moments are taken about a local anchor: the sorted scores
+    split into clusters wherever two neighbours are more than ``2 h`` apart (no window
+    ``[p - h, p + h]`` reaches across such a gap), and each cluster is centred at its midrange.
+    The window sum :math:`S_0 (1 - u^2) + 2 u S_1 - S_2` then cancels terms of the size of
+    :math:`(\text{cluster span} / h)^2`, not :math:`(\text{score range} / h)^2`, which for a
+    bandwidth far below the scores' spacing is 0 instead of overflowing the precision.
+    """
     ws = w.astype(np.longdouble)
-    mean = float(np.average(xs, weights=w))
     terms = [ws]
+    anchor = np.empty(0)
     if kernel == "epanechnikov":
-        u = (xs.astype(np.longdouble) - mean) / h
+        starts = np.flatnonzero(np.concatenate([[True], np.diff(xs) > 2.0 * h]))
+        ends = np.append(starts[1:], xs.size) - 1
+        sizes = np.diff(np.append(starts, xs.size))
+        anchor = np.repeat(0.5 * xs[starts] + 0.5 * xs[ends], sizes)
+        u = (xs.astype(np.longdouble) - anchor) / h
         terms += [ws * u, ws * u * u]
     prefix = np.zeros((len(terms), xs.size + 1), dtype=np.longdouble)
     for k, term in enumerate(terms):
         np.cumsum(term, out=prefix[k, 1:])
-    return _Window(xs, prefix, mean, float(w.sum()), float(h), kernel)
+    return _Window(xs, prefix, anchor, float(w.sum()), float(h), kernel)
 
 
 def _window_density(win: _Window, points: np.ndarray) -> np.ndarray:
@@ -256,7 +272,8 @@ def _window_density(win: _Window, points: np.ndarray) -> np.ndarray:
 
     Boxcar: :math:`K(u) = \tfrac12 1\{|u| \le 1\}`; Epanechnikov:
     :math:`K(u) = \tfrac34 (1 - u^2)_+`, whose sum over the window :math:`|x - x_i| \le h` is
-    :math:`\tfrac34 [S_0 (1 - u^2) + 2 u S_1 - S_2]` with :math:`S_k = \sum w_i u_i^k`.
+    :math:`\tfrac34 [S_0 (1 - u^2) + 2 u S_1 - S_2]` with :math:`S_k = \sum w_i u_i^k`, ``u`` and
+    :math:`u_i` measured from the anchor of the window's cluster.
     """
     h = win.h
     a = np.searchsorted(win.xs, points - h, side="left")
@@ -264,7 +281,9 @@ def _window_density(win: _Window, points: np.ndarray) -> np.ndarray:
     s0 = win.prefix[0, b] - win.prefix[0, a]
     if win.kernel == "boxcar":
         return s0.astype(np.float64) / (2.0 * h * win.w_sum)
-    u = (points.astype(np.longdouble) - win.mean) / h
+    # an empty window (a == b) sums to 0 whatever its anchor
+    anchor = win.anchor[np.minimum(a, win.xs.size - 1)] if win.xs.size else np.zeros(np.shape(points))
+    u = (points.astype(np.longdouble) - anchor) / h
     s1 = win.prefix[1, b] - win.prefix[1, a]
     s2 = win.prefix[2, b] - win.prefix[2, a]
     total = 0.75 * (s0 * (1.0 - u * u) + 2.0 * u * s1 - s2)

@@ -171,6 +171,20 @@ def test_class_density_matches_direct_sum_and_integrates_to_one(kernel):
     )
 
 
+@pytest.mark.parametrize("h", [1e-9, 1e-4, 0.3, 50.0])
+def test_epanechnikov_is_exact_for_bandwidths_far_below_or_above_the_scores_spread(h):
+    """Scores a thousand apart with tight clumps: windows far from the scores' mean lose nothing
+    to round-off, whatever the bandwidth (the moments are taken about a local anchor)."""
+    rng = np.random.default_rng(3)
+    centres = np.array([-1000.0, -1.0, 0.0, 3.0, 1000.0])
+    t = np.concatenate([c + h * rng.uniform(-3, 3, 40) for c in centres])
+    w = rng.uniform(0.2, 2.0, t.size)
+    points = np.concatenate([t + h * rng.uniform(-1.2, 1.2, t.size), centres])
+    f = class_density(t, w, grid=points, kernel="epanechnikov", bandwidth=h)
+    want = direct_density(t, w, h, "epanechnikov", points)
+    np.testing.assert_allclose(f, want, rtol=1e-9, atol=1e-12 * want.max())
+
+
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_density_of_probabilities_on_the_logit_scale_has_unit_mass_with_exact_zeros(kernel):
     """With exact 0 scores (their logit clipped at 1e-12) each class's density of s integrates to 1
@@ -382,11 +396,10 @@ def test_any_data_gives_a_finite_map_that_mirrors(t, seed, kernel, bandwidth):
     np.testing.assert_allclose(mirrored.predict_proba(-q)[:, 1], 1 - p, rtol=0, atol=tol)
 
 
-@pytest.mark.xfail(strict=True, reason="known: an Epanechnikov bandwidth of 1e-65 beside scores 1 apart breaks the map")
 def test_a_bandwidth_below_the_scores_resolution_still_gives_a_map_that_mirrors():
-    """Found by the property test above with new examples: the shared Silverman bandwidth of these
-    scores is 1.4e-65; the map at the scores' low end is 2e-74 where the mirrored fit says 1 (and
-    the three rows at 0 hold a positive of three)."""
+    """Found by the property test above: the shared Silverman bandwidth of these scores is 1.4e-65;
+    with the Epanechnikov moments taken about the scores' mean the window sums cancelled terms of
+    size (1 / 1.4e-65)^2 and the map at the low end was 2e-74 where the mirrored fit said 1."""
     t = np.array([2.709065805487284e-65, 1.0, 0.0, 0.0, 0.0])
     rng = np.random.default_rng(5)
     y = rng.integers(0, 2, t.size)
