@@ -586,8 +586,10 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         if ci_kind not in ("eti", "hdi"):
             raise ValueError(f"ci_kind={ci_kind!r} must be 'eti' or 'hdi'.")
         cmap = self.calibration_map(grid)
-        band = getattr(arviz_stats, ci_kind)(cmap, prob=ci_prob)
-        band = band.transpose("score", "ci_bound")
+        # the interval is taken per score position: a grid that repeats a score is the user's to
+        # ask for, so its coordinate goes back on afterwards (ArviZ warns on repeated coordinates)
+        band = getattr(arviz_stats, ci_kind)(cmap.drop_vars("score"), prob=ci_prob)
+        band = band.transpose("score", "ci_bound").assign_coords(score=cmap["score"])
         band.attrs.update(cmap.attrs)
         band.attrs.update(
             {"ci_kind": ci_kind, "ci_prob": ci_prob, "degenerate": int(cmap.sizes["chain"] * cmap.sizes["draw"] == 1)}

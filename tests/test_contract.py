@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -97,6 +98,12 @@ def test_calibration_map_and_band(name):
     assert band.attrs["ci_prob"] == 0.9 and band.attrs["ci_kind"] in ("eti", "hdi")
     assert np.all(band.sel(ci_bound="lower") <= band.sel(ci_bound="upper") + 1e-12)
     assert cmap.attrs["extrapolated"] in (0, 1)
+    # a grid that repeats a score: the same band at each copy, no warning from inside ArviZ
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        repeated = est.credible_band(np.repeat(grid[:3], 2), ci_prob=0.9)
+    np.testing.assert_array_equal(repeated.score.values, np.repeat(grid[:3], 2))
+    np.testing.assert_allclose(repeated.values, np.repeat(band.values[:3], 2, axis=0), rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", NAMES)
