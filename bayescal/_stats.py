@@ -23,9 +23,15 @@ def weighted_mean_std(x: np.ndarray, w: np.ndarray | None = None) -> tuple[float
 
 
 def weighted_quantile(x: np.ndarray, q: np.ndarray | float, w: np.ndarray | None = None) -> np.ndarray:
-    """Quantiles of a weighted sample (inverse of the weighted ECDF, midpoint convention)."""
+    """Quantiles of a weighted sample (inverse of the weighted ECDF, midpoint convention).
+
+    Rows of weight 0 are left out, as if absent (they would otherwise be points of the
+    interpolated ECDF).
+    """
     x = np.asarray(x, dtype=np.float64)
     w = np.ones_like(x) if w is None else np.asarray(w, dtype=np.float64)
+    if np.any(w == 0):
+        x, w = x[w != 0], w[w != 0]
     order = np.argsort(x, kind="stable")
     xs, ws = x[order], w[order]
     if ws.size and ws.max() > 1e300 / ws.size:  # the sum could overflow; the quantiles do not depend
@@ -60,6 +66,8 @@ def quantile_sketch(x: np.ndarray, w: np.ndarray | None = None, size: int = 1000
     w = np.ones_like(x) if w is None else np.asarray(w, dtype=np.float64)
     if x.size == 0 or not w.max() > 0:  # non-negative weights: no weight at all
         return np.empty(0), np.empty(0)
+    if np.any(w == 0):  # rows of no weight are not part of the sample
+        x, w = x[w != 0], w[w != 0]
     if x.size <= size:
         return x.copy(), w.copy()
     with np.errstate(over="ignore"):  # a total beyond the largest float is inf; callers refuse such weights

@@ -305,13 +305,14 @@ class MBCT(Calibrator):
     # ---- encoding ---------------------------------------------------------------------
     def _learn_encoding(self, X: np.ndarray, t: np.ndarray, w: np.ndarray) -> None:
         kinds, edges, levels = [], [], []
+        held = w > 0  # rows of weight 0 are absent: they set no level, edge or kind
         for j in range(X.shape[1]):
-            col = X[:, j]
+            col = X[held, j]
             values = _as_numbers(col)
             distinct = np.unique(values if values is not None else col.astype(str))
             if values is not None and distinct.size > self.n_feature_bins:
                 kinds.append("continuous")
-                edges.append(np.unique(weighted_quantile(values, self._feature_quantiles(), w)))
+                edges.append(np.unique(weighted_quantile(values, self._feature_quantiles(), w[held])))
                 levels.append(np.empty(0))
             else:
                 kinds.append("categorical")
@@ -772,8 +773,9 @@ def _partition_stats(s: Any, y: Any, w: Any, X: Any, score_kind: str, pos_label:
     labels, inverse, counts = np.unique(raw_y.ravel(), return_inverse=True, return_counts=True)
     label_weights = np.bincount(inverse.ravel(), weights=w, minlength=labels.size)
     columns = []
+    held = w > 0  # rows of weight 0 are absent, as in memory (MBCT._learn_encoding)
     for j in range(X.shape[1]):
-        col = X[:, j]
+        col = X[held, j]
         values = _as_numbers(col)
         if values is None:
             columns.append({"numeric": False, "distinct": np.unique(col.astype(str))})
@@ -786,7 +788,7 @@ def _partition_stats(s: Any, y: Any, w: Any, X: Any, score_kind: str, pos_label:
                 "many": many,
                 "distinct": distinct[:0] if many else distinct,
                 "raw": col[first[:0] if many else first],
-                "sketch": quantile_sketch(values, w, _SKETCH_SIZE),
+                "sketch": quantile_sketch(values, w[held], _SKETCH_SIZE),
             }
         )
     top = float(w.max())

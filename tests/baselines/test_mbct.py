@@ -103,6 +103,25 @@ def test_sample_weight_is_a_count():
     np.testing.assert_allclose(tripled, base, rtol=1e-9, atol=1e-12)
 
 
+def test_rows_of_zero_weight_are_rows_left_out():
+    """Rows of weight 0 (held out by a fold, say) change no bin edge, no column's kind and no
+    tree: the weighted quantiles that place the edges of the scores and of a continuous feature
+    counted them as points (one such row moved an edge from 0.075 to 0.076)."""
+    s, y, X, _ = simulate(6000, 12, "segment")
+    rng = np.random.default_rng(0)
+    X = np.column_stack([X, rng.normal(size=s.size)])  # a continuous noise feature
+    m = 300
+    s_out = rng.uniform(0.001, 0.999, m)
+    X_out = np.column_stack([rng.integers(0, 2, m), rng.integers(4, 40, (m, 3)), 5.0 + rng.normal(size=m)])
+    s2, X2 = np.concatenate([s, s_out]), np.concatenate([X, X_out])
+    y2 = np.concatenate([y, rng.integers(0, 2, m)])
+    w2 = np.concatenate([np.ones(s.size), np.zeros(m)])
+    base = MBCT(random_state=5).fit(s, y, X=X)
+    padded = MBCT(random_state=5).fit(s2, y2, w2, X=X2)
+    np.testing.assert_array_equal(padded.score_edges_, base.score_edges_)
+    np.testing.assert_allclose(padded.predict_proba(s, X=X), base.predict_proba(s, X=X), rtol=1e-12, atol=1e-12)
+
+
 def test_decision_values_are_read_through_the_logistic():
     s, y, X, _ = simulate(6000, 16, "segment")
     t = np.log(s / (1 - s))

@@ -162,6 +162,27 @@ def test_sample_weight_is_a_count_on_dask():
     )
 
 
+def test_rows_of_zero_weight_are_absent_on_dask_as_in_memory():
+    """A partition of weight-0 rows with a region and ages of their own adds no level, no edge
+    and no tree (its region once made a level and its ages moved the sketch's edges)."""
+    frame, _ = simulate(8_000, 5)
+    frame["w"] = 1.0
+    rng = np.random.default_rng(1)
+    m = 500
+    held_out = pd.DataFrame({"score": rng.uniform(0.001, 0.999, m), "label": rng.integers(0, 2, m),
+                             "region": "west", "age": rng.uniform(90, 120, m), "noise": rng.integers(4, 9, m),
+                             "w": 0.0})
+    ddf = dd.from_pandas(frame, npartitions=3)
+    padded = dd.concat([ddf, dd.from_pandas(held_out, npartitions=1)])
+    fits = [MBCT(random_state=2).fit(d["score"], d["label"], d["w"], X=d[FEATURES]) for d in (ddf, padded)]
+    assert fits[0].feature_kinds_ == fits[1].feature_kinds_
+    for name in ("feature_levels_", "feature_edges_"):
+        for a, b in zip(getattr(fits[0], name), getattr(fits[1], name), strict=True):
+            np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(fits[0].score_edges_, fits[1].score_edges_)
+    np.testing.assert_allclose(*(f.predict_proba(frame["score"], X=frame[FEATURES]) for f in fits), rtol=1e-12)
+
+
 def _bad_frames():
     """(name, frame, weight column or None); the defect sits in the first partition."""
     frame, _ = simulate(600, 6)
