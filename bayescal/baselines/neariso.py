@@ -30,7 +30,9 @@ exactly by the paper's modified pool-adjacent-violators algorithm:
 
 The event loop is compiled with numba (a dependency of PyMC) on first use and cached on
 disk. Breakpoints that coincide to a relative 1e-10 (several merges at the same
-:math:`\lambda`) count as one. The fit at any :math:`\lambda` follows from the merge
+:math:`\lambda`) count as one; the loop runs on the weights divided by their mean and the
+responses by their largest magnitude (its breakpoints scale back by the product), so this
+tolerance, and the path, do not depend on the units of either. The fit at any :math:`\lambda` follows from the merge
 :math:`\lambda` of every boundary (step 2), so the path is stored in :math:`O(n)` memory.
 
 References
@@ -140,15 +142,22 @@ def neariso_path(z: ArrayLike, w: ArrayLike | None = None) -> NearIsotonicPath:
     starts = np.flatnonzero(np.concatenate([[True], merge_lambda != 0.0]))
     ends = np.append(starts[1:], n)  # exclusive
     down = (z[ends[:-1] - 1] > z[starts[1:]]).astype(np.float64)  # a violation on boundary g | g+1
+    # The path runs on w / m and z / s (m the mean weight, s the largest |z|), whose breakpoints
+    # are those of (w, z) divided by m s, so that the tolerance below which two breakpoints are
+    # one does not depend on the units of the weights or the responses.
+    m = float(np.mean(w))
+    s = float(np.max(np.abs(z))) or 1.0
     lambdas_arr = _event_loop()(
-        np.add.reduceat(w, starts),
-        np.add.reduceat(w * z, starts),
+        np.add.reduceat(w / m, starts),
+        np.add.reduceat((w / m) * (z / s), starts),
         np.concatenate([[0.0], down]),
         np.concatenate([down, [0.0]]),
         starts.astype(np.int64),
         merge_lambda,
         _SAME_BREAKPOINT,
     )
+    lambdas_arr = lambdas_arr * (m * s)
+    merge_lambda *= m * s
     df = n - np.arange(lambdas_arr.shape[0], dtype=np.float64)
     return NearIsotonicPath(z=z, w=w, lambdas=lambdas_arr, merge_lambda=merge_lambda, df=df)
 

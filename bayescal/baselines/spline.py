@@ -62,8 +62,11 @@ def penalised_logistic(
     intercept : float
     """
     n, p = D.shape
-    X = np.column_stack([D, np.ones(n)])
     W = float(w.sum())
+    positive = float(w @ (y == 1)) / W if W > 0 else np.nan
+    if not 0.0 < positive < 1.0:  # the intercept's optimum would be infinite
+        raise ValueError("penalised_logistic needs weight on both classes: got a single class or zero weight.")
+    X = np.column_stack([D, np.ones(n)])
     wn = w / W
     lam = np.full(p + 1, 1.0 / (C * W))
     lam[-1] = 0.0
@@ -114,7 +117,9 @@ class SplineCalibration(Calibrator):
     the knots and the basis's standardisation are of the scores alone, so integer weights are
     not the same as repeated rows (nor are the folds). :math:`K` (``n_knots``) and :math:`C` (``Cs``)
     are chosen together by stratified ``cv``-fold cross-validation of the weighted log-loss
-    (on a random subsample of 10 000 rows when there are more); the chosen pair is refitted
+    (on a random subsample of 10 000 rows when there are more, drawn within each class so that
+    each keeps at least ``cv`` rows, its rows' weights divided by their class's sampling rate);
+    the chosen pair is refitted
     on all data. With fewer than two scores of a class per fold
     the smallest basis with ``C = 1`` is used without cross-validation. The map need not be
     monotone.
@@ -187,9 +192,14 @@ class SplineCalibration(Calibrator):
 
     def _check_params(self) -> tuple[list[int], list[float], int]:
         knots = [check_integer(k, "n_knots", 3) for k in np.atleast_1d(self.n_knots)]
-        Cs = [float(c) for c in np.atleast_1d(self.Cs)]
-        if not Cs or not all(np.isfinite(c) and c > 0 for c in Cs):
-            raise ValueError(f"Cs={self.Cs!r} must be positive numbers, e.g. (0.1, 1, 10).")
+        message = f"Cs={self.Cs!r} must be a sequence of positive numbers, e.g. (0.1, 1, 10)."
+        try:
+            candidates = np.atleast_1d(np.asarray(self.Cs, dtype=np.float64))
+        except (TypeError, ValueError):
+            raise ValueError(message) from None
+        if candidates.ndim != 1 or not candidates.size or not np.all(np.isfinite(candidates) & (candidates > 0)):
+            raise ValueError(message)
+        Cs = [float(c) for c in candidates]
         if not knots:
             raise ValueError("n_knots must hold at least one number of knots, e.g. (3, 5).")
         return knots, Cs, check_integer(self.cv, "cv", 2)
@@ -210,6 +220,22 @@ class SplineCalibration(Calibrator):
         chosen = self._select(scores, n_knots, Cs)[1]
         if self.C_ != chosen:
             raise ValueError(f"C_={self.C_} is not the penalty {chosen} that cv_scores_ selects.")
+
+    @staticmethod
+    def _cv_rows(y: np.ndarray, n_splits: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Rows of the cross-validation sample (sorted) and each class's sampling rate.
+
+        All rows when there are at most ``_MAX_CV_ROWS``; else a sample drawn within each class,
+        of the class's share of ``_MAX_CV_ROWS`` but never fewer than ``n_splits`` rows (or all of
+        the class), so that every training fold holds both classes. Dividing a sampled row's
+        weight by its class's rate keeps the classes' balance, and the loss, that of all rows.
+        """
+        counts = np.bincount(y, minlength=2)
+        if y.size <= _MAX_CV_ROWS:
+            return np.arange(y.size), np.ones(2)
+        take = np.minimum(counts, np.maximum(n_splits, np.round(_MAX_CV_ROWS * counts / y.size).astype(int)))
+        sub = np.concatenate([rng.choice(np.flatnonzero(y == c), take[c], replace=False) for c in (0, 1)])
+        return np.sort(sub), take / counts
 
     @staticmethod
     def _select(scores: np.ndarray, n_knots, Cs) -> tuple[int, float]:
@@ -248,15 +274,13 @@ class SplineCalibration(Calibrator):
         scores = np.full((len(n_knots), len(Cs)), np.nan)
         if n_splits >= 2 and np.unique(z).size >= 3:
             rng = random_generator(self.random_state, where=self._name)
-            sub = (
-                np.sort(rng.choice(z.size, _MAX_CV_ROWS, replace=False)) if z.size > _MAX_CV_ROWS else np.arange(z.size)
-            )
-            zs, ys, ws = z[sub], y[sub], w[sub]
-            n_splits = min(n_splits, int(np.bincount(ys, minlength=2).min()))
+            sub, rate = self._cv_rows(y, n_splits, rng)
+            zs, ys, ws = z[sub], y[sub], w[sub] / rate[y[sub]]
             folds = list(
-                StratifiedKFold(max(n_splits, 2), shuffle=True, random_state=int(rng.integers(2**31 - 1))).split(zs, ys)
+                StratifiedKFold(n_splits, shuffle=True, random_state=int(rng.integers(2**31 - 1))).split(zs, ys)
             )
             order = np.argsort(Cs)  # strongest penalty first, each fit warm-started from the previous one
+            totals = np.zeros_like(scores)
             for i, k in enumerate(n_knots):
                 knots = self._knots(z, k)
                 if knots.size < 3:
@@ -270,7 +294,8 @@ class SplineCalibration(Calibrator):
                         start = np.append(beta, b0)
                         p = np.clip(expit(Dt @ beta + b0), 1e-15, 1 - 1e-15)
                         loss = -np.sum(ws[test] * (ys[test] * np.log(p) + (1 - ys[test]) * np.log1p(-p)))
-                        scores[i, j] = (0.0 if np.isnan(scores[i, j]) else scores[i, j]) + loss / ws.sum()
+                        totals[i, j] += loss / ws.sum()
+                scores[i] = totals[i]  # a number of knots is scored once all its folds are in
         k, C = self._select(scores, n_knots, Cs)
         knots = self._knots(z, k)
         if knots.size < 3:  # at most two distinct scores: a line in t (Platt's family), or a constant

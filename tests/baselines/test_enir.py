@@ -58,6 +58,21 @@ def test_path_is_optimal_at_any_penalty(seed):
         assert_kkt(z, w, path.fitted(lam), lam)
 
 
+@pytest.mark.parametrize("scale", [1e-12, 1e12])
+def test_the_path_does_not_depend_on_the_units_of_weights_and_responses(scale):
+    """Weights (or responses) c times larger give the path with breakpoints c times larger and
+    the same fits (weights near 1e-12 once merged every breakpoint into lambda = 0)."""
+    rng = np.random.default_rng(7)
+    z = (rng.random(80) < np.linspace(0.1, 0.9, 80)).astype(float)
+    w = rng.integers(1, 5, 80).astype(float)
+    base = neariso_path(z, w)
+    for zc, wc, fit_factor in ((z, w * scale, 1.0), (z * scale, w, scale)):
+        path = neariso_path(zc, wc)
+        np.testing.assert_allclose(path.lambdas, base.lambdas * scale, rtol=1e-9)
+        for lam in base.lambdas:
+            np.testing.assert_allclose(path.fitted(lam * scale), base.fitted(lam) * fit_factor, rtol=1e-9)
+
+
 def test_path_ends_at_the_weighted_isotonic_regression(rng):
     z = (rng.random(500) < np.linspace(0, 1, 500)).astype(float)
     w = rng.random(500) + 0.5

@@ -185,8 +185,28 @@ def test_spline_is_reproducible_from_random_state_and_small_data_falls_back():
     two_values = SplineCalibration().fit([0.2, 0.2, 0.8, 0.8, 0.2, 0.8], [0, 1, 0, 1, 0, 1])
     assert two_values.C_ == 1.0 and np.isnan(two_values.cv_scores_).all()
     np.testing.assert_allclose(two_values.predict_proba([0.2, 0.8])[:, 1], [1 / 3, 2 / 3], atol=0.05)
-    with pytest.raises(ValueError, match="Cs"):
-        SplineCalibration(Cs=(0.0,)).fit(s, y)
+    for bad in ((0.0,), "abc", None, [[1.0, 2.0]], ()):
+        with pytest.raises(ValueError, match="Cs=.* must be a sequence of positive numbers"):
+            SplineCalibration(Cs=bad).fit(s, y)
+
+
+@pytest.mark.filterwarnings("error")
+def test_a_rare_class_is_kept_in_the_cross_validation_sample():
+    """30 000 rows, 3 positives: the 10 000-row cross-validation sample keeps them all (a plain
+    random sample held 0 or 1 in 20 of 30 seeds, and every fold score was NaN), and its weights
+    keep the classes' balance, so the penalty chosen is that of the full data's folds."""
+    rng = np.random.default_rng(4)
+    s = rng.uniform(0.01, 0.99, 30_000)
+    y = np.zeros(s.size, dtype=int)
+    y[rng.choice(s.size, 3, replace=False)] = 1
+    cal = SplineCalibration(random_state=0).fit(s, y)
+    assert np.isfinite(cal.cv_scores_).all()
+    # the map is near the base rate 1e-4 (a bent map fitted on a sample without the positives
+    # would not be), and the sample's weights hold the full data's class balance
+    assert np.all(np.abs(cal.predict_proba(np.linspace(0.05, 0.95, 19))[:, 1] - 1e-4) < 5e-4)
+    sub, rate = SplineCalibration._cv_rows(y, 3, np.random.default_rng(0))
+    assert (y[sub] == 1).sum() == 3 and sub.size == pytest.approx(10_000, abs=5)
+    np.testing.assert_allclose(np.bincount(y[sub], weights=1 / rate[y[sub]]), np.bincount(y), rtol=1e-12)
 
 
 # ---- Venn-Abers -------------------------------------------------------------------------
