@@ -26,6 +26,7 @@ from bayescal._warnings import warn
 __all__ = [
     "CHECK_POINTS",
     "ESS_TARGET",
+    "MAP_ESS_WARN",
     "MAP_RHAT_WARN",
     "REMEDY_DRAWS",
     "REMEDY_HMC_STEPS",
@@ -45,6 +46,11 @@ RHAT_TARGET = 1.01
 """Largest R-hat of a converged posterior (Vehtari et al. 2021)."""
 ESS_TARGET = 400
 """Fewest bulk and tail effective draws of a converged posterior (Vehtari et al. 2021)."""
+
+MAP_ESS_WARN = 100
+"""Fewest bulk effective draws of the map (at the worst of its check points) that fit silently
+when R-hat is undefined: one chain of a sampling route, which cannot show chains disagreeing
+(Vehtari et al. 2021 ask for a bulk ESS of at least 100 per chain)."""
 
 MAP_RHAT_WARN = 1.2
 """Largest R-hat of the map draws (at the worst of 64 points of the data region) that fits silently.
@@ -312,13 +318,20 @@ def remedy() -> tuple[dict, dict]:
 
 
 def warn_convergence(diagnostics: dict, inference: str) -> None:
-    """Warn when the map's chains disagree (:data:`MAP_RHAT_WARN`) or a sampler diverged.
+    """Warn when the map's chains disagree (:data:`MAP_RHAT_WARN`), a single sampling chain holds
+    few effective draws (:data:`MAP_ESS_WARN`) or a sampler diverged.
 
     The warning names a remedy and what it achieved on simulated truths
     (``benchmarks/convergence_remedy.py``): for the Gibbs route the long Hamiltonian
     trajectories of :func:`remedy`; for other routes more draws.
     """
     conv, n_div = diagnostics["map"], diagnostics["divergences"]
+    if np.isnan(conv["rhat_max"]) and inference in ("gibbs", "nuts") and conv["ess_bulk_min"] < MAP_ESS_WARN:
+        warn(
+            f"One chain cannot show whether chains disagree on the calibration map, and its draws hold "
+            f"a bulk ESS of only {conv['ess_bulk_min']:.0f} (below {MAP_ESS_WARN}) at some score: the credible "
+            "band is not reliable. Refit with chains=2 or more (R-hat then checks them) and more draws."
+        )
     if conv["rhat_max"] > MAP_RHAT_WARN:
         if inference == "gibbs":
             options, params = remedy()

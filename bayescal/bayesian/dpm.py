@@ -384,6 +384,11 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             own |= {"draws": "draws", "tune": "tune", "chains": "chains"}
         elif "draws" in (self.route_options or {}):  # a route's own draws: as many as the calibrator asks
             check_integer(self.route_options["draws"], "route_options['draws']", 4)
+            if self.draws is not None:
+                raise ValueError(
+                    f"draws={self.draws} and route_options['draws']={self.route_options['draws']} both set the "
+                    f"{self.inference} route's draws: pass one of them."
+                )
         clash = sorted(set(self.route_options or {}) & set(own))
         if clash:
             raise ValueError(
@@ -778,10 +783,13 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
 
         The points are the continuous points (or bin centres) and atoms of each class (not the
         pooled points a class borrows, :mod:`bayescal.bayesian.preparation`): without
-        ``rng``, every one with its weight as count; otherwise every one when there are
-        at most :data:`AVERAGING_POINTS` of unit weight, else that many drawn with ``rng`` with
-        probability proportional to weight, each of count one (the averaging weights'
-        Bayesian bootstrap resamples points, not counts); the draws are at most
+        ``rng``, every one with its weight as count; otherwise points of count one: every one
+        repeated its weight's number of times when the weights are integers summing to at most
+        :data:`AVERAGING_POINTS` (as the rows they count), else as many as the total weight
+        (rounded; at most :data:`AVERAGING_POINTS`) drawn with ``rng`` with probability
+        proportional to weight (the averaging weights' Bayesian bootstrap resamples points, not
+        counts, and their evidence grows with the number of points, which is thus the data's
+        number of rows, never more); the draws are at most
         :data:`AVERAGING_DRAWS` of each family (every j-th of each chain).
         None, with a warning naming ``what`` and what happens ``instead``, when there are fewer
         than :data:`AVERAGING_MIN_DRAWS` draws; None silently when there is no point (each class
@@ -803,10 +811,14 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             )
             return None
         every_point = rng is None
-        if every_point or (t.size <= AVERAGING_POINTS and np.all(w == 1.0)):
+        total = float(w.sum())
+        if every_point:
             rows = np.arange(t.size)
-        else:
-            rows = rng.choice(t.size, size=AVERAGING_POINTS, p=w / w.sum())
+        elif total <= AVERAGING_POINTS and np.all(w == np.round(w)):  # the rows the counts stand for
+            rows = np.repeat(np.arange(t.size), w.astype(np.int64))
+        else:  # as many points as the data hold rows, at most AVERAGING_POINTS
+            n_points = int(min(AVERAGING_POINTS, max(1, round(total))))
+            rows = rng.choice(t.size, size=n_points, p=w / total)
         counts = w[rows] if every_point else np.ones(rows.size)
         step = -(-n_chain * n_draw // AVERAGING_DRAWS)
         keep = (np.arange(n_chain)[:, None] * n_draw + np.arange(0, n_draw, step)[None, :]).ravel()

@@ -880,8 +880,14 @@ class GibbsChains:
         counts = np.asarray(counts, dtype=np.float64)
         if x.ndim != 1 or counts.shape != x.shape or not np.all(np.isfinite(x)):
             raise ValueError("x and counts must be finite 1-D arrays of the same length.")
-        if np.any(counts < 0) or not counts.sum() > 0:
-            raise ValueError("counts must be non-negative with a positive sum.")
+        if not np.all(np.isfinite(counts)) or np.any(counts < 0) or not counts.sum() > 0:
+            raise ValueError("counts must be finite and non-negative with a positive sum.")
+        for key, value in prior.items():  # the sweeps read K from these vectors, the outputs from n_components
+            if np.ndim(value) > 0 and np.shape(value) != (int(n_components),):
+                raise ValueError(
+                    f"prior[{key!r}] has shape {np.shape(value)}, not ({int(n_components)},) for "
+                    f"n_components={n_components}: resolve the priors with the same n_components."
+                )
         keep = counts > 0
         x, counts = x[keep], counts[keep]
         units = float(counts.sum())

@@ -70,8 +70,10 @@ def log_density(
     -------
     ndarray of shape (..., n)
         :math:`\log \sum_k w_k \phi_k(t)` by a log-sum-exp over the components (compiled,
-        one mixture at a time, the mixtures split over two threads when there are many), so it
-        is finite everywhere (points beyond +-1e150 are evaluated at +-1e150); terms more than
+        one mixture at a time, the mixtures split over two threads when there are many): finite
+        wherever some component's squared z-score is (for Gaussians, :math:`|t - \mu_k| / \sigma_k`
+        below about 1e154; points beyond +-1e150 are evaluated at +-1e150, and the calibrators
+        hold the map constant beyond their data long before), else -inf; terms more than
         700 nats below a point's largest are taken at 700 nats below it (a relative change
         below 1e-303).
     """

@@ -140,6 +140,22 @@ def test_warning_names_the_long_trajectories_for_the_sampler_and_more_draws_othe
         warn_convergence(quiet, "gibbs")
 
 
+def test_one_sampling_chain_with_few_effective_draws_warns():
+    """R-hat is undefined with one chain, so a single badly mixing chain (bulk ESS 1.7 of 30
+    draws) once fitted silently where two chains warned of R-hat 1.55."""
+    conv = {"rhat_max": float("nan"), "rhat_max_score": float("nan"), "chain_gap_at_rhat_max": float("nan")}
+    conv |= {"band_width_at_rhat_max": float("nan"), "ess_bulk_min": 12.0, "ess_bulk_median": 40.0}
+    conv |= {"ess_tail_min": 30.0, "meets_target": False}
+    one_chain = {"map": conv, "divergences": 0}
+    for route in ("gibbs", "nuts"):
+        with pytest.warns(UserWarning, match="One chain cannot show .* bulk ESS of only 12"):
+            warn_convergence(one_chain, route)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_convergence(one_chain, "advi")  # independent draws of an approximation: no chains to compare
+        warn_convergence({**one_chain, "map": conv | {"ess_bulk_min": 150.0}}, "gibbs")
+
+
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:The chains disagree on the calibration map:UserWarning")
 def test_the_named_remedy_makes_a_compressed_fit_converge():

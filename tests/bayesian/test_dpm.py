@@ -686,6 +686,27 @@ def test_null_stacking_keeps_the_mixtures_draws_where_scores_carry_signal(fitted
     np.testing.assert_array_equal(stacked_draws[~informative], np.repeat(pi[~informative][:, None], grid.size, 1))
 
 
+def test_the_averaging_weighs_the_evidence_of_as_many_points_as_the_data_hold_rows():
+    """Pseudo-BMA weights grow with the number of points: atoms (counted rows), a weight of 1.5
+    or weights of 0.5 once made it 1000 points for 120 rows and the constant map's weight 0.99-1.0
+    (0.68 on the plain rows), which collapsed the band."""
+    rng = np.random.default_rng(7)
+    n = 120
+    y = (rng.random(n) < 0.5).astype(int)
+    s = rng.random(n) * 0.9 + 0.05  # no signal
+    params = TINY | {"components": "gaussian"}
+    s_atom = s.copy()
+    s_atom[:8] = 0.0  # an atom counting 8 rows
+    one_heavier = np.ones(n)
+    one_heavier[0] = 1.5
+    for scores, w, rows in ((s, None, n), (s_atom, None, n), (s, one_heavier, n), (s, np.full(n, 0.5), n // 2)):
+        model = DPMCalibrator(random_state=0, **params).fit(scores, y, sample_weight=w)
+        assert model.diagnostics_["model_averaging"]["n_points"] == rows
+    # integer weights are the rows they count, in the averaging too
+    twice = DPMCalibrator(random_state=0, **params).fit(s[:60], y[:60], sample_weight=np.full(60, 2.0))
+    assert twice.diagnostics_["model_averaging"]["n_points"] == n
+
+
 def test_null_stacking_with_too_few_draws_warns_and_is_skipped():
     s, y = monotone_data(200, np.random.default_rng(5))
     with pytest.warns(UserWarning, match="needs at least 100 posterior draws"):

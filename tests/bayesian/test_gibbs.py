@@ -285,6 +285,23 @@ def test_bad_options_raise(options, match):
         fit_gibbs(x, counts, prior, n_components=4, draws=5, tune=0, random_seed=0, **options)
 
 
+def test_priors_of_another_size_and_infinite_counts_are_refused():
+    """Priors resolved for K = 4 with n_components=6 (or 6 with 4) once ran: the sweeps took K from
+    the priors' vectors, the outputs n_components, and the weights came back as uninitialised
+    memory (or the process crashed); an infinite count gave NaN means silently."""
+    x, counts, _ = CASES["raw"]
+    for k_prior, k_fit in ((4, 6), (6, 4)):
+        prior = resolve_priors(None, [x, x], [counts, counts], k_prior)[0]
+        with pytest.raises(ValueError, match=rf"prior\['mu_loc'\] has shape \({k_prior},\), not \({k_fit},\)"):
+            fit_gibbs(x, counts, prior, n_components=k_fit, draws=5, tune=0, random_seed=0)
+    prior = resolve_priors(None, [x, x], [counts, counts], 4)[0]
+    bad = np.asarray(counts, dtype=float).copy()
+    bad[0] = np.inf
+    for backend in ("numba", "numpy"):
+        with pytest.raises(ValueError, match="counts must be finite"):
+            fit_gibbs(x, bad, prior, n_components=4, draws=5, tune=0, random_seed=0, backend=backend)
+
+
 @pytest.mark.slow
 def test_kernels_compile_without_a_writable_cache(tmp_path):
     """Where neither the package directory nor any numba cache directory can be written, the
@@ -605,3 +622,27 @@ def test_counts_give_the_posterior_of_the_repeated_points():
     )
     assert np.all(np.abs(diff) < 4 * se + 1e-3), (diff, se)
     assert abs(occupied[0].mean() - occupied[1].mean()) < 0.5, [o.mean() for o in occupied]
+
+
+def test_the_sweeps_log_beta_function_holds_its_precision_for_large_shapes():
+    """Beta components of scores within 1e-10 of 1 reach shapes of 1e10-1e12, where
+    lgamma(a) + lgamma(b) - lgamma(a + b) loses 1e-16 a log a (0.05 at 1e13, 5 at 1e15), and the
+    Metropolis step multiplies that by the component's count. Checked against scipy's betaln and,
+    for one tiny shape, against the asymptotic log B(a, b) = lgamma(a) - a log b + a (1 - a) / (2 b)."""
+    import math
+
+    import numba
+    from scipy.special import betaln
+
+    from bayescal.bayesian._gibbs_kernels import lbeta
+
+    compiled = numba.njit(lambda a, b: lbeta(a, b))
+    shapes = [1e-3, 0.5, 1.0, 3.0, 19.9, 20.0, 21.0, 50.0, 400.0, 1e4, 1e6, 1e10, 1e11, 1e13, 1e15]
+    for a in shapes:
+        for b in shapes:
+            want = betaln(a, b)
+            assert abs(compiled(a, b) - want) <= 1e-8 * max(1.0, abs(want)), (a, b)
+            assert compiled(a, b) == compiled(b, a)
+    for a in (1e-3, 0.5, 3.0):
+        for b in (1e10, 1e13, 1e15):
+            assert abs(compiled(a, b) - (math.lgamma(a) - a * math.log(b) + a * (1 - a) / (2 * b))) < 1e-12

@@ -228,6 +228,7 @@ def test_khat_warning_on_a_crude_approximation():
         ({"max_iterations": 0}, r"route_options\['max_iterations'\]=0 must be an integer"),  # was the default
         ({"linear_response": "no"}, r"route_options\['linear_response'\]='no' must be True or False"),
         ({"draws": 2}, r"route_options\['draws'\]=2 must be an integer of at least 4"),
+        ({"draws": 300}, r"draws=100 and route_options\['draws'\]=300 both set the vi route's draws"),  # was ignored
     ],
 )
 def test_bad_route_options_name_the_argument(options, match):
