@@ -853,8 +853,12 @@ class GibbsChains:
             ("hmc_steps", 0 if hmc_steps == "auto" else hmc_steps, 0),
             ("merge_split", merge_split, 0),
         ):
-            if int(val) != val or val < low:
-                raise ValueError(f"{name}={val} must be an integer >= {low}.")
+            try:
+                whole = not isinstance(val, (str, bytes, bool, np.bool_)) and int(val) == val and val >= low
+            except (TypeError, ValueError, OverflowError):  # text, None, NaN, infinity
+                whole = False
+            if not whole:
+                raise ValueError(f"{name}={val!r} must be an integer >= {low}.")
         if backend not in ("numba", "numpy"):
             raise ValueError(f"backend={backend!r} is not one of ('numba', 'numpy').")
         if backend == "numpy" and (label_swaps or hmc_steps not in (0, "auto") or merge_split):

@@ -160,8 +160,10 @@ def log_joint(
 
 
 def _log_off_atoms(atom_prob: np.ndarray) -> np.ndarray:
-    r""":math:`\log(1 - Q_c)`, each class's probability off its atoms, from the atom masses (..., A)."""
-    return np.log1p(-np.clip(atom_prob.sum(axis=-1), 0.0, 1.0 - 1e-300))
+    r""":math:`\log(1 - Q_c)`, each class's probability off its atoms, from the atom masses (..., A);
+    a total that rounds to 1 counts as the largest float below 1 (finite: -36.7), so that a draw
+    of both classes with all their mass on the atoms gives a map, not 0 / 0, off them."""
+    return np.log1p(-np.clip(atom_prob.sum(axis=-1), 0.0, 1.0 - np.finfo(np.float64).epsneg))
 
 
 def map_draws(

@@ -272,6 +272,8 @@ def test_generator_seed_is_accepted_and_not_reused():
         ({"hmc_steps": 2.5}, "hmc_steps=2.5"),
         ({"hmc_steps": "always"}, "must be 'auto' or an integer"),
         ({"merge_split": -1}, "merge_split=-1"),
+        ({"thin": "a"}, "thin='a' must be an integer >= 1"),  # was int()'s "invalid literal"
+        ({"thin": float("nan")}, "thin=nan must be an integer >= 1"),
         ({"backend": "numpy", "merge_split": 2}, "plain blocked sweeps"),
         ({"family": "beta", "merge_split": 2}, "Gaussian components"),
         ({"alpha_update": "marginal"}, "alpha_update='marginal' is not one of"),
@@ -646,3 +648,14 @@ def test_the_sweeps_log_beta_function_holds_its_precision_for_large_shapes():
     for a in (1e-3, 0.5, 3.0):
         for b in (1e10, 1e13, 1e15):
             assert abs(compiled(a, b) - (math.lgamma(a) - a * math.log(b) + a * (1 - a) / (2 * b))) < 1e-12
+
+
+def test_a_draw_with_all_its_mass_on_the_atoms_still_gives_a_map_off_them():
+    """Atom masses that sum to 1 in float (a continuous share below 1e-16) in both classes once
+    gave log(0) - log(0) = NaN at every continuous score; the share counts as 1e-16 instead."""
+    weight = np.array([[[0.5, 0.5], [0.5, 0.5]]])  # (draws, class, K)
+    mu = np.array([[[-1.0, 1.0], [0.0, 2.0]]])
+    sigma = np.ones_like(mu)
+    atom_prob = np.array([[[1.0], [1.0]]])  # (draws, class, atoms)
+    p = mixture.map_draws(np.array([-1.0, 0.5, 3.0]), np.array([5.0]), np.array([0.4]), weight, mu, sigma, atom_prob)
+    assert np.all(np.isfinite(p)) and np.all((p > 0) & (p < 1))
