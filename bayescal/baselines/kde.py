@@ -461,7 +461,7 @@ class KDECalibrator(ClassConditional, Calibrator):
     Notes
     -----
     Fit and prediction cost :math:`O((N + M)\log(N + M))`; on 2 cores (Intel Xeon,
-    2026-12-04), 10^6 training plus 10^6 query scores take about 0.17 s (Gaussian) to 0.69 s
+    2026-12-05), 10^6 training plus 10^6 query scores take about 0.16 s (Gaussian) to 0.68 s
     (Epanechnikov), 0.7-2.7 times isotonic regression's time (``benchmarks/bench_kde.py``; its
     output, ``benchmarks/results/bench_kde.md``).
 
