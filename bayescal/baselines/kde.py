@@ -427,6 +427,14 @@ class KDECalibrator(ClassConditional, Calibrator):
         ``benchmarks/results/kde_scale.md``), or its logit (the working scale).
         ``scale`` applies to probability scores only: decision values
         (``score_kind="decision"``) are always used as they are.
+    boundary : {"none", "reflect"}, default "none"
+        On the probability scale, what happens to the part of each kernel beyond 0 and 1.
+        ``"none"``: it is lost (the estimator of Naeini et al.): each class density has less
+        than unit mass on [0, 1], and the map near an end mixes the two classes' losses, which
+        differ with their bandwidths. ``"reflect"``: every score also counts at its mirror
+        images :math:`-x` and :math:`2 - x` (the reflection estimator of Schuster 1985), so each class density has unit mass on [0, 1] and no boundary bias of
+        order :math:`h` at the ends (its slope there is zero). The bandwidths are those of the
+        scores themselves. Only with ``scale="probability"`` and probability scores.
     score_kind : {"probability", "decision"}, default "probability"
 
     Attributes
@@ -483,6 +491,8 @@ class KDECalibrator(ClassConditional, Calibrator):
     Nadaraya, E. A. (1964). On estimating regression. Theory of Probability and its
     Applications, 9(1), 141-142. Watson, G. S. (1964). Smooth regression analysis. Sankhya A,
     26(4), 359-372.
+    Schuster, E. F. (1985). Incorporating support constraints into nonparametric estimators
+    of densities. Communications in Statistics - Theory and Methods, 14(5), 1123-1136.
     Silverman, B. W. (1986). Density Estimation for Statistics and Data Analysis. Chapman & Hall.
     """
 
@@ -508,11 +518,13 @@ class KDECalibrator(ClassConditional, Calibrator):
         kernel: str = "gaussian",
         bandwidth: float | str = "silverman",
         scale: str = "probability",
+        boundary: str = "none",
         score_kind: str = "probability",
     ):
         self.kernel = kernel
         self.bandwidth = bandwidth
         self.scale = scale
+        self.boundary = boundary
         self.score_kind = score_kind
 
     def _bounded_scale(self) -> bool:
@@ -527,6 +539,18 @@ class KDECalibrator(ClassConditional, Calibrator):
         _check_bandwidth(self.bandwidth, ("silverman", "shared"))
         if self.scale not in ("logit", "probability"):
             raise ValueError(f"scale={self.scale!r} is not 'logit' or 'probability': pick one of those.")
+        if self.boundary not in ("none", "reflect"):
+            raise ValueError(f"boundary={self.boundary!r} is not 'none' or 'reflect': pick one of those.")
+        if self.boundary == "reflect" and not self._bounded_scale():
+            raise ValueError(
+                "boundary='reflect' mirrors the kernels at 0 and 1 of the probability scale: it needs "
+                "scale='probability' and probability scores (score_kind='probability'); else use boundary='none'."
+            )
+
+    def _mass(self) -> float:
+        """The class densities' factor: 3 with reflection, whose sums run over each score and its
+        two mirror images but are normalised by three times the class's weight; else 1."""
+        return 3.0 if self.boundary == "reflect" else 1.0
 
     def _fit(self, data: ScoreData, X: Any = None) -> None:
         self._check_params()
@@ -554,6 +578,9 @@ class KDECalibrator(ClassConditional, Calibrator):
         self.prior_ = float(ws[1].sum() / w.sum())
         self.kde_range_ = np.array([lo, hi])
         self.density_floor_ = DENSITY_FLOOR / (hi - lo + 2.0 * max(h))
+        if self.boundary == "reflect":  # each score at x, -x and 2 - x, with its weight
+            xs = [np.concatenate([xc, -xc, 2.0 - xc]) for xc in xs]
+            ws = [np.concatenate([wc, wc, wc]) for wc in ws]
         if kernel == "gaussian":
             fit = _fit_gaussian(xs, ws, h)
             self.grid_start_, self.grid_step_ = float(fit.start), float(fit.step)
@@ -632,13 +659,17 @@ class KDECalibrator(ClassConditional, Calibrator):
         the kernel window, the points evaluated in sorted order so that the binary searches
         walk the sorted training scores forwards (several times faster for large inputs).
         """
-        x = np.clip(x, *self.kde_range_)
+        return self._densities(np.clip(x, *self.kde_range_))
+
+    def _densities(self, x: np.ndarray) -> np.ndarray:
+        """Unfloored class densities at KDE-scale points ``x``, shape (2, n), by either route."""
         if self.kernel == "gaussian":
-            return self._gaussian_densities(x)
-        order = np.argsort(x)
-        out = np.empty((2, x.size))
-        out[:, order] = [_window_density(self._windows[c], x[order]) for c in (0, 1)]
-        return out
+            out = self._gaussian_densities(x)
+        else:
+            order = np.argsort(x)
+            out = np.empty((2, x.size))
+            out[:, order] = [_window_density(self._windows[c], x[order]) for c in (0, 1)]
+        return out * self._mass()
 
     def _calibrate(self, t: np.ndarray, X: Any = None) -> np.ndarray:
         f0, f1 = self._class_densities(self._kde_scale(t)) + self.density_floor_
@@ -660,11 +691,12 @@ class KDECalibrator(ClassConditional, Calibrator):
         beyond its reach (eight bandwidths past the scores). With ``scale="logit"`` the density
         at a probability below 1e-12 of 0 or 1 is the KDE's at its own logit (the fitted exact 0
         and 1 sit at the clipped logit), so each class's density integrates to 1 over (0, 1).
-        With ``scale="probability"`` the kernels are not reflected at 0 and 1 (the estimator
-        of Naeini et al., whose map this is), so the part of each kernel beyond them is lost:
-        a class's density integrates to less than 1 over [0, 1], markedly so for scores piled
-        near 0 or 1, and :func:`~bayescal.diagnostics.score_density_check` then finds too little
-        mass in the end bins. Use ``scale="logit"`` where the class densities themselves matter.
+        With ``scale="probability"`` and ``boundary="none"`` the kernels are not reflected at 0
+        and 1 (the estimator of Naeini et al., whose map this is), so the part of each kernel
+        beyond them is lost: a class's density integrates to less than 1 over [0, 1], markedly
+        so for scores piled near 0 or 1, and :func:`~bayescal.diagnostics.score_density_check`
+        then finds too little mass in the end bins; with ``boundary="reflect"`` it integrates
+        to 1.
 
         Parameters
         ----------
@@ -689,13 +721,7 @@ class KDECalibrator(ClassConditional, Calibrator):
             t = logit(gi)
         else:
             t = to_working(g, self.score_kind)
-        x = self._kde_scale(t)
-        if self.kernel == "gaussian":
-            dens = self._gaussian_densities(x)
-        else:
-            order = np.argsort(x)
-            dens = np.empty((2, x.size))
-            dens[:, order] = [_window_density(self._windows[c], x[order]) for c in (0, 1)]
+        dens = self._densities(self._kde_scale(t))
         if on_logits:  # density of s, not of logit(s)
             dens = np.where(edge, 0.0, dens / (gi * (1.0 - gi)))
         return xr.DataArray(
