@@ -136,6 +136,13 @@ def _as_1d_float(values: Any, name: str) -> np.ndarray:
                 f"{name} has {int(missing.sum())} missing value(s) (None, NaN or NA; first at index "
                 f"{int(np.flatnonzero(missing.ravel())[0])}): remove or impute them."
             )
+    if arr.dtype.kind in "USMm" or (
+        arr.dtype.kind == "O" and any(isinstance(v, (str, bytes, np.datetime64, np.timedelta64)) for v in arr.ravel())
+    ):  # float() would read text as numbers and dates as day counts
+        raise ValueError(
+            f"{name} has non-numeric values, text, dates or time spans (dtype {arr.dtype}): pass a 1-D array "
+            "of numbers (convert the column first, e.g. with pandas.to_numeric)."
+        )
     if arr.dtype.kind not in "iuf":
         try:
             arr = arr.astype(np.float64)
@@ -143,6 +150,8 @@ def _as_1d_float(values: Any, name: str) -> np.ndarray:
             raise ValueError(
                 f"{name} has dtype {arr.dtype} with non-numeric values: pass a 1-D array of numbers."
             ) from None
+        except OverflowError:  # Python integers beyond the float range
+            raise ValueError(f"{name} has values too large for a float: pass scores within +-1e100.") from None
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim == 0:
@@ -258,6 +267,11 @@ def check_labels_present(arr: np.ndarray, name: str = "y") -> None:
             "remove those samples (a missing label cannot be used).",
             bad[0],
         )
+    if arr.dtype.kind in "Mm" and np.isnat(arr).any():  # NaT != NaT: it would be a class read as negative
+        bad = np.flatnonzero(np.isnat(arr))
+        raise RowValueError(
+            f"{name} has {bad.size} missing value(s) (NaT; first at index {{index}}): remove those samples.", bad[0]
+        )
     if arr.dtype.kind == "O":
         missing = _missing_mask(arr)
         if missing.any():
@@ -317,7 +331,9 @@ def check_labels(
             + "pass labels with exactly two values (e.g. 0/1), or binarise one class against the rest."
         )
     if classes.size == 1 and require_both:
-        raise ValueError(f"{name} has a single class ({classes[0].item()!r}): {purpose} needs samples of both classes.")
+        raise ValueError(
+            f"{name} has a single class ({classes.tolist()[0]!r}): {purpose} needs samples of both classes."
+        )
     if pos_label is None and arr.dtype.kind == "f" and np.any(classes != np.round(classes)):
         shown = ", ".join(repr(v) for v in classes.tolist())
         raise ValueError(
@@ -409,7 +425,7 @@ def check_class_weights(
     weighted = (np.count_nonzero(positive) - n1, n1)  # rows with positive weight per class
     for label, word in ((0, "negative"), (1, "positive")):
         if not weighted[label] > 0:
-            what = "" if classes is None or len(classes) < 2 else f" ({np.asarray(classes)[label].item()!r})"
+            what = "" if classes is None or len(classes) < 2 else f" ({np.asarray(classes).tolist()[label]!r})"
             raise ValueError(
                 f"{name} gives the {word} class{what} zero total weight: {purpose} needs weight on both classes. "
                 "Give some samples of that class a positive weight."
@@ -484,12 +500,14 @@ def check_number(
     integer: bool = False,
 ) -> float:
     """Return ``value`` as a finite float (or int) within the given bounds, or raise a ValueError naming it."""
-    if isinstance(value, (str, bytes, complex, np.complexfloating)) or isinstance(value, bool):
+    if isinstance(value, (str, bytes, complex, np.complexfloating, bool, np.bool_)):
         raise ValueError(f"{name}={value!r} must be a real number.")
     try:
         number = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"{name}={value!r} must be a real number.") from None
+    except OverflowError:
+        raise ValueError(f"{name} must be finite: got an integer beyond the float range.") from None
     if not np.isfinite(number):
         raise ValueError(f"{name}={value!r} must be finite.")
     if integer:
@@ -639,7 +657,7 @@ def check_labels_as(y: Any, classes: Any, *, name: str = "y") -> np.ndarray:
             f"{name} has {int(missing.sum())} missing or non-finite value(s) (first at index "
             f"{int(np.flatnonzero(missing)[0])}): remove those samples."
         )
-    text = isinstance(classes[0].item(), str)
+    text = isinstance(np.asarray(classes).tolist()[0], str)
     same_kind = np.array([isinstance(v, str) == text for v in arr.tolist()], dtype=bool)
     known = same_kind & np.isin(arr.astype(object) if text else arr, classes.astype(object) if text else classes)
     if not known.all():

@@ -370,7 +370,7 @@ def _shard_labels(y: ArrayLike, pos_label: Any) -> tuple[np.ndarray, np.ndarray]
     y01, classes = check_labels(y, pos_label=pos_label, require_both=False)
     if classes.size == 2:
         return y01, classes
-    value = classes[0].item()
+    value = classes.tolist()[0]
     positive = bool(y01[0])
     if not positive and pos_label is not None:
         pair = [value, pos_label]

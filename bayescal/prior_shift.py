@@ -35,6 +35,7 @@ from sklearn.base import clone
 
 from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import check_integer, check_number, random_generator
+from bayescal._warnings import warn
 
 if TYPE_CHECKING:
     from bayescal.base import Calibrator
@@ -86,7 +87,17 @@ def prior_mle(q: np.ndarray, base: float, *, ci_prob: float = 0.95, weights: np.
     """
     q = np.asarray(q, dtype=np.float64)
     w = np.ones_like(q) if weights is None else np.asarray(weights, dtype=np.float64)
+    n = float(w.sum())
+    q, w = q[w > 0], w[w > 0]  # a row of weight 0 is no row (0 log 0 would be NaN at q = 0 or 1)
     A, B = _ab(q, base)
+    if np.all(np.abs(A - B) <= 1e-12 * (A + B)):  # q is the training prior at every score
+        warn(
+            "The calibrated probabilities equal the training prevalence at every new score: they say "
+            "nothing about the new prevalence, so the estimate is the training prevalence and the interval [0, 1]."
+        )
+        b = float(base)
+        return _result(np.array([[b]]), b, 0.0, 1.0, method="em", ci_prob=ci_prob,
+                       ci_kind="likelihood_ratio", training_prior=b, n=n)  # fmt: skip
 
     def loglik(p: float) -> float:
         with np.errstate(divide="ignore"):
@@ -119,7 +130,7 @@ def prior_mle(q: np.ndarray, base: float, *, ci_prob: float = 0.95, weights: np.
         ci_prob=ci_prob,
         ci_kind="likelihood_ratio",
         training_prior=float(base),
-        n=float(w.sum()),
+        n=n,
     )
 
 

@@ -386,3 +386,20 @@ def test_a_refit_on_an_array_forgets_the_feature_names_of_the_former_fit():
     assert not hasattr(shifted, "feature_names_x_")
     new = pd.DataFrame(X[:3], columns=["c", "d"])
     np.testing.assert_allclose(shifted.predict_proba(s[:3], X=new), shifted.predict_proba(s[:3], X=X[:3]))
+
+
+def test_a_flat_likelihood_gives_the_training_prior_with_a_warning_and_zero_weights_drop_rows():
+    """Calibrated probabilities equal to the training prevalence carry no information on the new
+    one: prior_mle reported 0 or 1 by the sign of a rounding error (the EM stays at the prior).
+    A row of weight 0 with q = 1 made 0 log 0 = NaN and the root finder failed."""
+    from bayescal.prior_shift import prior_mle
+
+    with pytest.warns(UserWarning, match="say nothing about the new prevalence"):
+        flat = prior_mle(np.full(10, 0.3), 0.3)
+    assert float(flat.class_prior_estimate) == 0.3
+    np.testing.assert_array_equal(flat.class_prior_ci.values, [0.0, 1.0])
+    assert abs(saerens_em(np.full(10, 0.3), 0.3) - 0.3) < 1e-12
+    weighted = prior_mle(np.array([1.0, 0.2, 0.2]), 0.4, weights=np.array([0.0, 1.0, 1.0]))
+    dropped = prior_mle(np.array([0.2, 0.2]), 0.4)
+    assert float(weighted.class_prior_estimate) == float(dropped.class_prior_estimate)
+    np.testing.assert_allclose(weighted.class_prior_ci.values, dropped.class_prior_ci.values)

@@ -60,7 +60,7 @@ BAD_FIT_INPUTS = [
     (S, Y, np.zeros(60), {}, "sums to zero"),
     (S, Y, np.ones(59), {}, "sample_weight has 59 values"),
     (np.c_[S, S], Y, None, {}, r"shape \(60, 2\).*proba\[:, 1\]"),
-    (np.array(["a"] * 60), Y, None, {}, "non-numeric"),
+    (np.array(["a"] * 60), Y, None, {}, "text, dates or time spans"),
     (np.array([object()] * 60), Y, None, {}, "non-numeric"),
     (S + 0j, Y, None, {}, "complex"),
     (np.array([]), np.array([]), None, {}, "empty"),
@@ -242,3 +242,50 @@ def test_decision_scores_too_large_to_bin_around_name_the_scores():
     with pytest.raises(ValueError, match=r"scores all equal 1e\+17 .* Centre the decision values") as info:
         ScoreSummary.from_arrays(np.full(50, 1e17), np.arange(50) % 2, score_kind="decision")
     assert "lo=" not in str(info.value)
+
+
+def test_text_labels_from_pandas_give_the_same_messages_and_diagnostics_as_from_numpy():
+    """A pandas Series of strings makes classes_ an object array; its values are str, not numpy
+    scalars, and the one-class and zero-weight messages and the diagnostics raised AttributeError."""
+    from bayescal import diagnostics
+
+    s4 = np.array([0.1, 0.4, 0.6, 0.9])
+    with pytest.raises(ValueError, match=r"y has a single class \('ham'\)"):
+        PlattScaling().fit(s4, pd.Series(["ham"] * 4))
+    with pytest.raises(ValueError, match=r"positive class \('spam'\) zero total weight"):
+        PlattScaling().fit(s4, pd.Series(["ham", "spam", "ham", "spam"]), sample_weight=[1, 0, 1, 0])
+    rng = np.random.default_rng(0)
+    s = rng.uniform(0, 1, 300)
+    y = pd.Series(np.where(rng.random(300) < s, "spam", "ham"))
+    cal = PlattScaling().fit(s, y)
+    assert cal.classes_.tolist() == ["ham", "spam"]
+    assert "ece" in diagnostics.ppc_calibration(cal, s, y, random_state=0).statistic.values
+
+
+@pytest.mark.parametrize(
+    "scores",
+    [["0.2", "0.7"], np.array(["2020-01-01", "2021-01-01"], dtype="datetime64[D]"),
+     np.array([1, 2], dtype="timedelta64[s]"), np.array(["0.2", 0.7], dtype=object)],
+)  # fmt: skip
+def test_text_and_dates_are_not_read_as_scores(scores):
+    """float() reads "0.2" as a number and a date as a day count: both fitted silently."""
+    with pytest.raises(ValueError, match="scores has non-numeric values, text, dates or time spans"):
+        check_scores(scores)
+
+
+def test_numbers_beyond_the_float_range_and_numpy_booleans_are_named():
+    from bayescal._validation import check_number
+
+    with pytest.raises(ValueError, match="scores has values too large for a float"):
+        check_scores([10**400, 1])
+    with pytest.raises(ValueError, match="threshold must be finite"):
+        check_number(10**400, "threshold")
+    with pytest.raises(ValueError, match="cost_fp=np.True_ must be a real number"):
+        check_number(np.True_, "cost_fp")
+
+
+def test_missing_dates_as_labels_are_refused():
+    """NaT != NaT, so NaT was a class of its own whose rows were read as negatives."""
+    y = np.array(["2020-01-01", "NaT", "2020-01-01"], dtype="datetime64[D]")
+    with pytest.raises(ValueError, match=r"y has 1 missing value\(s\) \(NaT; first at index 1\)"):
+        check_labels(y)
