@@ -316,7 +316,8 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
                     _safe_indexing(y, train),
                     **_check_method_params(X, params=routed.estimator.fit, indices=train),
                 )
-                _check_estimator_classes(est, classes, prefit=prefit)
+                if not prefit:  # a prefit estimator's classes were checked once above
+                    _check_estimator_classes(est, classes, prefit=False)
                 scores, kind = _response(est, _safe_indexing(X, test))
                 cal = self._calibrator(kind, seeds).fit(
                     scores, y01[test], None if sample_weight is None else _safe_indexing(sample_weight, test)
@@ -326,7 +327,8 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             est = clone(estimator)
             method = _check_response_method(est, _RESPONSE_METHODS).__name__
             est.fit(X, y, **routed.estimator.fit)
-            _check_estimator_classes(est, classes, prefit=prefit)
+            if not prefit:
+                _check_estimator_classes(est, classes, prefit=False)
             oof = cross_val_predict(
                 clone(estimator), X, y, cv=splits, method=method, n_jobs=self.n_jobs, params=routed.estimator.fit
             )
@@ -360,8 +362,9 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         pairs = self.calibrated_classifiers_
         if len(pairs) < 2 or not all(isinstance(pair.calibrator, VennAbers) for pair in pairs):
             return None
-        bands = np.stack([pair.calibrator.predict_interval(self._scores(pair, X)).values for pair in pairs])
-        return merge_pairs(bands[..., 0], bands[..., 1])
+        # each fold's pair straight from its calibrator (the scores are the estimator's own, already valid)
+        p0, p1 = zip(*(pair.calibrator._pairs(pair.calibrator._working(self._scores(pair, X))) for pair in pairs))
+        return merge_pairs(np.stack(p0), np.stack(p1))
 
     def predict_proba(self, X: ArrayLike | spmatrix | sparray) -> np.ndarray:
         r"""Calibrated probabilities, shape ``(n, 2)``: the mean over the calibrated classifiers.

@@ -432,9 +432,10 @@ class KDECalibrator(ClassConditional, Calibrator):
         ``"none"``: it is lost (the estimator of Naeini et al.): each class density has less
         than unit mass on [0, 1], and the map near an end mixes the two classes' losses, which
         differ with their bandwidths. ``"reflect"``: every score also counts at its mirror
-        images :math:`-x` and :math:`2 - x` (the reflection estimator of Schuster 1985), so each class density has unit mass on [0, 1] and no boundary bias of
-        order :math:`h` at the ends (its slope there is zero). The bandwidths are those of the
-        scores themselves. Only with ``scale="probability"`` and probability scores.
+        images :math:`-x` and :math:`2 - x` (the reflection estimator of Schuster 1985), so
+        each class density has unit mass on [0, 1] and no boundary bias of order :math:`h` at
+        the ends (its slope there is zero). The bandwidths are those of the scores themselves.
+        Only with ``scale="probability"`` and probability scores.
     score_kind : {"probability", "decision"}, default "probability"
 
     Attributes

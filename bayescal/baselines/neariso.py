@@ -32,7 +32,8 @@ The event loop is compiled with numba (a dependency of PyMC) on first use and ca
 disk. Breakpoints that coincide to a relative 1e-10 (several merges at the same
 :math:`\lambda`) count as one; the loop runs on the weights divided by their mean and the
 responses by their largest magnitude (its breakpoints scale back by the product), so this
-tolerance, and the path, do not depend on the units of either. The fit at any :math:`\lambda` follows from the merge
+tolerance, and the path, do not depend on the units of either. The fit at any
+:math:`\lambda` follows from the merge
 :math:`\lambda` of every boundary (step 2), so the path is stored in :math:`O(n)` memory.
 
 References
