@@ -73,6 +73,33 @@ MAX_PRIOR_DRAWS = 10**6
 default grid of 201 scores is then 1.6 GB)."""
 
 
+def check_ci_kind(ci_kind: str | None) -> str:
+    """``ci_kind`` as given, or ArviZ's ``rcParams["stats.ci_kind"]`` when None; "eti" or "hdi"."""
+    import arviz_base
+
+    ci_kind = arviz_base.rcParams["stats.ci_kind"] if ci_kind is None else ci_kind
+    if ci_kind not in ("eti", "hdi"):
+        raise ValueError(f"ci_kind={ci_kind!r} must be 'eti' or 'hdi'.")
+    return ci_kind
+
+
+def band_of(cmap: xr.DataArray, ci_prob: float, ci_kind: str) -> xr.DataArray:
+    """The pointwise interval of map draws ``cmap`` (dims ``chain, draw, score``), dims
+    ``(score, ci_bound)``, as :meth:`Calibrator.credible_band` returns it (checked arguments)."""
+    import arviz_stats
+
+    # the interval is taken per score position: a grid that repeats a score is the user's to
+    # ask for, so its coordinate goes back on afterwards (ArviZ warns on repeated coordinates)
+    band = getattr(arviz_stats, ci_kind)(cmap.drop_vars("score"), prob=ci_prob)
+    band = band.transpose("score", "ci_bound").assign_coords(score=cmap["score"])
+    band.attrs.update(cmap.attrs)
+    band.attrs.update(
+        {"ci_kind": ci_kind, "ci_prob": ci_prob, "degenerate": int(cmap.sizes["chain"] * cmap.sizes["draw"] == 1)}
+    )
+    band.name = "credible_band"
+    return band
+
+
 def check_grid_size(grid: Any, minimum: int = 1) -> int:
     """An integer ``grid`` (a number of points) of at least ``minimum`` and at most
     :data:`MAX_GRID_SIZE`, or a ValueError naming it."""
@@ -578,24 +605,9 @@ class Calibrator(ClassifierMixin, BaseEstimator):
             ``ci_kind``, ``ci_prob``, ``degenerate`` (1 for a point-estimate calibrator,
             whose band collapses onto the map) and those of :meth:`calibration_map`.
         """
-        import arviz_base
-        import arviz_stats
-
         ci_prob = check_ci_prob(ci_prob)
-        ci_kind = arviz_base.rcParams["stats.ci_kind"] if ci_kind is None else ci_kind
-        if ci_kind not in ("eti", "hdi"):
-            raise ValueError(f"ci_kind={ci_kind!r} must be 'eti' or 'hdi'.")
-        cmap = self.calibration_map(grid)
-        # the interval is taken per score position: a grid that repeats a score is the user's to
-        # ask for, so its coordinate goes back on afterwards (ArviZ warns on repeated coordinates)
-        band = getattr(arviz_stats, ci_kind)(cmap.drop_vars("score"), prob=ci_prob)
-        band = band.transpose("score", "ci_bound").assign_coords(score=cmap["score"])
-        band.attrs.update(cmap.attrs)
-        band.attrs.update(
-            {"ci_kind": ci_kind, "ci_prob": ci_prob, "degenerate": int(cmap.sizes["chain"] * cmap.sizes["draw"] == 1)}
-        )
-        band.name = "credible_band"
-        return band
+        ci_kind = check_ci_kind(ci_kind)
+        return band_of(self.calibration_map(grid), ci_prob, ci_kind)
 
     def predict_interval(
         self, scores: ArrayLike, ci_prob: float | None = None, *, X: ArrayLike | None = None

@@ -130,10 +130,11 @@ def _fill_map(disp: Any, label: str, calibrator: Calibrator, grid: Any, ci_prob:
     atoms (compared on the working scale, as calibrators match them) are left out of both: the
     map at a point mass is not the map beside it. The map at the atoms within the grid's range
     goes to ``disp.atom_maps`` / ``disp.atom_bands``."""
-    from bayescal.base import atom_scores
+    from bayescal.base import atom_scores, band_of, check_ci_kind
     from bayescal.data import at_atoms
 
-    cmap = calibrator.calibration_map(grid)
+    ci_prob, ci_kind = check_ci_prob(ci_prob), check_ci_kind(None)
+    cmap = calibrator.calibration_map(grid)  # once: the mean map and its band both read it
     g = cmap["score"].values
     atoms = atom_scores(calibrator)
     kind = calibrator.score_kind
@@ -142,12 +143,13 @@ def _fill_map(disp: Any, label: str, calibrator: Calibrator, grid: Any, ci_prob:
     # keep_attrs: the layout reads score_scale, whatever xarray's keep_attrs option
     disp.maps[label] = cmap.mean(("chain", "draw"), keep_attrs=True).isel(score=between).sortby("score")
     if many:
-        disp.bands[label] = calibrator.credible_band(grid, ci_prob=ci_prob).isel(score=between).sortby("score")
+        disp.bands[label] = band_of(cmap, ci_prob, ci_kind).isel(score=between).sortby("score")
     atoms = atoms[_within(atoms, g.min(), g.max(), kind)]
     if atoms.size:
-        disp.atom_maps[label] = calibrator.calibration_map(atoms).mean(("chain", "draw"), keep_attrs=True)
+        at = calibrator.calibration_map(atoms)
+        disp.atom_maps[label] = at.mean(("chain", "draw"), keep_attrs=True)
         if many:
-            disp.atom_bands[label] = calibrator.credible_band(atoms, ci_prob=ci_prob)
+            disp.atom_bands[label] = band_of(at, ci_prob, ci_kind)
 
 
 def _draw_atom_maps(disp: Any, ax: Any, label: str, color: str) -> None:
