@@ -23,6 +23,7 @@ __all__ = [
     "check_scores",
     "check_probabilities",
     "check_labels",
+    "check_pos_label",
     "check_labels_present",
     "check_sample_weight",
     "check_class_weights",
@@ -282,6 +283,14 @@ def check_labels_present(arr: np.ndarray, name: str = "y") -> None:
             )
 
 
+def check_pos_label(pos_label: Any) -> None:
+    """Refuse a ``pos_label`` that is not one value (an array of labels, say)."""
+    if pos_label is not None and np.ndim(pos_label) != 0:
+        raise ValueError(
+            f"pos_label={pos_label!r} is not a single label: pass the one value of y that is the positive class."
+        )
+
+
 def check_labels(
     y: Any,
     *,
@@ -305,6 +314,7 @@ def check_labels(
     """
     if y is None:
         raise ValueError(f"{name} is None: pass the true binary labels.")
+    check_pos_label(pos_label)
     arr = np.asarray(_refuse_masked(_from_pandas(y, name), name))
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]

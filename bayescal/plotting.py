@@ -33,6 +33,7 @@ from bayescal._validation import (
     check_ci_prob,
     check_consistent_length,
     check_integer,
+    check_pos_label,
     check_probabilities,
     check_scored_labels,
     check_scores,
@@ -192,7 +193,7 @@ def _labels_of(calibrators: Mapping[str, Any], y: ArrayLike, pos_label: Any) -> 
     :func:`~bayescal._validation.check_scored_labels`."""
     from bayescal._validation import check_labels_as
 
-    _check_pos_label(pos_label)
+    check_pos_label(pos_label)
     fitted = {name: est for name, est in calibrators.items() if est is not None}
     if not fitted:
         return check_scored_labels(y, pos_label=pos_label, name="y", require_both=True)
@@ -212,19 +213,11 @@ def _labels_of(calibrators: Mapping[str, Any], y: ArrayLike, pos_label: Any) -> 
     return check_labels_as(y, classes, name="y")
 
 
-def _check_pos_label(pos_label: Any) -> None:
-    """Refuse a ``pos_label`` that is not one value (an array of labels, say)."""
-    if pos_label is not None and np.ndim(pos_label) != 0:
-        raise ValueError(
-            f"pos_label={pos_label!r} is not a single label: pass the one value of y that is the positive class."
-        )
-
-
 def _predictions(y_true: ArrayLike, y_prob: ArrayLike, pos_label: Any) -> tuple[np.ndarray, np.ndarray]:
     """A classifier's probabilities and its labels as 0/1 (1 for ``pos_label``; see
     :func:`~bayescal._validation.check_scored_labels`), checked to be of one length."""
     p = check_probabilities(y_prob, name="y_prob")
-    _check_pos_label(pos_label)
+    check_pos_label(pos_label)
     y01 = check_scored_labels(y_true, pos_label=pos_label, name="y_true", require_both=True)
     check_consistent_length(y_true=y01, y_prob=p)
     return p, y01
