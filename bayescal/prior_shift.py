@@ -52,18 +52,50 @@ def _ab(q: np.ndarray, base: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def saerens_em(q: np.ndarray, base: float, *, tol: float = 1e-10, max_iter: int = 100_000) -> float:
-    r"""The EM of Saerens et al. (2002): :math:`\pi'_{k+1} = \frac1n \sum_i q_i^{(k)}` with
-    :math:`q_i^{(k)}` the probabilities ``q`` shifted from ``base`` to :math:`\pi'_k`.
-    Slow where the maximum is near 0 or 1; :func:`prior_mle` finds the same fixed point
-    directly."""
+    r"""Prevalence of new scores by the EM of Saerens, Latinne & Decaestecker (2002).
+
+    Iterates :math:`\pi'_{k+1} = \frac1n \sum_i q_i^{(k)}`, where :math:`q_i^{(k)}` is
+    :math:`q_i` moved from the class prior ``base`` to :math:`\pi'_k` (the odds multiplied by
+    :math:`\frac{\pi'_k/(1-\pi'_k)}{\pi/(1-\pi)}`), from :math:`\pi'_0 = \pi` until two
+    iterates differ by less than ``tol``. Each step raises the likelihood of the module
+    docstring; the steps shrink where the maximum is near 0 or 1, where
+    :func:`prior_mle` finds the same fixed point directly.
+
+    Parameters
+    ----------
+    q : ndarray of shape (n,)
+        Calibrated P(y=1) at the new scores, fitted at class prior ``base``.
+    base : float
+        The calibration data's prevalence :math:`\pi`, in (0, 1).
+    tol : float, default=1e-10
+        Stop when two iterates differ by less than this.
+    max_iter : int, default=100000
+        At most this many steps; reaching it warns and returns the last iterate.
+
+    Returns
+    -------
+    float
+        The last iterate :math:`\pi'_k`.
+    """
     from bayescal.base import shift_odds
 
-    p = float(base)
+    q = np.asarray(q, dtype=np.float64)
+    if q.ndim != 1 or q.size == 0 or not np.all((q >= 0) & (q <= 1)):
+        raise ValueError("q must be a non-empty 1-d array of probabilities in [0, 1] (no NaN).")
+    base = check_number(base, "base", low=0.0, high=1.0, inclusive=False)
+    tol = check_number(tol, "tol", low=0.0, inclusive=False)
+    max_iter = check_integer(max_iter, "max_iter")
+    p = base
     for _ in range(max_iter):
         new = float(np.mean(shift_odds(q, base, p)))
         if abs(new - p) < tol:
             return new
         p = new
+    warn(
+        f"saerens_em stopped after max_iter={max_iter} steps with the last step still above tol={tol:g}: "
+        "the estimate may be short of the maximum. Raise max_iter, or use prior_mle, which finds the "
+        "maximum directly."
+    )
     return p
 
 

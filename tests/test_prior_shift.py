@@ -403,3 +403,20 @@ def test_a_flat_likelihood_gives_the_training_prior_with_a_warning_and_zero_weig
     dropped = prior_mle(np.array([0.2, 0.2]), 0.4)
     assert float(weighted.class_prior_estimate) == float(dropped.class_prior_estimate)
     np.testing.assert_allclose(weighted.class_prior_ci.values, dropped.class_prior_ci.values)
+
+
+def test_saerens_em_warns_at_its_step_cap_and_checks_its_arguments():
+    q = np.r_[np.full(50, 0.01), 0.9]
+    with pytest.warns(UserWarning, match="max_iter=3"):
+        capped = saerens_em(q, 0.5, max_iter=3)
+    assert 0 < capped < 0.01  # the last iterate, on its way to the maximum at 0
+    assert saerens_em(q, 0.5) < 1e-9  # converges without the cap
+    for kwargs, name in [
+        ({"base": 1.0}, "base"),
+        ({"base": 0.5, "tol": 0.0}, "tol"),
+        ({"base": 0.5, "max_iter": 0}, "max_iter"),
+    ]:
+        with pytest.raises(ValueError, match=name):
+            saerens_em(q, **kwargs)
+    with pytest.raises(ValueError, match="q must be"):
+        saerens_em(np.array([0.2, np.nan]), 0.5)
