@@ -674,6 +674,16 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         shape = self._map_draws(np.zeros(1)).shape[:2] if isinstance(self, BayesianCalibrator) else (1, 1)
         return np.full(shape, prior)
 
+    def _prior_shift_caveat(self) -> str | None:
+        """Why this fitted map breaks the assumption of :meth:`with_class_prior` and
+        :meth:`estimate_class_prior` (a map calibrated at ``class_prior_``), or None."""
+        return None
+
+    def _warn_prior_shift_caveat(self) -> None:
+        message = self._prior_shift_caveat()
+        if message is not None:
+            warn(message)
+
     def with_class_prior(
         self, prior: float | tuple[float, float], *, n_prior_draws: int = 1000, random_state: RandomStateLike = None
     ) -> "Calibrator":
@@ -720,6 +730,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         14(1), 21-41.
         """
         check_is_fitted(self)
+        self._warn_prior_shift_caveat()
         cls = PriorShiftedClassConditional if isinstance(self, ClassConditional) else PriorShiftedCalibrator
         shifted = cls(self, prior, n_prior_draws=n_prior_draws, random_state=random_state)
         shifted._shift(self)
@@ -810,6 +821,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         ci_prob = check_ci_prob(ci_prob)
         t = self._working(scores)
         X = self._check_X(X, t.shape[0], fitting=False)
+        self._warn_prior_shift_caveat()
         base = self._base_prior_draws()
         if isinstance(self, ClassConditional) and base.size > 1:
             if calibration is not None:

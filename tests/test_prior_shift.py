@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 import pytest
 from scipy import stats
+from scipy.special import expit
 from sklearn.base import clone
 
 import bayescal
@@ -420,3 +421,25 @@ def test_saerens_em_warns_at_its_step_cap_and_checks_its_arguments():
             saerens_em(q, **kwargs)
     with pytest.raises(ValueError, match="q must be"):
         saerens_em(np.array([0.2, np.nan]), 0.5)
+
+
+def test_temperature_scaling_warns_that_a_map_off_the_base_rate_cannot_be_shifted():
+    rng = np.random.default_rng(0)
+    n = 20_000
+    y = rng.random(n) < 0.1  # rare positives scored around 0.4: no intercept cannot follow the base rate
+    s = expit(np.where(y, rng.normal(1.0, 1.0, n), rng.normal(-0.5, 1.0, n)))
+    off = bayescal.make_calibrator("temperature").fit(s, y)
+    assert abs(off.mean_proba_ - off.class_prior_) > 0.3
+    with pytest.warns(UserWarning, match="not calibrated at the training prevalence"):
+        estimate = float(off.estimate_class_prior(s)["class_prior_estimate"])
+    assert abs(estimate - off.class_prior_) > 0.3  # why it warns: the calibration scores' own prevalence is missed
+    with pytest.warns(UserWarning, match="make_calibrator\\('platt'\\)"):
+        off.with_class_prior(0.3)
+    y = rng.random(n) < 0.5  # a centred classifier: its map is calibrated at the base rate, no warning
+    s = expit(np.where(y, rng.normal(1.0, 1.0, n), rng.normal(-1.0, 1.0, n)))
+    centred = bayescal.make_calibrator("temperature").fit(s, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        estimate = float(centred.estimate_class_prior(s)["class_prior_estimate"])
+        centred.with_class_prior(0.3)
+    assert abs(estimate - centred.class_prior_) < 0.02

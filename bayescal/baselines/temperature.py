@@ -42,6 +42,23 @@ class TemperatureScaling(Calibrator):
         :math:`T` (``inf`` for the constant map).
     coef_ : float
         :math:`1/T`.
+    mean_proba_ : float
+        Weighted mean of the fitted map over the calibration scores. A map calibrated at the
+        share of positives :math:`\pi` (``class_prior_``) has mean :math:`\pi`; the score
+        equation of the slope alone, :math:`\sum_i w_i t_i (y_i - q_i) = 0`, does not ask
+        for it.
+    class_prior_se_ : float
+        Standard error of ``class_prior_``, :math:`\sqrt{\pi(1-\pi)/n_\mathrm{eff}}` with
+        Kish's effective size :math:`n_\mathrm{eff} = (\sum w)^2 / \sum w^2`.
+
+    Notes
+    -----
+    :meth:`with_class_prior` and :meth:`estimate_class_prior` assume a map calibrated at
+    ``class_prior_``; where ``mean_proba_`` is more than three standard errors from it the
+    fitted map is not, and both warn: on such data their results can be far off (the
+    prevalence estimated on the calibration scores themselves need not be near
+    ``class_prior_``), and Platt or beta calibration, whose intercept matches the base rate,
+    is the one to shift.
 
     References
     ----------
@@ -56,7 +73,11 @@ class TemperatureScaling(Calibrator):
     _fitted_schema = {
         "coef_": schema.scalar("f", low=0.0),
         "temperature_": schema.scalar("f", low=0.0, finite=False),
+        "mean_proba_": schema.scalar("f", low=0.0, high=1.0, optional=True),
+        "class_prior_se_": schema.scalar("f", low=0.0, optional=True),
     }
+
+    _BASE_RATE_Z = 3.0  # standard errors of class_prior_ beyond which the map is off the base rate
 
     def __init__(self, *, score_kind: str = "probability"):
         self.score_kind = score_kind
@@ -67,6 +88,21 @@ class TemperatureScaling(Calibrator):
         (a,) = logistic_fit(np.ascontiguousarray((t / scale)[None, :]), y, w, intercept=False)
         self.coef_ = float(max(a, 0.0) / scale)
         self.temperature_ = float(np.inf) if self.coef_ == 0 else 1.0 / self.coef_
+        self.mean_proba_ = float(np.average(expit(self.coef_ * t), weights=w))
+        share = float(np.average(y, weights=w))
+        self.class_prior_se_ = float(np.sqrt(share * (1.0 - share) * np.sum(w * w)) / np.sum(w))
+
+    def _prior_shift_caveat(self) -> str | None:
+        mean = getattr(self, "mean_proba_", None)  # absent from files saved before it was kept
+        if mean is None or abs(mean - self.class_prior_) <= self._BASE_RATE_Z * self.class_prior_se_:
+            return None
+        return (
+            f"TemperatureScaling's map averages {mean:.3g} over the calibration scores, but "
+            f"{self.class_prior_:.3g} of them are positive (standard error {self.class_prior_se_:.2g}): "
+            "with no intercept it is not calibrated at the training prevalence, which the prior shift "
+            "and the prevalence estimate assume, so their results can be far off. Use "
+            "make_calibrator('platt') or make_calibrator('beta'), which match the base rate."
+        )
 
     def _calibrate(self, t, X=None):
         return expit(self.coef_ * t)
