@@ -190,10 +190,10 @@ class MBCT(Calibrator):
         Quantile levels of a continuous feature; numeric columns with at most this many
         distinct values are categorical.
     validation_fraction : float, default 0.3
-        Share of rows on which splits are judged (step 3). Each row goes to the training or
-        the validation part whole, with its weight: an integer weight acts as that many
-        repeated rows in the leaves' weights and factors, but not in this split (k repeated
-        rows would be split one by one), so weights and repeated rows give different trees.
+        Share of rows on which splits are judged (step 3). A row of integer weight k is k
+        repeated rows, split one by one: a binomial share of them goes to the validation
+        part, so weights and repeated rows give trees of the same distribution. A row of
+        non-integer weight goes to one part whole, with its weight.
     mvce_bins : int or None, default None
         Random equal-weight bins of the local MVCE; ``None`` (or at least as many as the
         node has combinations) makes every combination its own bin (step 3).
@@ -374,29 +374,29 @@ class MBCT(Calibrator):
         rng = random_generator(self.random_state, where=self._name)
         self._learn_encoding(X, data.t, data.w)
         codes = self._encode(X, data.t)
-        val = rng.random(data.n) < self.validation_fraction
-        combos, sums = self._aggregate(codes, data.y, expit(data.t), data.w, val)
+        parts = _split_weights(data.w, rng.random(data.n), self.validation_fraction)
+        combos, sums = self._aggregate(codes, data.y, expit(data.t), parts)
         self._fit_sums(combos, sums, rng)
 
     def _aggregate(
-        self, codes: np.ndarray, y: np.ndarray, f0: np.ndarray, w: np.ndarray, val: np.ndarray
+        self, codes: np.ndarray, y: np.ndarray, f0: np.ndarray, parts: dict[str, tuple[np.ndarray, np.ndarray]]
     ) -> tuple[np.ndarray, dict]:
         """Distinct level combinations of ``codes`` and their sums (step 2).
 
-        ``sums`` maps ``"y"``, ``"f"``, ``"w"``, ``"w2"`` (sums of w y, w f0, w, w^2) followed
-        by ``"t"`` (training part) or ``"v"`` (validation part, rows where ``val``) to one
-        array per combination.
+        ``parts`` holds each row's weight and sum of squared unit weights in the training
+        (``"t"``) and validation (``"v"``) parts (:func:`_split_weights`). ``sums`` maps
+        ``"y"``, ``"f"``, ``"w"``, ``"w2"`` (sums of w y, w f0, w and the squared unit
+        weights) followed by the part's letter to one array per combination.
         """
         combos, inverse = self._combinations(codes)
         g = combos.shape[0]
         y = y.astype(np.float64)
         sums = {}
-        for part, mask in (("t", ~val), ("v", val)):
-            wm = w * mask
+        for part, (wm, sq) in parts.items():
             sums["y" + part] = np.bincount(inverse, wm * y, minlength=g)
             sums["f" + part] = np.bincount(inverse, wm * f0, minlength=g)
             sums["w" + part] = np.bincount(inverse, wm, minlength=g)
-            sums["w2" + part] = np.bincount(inverse, wm * w, minlength=g)
+            sums["w2" + part] = np.bincount(inverse, sq, minlength=g)
         return combos, sums
 
     def _fit_sums(self, combos: np.ndarray, sums: dict, rng: np.random.Generator) -> None:
@@ -536,8 +536,8 @@ class MBCT(Calibrator):
             s, y01, w, X = arrays
             t = to_working(s, self.score_kind)
             split_rng = np.random.default_rng(np.random.SeedSequence([base, number]))
-            val = split_rng.random(t.size) < self.validation_fraction
-            codes, sums = self._aggregate(self._encode(X, t), y01, expit(t), w, val)
+            parts = _split_weights(w, split_rng.random(t.size), self.validation_fraction)
+            codes, sums = self._aggregate(self._encode(X, t), y01, expit(t), parts)
         return pd.DataFrame({**{f"c{j}": codes[:, j] for j in range(codes.shape[1])}, **sums})
 
     def _grow(
@@ -803,3 +803,28 @@ def _partition_stats(s: Any, y: Any, w: Any, X: Any, score_kind: str, pos_label:
         "sketch": quantile_sketch(to_working(s, score_kind), w, _SKETCH_SIZE),
         "columns": columns,
     }
+
+
+def _split_weights(w: np.ndarray, u: np.ndarray, fraction: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    r"""Each row's weight and sum of squared unit weights in the training (``"t"``) and
+    validation (``"v"``) parts, from one uniform draw ``u`` per row.
+
+    A row of integer weight :math:`k` is :math:`k` unit rows, of which
+    :math:`V \sim \mathrm{Binomial}(k, \mathrm{fraction})` are validation rows, drawn by
+    inversion, :math:`V = F^{-1}_{k}(1 - u)`, so a row of weight 1 is a validation row
+    exactly when :math:`u < \mathrm{fraction}`; its squared unit weights sum to :math:`V`
+    (one per unit row, as for repeated rows). A row of non-integer weight :math:`w` goes to
+    the validation part whole when :math:`u < \mathrm{fraction}`, with squared weight
+    :math:`w^2`.
+    """
+    from scipy.stats import binom
+
+    whole = u < fraction
+    units = (w == np.round(w)) & (w > 1)
+    wv = np.where(whole, w, 0.0)
+    if np.any(units):
+        wv[units] = binom.ppf(1.0 - u[units], w[units], fraction)
+    wt = w - wv
+    sq_v = np.where(units, wv, wv * w)
+    sq_t = np.where(units, wt, wt * w)
+    return {"t": (wt, sq_t), "v": (wv, sq_v)}

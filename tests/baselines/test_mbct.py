@@ -96,11 +96,35 @@ def test_root_only_is_a_global_rescale_and_outputs_are_clipped():
     assert p.max() == 1.0 and np.all(np.isfinite(p))
 
 
-def test_sample_weight_is_a_count():
-    s, y, X, _ = simulate(8000, 7, "segment")
-    base = MBCT(random_state=3, min_samples_leaf=100).fit(s, y, X=X).predict_proba(s, X=X)
-    tripled = MBCT(random_state=3, min_samples_leaf=300).fit(s, y, np.full(s.size, 3.0), X=X).predict_proba(s, X=X)
-    np.testing.assert_allclose(tripled, base, rtol=1e-9, atol=1e-12)
+def test_integer_weights_are_split_as_repeated_rows():
+    """A row of weight k is k rows also in the training/validation split: a binomial share of
+    its units is validation, each unit counts once in the validation variance, and a row of
+    weight 1 is split as before. Split whole, rows of weight 5 grew trees of 19 nodes (mean of
+    8 seeds) against 55 for the same rows repeated 5 times: the split test saw a fifth of the
+    evidence."""
+    u = np.array([0.1, 0.5, 0.2, 0.9, 0.1, 0.9])
+    w = np.array([1.0, 1.0, 1000.0, 1000.0, 2.5, 2.5])
+    parts = mbct_module._split_weights(w, u, 0.3)
+    (wt, sq_t), (wv, sq_v) = parts["t"], parts["v"]
+    np.testing.assert_array_equal(wv[[0, 1, 4, 5]], [1.0, 0.0, 2.5, 0.0])  # weight 1 and 2.5: whole rows
+    np.testing.assert_array_equal(wt + wv, w)
+    assert (
+        300 < wv[2] < 325 and 275 < wv[3] < 300
+    )  # inversion: u = 0.2, 0.9 -> quantiles 0.8, 0.1 of Binomial(1000, 0.3)
+    np.testing.assert_array_equal(sq_v[[2, 3]], wv[[2, 3]])  # one squared unit weight per unit row
+    np.testing.assert_array_equal(sq_v[[0, 4]], [1.0, 6.25])
+    np.testing.assert_array_equal(sq_t[[1, 5]], [1.0, 6.25])
+    many = mbct_module._split_weights(np.full(20_000, 10.0), np.random.default_rng(0).random(20_000), 0.3)
+    v = many["v"][0]
+    assert abs(v.mean() - 3.0) < 0.05 and abs(v.var() - 10 * 0.3 * 0.7) < 0.15  # Binomial(10, 0.3) per row
+
+    s, y, X, _ = simulate(2000, 7, "segment")
+    weighted, repeated = [], []
+    for seed in range(4):
+        weighted.append(MBCT(random_state=seed).fit(s, y, np.full(s.size, 5.0), X=X).node_feature_.size)
+        rows = MBCT(random_state=seed).fit(np.repeat(s, 5), np.repeat(y, 5), X=np.repeat(X, 5, axis=0))
+        repeated.append(rows.node_feature_.size)
+    assert abs(np.mean(weighted) - np.mean(repeated)) < 0.3 * np.mean(repeated), (weighted, repeated)
 
 
 def test_rows_of_zero_weight_are_rows_left_out():

@@ -148,18 +148,18 @@ def test_reproducible_across_schedulers_and_input_kinds():
     pd.testing.assert_frame_equal(frame, copy)
 
 
-def test_sample_weight_is_a_count_on_dask():
+def test_integer_weights_are_split_as_repeated_rows_on_dask():
+    """Each partition splits a row of weight 3 as 3 rows (as in memory): the validation sums
+    are unit counts, not multiples of 3, and each unit counts once in their variance."""
     frame, _ = simulate(8_000, 4)
     frame["w"] = 3.0
     ddf = dd.from_pandas(frame, npartitions=3)
-    base = fit_dask(ddf, random_state=1, min_samples_leaf=100)
-    tripled = MBCT(random_state=1, min_samples_leaf=300).fit(ddf["score"], ddf["label"], ddf["w"], X=ddf[FEATURES])
-    np.testing.assert_allclose(
-        tripled.predict_proba(frame["score"], X=frame[FEATURES]),
-        base.predict_proba(frame["score"], X=frame[FEATURES]),
-        rtol=1e-9,
-        atol=1e-12,
-    )
+    fitted = MBCT(random_state=1).fit(ddf["score"], ddf["label"], ddf["w"], X=ddf[FEATURES])
+    sums = fitted._partition_sums(frame["score"], frame["label"], frame["w"], frame[FEATURES], fitted.classes_, 0, 0)
+    np.testing.assert_array_equal(sums["w2v"], sums["wv"])
+    np.testing.assert_array_equal(sums["w2t"], sums["wt"])
+    assert np.any(sums["wv"] % 3 != 0)
+    assert abs(sums["wv"].sum() / (3 * len(frame)) - fitted.validation_fraction) < 0.01
 
 
 def test_rows_of_zero_weight_are_absent_on_dask_as_in_memory():
@@ -169,9 +169,16 @@ def test_rows_of_zero_weight_are_absent_on_dask_as_in_memory():
     frame["w"] = 1.0
     rng = np.random.default_rng(1)
     m = 500
-    held_out = pd.DataFrame({"score": rng.uniform(0.001, 0.999, m), "label": rng.integers(0, 2, m),
-                             "region": "west", "age": rng.uniform(90, 120, m), "noise": rng.integers(4, 9, m),
-                             "w": 0.0})
+    held_out = pd.DataFrame(
+        {
+            "score": rng.uniform(0.001, 0.999, m),
+            "label": rng.integers(0, 2, m),
+            "region": "west",
+            "age": rng.uniform(90, 120, m),
+            "noise": rng.integers(4, 9, m),
+            "w": 0.0,
+        }
+    )
     ddf = dd.from_pandas(frame, npartitions=3)
     padded = dd.concat([ddf, dd.from_pandas(held_out, npartitions=1)])
     fits = [MBCT(random_state=2).fit(d["score"], d["label"], d["w"], X=d[FEATURES]) for d in (ddf, padded)]
