@@ -353,13 +353,14 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         if sample_weight is not None and self.weight_scale_matters:
             _warn_relative_weights(data.w, self._name)
         weighted = isinstance(scores, ScoreSummary) or sample_weight is not None  # else every weight is 1
+        present = data.w > 0  # a row of weight 0 is no row: it counts for no class and widens no range
         # a summary's rows are bins: count its weight, not its rows
-        n1 = float(data.w[data.y == 1].sum()) if isinstance(scores, ScoreSummary) else int(data.y.sum())
-        n0 = float(data.w[data.y == 0].sum()) if isinstance(scores, ScoreSummary) else data.n - n1
+        n1 = float(data.w[data.y == 1].sum()) if isinstance(scores, ScoreSummary) else int(data.y[present].sum())
+        n0 = float(data.w[data.y == 0].sum()) if isinstance(scores, ScoreSummary) else int(present.sum()) - n1
         self._start_fit(
             data.classes,
-            data.scores.min(),
-            data.scores.max(),
+            data.scores[present].min(),
+            data.scores[present].max(),
             n0,
             n1,
             None if X is None else X.shape[1],

@@ -166,6 +166,22 @@ def test_weights_normalised_to_sum_one_warn_where_their_scale_changes_the_fit(na
         np.testing.assert_allclose(relative, counts, atol=1e-6)
 
 
+@pytest.mark.parametrize(
+    "name", [n for n in NAMES if get_calibrator_class(n).supports_weights and not get_calibrator_class(n).feature_aware]
+)
+def test_rows_of_weight_zero_leave_the_score_range_and_the_default_grid(name):
+    """A row of weight 0 is no row: held-out rows at extreme scores do not stretch
+    ``score_range_``, hence the default grid of the map (they did, and the map was drawn and
+    flagged as extrapolated by rows the fit never saw)."""
+    s, y, _ = simulated()
+    s_out = np.r_[s, 0.001, 0.999]
+    y_out, w_out = np.r_[y, 1, 0], np.r_[np.ones(s.size), 0.0, 0.0]
+    kept = build(name).fit(s, y)
+    padded = build(name).fit(s_out, y_out, w_out)
+    np.testing.assert_array_equal(padded.score_range_, kept.score_range_)
+    np.testing.assert_array_equal(padded.calibration_map()["score"], kept.calibration_map()["score"])
+
+
 @pytest.mark.parametrize("name", [n for n in NAMES if not get_calibrator_class(n).feature_aware])
 def test_labels_with_pos_label_and_strings(name):
     s, y, _ = simulated()
