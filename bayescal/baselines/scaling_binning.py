@@ -25,7 +25,8 @@ class ScalingBinning(Calibrator):
        :math:`T_1` (a fraction ``split`` of each class, rounded) and a binning part
        :math:`T_2` (the rest). Each row draws one uniform key from ``random_state`` and
        the rows of each class with the smallest keys form :math:`T_1`, so relabelling the
-       classes (``pos_label``) keeps the same split.
+       classes (``pos_label``) keeps the same split. Rows of weight 0 are in neither part
+       (each part holds at least one row of positive weight of each class).
     2. Fit Platt scaling :math:`g(t) = \sigma(\alpha t + \beta)` on :math:`T_1` by weighted
        maximum likelihood on the 0/1 labels: the model and estimate of
        :class:`~bayescal.baselines.platt.PlattScaling` with ``smooth_targets=False``, as the
@@ -125,7 +126,7 @@ class ScalingBinning(Calibrator):
             key = random_generator(self.random_state, where=self._name).random(data.n)
             in_scaling = np.zeros(data.n, dtype=bool)
             for label in (0, 1):
-                idx = np.flatnonzero(data.y == label)
+                idx = np.flatnonzero((data.y == label) & (data.w > 0))  # a row of weight 0 is in neither part
                 k = min(max(int(round(split * idx.size)), 1), idx.size - 1)
                 in_scaling[idx[np.argsort(key[idx], kind="stable")[:k]]] = True
             w_scaling = np.where(in_scaling, data.w, 0.0)

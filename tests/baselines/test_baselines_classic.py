@@ -412,6 +412,18 @@ def test_scaling_binning_weights():
     assert heavy_pos.predict_proba([0.5])[0, 1] > base[np.argmin(np.abs(sim.scores - 0.5)), 1] + 0.1
 
 
+def test_scaling_binning_splits_only_the_rows_of_positive_weight():
+    """Rows of weight 0 are in neither part: two of five positives held out by weight 0 once
+    took both positive places of the scaling part, whose Platt fit then saw one class and gave
+    1e-15 everywhere."""
+    s = np.array([0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.6, 0.7, 0.8, 0.9])
+    y = np.array([0, 0, 0, 0, 0, 0, 1, 0, 1, 1, 1, 1])
+    w = np.r_[np.ones(10), 0.0, 0.0]
+    for seed in range(40):
+        cal = ScalingBinning(random_state=seed).fit(s, y, sample_weight=w)
+        assert cal.platt_coef_ > 0, seed  # its scaling part holds both classes
+
+
 # ---- properties shared by the four calibrators ---------------------------------------
 
 ALL = {
