@@ -147,7 +147,8 @@ def largest_monotone_bins(
     ``rounding`` twice the sum of their error bounds. The bin ends are those of
     :func:`bayescal.metrics._bin_ends`, by the same comparisons: with ``quantile``, bin k ends
     after the run of predictions equal to the one where ``cumulative * b`` first reaches
-    ``k * total - b * slack``; otherwise sample i is in bin ``min(floor(p_i * b), b - 1)``.
+    ``k * total - b * slack``; otherwise sample i is in bin k where ``k / b <= p_i < (k + 1) / b``
+    (the edges as floats; the last bin closed).
 
     A bin's fraction is its positives' weight over its weight, both as differences of running
     sums (a bin of one class has the other's weight exactly 0). Each is within
@@ -170,7 +171,7 @@ def largest_monotone_bins(
                 i = min(cut, n - 1)  # the bin ends after the run of predictions equal to p[i]
                 end = _first_reaching(p, 1.0, np.nextafter(p[i], np.inf), i + 1)
             else:
-                end = _first_reaching(p, b, float(k), start)
+                end = _first_reaching(p, 1.0, k / b, start)  # the edge k/b as a float, as ece's bins
             if end < start:
                 end = start
             pos = positive[end] - positive[start]

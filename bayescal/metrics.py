@@ -148,7 +148,9 @@ class _Sorted:
 
 
 def _sort(p: np.ndarray, y: np.ndarray, w: np.ndarray) -> _Sorted:
-    order = np.lexsort((y, p))
+    # by prediction, ties by label, then by weight: a group cut inside a tie ("papers") takes
+    # the same rows whatever their input order
+    order = np.lexsort((w, y, p))
     return _Sorted(p[order], y[order], w[order])
 
 
@@ -204,9 +206,11 @@ def _bin_ends(s: _Sorted, n_bins: int, strategy: str):
     """
     n = s.p.size
     if strategy == "uniform":
-        ids = np.minimum(np.floor(s.p * n_bins).astype(np.intp), n_bins - 1)
+        # bin k is [k/B, (k+1)/B) with the edges k/B as floats: p = 0.29 is in bin 29 of 100,
+        # where floor(0.29 * 100) = floor(28.999999999999996) would put it in bin 28
         edges = np.arange(n_bins + 1) / n_bins
-        return np.searchsorted(ids, np.arange(n_bins), side="right"), edges[:-1], edges[1:]
+        ends = np.searchsorted(s.p, edges[1:-1], side="left")
+        return np.append(ends, n), edges[:-1], edges[1:]
     if strategy == "quantile":
         # first position where the weighted ECDF reaches k / n_bins, compared as
         # C_j * n_bins >= k * W up to the bound of the sums' rounding error (_running_weight)
@@ -249,7 +253,9 @@ class _Bins:
         return self.weight / self.weight.sum()
 
 
-def _sorted_bin_stats(s: _Sorted, n_bins: int, strategy: str) -> _Bins:
+def _sorted_bin_stats(s: _Sorted, n_bins: int, strategy: str, value=None) -> _Bins:
+    """Statistics of the non-empty bins of the sorted samples; ``mean_predicted`` is the mean of
+    ``value(s.p)`` (of the predictions themselves when ``value`` is None)."""
     ends, lower, upper = _bin_ends(s, n_bins, strategy)
     starts = np.concatenate([[0], ends[:-1]])
     index = np.flatnonzero(ends > starts)
@@ -261,16 +267,16 @@ def _sorted_bin_stats(s: _Sorted, n_bins: int, strategy: str) -> _Bins:
         index=index,
         weight=weight,
         n_eff=weight**2 / np.add.reduceat(s.w**2, first),
-        mean_predicted=np.add.reduceat(s.w * s.p, first) / weight,
+        mean_predicted=np.add.reduceat(s.w * (s.p if value is None else value(s.p)), first) / weight,
         fraction_positive=np.add.reduceat(s.w * s.y, first) / weight,
         lower=lower[index],
         upper=upper[index],
     )
 
 
-def _bin_stats(p: np.ndarray, y: np.ndarray, w: np.ndarray, n_bins: int, strategy: str) -> _Bins:
+def _bin_stats(p: np.ndarray, y: np.ndarray, w: np.ndarray, n_bins: int, strategy: str, value=None) -> _Bins:
     """The one binning of this module: statistics of the non-empty bins of ``strategy``."""
-    return _sorted_bin_stats(_sort(p, y, w), n_bins, strategy)
+    return _sorted_bin_stats(_sort(p, y, w), n_bins, strategy, value)
 
 
 def _combine(gap: np.ndarray, share: np.ndarray, norm: str) -> float:
@@ -388,6 +394,7 @@ def confidence_ece(
     norm: str = "l1",
     sample_weight: ArrayLike | None = None,
     pos_label: Any = None,
+    bin_on: str = "confidence",
 ) -> float:
     r"""Top-label (confidence) expected calibration error (Guo et al. 2017).
 
@@ -403,16 +410,24 @@ def confidence_ece(
     mean confidence in bin :math:`b`. This is not the class-1 :func:`ece`: the two
     coincide only in special cases.
 
+    With ``bin_on="probability"`` the bins are those of :math:`p_i` instead (the binning of
+    the note "Calculating Expected Calibration Error for Binary Classification", whose
+    100-item example gives 0.1571): a bin below 0.5 and its mirror image above are then two
+    bins, where binning the confidences makes them one. The note also predicts class 1 at
+    :math:`p_i = 0.5`; here such a sample is predicted as class 0 either way.
+
     Parameters
     ----------
     y_true, y_prob, sample_weight
         As in :func:`ece`.
     n_bins : int, default 10
     strategy : {"uniform", "quantile", "papers"}, default "uniform"
-        Binning of the confidences.
+        Binning (of the confidences or the probabilities, see ``bin_on``).
     norm : {"l1", "l2", "max"}, default "l1"
     pos_label : optional
         As in :func:`ece`.
+    bin_on : {"confidence", "probability"}, default "confidence"
+        Bin :math:`c_i` (Guo et al.) or :math:`p_i` (the note).
 
     References
     ----------
@@ -423,11 +438,18 @@ def confidence_ece(
     n_bins = _check_positive_int(n_bins)
     _check_choice(strategy, "strategy", STRATEGIES)
     _check_choice(norm, "norm", NORMS)
-    predicted = (p > 0.5).astype(np.float64)
-    confidence = np.maximum(p, 1.0 - p)
-    correct = (predicted == y).astype(np.float64)
-    bins = _bin_stats(confidence, correct, w, n_bins, strategy)
+    _check_choice(bin_on, "bin_on", ("confidence", "probability"))
+    correct = ((p > 0.5) == (y == 1)).astype(np.float64)
+    if bin_on == "probability":
+        bins = _bin_stats(p, correct, w, n_bins, strategy, value=_confidence)
+    else:
+        bins = _bin_stats(_confidence(p), correct, w, n_bins, strategy)
     return _combine(bins.gap, bins.share, norm)
+
+
+def _confidence(p: np.ndarray) -> np.ndarray:
+    r"""The confidence of the predicted label, :math:`\max(p, 1 - p)`."""
+    return np.maximum(p, 1.0 - p)
 
 
 def calibration_error(
@@ -482,7 +504,7 @@ def calibration_error(
     ----------
     Kumar, A., Liang, P. & Ma, T. (2019). Verified uncertainty calibration. NeurIPS 32.
     """
-    if debias not in (True, False):
+    if not isinstance(debias, (bool, np.bool_)):  # 1 == True, but 1 is no answer to "debias?"
         raise ValueError(f"debias={debias!r} must be True or False.")
     if debias and norm != "l2":
         raise ValueError(
@@ -524,8 +546,11 @@ def ece_sweep(
     The number of bins is the largest :math:`b^*` such that, for every :math:`b \le b^*`,
     the bin label means :math:`o_1 \le o_2 \le \dots` of the :math:`b`-bin binning are
     non-decreasing (the sweep stops at the first :math:`b` that breaks monotonicity), with
-    :math:`b` running from 1 up to the number of samples. The error is then the binned
-    error of :func:`ece` with :math:`b^*` bins:
+    :math:`b` running from 1 up to the number of samples: the rows of positive weight, each
+    one sample whatever its weight (a row of weight k is not k samples here, so where every
+    binning is monotone, as when the classes are separated by the predictions, rows of integer
+    weight k can stop the sweep earlier than the same rows repeated k times). The error is
+    then the binned error of :func:`ece` with :math:`b^*` bins:
 
     .. math:: \mathrm{ECE}_{sweep} = \Big(\sum_{k=1}^{b^*} \frac{n_k}{W} |o_k - e_k|^q\Big)^{1/q}
 
@@ -568,6 +593,8 @@ def ece_sweep(
     y, p, w = _check_inputs(y_true, y_prob, sample_weight, pos_label)
     _check_choice(norm, "norm", NORMS)
     _check_choice(strategy, "strategy", ("quantile", "uniform"))
+    keep = w > 0  # a row of weight 0 is no sample: it neither bins nor raises the sweep's limit
+    y, p, w = y[keep], p[keep], w[keep]
     s = _sort(p, y, w)
     if np.all(np.diff(s.y) >= 0):
         # labels already sorted: every binning into consecutive runs is monotone
@@ -776,7 +803,9 @@ def mvce(
     y, prob, w = _check_inputs(y_true, y_prob, sample_weight, pos_label)
     n_bins = _check_positive_int(n_bins)
     n_shuffles = _check_positive_int(n_shuffles, "n_shuffles")
-    if not (isinstance(p, (int, float, np.integer, np.floating)) and np.isfinite(p) and p >= 1):
+    if isinstance(p, (bool, np.bool_)) or not (
+        isinstance(p, (int, float, np.integer, np.floating)) and np.isfinite(p) and p >= 1
+    ):
         raise ValueError(f"p={p!r} must be a finite number >= 1 (1 for the mean absolute gap, 2 for RMS).")
     if n_bins > prob.size:
         raise ValueError(f"n_bins={n_bins} exceeds the {prob.size} samples: pass n_bins <= number of samples.")
@@ -1151,7 +1180,8 @@ def corp_decomposition(
     s_p = _mean_score(y, p, w, score)
     s_pav = _mean_score(y, recalibrated, w, score)
     unc = _mean_score(y, climatology, w, score)
-    return CORPDecomposition(score=s_p, mcb=s_p - s_pav, dsc=unc - s_pav, unc=unc, score_name=score)
+    # both are >= 0 in exact arithmetic (PAV minimises the score over maps of p, climatology among them)
+    return CORPDecomposition(score=s_p, mcb=max(s_p - s_pav, 0.0), dsc=max(unc - s_pav, 0.0), unc=unc, score_name=score)
 
 
 @dataclass(frozen=True)

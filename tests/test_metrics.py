@@ -318,6 +318,30 @@ def test_confidence_ece_rebuilds_hand_table():
     assert M.ece(y, p, strategy="uniform") > 0.2
 
 
+def test_confidence_ece_binned_on_p_reproduces_the_notes_worked_example(reference_dir):
+    """The note's 100 items (10 bins of p; per bin its count, mean p and the accuracy of the
+    predicted label) give CE 0.1571. Rebuilt as items (each bin's items at its mean p, its
+    accuracy times its count of them correct), ``bin_on="probability"`` gives the note's sum
+    with the accuracies the rebuilt items have (the table's are rounded to two decimals);
+    binning the confidences instead merges the bins k and 9 - k into a different number."""
+    table = pd.read_csv(reference_dir / "confidence_ece_example.csv")
+    upper = table["avg_p"] >= 0.5
+    confidence = np.where(upper, table["avg_p"], 1.0 - table["avg_p"])
+    weights = table["count"] / table["count"].sum()
+    assert float(np.sum(weights * np.abs(confidence - table["accuracy"]))) == pytest.approx(0.1571, abs=1e-4)
+    n_correct = np.round(table["accuracy"] * table["count"]).astype(int)
+    p = np.repeat(table["avg_p"].to_numpy(), table["count"])
+    correct = np.concatenate([np.arange(n) < k for n, k in zip(table["count"], n_correct, strict=True)])
+    predicted = np.repeat(upper.to_numpy().astype(int), table["count"])
+    y = np.where(correct, predicted, 1 - predicted)
+    exact = float(np.sum(weights * np.abs(confidence - n_correct / table["count"])))
+    assert M.confidence_ece(y, p, bin_on="probability") == pytest.approx(exact, abs=1e-12)
+    assert exact == pytest.approx(0.1571, abs=1e-3)
+    assert abs(M.confidence_ece(y, p) - exact) > 0.005  # the confidences' bins: another number
+    with pytest.raises(ValueError, match="bin_on"):
+        M.confidence_ece(y, p, bin_on="p")
+
+
 def test_confidence_ece_is_symmetric_in_class_labels(miscalibrated):
     y, p = miscalibrated
     assert M.confidence_ece(1 - y, 1 - p) == pytest.approx(M.confidence_ece(y, p), abs=1e-12)
@@ -772,3 +796,44 @@ def test_binned_error_invariants(data, n_bins, strategy):
     curve = M.reliability_curve(y, p, n_bins=n_bins, strategy=strategy)
     assert float(curve["count"].sum()) == len(data)
     assert np.all(np.diff(curve["mean_predicted"].values) >= -1e-12)
+
+
+def test_uniform_bins_put_a_prediction_on_an_edge_in_the_bin_it_opens():
+    """Bin k of B is [k/B, (k+1)/B): 0.29 is in bin 29 of 100, although 0.29 * 100 is
+    28.999999999999996 in floating point (floor put it in bin 28, and the ECE of these three
+    rows came out 0.3767 instead of 0.5633). The sweep's kernel cuts at the same edges."""
+    y, p = np.array([0, 1, 1]), np.array([0.28, 0.29, 0.30])
+    curve = M.reliability_curve(y, p, n_bins=100, strategy="uniform")
+    np.testing.assert_array_equal(curve["bin"], [28, 29, 30])
+    assert M.ece(y, p, n_bins=100, strategy="uniform") == pytest.approx((0.28 + 0.71 + 0.70) / 3, abs=1e-12)
+    grid = np.round(np.arange(1, 100) / 100, 2)  # every two-decimal probability inside (0, 1)
+    ids = M.reliability_curve(np.arange(grid.size) % 2, grid, n_bins=100, strategy="uniform")["bin"]
+    np.testing.assert_array_equal(ids, np.arange(1, 100))
+
+
+def test_ece_sweep_ignores_rows_of_weight_zero():
+    y, p = np.array([0, 0, 1, 1]), np.array([0.1, 0.3, 0.6, 0.8])
+    w = np.array([3.0, 1.0, 1.0, 1.0])
+    base = M.ece_sweep(y, p, sample_weight=w)
+    assert M.ece_sweep(np.r_[y, 1], np.r_[p, 0.9], sample_weight=np.r_[w, 0.0]) == base
+    assert M.ece_sweep(np.r_[y, 0], np.r_[p, 0.5], sample_weight=np.r_[w, 0.0]) == base
+
+
+def test_papers_groups_do_not_depend_on_the_order_of_weighted_ties():
+    """The groups are cut by row count, here through the positives at 0.2: which of them falls
+    on which side was their input order (0.7582 forward, 0.7545 reversed)."""
+    p = np.full(11, 0.2)
+    y = np.r_[np.zeros(5), np.ones(6)].astype(int)
+    w = np.r_[np.ones(10), 100.0]
+    forward = M.ece(y, p, n_bins=2, strategy="papers", sample_weight=w)
+    backward = M.ece(y[::-1], p[::-1], n_bins=2, strategy="papers", sample_weight=w[::-1])
+    assert forward == backward
+
+
+def test_corp_components_are_never_negative():
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        p = rng.choice([0.1, 0.3, 0.5, 0.7, 0.9], 40)
+        y = (rng.random(40) < p).astype(int)
+        d = M.corp_decomposition(y, p)
+        assert d.mcb >= 0 and d.dsc >= 0
