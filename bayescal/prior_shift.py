@@ -34,7 +34,7 @@ from scipy.stats import chi2
 from sklearn.base import clone
 
 from bayescal._typing import ArrayLike, RandomStateLike
-from bayescal._validation import check_integer, check_number, random_generator
+from bayescal._validation import check_ci_prob, check_integer, check_number, check_sample_weight, random_generator
 from bayescal._warnings import warn
 
 if TYPE_CHECKING:
@@ -49,6 +49,18 @@ _GRID = 401
 
 def _ab(q: np.ndarray, base: Any) -> tuple[np.ndarray, np.ndarray]:
     return q * (1.0 - base), (1.0 - q) * base
+
+
+def _check_q_base(q: Any, base: Any) -> tuple[np.ndarray, float]:
+    """``q`` as a new 1-d float64 array of probabilities and ``base`` as a float in (0, 1), or a
+    ValueError naming them."""
+    try:
+        q = np.array(q, dtype=np.float64)
+    except (TypeError, ValueError):
+        q = np.array([np.nan])
+    if q.ndim != 1 or q.size == 0 or not np.all((q >= 0) & (q <= 1)):
+        raise ValueError("q must be a non-empty 1-d array of probabilities in [0, 1] (no NaN).")
+    return q, check_number(base, "base", low=0.0, high=1.0, inclusive=False)
 
 
 def saerens_em(q: np.ndarray, base: float, *, tol: float = 1e-10, max_iter: int = 100_000) -> float:
@@ -79,10 +91,7 @@ def saerens_em(q: np.ndarray, base: float, *, tol: float = 1e-10, max_iter: int 
     """
     from bayescal.base import shift_odds
 
-    q = np.asarray(q, dtype=np.float64)
-    if q.ndim != 1 or q.size == 0 or not np.all((q >= 0) & (q <= 1)):
-        raise ValueError("q must be a non-empty 1-d array of probabilities in [0, 1] (no NaN).")
-    base = check_number(base, "base", low=0.0, high=1.0, inclusive=False)
+    q, base = _check_q_base(q, base)
     tol = check_number(tol, "tol", low=0.0, inclusive=False)
     max_iter = check_integer(max_iter, "max_iter")
     p = base
@@ -117,8 +126,9 @@ def prior_mle(q: np.ndarray, base: float, *, ci_prob: float = 0.95, weights: np.
     xarray.Dataset
         As :meth:`bayescal.base.Calibrator.estimate_class_prior` (``method="em"``).
     """
-    q = np.asarray(q, dtype=np.float64)
-    w = np.ones_like(q) if weights is None else np.asarray(weights, dtype=np.float64)
+    q, base = _check_q_base(q, base)
+    ci_prob = check_ci_prob(ci_prob)
+    w = check_sample_weight(weights, q.size, name="weights")
     n = float(w.sum())
     q, w = q[w > 0], w[w > 0]  # a row of weight 0 is no row (0 log 0 would be NaN at q = 0 or 1)
     A, B = _ab(q, base)

@@ -443,3 +443,24 @@ def test_temperature_scaling_warns_that_a_map_off_the_base_rate_cannot_be_shifte
         estimate = float(centred.estimate_class_prior(s)["class_prior_estimate"])
         centred.with_class_prior(0.3)
     assert abs(estimate - centred.class_prior_) < 0.02
+
+
+def test_prior_mle_checks_its_arguments_by_name():
+    from bayescal.prior_shift import prior_mle
+
+    q = np.array([0.2, 0.5, 0.9])
+    cases = [
+        ({"q": q, "base": 0.0}, "base"),
+        ({"q": q, "base": 1.2}, "base"),
+        ({"q": q[None, :], "base": 0.3}, "q must be"),
+        ({"q": np.array([]), "base": 0.3}, "q must be"),
+        ({"q": np.array([0.2, np.nan]), "base": 0.3}, "q must be"),
+        ({"q": np.array([0.2, 1.5]), "base": 0.3}, "q must be"),
+        ({"q": q, "base": 0.3, "ci_prob": 1.5}, "ci_prob"),
+        ({"q": q, "base": 0.3, "weights": np.array([1.0, -1.0, 1.0])}, "weights"),
+        ({"q": q, "base": 0.3, "weights": np.array([1.0, np.nan, 1.0])}, "weights"),
+        ({"q": q, "base": 0.3, "weights": np.array([1.0, 1.0])}, "weights"),
+    ]
+    for kwargs, match in cases:
+        with pytest.raises(ValueError, match=match):
+            prior_mle(**kwargs)
