@@ -127,6 +127,18 @@ def to_working(scores: np.ndarray, score_kind: str) -> np.ndarray:
     return scores.copy()
 
 
+def distinguishable(scores: np.ndarray, score_kind: str) -> np.ndarray:
+    """The scores as the working scale tells them apart: probabilities clipped to
+    ``[PROB_EPS, 1 - PROB_EPS]`` (as :func:`to_working` clips them), decision values as they are.
+
+    Two scores equal here have the same working-scale value, so a calibrator that predicts
+    from ``t`` cannot tell them apart: one that fits on input-scale scores (bins, knots)
+    must treat them as ties.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    return np.clip(scores, PROB_EPS, 1.0 - PROB_EPS) if score_kind == "probability" else scores
+
+
 THREADED_ROWS = 1_000_000
 """Passes over more rows than this run on two halves in two threads (numpy's ufuncs and the
 compiled kernels release the GIL); the result is the same as one pass."""

@@ -9,7 +9,7 @@ from bayescal import _schema as schema
 from bayescal._interp import interp_sorted
 from bayescal.base import Calibrator
 from bayescal.baselines.neariso import neariso_path
-from bayescal.data import ScoreData, from_working
+from bayescal.data import ScoreData, distinguishable, from_working
 
 __all__ = ["ENIR"]
 
@@ -111,7 +111,9 @@ class ENIR(Calibrator):
     def _fit(self, data: ScoreData, X=None) -> None:
         self._check_params()
         keep = data.w > 0
-        s = data.scores[keep]
+        s = distinguishable(
+            data.scores[keep], self.score_kind
+        )  # as _calibrate reads the scores: ties there are ties here
         knots, inverse = np.unique(s, return_inverse=True)
         w1 = np.bincount(inverse, weights=data.w[keep] * data.y[keep], minlength=knots.shape[0])
         wt = np.bincount(inverse, weights=data.w[keep], minlength=knots.shape[0])

@@ -7,7 +7,7 @@ import numpy as np
 from bayescal import _schema as schema
 from bayescal._interp import search_sorted
 from bayescal.base import Calibrator
-from bayescal.data import ScoreData, to_working
+from bayescal.data import ScoreData, distinguishable, to_working
 
 __all__ = ["HistogramBinning", "equal_mass_bins"]
 
@@ -105,7 +105,6 @@ class HistogramBinning(Calibrator):
     probabilities using Bayesian binning. AAAI, 2901-2907.
     """
 
-    weight_scale_matters = False  # weighted fractions of positives per bin
     monotone = False
     _fitted_schema = {
         "edges_": schema.array("f", ("k-1",), order="nondecreasing", max_size=schema.int_param("n_bins")),
@@ -118,6 +117,12 @@ class HistogramBinning(Calibrator):
         self.n_bins = n_bins
         self.strategy = strategy
         self.score_kind = score_kind
+
+    @property
+    def weight_scale_matters(self) -> bool:  # type: ignore[override]
+        """Only ``n_bins="auto"`` reads the weights' scale (the number of bins grows with their
+        total); fixed bins hold weighted fractions of positives, free of it."""
+        return isinstance(self.n_bins, str) and self.n_bins == "auto"
 
     def _n_bins(self, total_weight: float) -> int:
         if isinstance(self.n_bins, str):
@@ -138,7 +143,9 @@ class HistogramBinning(Calibrator):
     def _fit(self, data: ScoreData, X=None) -> None:
         self._check_params()
         keep = data.w > 0  # zero-weight rows carry no information: a zero weight drops the row
-        scores, t, y, w = data.scores[keep], data.t[keep], data.y[keep], data.w[keep]
+        # scores within PROB_EPS of 0 or 1 are one value to the prediction, so one tie here
+        scores = distinguishable(data.scores[keep], self.score_kind)
+        t, y, w = data.t[keep], data.y[keep], data.w[keep]
         n_bins = self._n_bins(float(w.sum()))
         if self.strategy == "quantile":
             uniq, bin_of_uniq, inverse = equal_mass_bins(scores, w, n_bins)

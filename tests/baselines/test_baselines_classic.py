@@ -320,6 +320,15 @@ def test_histogram_auto_bins_use_total_weight():
     assert HistogramBinning(n_bins="auto").fit(s, y, sample_weight=np.full(1000, 1.331)).n_bins_ == 11
 
 
+def test_histogram_scores_the_prediction_cannot_tell_apart_share_a_bin():
+    """0 and 1e-13 are one value to the prediction (clipped to PROB_EPS on the working scale):
+    binned apart, score 0 was predicted 1.0, the bin of the positives at 1e-13."""
+    s = np.r_[np.zeros(5), np.full(5, 1e-13), np.full(5, 0.4), np.full(5, 0.6)]
+    y = np.r_[np.zeros(5), np.ones(5), [0, 0, 0, 1, 1], [1, 1, 0, 1, 1]]
+    cal = HistogramBinning(n_bins=4).fit(s, y)
+    np.testing.assert_array_equal(cal.predict_proba([0.0, 1e-13])[:, 1], [0.5, 0.5])
+
+
 def test_histogram_bends_where_monotone_maps_cannot():
     sim = simulate_scores("beta_bimodal", 5000, random_state=0)
     cmap = HistogramBinning().fit(sim.scores, sim.y).calibration_map(201).values.ravel()

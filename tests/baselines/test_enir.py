@@ -254,3 +254,17 @@ def test_any_valid_data_gives_probabilities(rows):
     assert np.all(np.isfinite(p)) and p.min() >= 0 and p.max() <= 1
     np.testing.assert_allclose(est.weights_.sum(), 1.0)
     assert np.all(np.isfinite(est.bic_)) and np.all(np.diff(est.lambdas_) > 0)
+
+
+def test_scores_the_prediction_cannot_tell_apart_are_one_knot():
+    """Scores within PROB_EPS of 0 are one value to the prediction (the working scale clips
+    them): fitted as two knots, score 0 was predicted 0.7 although its fitted value was 0."""
+    from bayescal.baselines.enir import ENIR
+
+    s = np.r_[np.zeros(5), np.full(5, 1e-13), np.full(5, 0.4), np.full(5, 0.6)]
+    y = np.r_[np.zeros(5), np.ones(5), [0, 0, 0, 1, 1], [1, 1, 0, 1, 1]]
+    cal = ENIR().fit(s, y)
+    p = cal.predict_proba(np.array([0.0, 1e-13, 1e-12]))[:, 1]
+    assert p[0] == p[1] == p[2]
+    assert cal.knots_.size == 3 and cal.knots_[0] == 1e-12
+    np.testing.assert_allclose(cal.predict_proba(cal.knots_)[:, 1], cal.values_, atol=1e-9)
