@@ -154,7 +154,8 @@ def labels() -> Fitted:
 
 
 def mapping(**kw: Any) -> Fitted:
-    """Plain JSON data (e.g. diagnostics): numbers must be finite or NaN, nothing else is checked."""
+    """Plain JSON data (e.g. diagnostics; numbers may be NaN or infinite, as a Pareto k of a
+    failed tail fit is): only its types and its depth are checked."""
     return Fitted("json", **kw)
 
 
@@ -264,8 +265,6 @@ def _check_array_values(arr: np.ndarray, field: Fitted, where: str) -> None:
 def _json_numbers_ok(value: Any, where: str, depth: int = 0) -> None:
     if depth > 20:
         raise ValueError(f"{where} is nested too deeply.")
-    if isinstance(value, float) and np.isinf(value):
-        raise ValueError(f"{where} holds an infinite number.")
     if isinstance(value, dict):
         for k, v in value.items():
             _json_numbers_ok(v, f"{where}[{k!r}]", depth + 1)

@@ -374,6 +374,18 @@ def test_parameters_and_state_keep_key_and_container_types(tmp_path):
     assert loaded.diagnostics_ == est.diagnostics_
 
 
+def test_diagnostics_with_an_infinite_number_save_and_load(tmp_path):
+    """A Pareto k of a tail fit that failed is infinite (as ArviZ reports it), and so the
+    model averaging's pareto_k_max: such a fit was refused at save ("holds an infinite number")."""
+    s, y, _ = _data(100)
+    est = build("dpm").fit(s, y)
+    est.diagnostics_["model_averaging"] = {"pareto_k_max": float("inf"), "pareto_k_high": 0.01}
+    est.save(tmp_path / "m.nc")
+    loaded = bayescal.load(tmp_path / "m.nc")
+    assert loaded.diagnostics_["model_averaging"]["pareto_k_max"] == float("inf")
+    np.testing.assert_array_equal(loaded.predict_proba(s), est.predict_proba(s))
+
+
 # ---- no overwriting without being told ---------------------------------------------------------
 def test_save_refuses_an_existing_file_unless_overwrite(tmp_path):
     s, y, _ = _data(100)
