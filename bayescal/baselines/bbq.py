@@ -7,6 +7,7 @@ from scipy.special import expit, gammaln
 
 from bayescal import _schema as schema
 from bayescal._interp import step_sorted
+from bayescal._validation import check_number
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData
 
@@ -73,18 +74,37 @@ class _Spread:
         return self.a[j] + frac * (self.b[j] - self.a[j])
 
 
-def _bins_spread(t: np.ndarray, y: np.ndarray, w: np.ndarray, edges: np.ndarray) -> tuple:
-    """The rows of a summary (bin centres per class, and exact atoms) as one sample per bin,
-    spread over its bin on the probability scale, with the bin's fraction of positives as its
-    label; atoms (outside the grid) stay points."""
-    centres, inverse = np.unique(t, return_inverse=True)
-    weight = np.bincount(inverse, weights=w)
-    frac = np.bincount(inverse, weights=w * y) / weight
+def _merge_ties(t: np.ndarray, y: np.ndarray, w: np.ndarray, edges: np.ndarray | None = None) -> tuple:
+    """The samples BBQ bins: one per distinct working-scale score ``t``.
+
+    Each sample holds the total weight of the rows at its score and, as its label, their
+    weighted fraction of positives. For rows of data (``edges`` is None) a sample is a point
+    on the probability scale; for the rows of a :class:`~bayescal.data.ScoreSummary` (bin
+    centres per class, and exact atoms) it is spread evenly over its bin, while atoms
+    (outside the grid) stay points. The rows are first put in a canonical order (by score,
+    label, weight), so the sums, and the fit, do not depend on the order of the rows.
+
+    Returns
+    -------
+    s, frac, weight : ndarray
+        Probability-scale score (the centre of a summary bin), label and weight of each sample.
+    score : _Spread
+        The samples along the cumulative-weight axis.
+    """
+    order = np.lexsort((w, y, t))
+    t, y, w = t[order], y[order], w[order]
+    start = np.flatnonzero(np.concatenate([[True], t[1:] != t[:-1]]))
+    centres = t[start]
+    weight = np.add.reduceat(w, start)
+    frac = np.add.reduceat(w * y, start) / weight
+    s = expit(centres)
+    if edges is None:
+        return s, frac, weight, _Spread(s, s, weight)
     k = np.clip(np.searchsorted(edges, centres, side="right") - 1, 0, edges.size - 2)
     inside = (centres > edges[0]) & (centres < edges[-1])
-    a = np.where(inside, expit(edges[k]), expit(centres))
-    b = np.where(inside, expit(edges[k + 1]), expit(centres))
-    return expit(centres), frac, weight, _Spread(a, b, weight)
+    a = np.where(inside, expit(edges[k]), s)
+    b = np.where(inside, expit(edges[k + 1]), s)
+    return s, frac, weight, _Spread(a, b, weight)
 
 
 def _first_at(cw: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -95,23 +115,6 @@ def _first_at(cw: np.ndarray, q: np.ndarray) -> np.ndarray:
 def _last_before(cw: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Index of the sample that holds the weight just below position ``q``."""
     return np.searchsorted(cw, q, side="left") - 1
-
-
-def _stable_argsort(t: np.ndarray) -> np.ndarray:
-    """Sorting permutation of ``t`` with tied values in input order (as MATLAB's ``sort``).
-
-    A fast unstable sort, then the tied stretches are put back in input order (cheaper than
-    a stable sort of everything).
-    """
-    order = np.argsort(t)
-    ts = t[order]
-    same = ts[1:] == ts[:-1]
-    if not same.any():
-        return order
-    tied = np.flatnonzero(np.concatenate([same, [False]]) | np.concatenate([[False], same]))
-    block = np.concatenate([[0], np.cumsum(~same)])[tied]
-    order[tied] = order[tied][np.argsort(block * t.shape[0] + order[tied])]
-    return order
 
 
 def _elbow(rel: np.ndarray, alpha: float) -> np.ndarray:
@@ -171,14 +174,24 @@ class BBQ(Calibrator):
     -----
     The algorithm, as in the authors' MATLAB ``build.m`` and ``predict.m``:
 
-    1. Sort the :math:`N` training probabilities. For every number of bins
-       :math:`B = \max(1, \lfloor N^{1/3}/10 \rfloor), \dots, \min(\lceil N/5 \rceil, \lceil 10 N^{1/3} \rceil)`:
-       cut the sorted scores into chunks of :math:`c = \lfloor N/B \rfloor` (the last chunk
-       takes the remainder); a chunk is absorbed into the current bin when it is entirely
-       tied with that bin's first score. Tied scores can still straddle two bins; they keep
-       their input order (the authors' stable sort), so which of their labels fall in
-       which bin, and so the fit, depends on the order of the rows when the ties hold
-       both classes.
+    1. Sort the :math:`N` training probabilities, merging tied scores into one sample with
+       their total count and, as its label, their fraction of positives. For every number
+       of bins :math:`B = \max(1, \lfloor N^{1/3}/10 \rfloor), \dots,
+       \min(\lceil N/5 \rceil, \lceil 10 N^{1/3} \rceil, D)`, with :math:`D` the number of
+       distinct scores: cut the sorted scores into chunks of :math:`c = \lfloor N/B \rfloor`
+       (the last chunk takes the remainder); a chunk is absorbed into the current bin when
+       it is entirely tied with that bin's first score. A cut inside a tie shares the tie
+       between the two bins in proportion, positives and negatives alike, so the fit does
+       not depend on the order of the rows. The authors' code keeps tied scores in input
+       order (a stable sort) instead, so there which labels of a tie fall in which bin
+       depends on the order of the rows (rows sorted by label gave badly wrong
+       probabilities); without ties the two are the same. The cap :math:`D` (the lower end
+       too is lowered to :math:`D`) is not the authors': it binds only when :math:`N > 5D`
+       (heavily tied scores, or large weights), where a binning with more bins than
+       distinct scores can only cut ties further and the number of binnings would
+       otherwise grow with the total weight rather than with the data. A
+       :class:`~bayescal.data.ScoreSummary` has no such cap: its bins are spread over
+       their score ranges (see below), so finer binnings cut them at new scores.
     2. Inner bin edges are the midpoints between the last score of a bin and the first of
        the next; the outer edges are 0 and 1. Bin :math:`b` spans :math:`[a_b, c_b]`.
     3. Score the binning by the BDeu marginal likelihood with 2 pseudo-counts per bin and
@@ -210,7 +223,9 @@ class BBQ(Calibrator):
     sums of weights and the chunks are cut on the cumulative weight (a sample whose weight
     straddles a cut is shared between the two bins in proportion), so integer weights give
     the fit on the data with each row repeated that many times. Their scale therefore
-    matters, as for any count-based score. The averaged map is not monotone in general
+    matters, as for any count-based score. A :class:`~bayescal.data.ScoreSummary` bin
+    spreads its weight evenly over the bin's probability range, so a cut inside it falls
+    at the interpolated score. The averaged map is not monotone in general
     (``monotone = False``).
 
     References
@@ -237,31 +252,25 @@ class BBQ(Calibrator):
     def _check_params(self) -> None:
         if self.selection not in _SELECTIONS:
             raise ValueError(f"selection={self.selection!r} must be one of {_SELECTIONS}.")
-        try:
-            alpha = float(self.alpha)
-        except (TypeError, ValueError):
-            alpha = float("nan")
-        if not (np.isfinite(alpha) and alpha >= 0):
-            raise ValueError(f"alpha={self.alpha!r} must be a non-negative number (0.001 by default).")
+        try:  # a real number: not a string or a bool, finite, at least 0
+            check_number(self.alpha, "alpha", low=0.0)
+        except ValueError:
+            raise ValueError(f"alpha={self.alpha!r} must be a non-negative number (0.001 by default).") from None
 
     def _fit(self, data: ScoreData, X=None) -> None:
         self._check_params()
         alpha = float(self.alpha)
         keep = data.w > 0
-        if data.bin_edges is None:  # rows: each a point
-            order = _stable_argsort(data.t[keep])
-            s = expit(data.t[keep][order])
-            y = data.y[keep][order].astype(np.float64)
-            w = data.w[keep][order]
-            score = _Spread(s, s, w)
-        else:  # the bins of a ScoreSummary: each bin's weight spread evenly over the bin
-            s, y, w, score = _bins_spread(data.t[keep], data.y[keep], data.w[keep], data.bin_edges)
+        # one sample per distinct score (rows: a point; bins of a ScoreSummary: spread over the bin)
+        s, y, w, score = _merge_ties(data.t[keep], data.y[keep].astype(np.float64), data.w[keep], data.bin_edges)
         cw = score.cw
         n = cw[-1]
         cum_y = np.concatenate([[0.0], np.cumsum(w * y)])
         cum_sy = np.concatenate([[0.0], np.cumsum(w * s * y)])
         b_min = max(1, int(np.floor(n ** (1 / 3) / 10)))
         b_max = min(int(np.ceil(n / 5)), int(np.ceil(10 * n ** (1 / 3))))
+        if not score.spread:  # no more bins than distinct scores (Notes, step 1)
+            b_min, b_max = min(b_min, s.shape[0]), min(b_max, s.shape[0])
         n_bins = np.arange(b_min, max(b_min, b_max) + 1)
 
         # every bin of every binning in flat arrays, sorted by model then position

@@ -7,6 +7,7 @@ import numpy as np
 from bayescal import _schema as schema
 from bayescal._interp import interp_sorted
 from bayescal._validation import check_integer, check_number
+from bayescal._warnings import warn
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData
 
@@ -32,10 +33,17 @@ def _line_fit(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def _group(t: np.ndarray, w: np.ndarray, ybar: np.ndarray, max_points: int):
-    """Merge consecutive distinct scores into ``max_points`` groups of (nearly) equal size."""
-    bounds = np.linspace(0, t.size, max_points + 1).round().astype(np.intp)[:-1]
-    weight = np.add.reduceat(w, bounds)
-    return (np.add.reduceat(w * t, bounds) / weight, weight, np.add.reduceat(w * ybar, bounds) / weight)
+    """Merge consecutive distinct scores into ``max_points`` groups of (nearly) equal size.
+
+    Each group's node is its weighted mean score, clipped to the group's span
+    ``[t[first], t[last]]``: rounding can put the mean of scores a few ulps apart outside
+    it. Distinct sorted scores give disjoint spans, so the nodes are strictly increasing.
+    """
+    bounds = np.linspace(0, t.size, max_points + 1).round().astype(np.intp)
+    first, last = bounds[:-1], bounds[1:] - 1
+    weight = np.add.reduceat(w, first)
+    nodes = np.clip(np.add.reduceat(w * t, first) / weight, t[first], t[last])
+    return nodes, weight, np.add.reduceat(w * ybar, first) / weight
 
 
 class ELiTE(Calibrator):
@@ -47,8 +55,10 @@ class ELiTE(Calibrator):
        scores into one point with weight :math:`n_j` (the summed sample weight) and target
        :math:`\bar y_j` (the weighted mean label). With more than ``max_points`` distinct
        scores, consecutive distinct scores are merged further into ``max_points`` groups of
-       (nearly) equal numbers of distinct scores, each at its weighted mean score (see
-       *Large data* below). Call the resulting points :math:`j = 1, \dots, n`.
+       (nearly) equal numbers of distinct scores, each at its weighted mean score, clipped
+       to the group's score range (the mean of scores a few ulps apart can round outside it),
+       so the nodes are strictly increasing (see *Large data* below). Call the resulting
+       points :math:`j = 1, \dots, n`.
     2. **Positions are ranks.** The trend filter sees the points at equally spaced positions
        :math:`1, \dots, n` (the rank of each distinct score), i.e. Kim et al.'s second
        difference :math:`(D\beta)_j = \beta_j - 2\beta_{j+1} + \beta_{j+2}` applied to the
@@ -122,7 +132,8 @@ class ELiTE(Calibrator):
     tol : float, default 1e-4
         Relative tolerance of the ADMM primal and dual residuals.
     max_iter : int, default 2000
-        Cap on ADMM iterations per penalty.
+        Cap on ADMM iterations per penalty; a fit that reaches it warns (the penalties
+        affected are named) and uses the last iterate.
 
     Attributes
     ----------
@@ -153,7 +164,7 @@ class ELiTE(Calibrator):
 
     monotone = False
     _fitted_schema = {
-        "nodes_t_": schema.array("f", ("k",), order="nondecreasing"),
+        "nodes_t_": schema.array("f", ("k",), order="increasing"),
         "nodes_p_": schema.array("f", ("k",), low=0.0, high=1.0),
         "lambdas_": schema.array("f", ("m",), low=0.0, max_size=schema.int_param("n_lambdas")),
         "dof_": schema.array("i", ("m",), low=0, max_size=schema.int_param("n_lambdas")),
@@ -237,6 +248,7 @@ class ELiTE(Calibrator):
             return
         lambdas = lam_max * np.logspace(0.0, np.log10(float(self.lambda_min_ratio)), int(self.n_lambdas))
         dof, scores, iters = [], [], []
+        stopped = []  # penalties whose ADMM hit max_iter before reaching tol
         # streaming relative-likelihood average: acc = sum_i exp(-(AICc_i - ref)/2) clip(beta_i), ref = running min
         acc = np.zeros(n)
         best = None
@@ -247,6 +259,8 @@ class ELiTE(Calibrator):
             dof.append(k)
             scores.append(score)
             iters.append(fit.n_iter)
+            if not fit.converged:
+                stopped.append(fit.lam)
             beta = np.clip(fit.beta, 0.0, 1.0)
             if score < ref:
                 acc *= np.exp(-(ref - score) / 2.0) if np.isfinite(ref) else 0.0
@@ -254,6 +268,13 @@ class ELiTE(Calibrator):
                 best = beta
             if np.isfinite(score):
                 acc += np.exp(-(score - ref) / 2.0) * beta
+        if stopped:
+            warn(
+                f"ELiTE: the trend filter stopped at max_iter={int(self.max_iter)} before its residuals fell "
+                f"below tol={float(self.tol):g} for {len(stopped)} of {lambdas.size} penalties (lambda from "
+                f"{min(stopped):.3g} to {max(stopped):.3g}): those models are not at their optimum, and their "
+                "fits, knot counts and AICc weights are approximate. Raise max_iter (2000 by default) or tol."
+            )
         scores = np.array(scores)
         if not np.isfinite(ref):
             # every model has as many parameters as samples: keep the line (the first model)

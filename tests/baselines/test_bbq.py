@@ -8,10 +8,11 @@ import pytest
 from _strategies import score_rows
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from scipy.special import betaln, expit
+from scipy.special import betaln, expit, gammaln
 
 from bayescal import metrics
-from bayescal.baselines.bbq import BBQ, _binnings, _elbow, _Spread, _stable_argsort
+from bayescal.baselines.bbq import BBQ, _binnings, _elbow, _Spread
+from bayescal.data import ScoreSummary
 
 
 def papers_metrics(y, p):
@@ -93,11 +94,131 @@ def test_chunking_matches_the_authors_loop_with_ties(seed):
     np.testing.assert_array_equal(before_start, np.where(start > 0, start - 1, -1))
 
 
-@settings(max_examples=50, deadline=None)
-@given(st.lists(st.sampled_from([-1.0, 0.0, 0.5, 2.0]) | st.floats(-3, 3), min_size=1, max_size=50))
-def test_tied_scores_keep_their_input_order(values):
-    t = np.array(values)
-    np.testing.assert_array_equal(_stable_argsort(t), np.argsort(t, kind="stable"))
+def bdeu(nb, mb, pi):
+    """One bin's term of the BDeu log marginal likelihood (2 pseudo-counts, prior mean ``pi``)."""
+    return (
+        gammaln(2.0)
+        - gammaln(nb + 2.0)
+        + gammaln(mb + 2 * pi)
+        - gammaln(2 * pi)
+        + gammaln(nb - mb + 2 * (1 - pi))
+        - gammaln(2 * (1 - pi))
+    )
+
+
+def authors_bbq(s: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, list, list, list]:
+    """A per-binning transcription of the authors' ``build.m`` for unit weights: the candidate
+    numbers of bins, and each binning's BDeu log marginal likelihood, edges and bin estimates."""
+    order = np.argsort(s, kind="stable")
+    s, y = s[order], y[order]
+    n = s.size
+    b_min = max(1, int(np.floor(n ** (1 / 3) / 10)))
+    b_max = min(int(np.ceil(n / 5)), int(np.ceil(10 * n ** (1 / 3))))
+    n_bins = np.arange(b_min, max(b_min, b_max) + 1)
+    lml, edges, proba = [], [], []
+    for b in n_bins:
+        starts = matlab_bins(s, int(b))
+        stops = starts[1:] + [n]
+        e = np.array([0.0] + [(s[a - 1] + s[a]) / 2 for a in starts[1:]] + [1.0])
+        total, p_b = 0.0, []
+        for k, (i, j) in enumerate(zip(starts, stops)):
+            nb, mb = j - i, y[i:j].sum()
+            mid = (e[k] + e[k + 1]) / 2
+            pi = np.clip(mid, 0.005, 0.995)
+            total += bdeu(nb, mb, pi)
+            p0 = ((s[i:j] * y[i:j]).sum() + mid) / (mb + 1.0)
+            p_b.append((mb + p0) / (nb + 1.0))
+        lml.append(total)
+        edges.append(e)
+        proba.append(np.array(p_b))
+    return n_bins, lml, edges, proba
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_untied_scores_give_the_authors_binnings(seed):
+    # without ties, merging tied scores changes nothing: every candidate binning is the authors'
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 400))
+    s = rng.random(n)
+    y = (rng.random(n) < s).astype(int)
+    assert np.unique(s).size == n
+    est = BBQ(alpha=0.0).fit(s, y)
+    n_bins, lml, edges, proba = authors_bbq(s, y)
+    np.testing.assert_array_equal(est.n_bins_, n_bins)
+    np.testing.assert_allclose(est.log_marginal_likelihood_, lml, rtol=1e-12)
+    for k, e, p in zip(est.kept_, est.bin_edges_, est.bin_proba_):
+        np.testing.assert_allclose(e, edges[k], rtol=1e-12)  # BBQ sees expit(logit(s)), not s
+        np.testing.assert_allclose(p, proba[k], rtol=1e-12)
+
+
+def test_a_cut_through_a_tie_shares_its_labels_in_proportion():
+    # 10 rows: models of 1 and 2 bins. With 2 bins of 5 the cut falls inside the tie at 0.5
+    # (4 rows, 2 positive), so each bin holds part of the tie and half of that part is positive,
+    # whichever way the tied rows are ordered (the authors' stable sort gave m = 1 or 2 to the first bin)
+    s = np.array([0.1, 0.1, 0.1, 0.1, 0.5, 0.5, 0.5, 0.5, 0.9, 0.9])
+    y = np.array([0, 0, 1, 0, 0, 0, 1, 1, 1, 1])
+    want = bdeu(5, 1 + 0.5, 0.25) + bdeu(5, 1.5 + 2, 0.75)  # bins [0, 0.5] and [0.5, 1]
+    for order in (np.arange(10), np.array([0, 1, 2, 3, 6, 7, 4, 5, 8, 9]), np.argsort(y, kind="stable")):
+        est = BBQ().fit(s[order], y[order])
+        assert est.n_bins_.tolist() == [1, 2]
+        assert est.log_marginal_likelihood_[1] == pytest.approx(want, rel=1e-12)
+
+
+def test_rows_sorted_by_label_give_the_same_fit():
+    # the audit's case: tied scores holding both classes, data frames concatenated by class
+    rng = np.random.default_rng(0)
+    s = np.round(rng.random(1000), 1)
+    y = (rng.random(1000) < s).astype(int)
+    grid = np.array([0.3, 0.4, 0.5, 0.6])
+    drawn = BBQ().fit(s, y).predict_proba(grid)[:, 1]
+    o = np.argsort(y, kind="stable")
+    np.testing.assert_array_equal(BBQ().fit(s[o], y[o]).predict_proba(grid)[:, 1], drawn)
+    observed = np.array([y[s == g].mean() for g in grid])
+    assert np.abs(drawn - observed).max() < 0.1  # negatives first used to give 0.006 at 0.3
+
+
+@pytest.mark.filterwarnings("ignore:.*within 1e-12 of 0 or 1")
+@settings(max_examples=40, deadline=None)
+@given(
+    score_rows,
+    st.lists(st.sampled_from([0.0, 0.3, 1.0, 2.5]) | st.floats(0.01, 5), min_size=80, max_size=80),
+    st.randoms(use_true_random=False),
+)
+def test_fit_does_not_depend_on_the_row_order(rows, weights, random):
+    s, y = (np.array(v) for v in zip(*rows))
+    w = np.array(weights[: s.size])
+    assume(w[y == 1].sum() > 0 and w[y == 0].sum() > 0)
+    perm = np.array(random.sample(range(s.size), s.size))
+    a = BBQ().fit(s, y, sample_weight=w)
+    b = BBQ().fit(s[perm], y[perm], sample_weight=w[perm])
+    np.testing.assert_array_equal(a.log_marginal_likelihood_, b.log_marginal_likelihood_)
+    np.testing.assert_array_equal(a.kept_, b.kept_)
+    for name in ("bin_edges_", "bin_proba_"):
+        for u, v in zip(getattr(a, name), getattr(b, name)):
+            np.testing.assert_array_equal(u, v)
+    grid = np.concatenate([np.linspace(0, 1, 21), s])
+    np.testing.assert_array_equal(a.predict_proba(grid), b.predict_proba(grid))
+
+
+def test_no_binning_has_more_bins_than_distinct_scores():
+    # 50 rows of weight 1e12: the total weight (5e13) would ask for 3,684 to 368,403 bins
+    rng = np.random.default_rng(0)
+    s = rng.random(50)
+    y = (rng.random(50) < s).astype(int)
+    est = BBQ().fit(s, y, sample_weight=np.full(50, 1e12))
+    assert est.n_bins_.tolist() == [50]
+    # chunks of exactly one row: each row is its own bin, P_b = (1e12 y + p0) / (1e12 + 1)
+    assert [len(p) for p in est.bin_proba_] == [50]
+    p = est.predict_proba(s)[:, 1]
+    assert np.all((p > 0) & (p < 1))
+    np.testing.assert_allclose(p, y, atol=1e-11)
+    # heavily tied unit weights: 11 distinct scores, 1000 rows (uncapped: up to 100 bins)
+    t = np.round(rng.random(1000), 1)
+    assert BBQ().fit(t, (rng.random(1000) < t).astype(int)).n_bins_.tolist() == list(range(1, 12))
+    # a summary's bins are spread over their score range: no cap
+    u = rng.random(1000)
+    summary = ScoreSummary.from_arrays(u, (rng.random(1000) < u).astype(int), n_bins=8)
+    assert BBQ().fit(summary).n_bins_[-1] == 100
 
 
 def test_one_bin_model_is_the_beta_binomial_marginal_likelihood():
@@ -210,6 +331,9 @@ def test_deterministic_bounded_and_inputs_untouched(rng):
     [
         ({"selection": "mean"}, "selection='mean' must be one of"),
         ({"alpha": -1.0}, "alpha=-1.0 must be a non-negative number"),
+        ({"alpha": "0.01"}, "alpha='0.01' must be a non-negative number"),
+        ({"alpha": True}, "alpha=True must be a non-negative number"),
+        ({"alpha": np.inf}, "alpha=inf must be a non-negative number"),
     ],
 )
 def test_bad_parameters(params, match):

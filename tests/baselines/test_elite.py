@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -231,6 +233,47 @@ def test_grouping_close_to_exact():
     grouped = ELiTE(max_points=500).fit(s, y)
     assert exact.nodes_t_.size == 3000 and grouped.nodes_t_.size == 500
     assert np.abs(exact.predict_proba(grid)[:, 1] - grouped.predict_proba(grid)[:, 1]).max() < 0.03
+
+
+# decision scores 100 + k ulp: more distinct scores than max_points, packed so closely that a
+# group's weighted mean used to round onto (or below) the previous node (the audit's e4, e5)
+ULP_SCORES = 100.0 + np.spacing(100.0) * np.arange(9)
+PACKED = {
+    "weighted": (ULP_SCORES[:8], [0, 1, 0, 1, 0, 1, 1, 0], [0.7, 0.1, 3.0, 0.3, 0.1, 0.3, 1.0, 0.7], 5),
+    "tie counts": (
+        np.repeat(ULP_SCORES, [4, 5, 3, 4, 5, 2, 1, 2, 2]),
+        np.resize([0, 1, 1], 28),
+        None,
+        8,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", PACKED)
+def test_grouped_nodes_stay_in_their_group_and_increase(case, tmp_path):
+    t, y, w, max_points = PACKED[case]
+    m = ELiTE(score_kind="decision", max_points=max_points).fit(t, y, sample_weight=w)
+    assert m.nodes_t_.size == max_points
+    assert np.all(np.diff(m.nodes_t_) > 0)
+    # each node lies within the span of its group of distinct scores (groups as in _group)
+    u = np.unique(t)
+    bounds = np.linspace(0, u.size, max_points + 1).round().astype(int)
+    assert np.all((m.nodes_t_ >= u[bounds[:-1]]) & (m.nodes_t_ <= u[bounds[1:] - 1]))
+    # every node's fitted value is reached, and the model saves and loads
+    np.testing.assert_array_equal(m.predict_proba(m.nodes_t_)[:, 1], m.nodes_p_)
+    m.save(tmp_path / "elite.nc")
+    back = ELiTE.load(tmp_path / "elite.nc")
+    np.testing.assert_array_equal(back.nodes_t_, m.nodes_t_)
+    np.testing.assert_array_equal(back.predict_proba(t), m.predict_proba(t))
+
+
+def test_warns_when_admm_stops_at_max_iter(sim):
+    with pytest.warns(UserWarning, match=r"stopped at max_iter=3 before .* tol=0.0001 for \d+ of 50 penalties"):
+        ELiTE(max_iter=3).fit(*sim)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the default cap is far above what these data need
+        m = ELiTE().fit(*sim)
+    assert m.n_iter_.max() < 2000
 
 
 # ---- contract ------------------------------------------------------------------------------
