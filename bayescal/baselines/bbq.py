@@ -15,6 +15,9 @@ __all__ = ["BBQ"]
 
 _SELECTIONS = ("average", "best")
 _PRIOR_CLIP = 0.005
+_MAX_BINS = 10**7
+"""Most bins, over all candidate binnings, that a fit scores (about 140 bytes each: 1.4 GB); an
+unweighted fit reaches it near 9e7 rows."""
 
 
 def _binnings(score: "_Spread", n_bins: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -272,6 +275,12 @@ class BBQ(Calibrator):
         if not score.spread:  # no more bins than distinct scores (Notes, step 1)
             b_min, b_max = min(b_min, s.shape[0]), min(b_max, s.shape[0])
         n_bins = np.arange(b_min, max(b_min, b_max) + 1)
+        if n_bins.sum() > _MAX_BINS:
+            raise ValueError(
+                f"BBQ would score {n_bins.size} binnings of up to {n_bins[-1]} bins ({n_bins.sum():.3g} bins, more "
+                f"than {_MAX_BINS:.0e}): the number of bins grows as 10 N^(1/3) with the total weight N = {n:.3g}. "
+                "If sample_weight holds relative weights (importance or survey weights), rescale them to average 1."
+            )
 
         # every bin of every binning in flat arrays, sorted by model then position
         model, start, j_start, j_before = _binnings(score, n_bins)

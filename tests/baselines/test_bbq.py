@@ -364,3 +364,13 @@ def test_any_valid_data_gives_probabilities(rows):
     for edges, proba in zip(est.bin_edges_, est.bin_proba_):
         assert edges[0] == 0 and edges[-1] == 1 and np.all(np.diff(edges) >= 0)
         assert proba.shape[0] == edges.shape[0] - 1
+
+
+def test_a_total_weight_that_asks_for_too_many_bins_is_refused_by_name():
+    """10,000 distinct scores of weight 1e8 ask for 5e7 bins (about 7 GB): refused up front,
+    naming sample_weight, instead of a MemoryError from deep inside the fit."""
+    rng = np.random.default_rng(0)
+    s = rng.random(10_000)
+    y = (rng.random(10_000) < s).astype(int)
+    with pytest.raises(ValueError, match="sample_weight"):
+        BBQ().fit(s, y, np.full(s.size, 1e8))
