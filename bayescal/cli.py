@@ -4,18 +4,22 @@
 * ``bayescal fit DATA... --score COL --label COL [--method dpm] [--seed N] [--param NAME=VALUE ...]
   [--pos-label L] [--out model.nc]``: fit a calibrator on CSV or Parquet files (globs
   allowed; ``-`` reads CSV from stdin); above ``--dask-above`` bytes the files are read with
-  Dask and reduced to a :class:`~bayescal.data.ScoreSummary` first;
+  Dask (only the two columns; the labels typed as pandas types them) and reduced to a
+  :class:`~bayescal.data.ScoreSummary` first;
 * ``bayescal apply MODEL DATA --score COL --out OUT [--band 0.95]``: keep every input
   column, add the calibrated probability ``p_calibrated`` (and ``p_lower`` / ``p_upper``,
   the equal-tailed posterior interval, with ``--band``), and write CSV or Parquet (by the
   extension of OUT; ``-`` writes CSV to stdout). CSV to CSV keeps every cell as written
   (``02134`` keeps its zero, ``NA`` stays ``NA``); to Parquet, CSV columns are typed by pandas;
   a file whose name looks like a glob (``run[1].csv``) is read as that file when it exists;
+  several files must have the same columns;
 * ``bayescal report DATA... --score COL --label COL [--methods dpm isotonic platt] --out report.html``:
   fit on one part, evaluate on the rest; metrics before/after, reliability diagram with
   bands, posterior predictive check and decision regions on one self-contained HTML page.
 
-Every command says which class is the positive one. No command writes over one of its
+Every command says which class is the positive one. ``~`` is expanded in every path (also
+where the shell leaves it, as in ``--out=~/model.nc``); a file named twice (``x.csv ./x.csv``,
+or by a glob and by name) is refused, as its rows would count twice. No command writes over one of its
 inputs; an existing output is replaced only with ``--force``; outputs are written under a
 temporary name and renamed, so an interrupted run leaves no half-written file.
 
@@ -33,6 +37,7 @@ import glob
 import io
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -137,7 +142,7 @@ def run_demo(
     from bayescal.datasets import make_naeini2014, svm_scores
     from bayescal.io import atomic_write
 
-    out = Path(out)
+    out = Path(out).expanduser()
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file: give a folder for metrics.csv and reliability.png")
     out.mkdir(parents=True, exist_ok=True)
@@ -193,22 +198,33 @@ def run_demo(
 
 
 STDIO = "-"
+DASK_CSV_BLOCKSIZE: int | str = "default"  # bytes of CSV per Dask partition ("default": Dask's choice)
+
+
+def _user_path(text: str) -> str:
+    """A path as the user wrote it, with ``~`` and ``~user`` expanded (the shell leaves ``--out=~/x``,
+    quoted names and names passed by other programs alone); ``-`` (stdin / stdout) as it is."""
+    return text if text == STDIO else os.path.expanduser(text)
 
 
 def _expand(patterns: list[str]) -> list[Path | str]:
-    """The files named by ``patterns`` (globs expanded); ``-`` stands for stdin (CSV)."""
+    """The files named by ``patterns`` (``~`` and globs expanded); ``-`` stands for stdin (CSV).
+    A file named twice (by two patterns, ``./x.csv`` and ``x.csv``, a link) is refused: its rows
+    would count twice."""
     paths: list[Path | str] = []
-    for pattern in patterns:
-        if pattern == STDIO:
+    seen: dict[tuple[int, int] | str, tuple[str, str]] = {}  # a file's identity -> (its name, the pattern naming it)
+    for given in patterns:
+        if given == STDIO:
             if STDIO in paths:
                 raise ValueError("'-' (stdin) is given twice: stdin can be read once")
             paths.append(STDIO)
             continue
+        pattern = _user_path(given)
         # a file of that very name (run[1].csv) is read as written, not as a glob
         globbed = any(ch in pattern for ch in "*?[") and not Path(pattern).exists()
         found = sorted(glob.glob(pattern)) if globbed else [pattern]
         if not found:
-            raise ValueError(f"no file matches {pattern!r}")
+            raise ValueError(f"no file matches {given!r}")
         for f in found:
             path = Path(f)
             if path.is_dir():
@@ -220,6 +236,16 @@ def _expand(patterns: list[str]) -> list[Path | str]:
                 raise ValueError(f"no such file: {f}")
             if path.suffix.lower() not in (".csv", ".parquet", ".pq"):
                 raise ValueError(f"{f}: unsupported file type {path.suffix!r}; use .csv or .parquet")
+            info = path.stat()  # device and inode: one file under two names (a link) too
+            key = (info.st_dev, info.st_ino) if info.st_ino else os.path.realpath(path)
+            if key in seen:
+                first, first_pattern = seen[key]
+                if first_pattern != given:
+                    how = f" ({first_pattern!r} and {given!r} both name it)"
+                else:
+                    how = f" ({first!r} and {f!r} are one file)" if first != f else ""
+                raise ValueError(f"{f} is given twice{how}: its rows would count twice; name each file once")
+            seen[key] = (f, given)
             paths.append(path)
     return paths
 
@@ -241,6 +267,7 @@ def read_table(
     dask_above: float = float("inf"),
     as_text: bool = False,
     require: tuple[str, ...] = (),
+    numbers: tuple[str, ...] = (),
 ) -> pd.DataFrame | dd.DataFrame:
     """Read ``columns`` (every column when ``None``) from CSV / Parquet files or stdin
     (pandas, or a Dask dataframe when the files are large).
@@ -248,42 +275,125 @@ def read_table(
     With ``as_text`` CSV cells are kept as the text they are (no type guessing: ``02134`` keeps
     its zero, ``NA`` stays ``NA``), for columns passed through to a CSV file; otherwise pandas
     infers each column's type from the whole file (not chunk by chunk, which can give one column
-    two types). Every file must hold ``columns`` and ``require``."""
+    two types). Every file must hold ``columns`` and ``require``; when every column is kept
+    (``columns=None``), the files must have the same columns.
+
+    Dask reads only ``columns`` of a CSV file, and guesses no type from its first blocks (which
+    later blocks may contradict): ``numbers`` (the scores) as float64, the other columns typed
+    as pandas types a whole column (:func:`_typed_like_pandas`)."""
     import pandas as pd
 
     wanted = None if columns is None else list(dict.fromkeys(columns))
     text = {"dtype": str, "keep_default_na": False} if as_text else {"low_memory": False}
     paths = _expand(patterns)
     use_dask = STDIO not in paths and sum(p.stat().st_size for p in paths) > dask_above
-    frames = []
+    frames, from_csv = [], []
+    first: tuple[str, list] | None = None  # the first file's name and columns
     for path in paths:
+        name = "stdin" if path == STDIO else str(path)
         is_csv = path == STDIO or path.suffix.lower() == ".csv"
         try:
             if use_dask:
                 import dask.dataframe as dd
 
-                # index=False: a pandas index stored in the file is read as the column it was
-                frame = dd.read_csv(str(path)) if is_csv else dd.read_parquet(str(path), index=False)
+                if is_csv:
+                    found = list(pd.read_csv(path, nrows=0).columns)
+                    keep = [c for c in (wanted or found) if c in found]
+                    types = {c: "float64" if c in numbers else str for c in keep}
+                    frame = dd.read_csv(str(path), usecols=keep, dtype=types, blocksize=DASK_CSV_BLOCKSIZE)
+                else:  # index=False: a pandas index stored in the file is read as the column it was
+                    frame = dd.read_parquet(str(path), index=False)
+                    found = list(frame.columns)
             elif path == STDIO:
                 frame = pd.read_csv(sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin, **text)
+                found = list(frame.columns)
             else:
                 frame = pd.read_csv(path, **text) if is_csv else _columns_of_index(pd.read_parquet(path))
+                found = list(frame.columns)
         except Exception as exc:
-            name = "stdin" if path == STDIO else path
+            cell = _not_a_number(exc)
+            if cell is not None and len(numbers) == 1:
+                raise _no_number(numbers[0], f"{cell} in {name}") from None
             raise ValueError(
                 f"could not read {name}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
             ) from None
-        missing = [c for c in dict.fromkeys([*(wanted or []), *require]) if c not in frame.columns]
+        missing = [c for c in dict.fromkeys([*(wanted or []), *require]) if c not in found]
         if missing:
+            raise ValueError(f"{name}: missing column(s) {missing}; available: {found}")
+        if wanted is None and first is not None and set(found) != set(first[1]):
+            # pandas would pad each file's missing columns with empty cells
             raise ValueError(
-                f"{'stdin' if path == STDIO else path}: missing column(s) {missing}; available: {list(frame.columns)}"
+                f"{name} has columns {found} where {first[0]} has {first[1]}: give files with the same "
+                "columns (or apply the model to each file on its own)"
             )
+        first = first or (name, found)
         frames.append(frame if wanted is None else frame[wanted])
+        from_csv.append(is_csv)
     if use_dask:
         import dask.dataframe as dd
 
-        return dd.concat(frames)
+        try:  # a pass over the files: Dask reads the cells it had not read for their type
+            typed = _typed_like_pandas(frames, from_csv, numbers)
+        except ValueError as exc:
+            cell = _not_a_number(exc)
+            if cell is None or len(numbers) != 1:
+                raise
+            raise _no_number(numbers[0], cell) from None
+        return dd.concat(typed)
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0].reset_index(drop=True)
+
+
+def _no_number(column: str, cell: str) -> ValueError:
+    """The error for a cell of the score ``column`` that is no number (Dask names no row)."""
+    return ValueError(f"column {column!r} has non-numeric text ({cell}): fix or drop those rows")
+
+
+def _not_a_number(exc: BaseException) -> str | None:
+    """The cell (as pandas quotes it) that a CSV reader told to read a column as float64 could not
+    read, or None when ``exc`` is about something else; Dask wraps pandas' message in its own."""
+    found = re.search(r"could not convert string to float: (.*)", str(exc))
+    return found.group(1).strip() if found else None
+
+
+def _typed_like_pandas(frames: list, from_csv: list[bool], numbers: tuple[str, ...]) -> list:
+    """Dask frames of CSV files, read as text but for ``numbers``, with each text column typed as
+    pandas types a whole column (0/1 as int64, 0/1 and an empty cell as float64, true/false as
+    bool, words as text), over all the files together: one pass finds each column's distinct
+    cells, which pandas then types as it would the column; each partition is mapped through them."""
+    import io
+
+    import dask
+    import pandas as pd
+
+    names = list(dict.fromkeys(c for f, csv in zip(frames, from_csv) if csv for c in f.columns if c not in numbers))
+    if not names:
+        return frames
+    cells = dask.compute({c: [f[c].unique() for f, csv in zip(frames, from_csv) if csv] for c in names})[0]
+    typed = {}
+    for c, parts in cells.items():
+        values = pd.concat(parts)
+        words = list(dict.fromkeys(v for v in values.tolist() if not pd.isna(v)))
+        gap = bool(values.isna().any())  # an empty cell, or a missing-value word such as NA
+        buf = io.StringIO()  # two columns: a one-column file would drop the empty cell's blank line
+        pd.DataFrame({"row": range(len(words) + gap), "cell": words + [""] * gap}).to_csv(buf, index=False)
+        parsed = pd.read_csv(io.StringIO(buf.getvalue()), low_memory=False)["cell"]
+        typed[c] = (dict(zip(words, parsed.to_numpy()[: len(words)].tolist())), parsed.dtype)
+    out = []
+    for frame, csv in zip(frames, from_csv):
+        if csv:
+            frame = frame.assign(
+                **{
+                    c: frame[c].map_partitions(_looked_up, lookup, dtype, meta=pd.Series([], dtype=dtype, name=c))
+                    for c, (lookup, dtype) in typed.items()
+                }
+            )
+        out.append(frame)
+    return out
+
+
+def _looked_up(part: pd.Series, lookup: dict, dtype: Any) -> pd.Series:
+    """One partition's text cells as the values pandas gave them (a missing cell as NaN)."""
+    return part.map(lookup).astype(dtype)
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -312,6 +422,9 @@ def _check_output(out: str, inputs: list[str | Path], force: bool, flag: str = "
     if target.is_dir():
         raise ValueError(f"{flag} {out} is a folder: give a file name")
     if not target.parent.is_dir():
+        top = target.parts[0] if target.parts else ""
+        if top.startswith("~"):  # ~name of no user: never advise making a folder named ~...
+            raise ValueError(f"{flag} {out}: {top!r} is no user's home folder; give an existing folder")
         raise ValueError(f"{flag} {out}: the folder {str(target.parent)!r} does not exist; create it first")
     if target.exists() and not force:
         raise FileExistsError(f"{flag} {out} already exists: pass --force to replace it, or choose another name")
@@ -322,7 +435,7 @@ def _inputs(patterns: list[str]) -> list[Path | str]:
     try:
         return _expand(patterns)
     except ValueError:
-        return [p for p in patterns if p == STDIO or Path(p).exists()]
+        return [p for p in map(_user_path, patterns) if p == STDIO or Path(p).exists()]
 
 
 def _write_output(out: str, write, force: bool) -> None:
@@ -382,72 +495,178 @@ def _positive_line(classes: Any) -> str:
     return f"positive class: {pos!r} (negative: {neg!r}); probabilities are P(label = {pos!r})"
 
 
-def _check_string_labels(column: Any, name: str) -> None:
-    """Refuse text labels without ``--pos-label``: which word is positive is the user's to say."""
+def _check_string_labels(column: Any, dtype: Any, name: str) -> None:
+    """Refuse text labels without ``--pos-label``: which word is positive is the user's to say.
+    ``dtype`` is the type of the labels (a categorical column's: its categories')."""
     import pandas as pd
 
     types = pd.api.types
-    dtype = column.dtype
-    if (types.is_object_dtype(dtype) or types.is_string_dtype(dtype)) and not types.is_bool_dtype(dtype):
-        values = column.dropna().unique()
-        values = list(values.compute() if hasattr(values, "compute") else values)
-        if len(values) != 2 or not all(isinstance(v, str) for v in values):
-            return  # not two text labels: the label checks say what is wrong, if anything
-        shown = sorted(values)[:2]
+    if not (types.is_object_dtype(dtype) or types.is_string_dtype(dtype)) or types.is_bool_dtype(dtype):
+        return
+    values = _label_values(column)
+    if len(values) != 2 or not all(isinstance(v, str) for v in values):
+        return  # not two text labels: the label checks say what is wrong, if anything
+    shown = sorted(values)[:2]
+    raise ValueError(
+        f"the labels in column {name!r} are text ({', '.join(map(repr, shown))}): say which is the "
+        f"positive class with --pos-label, e.g. --pos-label {shown[-1] if shown else 'yes'}"
+    )
+
+
+def _label_values(column: Any) -> list:
+    """The distinct values of a label column (pandas or Dask; missing values left out)."""
+    values = column.dropna().unique()
+    values = values.compute() if hasattr(values, "compute") else values
+    return [v.item() if hasattr(v, "item") else v for v in values]
+
+
+@contextlib.contextmanager
+def _pos_label_named(text: str | None, pos_label: Any, column: Any, name: str) -> Iterator[None]:
+    """Say ``--pos-label`` where the label checks say ``pos_label=``: a --pos-label that is none
+    of the labels is refused with the labels there are."""
+    try:
+        yield
+    except ValueError as exc:
+        if text is None or not str(exc).startswith(f"pos_label={pos_label!r} is not one of the values"):
+            raise
+        try:
+            shown = sorted(_label_values(column))
+        except TypeError:  # labels of types that do not compare
+            shown = _label_values(column)
         raise ValueError(
-            f"the labels in column {name!r} are text ({', '.join(map(repr, shown))}): say which is the "
-            f"positive class with --pos-label, e.g. --pos-label {shown[-1] if shown else 'yes'}"
+            f"--pos-label {text}: column {name!r} has no label {pos_label!r}; its labels are "
+            f"{', '.join(map(repr, shown[:5]))}{', ...' if len(shown) > 5 else ''}"
+        ) from None
+
+
+def _check_seed(seed: int | None) -> None:
+    """``--seed`` is one the calibrators accept (fit, report and demo take the same range)."""
+    if seed is not None and not 0 <= seed < 2**64:
+        raise ValueError(f"--seed {seed}: a seed is a whole number from 0 to 2**64 - 1, e.g. --seed 0")
+
+
+def _dask_fit_error(exc: Exception, table: Any, score: str, label: str) -> Exception:
+    """An error of a fit on Dask columns in the words of the in-memory route: the columns and the
+    option by name, a missing label counted over the whole data (the ScoreSummary counts the
+    first chunk's); anything else as it is."""
+    text = str(exc)
+    cell = _not_a_number(exc)
+    if cell is not None:
+        return _no_number(score, cell)
+    if text.startswith("y has "):
+        gaps = _dask_label_gaps(table[label], label)
+        if gaps is not None:
+            return gaps
+    text = re.sub(r"\by has ", f"column {label!r} has ", text)
+    if text.startswith("scores has "):
+        text = f"column {score!r}{text[len('scores') :]}".replace(
+            " but score_kind='probability': pass probabilities, or set score_kind='decision' for raw margins "
+            "such as SVM decision values or logits.",
+            ": pass --score-kind decision for raw margins such as SVM decision values or logits",
         )
+    return exc if text == str(exc) else ValueError(text)
+
+
+def _dask_label_gaps(column: Any, label: str) -> ValueError | None:
+    """The error :func:`~bayescal._validation.check_labels` gives for missing labels in the
+    in-memory column, for a Dask column (one pass over it), or None when none is missing."""
+    import dask
+
+    def gaps(part: pd.Series) -> tuple[int, int, int, str]:
+        import numpy as np
+        import pandas as pd
+
+        arr = part.to_numpy()
+        bad = ~np.isfinite(arr) if arr.dtype.kind == "f" else np.asarray(pd.isna(arr), dtype=bool)
+        where = np.flatnonzero(bad)
+        return len(arr), where.size, int(where[0]) if where.size else -1, arr.dtype.kind
+
+    offset, count, first, kind = 0, 0, -1, "f"
+    for n, k, i, chunk_kind in dask.compute(*[dask.delayed(gaps)(p) for p in column.to_delayed()]):
+        if k and first < 0:
+            first, kind = offset + i, chunk_kind
+        count, offset = count + k, offset + n
+    if not count:
+        return None
+    name = f"column {label!r}"
+    if kind == "f":  # the words of bayescal._validation.check_labels_present
+        return ValueError(
+            f"{name} has NaN or infinite values ({count}, first at index {first}): "
+            "remove those samples (a missing label cannot be used)."
+        )
+    return ValueError(
+        f"{name} has {count} missing value(s) (None, NaN or NA; first at index {first}): remove those samples."
+    )
 
 
 def run_fit(args: argparse.Namespace) -> None:
     from bayescal._registry import get_calibrator_class
     from bayescal._validation import check_labels, is_dask_collection
 
+    _check_seed(args.seed)
+    out = _user_path(args.out)
     cls = get_calibrator_class(args.method)
     if cls.feature_aware:
         raise ValueError(f"method {args.method!r} needs features; the command line fits score-only calibrators")
-    if args.out == STDIO:
+    if out == STDIO:
         raise ValueError("--out -: a model is a netCDF file; give a file name such as model.nc")
     params = _calibrator_params(cls, args)
     est = cls(**params)
-    _check_output(args.out, _inputs(args.data), args.force)
+    _check_output(out, _inputs(args.data), args.force)
     steps = Progress(3, _show_progress(args))
     with steps.step("reading " + ", ".join(args.data)):
-        table = read_table(args.data, [args.score, args.label], dask_above=args.dask_above)
-    pos_label = _parse_label(args.pos_label, table[args.label], args.label)
+        table = read_table(args.data, [args.score, args.label], dask_above=args.dask_above, numbers=(args.score,))
+    labels = table[args.label]
+    pos_label = _parse_label(args.pos_label, labels, args.label)
     on_dask = is_dask_collection(table)  # fit reduces Dask columns to a ScoreSummary itself
     what = (
         f"summarising the scores with Dask, fitting {args.method}"
         if on_dask
         else f"fitting {args.method} on {len(table)} rows"
     )
-    with steps.step(what), steps.dask() if on_dask else contextlib.nullcontext():
-        if not on_dask:  # refused with the columns' names; the calibrator checks again
-            _column_scores(table[args.score].to_numpy(), est.score_kind, args.score)
-            check_labels(table[args.label].to_numpy(), pos_label=pos_label, name=f"column {args.label!r}")
-        est.fit(table[args.score], table[args.label], pos_label=pos_label)
-    with steps.step(f"saving {args.out}"):
-        est.save(args.out, overwrite=args.force)
+    with (
+        steps.step(what),
+        steps.dask() if on_dask else contextlib.nullcontext(),
+        _pos_label_named(args.pos_label, pos_label, labels, args.label),
+    ):
+        if on_dask:
+            try:
+                est.fit(table[args.score], labels, pos_label=pos_label)
+            except ValueError as exc:
+                raise _dask_fit_error(exc, table, args.score, args.label) from None
+        else:  # refused with the columns' names; the calibrator checks again
+            scores = _column_scores(_numbers(table[args.score], args.score), est.score_kind, args.score)
+            check_labels(labels.to_numpy(), pos_label=pos_label, name=f"column {args.label!r}")
+            est.fit(scores, labels, pos_label=pos_label)
+    with steps.step(f"saving {out}"):
+        est.save(out, overwrite=args.force)
     seeded = {k: v for k, v in params.items() if k in ("random_state", "random_seed")}  # --param may use the old name
     seed_note = (
         f"seed {next(iter(seeded.values()))}"
         if seeded
         else ("no seed (pass --seed for a reproducible fit)" if "random_state" in est.get_params() else "deterministic")
     )
-    print(f"fitted {args.method} ({seed_note}); wrote {args.out}")
+    print(f"fitted {args.method} ({seed_note}); wrote {out}")
     print(_positive_line(est.classes_))
 
 
 def _numbers(column: pd.Series, name: str) -> np.ndarray:
-    """The score column ``name``, read as text, as float64: empty cells and pandas' missing-value
-    words (``NA``, ``nan``, ...) become NaN (refused by the calibrator, naming the row); other text
-    that is no number is refused here, naming its row."""
+    """The score column ``name`` as float64: numbers and booleans as they are; text (CSV read as
+    text, or a column pandas could not read as numbers) with empty cells and pandas' missing-value
+    words (``NA``, ``nan``, ...) as NaN (refused by the calibrator, naming the row) and other text
+    that is no number refused here, naming its cell and row; dates, time spans and other types
+    refused by :func:`~bayescal._validation.check_scores`, by name."""
     import numpy as np
     import pandas as pd
 
-    if not (pd.api.types.is_object_dtype(column.dtype) or pd.api.types.is_string_dtype(column.dtype)):
+    from bayescal._validation import check_scores
+
+    types = pd.api.types
+    if types.is_numeric_dtype(column.dtype) or types.is_bool_dtype(column.dtype):
         return column.to_numpy(dtype=np.float64)  # Parquet keeps the column's type
+    if not (types.is_object_dtype(column.dtype) or types.is_string_dtype(column.dtype)):
+        # a date is no score (to_numpy(float64) would give nanoseconds); categoricals of numbers pass
+        return check_scores(column.to_numpy(), name=f"column {name!r}")
     values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
     text = column.astype(str).str.strip()
     missing = text.str.lower().isin(("", "na", "n/a", "nan", "-nan", "null", "none", "<na>", "#n/a"))
@@ -489,14 +708,21 @@ def _show_progress(args: argparse.Namespace) -> bool:
 
 def _parse_label(value: str | None, column: Any, name: str) -> Any:
     """``--pos-label``'s text as a value of the label column ``name``: read by the column's type
-    (true / false for a boolean column, a number for a numeric one, the text itself otherwise);
-    without it, text labels are refused (:func:`_check_string_labels`)."""
+    (true / false for a boolean column, a number for a numeric one, the text itself otherwise; a
+    categorical column by the type of its categories); without it, text labels are refused
+    (:func:`_check_string_labels`)."""
     import pandas as pd
 
-    if value is None:
-        _check_string_labels(column, name)
-        return None
+    from bayescal._validation import is_dask_collection
+
     dtype = column.dtype
+    if isinstance(dtype, pd.CategoricalDtype):  # Parquet's dictionary-encoded columns
+        if is_dask_collection(column) and not column.cat.known:
+            dtype = column.cat.as_known().dtype  # Dask reads them with unknown categories: one pass
+        dtype = dtype.categories.dtype
+    if value is None:
+        _check_string_labels(column, dtype, name)
+        return None
     if pd.api.types.is_bool_dtype(dtype):
         words = {"true": True, "1": True, "false": False, "0": False}
         if value.strip().lower() not in words:
@@ -526,8 +752,8 @@ def _posterior_band(est: Any, scores: Any, prob: float, chunk: int = 20_000) -> 
 def run_apply(args: argparse.Namespace) -> None:
     import bayescal
 
-    out = args.out
-    _check_output(out, [args.model, *_inputs(args.data)], args.force)
+    out, model = _user_path(args.out), _user_path(args.model)
+    _check_output(out, [model, *_inputs(args.data)], args.force)
     if out != STDIO and Path(out).suffix.lower() not in (".csv", ".parquet", ".pq"):
         raise ValueError(f"--out {out}: use a .csv or .parquet file name, or - for CSV on stdout")
     to_csv = out == STDIO or Path(out).suffix.lower() == ".csv"
@@ -539,11 +765,11 @@ def run_apply(args: argparse.Namespace) -> None:
         raise ValueError("--column is empty: give the name of the new column, e.g. p_calibrated")
     if args.band is not None and args.column in ("p_lower", "p_upper"):
         raise ValueError(f"--column {args.column}: --band writes p_lower and p_upper; choose another name")
-    with steps.step(f"loading {args.model}"):
-        est = bayescal.load(args.model)
+    with steps.step(f"loading {model}"):
+        est = bayescal.load(model)
     if est.feature_aware:
         raise ValueError(
-            f"{args.model} holds {type(est).__name__}, which needs the features as well as the scores; "
+            f"{model} holds {type(est).__name__}, which needs the features as well as the scores; "
             "the command line applies score-only calibrators (use the Python API)"
         )
     with steps.step("reading " + ", ".join(args.data)):
@@ -553,7 +779,7 @@ def run_apply(args: argparse.Namespace) -> None:
     clash = [c for c in added if c in table.columns]
     if clash:
         raise ValueError(f"the input already has column(s) {clash}: pass --column another name, or drop them")
-    scores = _column_scores(_numbers(table[args.score], args.score), est.score_kind, args.score, args.model)
+    scores = _column_scores(_numbers(table[args.score], args.score), est.score_kind, args.score, model)
     with steps.step(f"calibrating {len(table)} scores"):
         table[args.column] = est.predict_proba(scores)[:, 1]
         if args.band is not None:
@@ -664,23 +890,33 @@ def run_report(args: argparse.Namespace) -> None:
             raise ValueError(f"{flag} {cost:g}: a cost is a finite number >= 0")
     if args.cost_fp == 0.0 and args.cost_fn == 0.0:
         raise ValueError("--cost-fp and --cost-fn are both 0: at least one error must cost something")
-    _check_output(args.out, _inputs(args.data), args.force)
-    steps = Progress(len(args.methods) + 3, _show_progress(args))
+    _check_seed(args.seed)
+    methods = {}  # every name checked before the data are read or anything is fitted
+    for name in args.methods:
+        if name in methods:
+            raise ValueError(f"--methods {name} is given twice: name each calibrator once")
+        methods[name] = get_calibrator_class(name)
+        if methods[name].feature_aware:
+            raise ValueError(f"method {name!r} needs features; the report compares score-only calibrators")
+    out = _user_path(args.out)
+    _check_output(out, _inputs(args.data), args.force)
+    steps = Progress(len(methods) + 3, _show_progress(args))
     with steps.step("reading " + ", ".join(args.data)):
         table = read_table(args.data, [args.score, args.label])
-    scores = _column_scores(table[args.score].to_numpy(), args.score_kind, args.score)
-    pos_label = _parse_label(args.pos_label, table[args.label], args.label)
-    y01, classes = check_labels(table[args.label].to_numpy(), pos_label=pos_label, name=f"column {args.label!r}")
+    scores = _column_scores(_numbers(table[args.score], args.score), args.score_kind, args.score)
+    labels = table[args.label]
+    pos_label = _parse_label(args.pos_label, labels, args.label)
+    with _pos_label_named(args.pos_label, pos_label, labels, args.label):
+        y01, classes = check_labels(labels.to_numpy(), pos_label=pos_label, name=f"column {args.label!r}")
+    # scikit-learn's split takes seeds below 2**32; a greater --seed gives it one derived from it
+    split_seed = args.seed if args.seed < 2**32 else int(np.random.SeedSequence(args.seed).generate_state(1)[0])
     s_cal, s_test, y_cal, y_test = train_test_split(
-        scores, y01, test_size=args.test_size, stratify=y01, random_state=args.seed
+        scores, y01, test_size=args.test_size, stratify=y01, random_state=split_seed
     )
     fitted, rows = {}, {}
     if args.score_kind == "probability":
         rows["uncalibrated"] = _metric_row(y_test, np.clip(s_test, 0, 1))
-    for name in args.methods:
-        cls = get_calibrator_class(name)
-        if cls.feature_aware:
-            raise ValueError(f"method {name!r} needs features; the report compares score-only calibrators")
+    for name, cls in methods.items():
         accepted = cls().get_params()
         params = {k: v for k, v in (("score_kind", args.score_kind), ("random_state", args.seed)) if k in accepted}
         with steps.step(f"fitting {name}"):
@@ -719,14 +955,14 @@ def run_report(args: argparse.Namespace) -> None:
         f"positive class {html.escape(str(classes[1]))}.</p><p>{html.escape(DEMO_ECE_NOTE)}</p>"
         f"<table><tr><th>calibrator</th>{head}</tr>{body}</table>{imgs}</body></html>"
     )
-    with steps.step(f"writing {args.out}"):
+    with steps.step(f"writing {out}"):
         _write_output(
-            args.out,
+            out,
             lambda path: sys.stdout.write(page) if path == STDIO else Path(path).write_text(page, encoding="utf-8"),
             args.force,
         )
-    print(f"wrote {'stdout' if args.out == STDIO else args.out}", file=sys.stderr if args.out == STDIO else sys.stdout)
-    print(_positive_line(classes), file=sys.stderr if args.out == STDIO else sys.stdout)
+    print(f"wrote {'stdout' if out == STDIO else out}", file=sys.stderr if out == STDIO else sys.stdout)
+    print(_positive_line(classes), file=sys.stderr if out == STDIO else sys.stdout)
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -765,7 +1001,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "demo", help="fit every calibrator on simulated data; print metrics; write a diagram", formatter_class=fmt
     )
     demo.add_argument("--out", default="demo_output", help="folder for reliability.png and metrics.csv")
-    demo.add_argument("--seed", type=int, default=0, help="random seed of the simulated data and the fits")
+    demo.add_argument(
+        "--seed", type=int, default=0, help="random seed of the simulated data and the fits (0 to 2**64 - 1)"
+    )
     demo.add_argument("--force", action="store_true", help="replace metrics.csv and reliability.png in --out if there")
 
     fit = sub.add_parser("fit", help="fit a calibrator on CSV/Parquet files and save it", formatter_class=fmt)
@@ -788,8 +1026,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "--seed",
         type=int,
         default=None,
-        help="seed of the calibrator's randomness (its random_state); the same seed gives the same "
-        "model (default: none, so runs of a randomised calibrator may differ)",
+        help="seed of the calibrator's randomness (its random_state), 0 to 2**64 - 1; the same seed gives "
+        "the same model (default: none, so runs of a randomised calibrator may differ)",
     )
     fit.add_argument(
         "--param",
@@ -831,7 +1069,12 @@ def _build_parser() -> argparse.ArgumentParser:
     report.add_argument("data", nargs="+", help="CSV or Parquet files (globs allowed; - reads CSV from stdin)")
     report.add_argument("--score", required=True, help="column of classifier scores")
     report.add_argument("--label", required=True, help="column of true binary labels")
-    report.add_argument("--methods", nargs="+", default=["dpm", "isotonic", "platt"], help="calibrator names")
+    report.add_argument(
+        "--methods",
+        nargs="+",
+        default=["dpm", "isotonic", "platt"],
+        help="score-only calibrator names, each once (a name given twice is refused)",
+    )
     report.add_argument(
         "--score-kind",
         default="probability",
@@ -846,7 +1089,9 @@ def _build_parser() -> argparse.ArgumentParser:
     report.add_argument("--test-size", type=float, default=0.5, help="share of rows held out for evaluation")
     report.add_argument("--cost-fp", type=float, default=1.0, help="cost of a false positive (decision regions)")
     report.add_argument("--cost-fn", type=float, default=1.0, help="cost of a false negative (decision regions)")
-    report.add_argument("--seed", type=int, default=0, help="seed of the split and the Bayesian fits")
+    report.add_argument(
+        "--seed", type=int, default=0, help="seed of the split and the Bayesian fits (0 to 2**64 - 1, as for fit)"
+    )
     report.add_argument("--out", default="report.html", help="the HTML file to write (- for stdout)")
     report.add_argument("--force", action="store_true", help="replace --out if it exists")
     return parser
@@ -866,6 +1111,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "demo":
+            _check_seed(args.seed)
             run_demo(args.out, random_state=args.seed, progress=_show_progress(args), force=args.force)
         elif args.command == "fit":
             run_fit(args)
@@ -877,8 +1123,17 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # one line for users; the traceback with --debug
         if args.debug:
             raise
-        print(f"bayescal: error: {exc}", file=sys.stderr)
+        print(f"bayescal: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+
+
+def _one_line(exc: BaseException) -> str:
+    """An error's message as one line: its first line, saying that ``--debug`` shows the rest
+    (another library's message can run to a table of many lines)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    return lines[0] + (" (bayescal --debug ... shows the whole message)" if len(lines) > 1 else "")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -215,7 +215,7 @@ def _tree(est: Any) -> tuple[xr.DataTree, dict[str, Any]]:
 def _as_path(path: Any, name: str) -> Path:
     if not isinstance(path, (str, os.PathLike)) or (isinstance(path, str) and not path):
         raise ValueError(f"{name}={path!r} is not a file name: pass a str or pathlib.Path such as 'model.nc'.")
-    return Path(path)
+    return Path(path).expanduser()  # '~/model.nc' is in the home folder, not in a folder named '~'
 
 
 def _umask() -> int:

@@ -36,7 +36,7 @@ def test_fit_then_apply_matches_the_library(files, tmp_path, capsys):
 
 
 def test_glob_and_dask_route_agree_with_pandas(files, tmp_path):
-    frame, csv, _ = files
+    frame, _, _ = files
     frame.iloc[:400].to_csv(tmp_path / "part-1.csv", index=False)
     frame.iloc[400:].to_csv(tmp_path / "part-2.csv", index=False)
     a, b = tmp_path / "a.nc", tmp_path / "b.nc"
@@ -630,7 +630,6 @@ def test_apply_refuses_a_column_name_that_the_band_or_nothing_would_take(files, 
 def test_apply_keeps_the_input_columns_as_written(files, tmp_path):
     """Columns passed through are the text of the CSV: a zip code keeps its leading zero, the
     country code NA (Namibia) and an empty cell stay what they were; the scores are numbers."""
-    frame, _, _ = files
     model = _platt_model(files, tmp_path)
     data = tmp_path / "keep.csv"
     data.write_text("zip,country,note,score\n02134,NA,,0.25\n10001,US,x,0.75\n")
@@ -745,3 +744,300 @@ def test_apply_refuses_a_model_that_needs_features(tmp_path, capsys):
     assert main(["apply", str(model), str(data), "--score", "score", "--out", str(tmp_path / "o.csv")]) == 2
     err = _error(capsys)
     assert "needs the features" in err and "applies score-only calibrators" in err
+
+
+# ---- review of the command line (audit_cli findings 1-9) ----------------------------------------
+def _sorted_scores_file(path, *, tail=300, extra: str = ""):
+    """A CSV sorted by score, as many are: 70,000 rows whose scores are written as integers (0 or
+    1: more than Dask's 256 kB sample), then ``tail`` rows of fractional scores, then ``extra``;
+    an unused column holds numbers and then text."""
+    rng = np.random.default_rng(5)
+    s = rng.random(tail)
+    y = (rng.random(tail) < s).astype(int)
+    lines = ["zip,score,label"] + ["1,0,0", "1,1,1"] * 35_000
+    lines += [f"A{i},{si!r},{yi}" for i, (si, yi) in enumerate(zip(s.tolist(), y.tolist()))]
+    path.write_text("\n".join(lines) + "\n" + extra)
+    return path
+
+
+@pytest.fixture
+def small_dask_blocks(monkeypatch):
+    from bayescal import cli
+
+    monkeypatch.setattr(cli, "DASK_CSV_BLOCKSIZE", 100_000)  # several partitions from a small file
+
+
+def test_dask_route_reads_a_file_whose_first_scores_are_integers(tmp_path, small_dask_blocks, capsys):
+    """Dask guessed the score column to be int64 from its first 256 kB and failed on the first
+    fractional score (a 17-line table of dtypes); the pandas route fitted the file. Only the score
+    and label columns are read, the scores as float64, the labels typed as pandas types them."""
+    data = _sorted_scores_file(tmp_path / "sorted.csv")
+    fits = {}
+    for route, extra in (("pandas", []), ("dask", ["--dask-above", "0"])):
+        out = tmp_path / f"{route}.nc"
+        assert main(_fit_args(data, out, *extra)) == 0, capsys.readouterr().err
+        fits[route] = bayescal.load(out)
+    assert list(fits["dask"].classes_) == list(fits["pandas"].classes_) == [0, 1]
+    assert fits["dask"].classes_.dtype.kind == fits["pandas"].classes_.dtype.kind == "i"
+    q = np.linspace(0.05, 0.95, 7)
+    np.testing.assert_allclose(fits["dask"].predict_proba(q), fits["pandas"].predict_proba(q), atol=5e-3)
+
+
+@pytest.mark.parametrize(
+    ("values", "pos_label", "classes"),
+    [(("0", "1"), "0", [1, 0]), (("False", "True"), "false", [True, False]), (("no", "yes"), "no", ["yes", "no"])],
+)
+def test_dask_route_types_labels_as_pandas_does(tmp_path, small_dask_blocks, capsys, values, pos_label, classes):
+    """The same labels give the same classes, with --pos-label read by the column's type, and
+    text labels are refused without --pos-label with the same message, on both routes."""
+    rng = np.random.default_rng(6)
+    s = rng.random(12_000)
+    y = rng.random(12_000) < s
+    data = tmp_path / "d.csv"
+    pd.DataFrame({"score": s, "label": np.where(y, values[1], values[0])}).to_csv(data, index=False)
+    errors = []
+    for route, extra in (("pandas", []), ("dask", ["--dask-above", "0"])):
+        if values[0] == "no":
+            assert main(_fit_args(data, tmp_path / f"{route}-x.nc", *extra)) == 2
+            errors.append(_error(capsys))
+        out = tmp_path / f"{route}.nc"
+        assert main(_fit_args(data, out, "--pos-label", pos_label, *extra)) == 0, capsys.readouterr().err
+        fitted = bayescal.load(out)
+        assert fitted.classes_.tolist() == classes and type(fitted.classes_.tolist()[0]) is type(classes[0])
+    assert len(set(errors)) <= 1 and all("--pos-label" in e for e in errors)
+
+
+def test_dask_route_names_a_missing_label_as_the_pandas_route_does(tmp_path, small_dask_blocks, capsys):
+    """Missing labels after Dask's sample gave its dtype table; now the one line of the pandas
+    route, with the count over the whole data and the first row."""
+    data = _sorted_scores_file(tmp_path / "gaps.csv", extra="B1,0.5,\nB2,0.25,\n")
+    lines = data.read_text().splitlines()
+    lines[40_000] = lines[40_000].rsplit(",", 1)[0] + ","  # one more, in an earlier partition
+    data.write_text("\n".join(lines) + "\n")
+    errors = []
+    for extra in ([], ["--dask-above", "0"]):
+        assert main(_fit_args(data, tmp_path / "m.nc", *extra)) == 2
+        errors.append(_error(capsys))
+    assert errors[0] == errors[1], errors
+    assert "column 'label' has NaN or infinite values (3, first at index 39999)" in errors[1]
+
+
+def test_a_multi_line_error_is_printed_as_one_line(files, monkeypatch, capsys):
+    from bayescal import cli
+
+    table = "Mismatched dtypes found in `pd.read_csv`.\n\n+--------+\n| Column |\n+--------+"
+
+    def fails(args):
+        raise ValueError(table)
+
+    monkeypatch.setattr(cli, "run_fit", fails)
+    argv = ["fit", str(files[1]), "--score", "score", "--label", "label"]
+    assert main(argv) == 2
+    err = _error(capsys)
+    assert "\n" not in err and err.startswith("bayescal: error: Mismatched dtypes found") and "--debug" in err
+    with pytest.raises(ValueError) as raised:
+        main(["--debug", *argv])
+    assert str(raised.value) == table
+
+
+def _categorical_labels(tmp_path, frame, words=("ok", "fraud")):
+    data = tmp_path / "cat.parquet"
+    frame.assign(label=pd.Categorical(np.where(frame["label"] == 1, words[1], words[0]))).to_parquet(data)
+    return data
+
+
+def test_categorical_text_labels_need_pos_label_as_text_labels_do(files, tmp_path, capsys):
+    """Dictionary-encoded (categorical) text labels were fitted with the greater word as the
+    positive class, without a word; they follow the rule of text labels in fit (both routes)
+    and report, and --pos-label is read by the categories' type."""
+    frame, _, _ = files
+    data = _categorical_labels(tmp_path, frame)
+    text = tmp_path / "text.csv"
+    frame.assign(label=np.where(frame["label"] == 1, "fraud", "ok")).to_csv(text, index=False)
+    assert main(_fit_args(text, tmp_path / "t.nc")) == 2
+    want = _error(capsys)
+    report = ["report", str(data), "--score", "score", "--label", "label", "--methods", "platt"]
+    for argv in (
+        _fit_args(data, tmp_path / "m.nc"),
+        _fit_args(data, tmp_path / "m.nc", "--dask-above", "0"),
+        [*report, "--out", str(tmp_path / "r.html")],
+    ):
+        assert main(argv) == 2
+        assert _error(capsys) == want
+    for extra in ([], ["--dask-above", "0"]):
+        out = tmp_path / f"m{len(extra)}.nc"
+        assert main(_fit_args(data, out, "--pos-label", "fraud", *extra)) == 0
+        assert list(bayescal.load(out).classes_) == ["ok", "fraud"]
+    assert main([*report, "--pos-label", "fraud", "--out", str(tmp_path / "r.html")]) == 0
+    assert "positive class: 'fraud'" in capsys.readouterr().out
+    codes = tmp_path / "codes.parquet"  # categories that are numbers: --pos-label is a number
+    frame.assign(label=pd.Categorical(frame["label"])).to_parquet(codes)
+    for extra in ([], ["--dask-above", "0"]):
+        out = tmp_path / f"c{len(extra)}.nc"
+        assert main(_fit_args(codes, out, "--pos-label", "0", *extra)) == 0
+        assert bayescal.load(out).classes_.tolist() == [1, 0]
+
+
+def test_tilde_is_the_home_folder_in_every_path(files, tmp_path, monkeypatch, capsys):
+    """The shell leaves ~ alone after = and in quotes: ~/x made a folder named ~ (demo) or was
+    'no such file'; every path of every command, and bayescal.save / load, expand it."""
+    frame, csv, _ = files
+    home, cwd = tmp_path / "home", tmp_path / "cwd"
+    home.mkdir()
+    cwd.mkdir()
+    (home / "d.csv").write_bytes(csv.read_bytes())
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(bayescal, "calibrators", lambda: ["platt"])
+    common = ["--score", "score", "--label", "label"]
+    assert main(["fit", "~/d.csv", *common, "--method", "platt", "--out=~/m.nc"]) == 0
+    assert main(["apply", "~/m.nc", "~/d.csv", "--score", "score", "--out=~/o.csv"]) == 0
+    assert main(["report", "~/d.csv", *common, "--methods", "platt", "--out=~/r.html"]) == 0
+    assert main(["demo", "--out=~/demo"]) == 0
+    est = bayescal.make_calibrator("platt").fit(frame["score"], frame["label"])
+    est.save("~/api.nc")
+    np.testing.assert_allclose(bayescal.load("~/api.nc").predict_proba([0.3]), est.predict_proba([0.3]))
+    assert sorted(p.name for p in home.iterdir()) == ["api.nc", "d.csv", "demo", "m.nc", "o.csv", "r.html"]
+    assert sorted(p.name for p in (home / "demo").iterdir()) == ["metrics.csv", "reliability.png"]
+    assert list(cwd.iterdir()) == []  # no folder named ~
+    capsys.readouterr()
+    assert main(["fit", "~/d.csv", *common, "--method", "platt", "--out=~no-such-user-x/m.nc"]) == 2
+    err = _error(capsys)
+    assert "no user's home folder" in err and "create it" not in err
+
+
+def test_apply_refuses_dates_and_time_spans_as_scores(files, tmp_path, capsys):
+    """apply read a time-span column as nanoseconds and calibrated it; fit refused it by name."""
+    _, csv, _ = files
+    decision = tmp_path / "m.nc"
+    assert main(_fit_args(csv, decision, "--score-kind", "decision")) == 0
+    capsys.readouterr()
+    for column in (pd.to_timedelta([-2, 0, 3], unit="ns"), pd.to_datetime(["2024-01-01", "2024-01-02", "2024-01-03"])):
+        data = tmp_path / "dates.parquet"
+        pd.DataFrame({"score": column}).to_parquet(data)
+        out = tmp_path / "o.csv"
+        assert main(["apply", str(decision), str(data), "--score", "score", "--out", str(out)]) == 2
+        assert "column 'score' has non-numeric values, text, dates or time spans" in _error(capsys)
+        assert not out.exists()
+
+
+def test_a_file_named_twice_is_refused(files, tmp_path, monkeypatch, capsys):
+    """A file given twice (by a glob and by name, as ./x and x, by a link) was read twice, its
+    rows counting twice in the fit (and written twice by apply)."""
+    frame, _, _ = files
+    monkeypatch.chdir(tmp_path)
+    frame.to_csv("part-1.csv", index=False)
+    frame.to_csv("part-2.csv", index=False)
+    (tmp_path / "link.csv").symlink_to(tmp_path / "part-1.csv")
+    model = tmp_path / "m.nc"
+    assert main(_fit_args("part-2.csv", model)) == 0
+    capsys.readouterr()
+    for data in (
+        ["part-*.csv", "part-1.csv"],
+        ["./part-1.csv", "part-1.csv"],
+        ["part-1.csv"] * 2,
+        ["part-1.csv", "link.csv"],
+    ):
+        assert main(["fit", *data, "--score", "score", "--label", "label", "--method", "platt", "--out", "x.nc"]) == 2
+        err = _error(capsys)
+        assert "given twice" in err and ("part-1.csv" in err or "link.csv" in err), err
+        assert main(["apply", str(model), *data, "--score", "score", "--out", "o.csv"]) == 2
+        assert "given twice" in _error(capsys)
+    assert not (tmp_path / "x.nc").exists() and not (tmp_path / "o.csv").exists()
+
+
+def test_report_checks_every_method_before_reading_the_data(files, tmp_path, monkeypatch, capsys):
+    """An unknown or feature-aware name after the first was found only after reading the data
+    and fitting the methods before it; a name given twice was fitted twice."""
+    from bayescal import cli
+
+    def no_read(*args, **kwargs):
+        raise AssertionError("read the data before checking --methods")
+
+    monkeypatch.setattr(cli, "read_table", no_read)
+    _, csv, _ = files
+    report = ["report", str(csv), "--score", "score", "--label", "label", "--out", str(tmp_path / "r.html")]
+    for methods, message in (
+        (["isotonic", "mbct"], "method 'mbct' needs features"),
+        (["isotonic", "nope"], "Unknown calibrator 'nope'"),
+        (["platt", "isotonic", "platt"], "--methods platt is given twice"),
+    ):
+        assert main([*report, "--methods", *methods]) == 2
+        assert message in _error(capsys)
+    with pytest.raises(SystemExit):
+        main(["report", "--help"])
+    assert "each once" in " ".join(capsys.readouterr().out.split())
+
+
+def test_fit_and_report_name_the_score_cell_that_is_no_number(tmp_path, capsys):
+    data = tmp_path / "oops.csv"
+    data.write_text("id,score\n1,0.5\n2,oops\n3,0.25\n")
+    for argv in (
+        ["fit", str(data), "--score", "score", "--label", "id", "--method", "platt", "--out", str(tmp_path / "m.nc")],
+        [
+            "report",
+            str(data),
+            "--score",
+            "score",
+            "--label",
+            "id",
+            "--methods",
+            "platt",
+            "--out",
+            str(tmp_path / "r.html"),
+        ],
+    ):
+        assert main(argv) == 2
+        assert "column 'score' has non-numeric text ('oops' in data row 2): fix or drop those rows" in _error(capsys)
+
+
+def test_apply_refuses_files_whose_columns_differ(files, tmp_path, capsys):
+    """pandas took the union of the columns and padded each file with empty cells."""
+    model = _platt_model(files, tmp_path)
+    capsys.readouterr()
+    p1, p2 = tmp_path / "p1.csv", tmp_path / "p2.csv"
+    p1.write_text("id,score\n1,0.25\n")
+    p2.write_text("score,other\n0.75,z\n")
+    out = tmp_path / "o.csv"
+    assert main(["apply", str(model), str(p1), str(p2), "--score", "score", "--out", str(out)]) == 2
+    err = _error(capsys)
+    assert f"{p2} has columns ['score', 'other'] where {p1} has ['id', 'score']" in err
+    assert not out.exists()
+    p2.write_text("score,id\n0.75,2\n")  # the same columns in another order are matched by name
+    assert main(["apply", str(model), str(p1), str(p2), "--score", "score", "--out", str(out)]) == 0
+    assert pd.read_csv(out)["id"].tolist() == [1, 2]
+
+
+def test_seed_and_pos_label_errors_name_the_options(files, tmp_path, capsys):
+    _, csv, _ = files
+    report = ["report", str(csv), "--score", "score", "--label", "label", "--methods", "platt"]
+    for argv in (
+        _fit_args(csv, tmp_path / "m.nc", "--seed", "-1"),
+        _fit_args(csv, tmp_path / "m.nc", "--seed", str(2**64)),
+        [*report, "--seed", "-1", "--out", str(tmp_path / "r.html")],
+        [*report, "--seed", str(2**64), "--out", str(tmp_path / "r.html")],
+        ["demo", "--seed", "-1", "--out", str(tmp_path / "demo")],
+    ):
+        assert main(argv) == 2
+        err = _error(capsys)
+        assert "--seed" in err and "from 0 to 2**64 - 1" in err and "random_state" not in err, err
+    for argv in (
+        _fit_args(csv, tmp_path / "m.nc", "--pos-label", "2"),
+        _fit_args(csv, tmp_path / "m.nc", "--pos-label", "2", "--dask-above", "0"),
+        [*report, "--pos-label", "2", "--out", str(tmp_path / "r.html")],
+    ):
+        assert main(argv) == 2
+        err = _error(capsys)
+        assert "--pos-label 2: column 'label' has no label 2; its labels are 0, 1" in err and "pos_label=" not in err
+
+
+def test_report_takes_the_seeds_fit_takes(files, tmp_path, capsys):
+    """report passed --seed to scikit-learn's split, which refuses seeds from 2**32 on; fit takes
+    seeds up to 2**64 - 1."""
+    _, csv, _ = files
+    for seed in (str(2**32), str(2**64 - 1)):
+        assert main(_fit_args(csv, tmp_path / f"m{seed}.nc", "--seed", seed)) == 0
+        out = tmp_path / f"r{seed}.html"
+        argv = ["report", str(csv), "--score", "score", "--label", "label", "--methods", "isotonic", "--seed", seed]
+        assert main([*argv, "--out", str(out)]) == 0, capsys.readouterr().err
+        assert f"split seed {seed}" in out.read_text()
