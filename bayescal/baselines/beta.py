@@ -8,6 +8,7 @@ from scipy.special import expit, log_expit, logit
 
 from bayescal import _schema as schema
 from bayescal.base import Calibrator
+from bayescal.baselines._extremes import ExactExtremes
 from bayescal.baselines._logistic import logistic_fit
 from bayescal.data import PROB_EPS, ScoreData
 
@@ -16,7 +17,7 @@ __all__ = ["BetaCalibration"]
 _T_MAX = float(logit(1.0 - PROB_EPS))
 
 
-class BetaCalibration(Calibrator):
+class BetaCalibration(ExactExtremes, Calibrator):
     r"""Beta calibration: a logistic map in :math:`\ln p` and :math:`\ln(1-p)`.
 
     The three-parameter family (``parameters="abm"``) is
@@ -77,6 +78,11 @@ class BetaCalibration(Calibrator):
         :math:`c = (a - b) \ln 2`).
     m_ : float
         The score (on the probability scale) mapped to 1/2; NaN when the map never crosses 1/2.
+    t_limits_ : ndarray of shape (2,)
+        Working-scale levels at which exact 0 and 1 probability scores are read (and below
+        or above which every score is clipped): next to the observed scores, not at the
+        logit clip's :math:`\pm 27.6` (:mod:`bayescal.baselines._extremes`); infinite where
+        the fitted scores hold no exact 0 or 1, and for decision values.
 
     References
     ----------
@@ -107,7 +113,7 @@ class BetaCalibration(Calibrator):
 
     def _fit(self, data: ScoreData, X=None) -> None:
         self._check_params()
-        t, y, w = data.t, data.y.astype(np.float64), data.w
+        t, y, w = self._fit_limits(data), data.y.astype(np.float64), data.w
         # slope rows: ln(p/(1-p)) = t for "am"; ln p and -ln(1-p) = t - ln p otherwise
         # (ln(1-p) = ln p - t has an absolute error ~1e-16 where p ~ 1); "ab" shifts both by ln 2
         if self.parameters == "am":
@@ -148,5 +154,6 @@ class BetaCalibration(Calibrator):
         return float(expit(brentq(eta, lo, hi, xtol=1e-12)))
 
     def _calibrate(self, t, X=None):
+        t = self._limited(t)
         lp = log_expit(t)
         return expit((self.a_ - self.b_) * lp + self.b_ * t + self.c_)  # a ln p - b (ln p - t) + c

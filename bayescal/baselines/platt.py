@@ -8,13 +8,14 @@ from scipy.special import expit
 from bayescal import _schema as schema
 from bayescal._stats import weighted_mean_std
 from bayescal.base import Calibrator
+from bayescal.baselines._extremes import ExactExtremes
 from bayescal.baselines._logistic import logistic_fit
 from bayescal.data import ScoreData
 
 __all__ = ["PlattScaling"]
 
 
-class PlattScaling(Calibrator):
+class PlattScaling(ExactExtremes, Calibrator):
     r"""Platt scaling: a logistic curve on the working scale.
 
     .. math:: P(y=1 \mid t) = \sigma(a t + b)
@@ -31,6 +32,16 @@ class PlattScaling(Calibrator):
     smooth_targets : bool, default True
         Use Platt's smoothed targets; ``False`` fits the 0/1 labels.
 
+    Attributes
+    ----------
+    coef_, intercept_ : float
+        :math:`a` and :math:`b` of the map on the working scale.
+    t_limits_ : ndarray of shape (2,)
+        Working-scale levels at which exact 0 and 1 probability scores are read (and below
+        or above which every score is clipped): next to the observed scores, not at the
+        logit clip's :math:`\pm 27.6` (:mod:`bayescal.baselines._extremes`); infinite where
+        the fitted scores hold no exact 0 or 1, and for decision values.
+
     References
     ----------
     Platt, J. (1999). Probabilistic outputs for support vector machines and comparisons to
@@ -45,7 +56,7 @@ class PlattScaling(Calibrator):
         self.smooth_targets = smooth_targets
 
     def _fit(self, data: ScoreData, X=None) -> None:
-        t, y, w = data.t, data.y, data.w
+        t, y, w = self._fit_limits(data), data.y, data.w
         n1 = w[y == 1].sum()
         n0 = w[y == 0].sum()
         if self.smooth_targets:
@@ -61,4 +72,4 @@ class PlattScaling(Calibrator):
         self.intercept_ = float(b - a * mu / sd)
 
     def _calibrate(self, t, X=None):
-        return expit(self.coef_ * t + self.intercept_)
+        return expit(self.coef_ * self._limited(t) + self.intercept_)

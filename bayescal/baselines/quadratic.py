@@ -8,13 +8,14 @@ from scipy.special import expit
 from bayescal import _schema as schema
 from bayescal._stats import weighted_mean_std
 from bayescal.base import Calibrator
+from bayescal.baselines._extremes import ExactExtremes
 from bayescal.baselines._logistic import logistic_fit
 from bayescal.data import ScoreData
 
 __all__ = ["QuadraticScaling"]
 
 
-class QuadraticScaling(Calibrator):
+class QuadraticScaling(ExactExtremes, Calibrator):
     r"""Quadratic scaling: a logistic curve in the logit and its square.
 
     .. math:: \operatorname{logit} P(y=1 \mid t) = c + a\,t + b\,t^2,
@@ -46,6 +47,11 @@ class QuadraticScaling(Calibrator):
         cancel where the scores sit far from 0 against their spread (decision values of
         :math:`10^8 \pm 1` lost all precision). Absent from files written before it, whose maps
         are evaluated from ``coef_`` and ``intercept_``.
+    t_limits_ : ndarray of shape (2,)
+        Working-scale levels at which exact 0 and 1 probability scores are read (and below
+        or above which every score is clipped): next to the observed scores, not at the
+        logit clip's :math:`\pm 27.6` (:mod:`bayescal.baselines._extremes`); infinite where
+        the fitted scores hold no exact 0 or 1, and for decision values.
 
     References
     ----------
@@ -68,7 +74,7 @@ class QuadraticScaling(Calibrator):
 
     def _fit(self, data: ScoreData, X=None) -> None:
         keep = data.w > 0  # zero weight drops the row, as repeating it zero times would
-        t, y, w = data.t[keep], data.y[keep].astype(np.float64), data.w[keep]
+        t, y, w = self._fit_limits(data)[keep], data.y[keep].astype(np.float64), data.w[keep]
         self.t_range_ = np.array([t.min(), t.max()])
         mu, sd = weighted_mean_std(t, w)
         if not t.max() > t.min() or not sd > 0:  # one distinct score: only the intercept is identified

@@ -9,6 +9,7 @@ from bayescal import _schema as schema
 from bayescal._interp import search_sorted
 from bayescal._validation import random_generator
 from bayescal.base import Calibrator
+from bayescal.baselines._extremes import ExactExtremes
 from bayescal.baselines._logistic import logistic_fit
 from bayescal.baselines.histogram import equal_mass_bins
 from bayescal.data import ScoreData
@@ -16,7 +17,7 @@ from bayescal.data import ScoreData
 __all__ = ["ScalingBinning"]
 
 
-class ScalingBinning(Calibrator):
+class ScalingBinning(ExactExtremes, Calibrator):
     r"""Scaling-binning: Platt scaling, then equal-mass binning of its outputs.
 
     Algorithm (Kumar et al. 2019, section 4, with their two-part split):
@@ -78,6 +79,11 @@ class ScalingBinning(Calibrator):
     n_bins_ : int
         Bins actually used (fewer than ``n_bins`` when the binning part has ties or few
         distinct values).
+    t_limits_ : ndarray of shape (2,)
+        Working-scale levels at which exact 0 and 1 probability scores are read (and below
+        or above which every score is clipped): next to the observed scores, not at the
+        logit clip's :math:`\pm 27.6` (:mod:`bayescal.baselines._extremes`); infinite where
+        the fitted scores hold no exact 0 or 1, and for decision values.
 
     References
     ----------
@@ -139,10 +145,11 @@ class ScalingBinning(Calibrator):
                     f"The {name} part of the split has zero total weight: give more samples positive weight."
                 )
         fit_rows = w_scaling > 0
-        design = np.vstack([data.t[fit_rows], np.ones(int(fit_rows.sum()))])
+        t = self._fit_limits(data)
+        design = np.vstack([t[fit_rows], np.ones(int(fit_rows.sum()))])
         coef, intercept = logistic_fit(design, data.y[fit_rows].astype(np.float64), w_scaling[fit_rows], intercept=True)
         part = w_binning > 0  # zero-weight rows carry no information
-        g = expit(coef * data.t[part] + intercept)
+        g = expit(coef * t[part] + intercept)
         w = w_binning[part]
         uniq, bin_of_uniq, inverse = equal_mass_bins(g, w, int(self.n_bins))
         n_used = int(bin_of_uniq[-1]) + 1
@@ -157,5 +164,5 @@ class ScalingBinning(Calibrator):
         self.n_bins_ = n_used
 
     def _calibrate(self, t, X=None):
-        g = expit(self.platt_coef_ * t + self.platt_intercept_)
+        g = expit(self.platt_coef_ * self._limited(t) + self.platt_intercept_)
         return self.bin_values_[search_sorted(self.edges_, g, side="right")]

@@ -13,6 +13,7 @@ from bayescal._stats import weighted_mean_std
 from bayescal._typing import RandomStateLike
 from bayescal._validation import check_integer, random_generator
 from bayescal.base import Calibrator
+from bayescal.baselines._extremes import ExactExtremes
 from bayescal.data import ScoreData
 
 __all__ = ["SplineCalibration", "natural_cubic_basis", "penalised_logistic"]
@@ -101,7 +102,7 @@ def penalised_logistic(
     return b[:-1], float(b[-1])
 
 
-class SplineCalibration(Calibrator):
+class SplineCalibration(ExactExtremes, Calibrator):
     r"""Spline calibration: a penalised logistic regression on a natural cubic spline of the logit.
 
     .. math:: \operatorname{logit} P(y=1 \mid t) = c + \sum_j \beta_j N_j(t),
@@ -152,6 +153,11 @@ class SplineCalibration(Calibrator):
         Coefficients of :func:`natural_cubic_basis` of :math:`z` with ``z_knots_`` (with at
         most two distinct scores, no knots: the coefficient of :math:`z`, or none).
     intercept_ : float
+    t_limits_ : ndarray of shape (2,)
+        Working-scale levels at which exact 0 and 1 probability scores are read (and below
+        or above which every score is clipped): next to the observed scores, not at the
+        logit clip's :math:`\pm 27.6` (:mod:`bayescal.baselines._extremes`); infinite where
+        the fitted scores hold no exact 0 or 1, and for decision values.
 
     References
     ----------
@@ -266,7 +272,7 @@ class SplineCalibration(Calibrator):
     def _fit(self, data: ScoreData, X=None) -> None:
         n_knots, Cs, cv = self._check_params()
         keep = data.w > 0
-        t, y, w = data.t[keep], data.y[keep], data.w[keep]
+        t, y, w = self._fit_limits(data)[keep], data.y[keep], data.w[keep]
         mu, sd = weighted_mean_std(t, w)
         sd = sd if sd > 0 else 1.0
         z = (t - mu) / sd  # knots and basis on a standardised scale, for conditioning
@@ -317,7 +323,7 @@ class SplineCalibration(Calibrator):
 
     def _calibrate(self, t, X=None):
         mu, sd = self.z_centre_scale_
-        z = (np.asarray(t, dtype=np.float64) - mu) / sd
+        z = (self._limited(np.asarray(t, dtype=np.float64)) - mu) / sd
         knots = self.z_knots_
         if knots.size < 3:
             return expit(self.intercept_ + (self.coef_[0] * z if self.coef_.size else 0.0 * z))

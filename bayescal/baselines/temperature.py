@@ -7,13 +7,14 @@ from scipy.special import expit
 
 from bayescal import _schema as schema
 from bayescal.base import Calibrator
+from bayescal.baselines._extremes import ExactExtremes
 from bayescal.baselines._logistic import logistic_fit
 from bayescal.data import ScoreData
 
 __all__ = ["TemperatureScaling"]
 
 
-class TemperatureScaling(Calibrator):
+class TemperatureScaling(ExactExtremes, Calibrator):
     r"""Temperature scaling of the logit: one parameter, no intercept.
 
     .. math:: P(y=1 \mid t) = \sigma(t / T), \qquad T > 0,
@@ -50,6 +51,11 @@ class TemperatureScaling(Calibrator):
     class_prior_se_ : float
         Standard error of ``class_prior_``, :math:`\sqrt{\pi(1-\pi)/n_\mathrm{eff}}` with
         Kish's effective size :math:`n_\mathrm{eff} = (\sum w)^2 / \sum w^2`.
+    t_limits_ : ndarray of shape (2,)
+        Working-scale levels at which exact 0 and 1 probability scores are read (and below
+        or above which every score is clipped): next to the observed scores, not at the
+        logit clip's :math:`\pm 27.6` (:mod:`bayescal.baselines._extremes`); infinite where
+        the fitted scores hold no exact 0 or 1, and for decision values.
 
     Notes
     -----
@@ -83,7 +89,7 @@ class TemperatureScaling(Calibrator):
         self.score_kind = score_kind
 
     def _fit(self, data: ScoreData, X=None) -> None:
-        t, y, w = data.t, data.y.astype(np.float64), data.w
+        t, y, w = self._fit_limits(data), data.y.astype(np.float64), data.w
         scale = float(np.sqrt(np.average(t * t, weights=w))) if np.any(t != 0) else 1.0
         (a,) = logistic_fit(np.ascontiguousarray((t / scale)[None, :]), y, w, intercept=False)
         self.coef_ = float(max(a, 0.0) / scale)
@@ -105,4 +111,4 @@ class TemperatureScaling(Calibrator):
         )
 
     def _calibrate(self, t, X=None):
-        return expit(self.coef_ * t)
+        return expit(self.coef_ * self._limited(t))
