@@ -89,7 +89,8 @@ class TemperatureScaling(ExactExtremes, Calibrator):
         self.score_kind = score_kind
 
     def _fit(self, data: ScoreData, X=None) -> None:
-        t, y, w = self._fit_limits(data), data.y.astype(np.float64), data.w
+        keep = data.w > 0  # a row of weight 0 is no row (its score could make the scale 0 below)
+        t, y, w = self._fit_limits(data)[keep], data.y[keep].astype(np.float64), data.w[keep]
         scale = float(np.sqrt(np.average(t * t, weights=w))) if np.any(t != 0) else 1.0
         (a,) = logistic_fit(np.ascontiguousarray((t / scale)[None, :]), y, w, intercept=False)
         self.coef_ = float(max(a, 0.0) / scale)

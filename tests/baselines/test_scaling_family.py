@@ -133,6 +133,15 @@ def test_temperature_keeps_the_threshold_and_is_constant_for_useless_scores():
     assert np.isfinite(anti.coef_) and anti.coef_ >= 0
 
 
+def test_temperature_ignores_rows_of_weight_zero():
+    """Every weighted score at 0.5 and one other score of weight 0: the scale was taken over the
+    weighted rows (0) but guarded over all of them, and the fit divided by zero."""
+    s = np.r_[np.full(10, 0.5), 0.9]
+    y = np.r_[np.tile([0, 1], 5), 1]
+    cal = TemperatureScaling().fit(s, y, sample_weight=np.r_[np.ones(10), 0.0])
+    np.testing.assert_array_equal(cal.predict_proba(s), TemperatureScaling().fit(s[:10], y[:10]).predict_proba(s))
+
+
 # ---- spline -----------------------------------------------------------------------------
 
 
