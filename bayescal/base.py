@@ -1250,6 +1250,38 @@ class PriorShiftedCalibrator(Calibrator):
             else:
                 self.__dict__.pop(name, None)
 
+    def predict_interval(
+        self, scores: ArrayLike, ci_prob: float | None = None, *, X: ArrayLike | None = None
+    ) -> xr.DataArray:
+        r"""The interval of the calibrated P(y=1) at each score under the shifted prior.
+
+        When ``calibrator_`` has an interval of its own rather than one of its map draws
+        (Venn-Abers' pair :math:`[p_0, p_1]`) and the prior is one number, that interval with
+        each end shifted by :func:`shift_odds` (the shifted probability, :func:`shift_odds` of
+        the original's, lies inside it, as the shift keeps the order); otherwise the
+        equal-tailed interval of the shifted draws (:meth:`Calibrator.predict_interval`).
+
+        Parameters
+        ----------
+        scores : array-like of shape (n,) or (n, 1)
+            Scores on the input scale.
+        ci_prob : float, optional
+            As in :meth:`Calibrator.predict_interval` (ignored by a Venn-Abers pair).
+        X : array-like of shape (n, d), optional
+            Features, for feature-aware calibrators only.
+
+        Returns
+        -------
+        xarray.DataArray
+            As ``calibrator_.predict_interval``, named ``p_interval``, dims ``(obs_id, ci_bound)``.
+        """
+        check_is_fitted(self)
+        own = type(self.calibrator_).predict_interval is not Calibrator.predict_interval
+        if own and self.prior_draws_.size == 1:
+            inner = self.calibrator_.predict_interval(scores, ci_prob, X=X)
+            return inner.copy(data=shift_odds(inner.values, self.base_prior_draws_.item(), self.prior_draws_.item()))
+        return super().predict_interval(scores, ci_prob, X=X)
+
     def _base_prior_draws(self) -> np.ndarray:
         """The deployment prior of each draw of the shifted map, ``(chain, draw)``: a further shift
         starts from it (not from its mean, ``class_prior_``)."""

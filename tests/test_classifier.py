@@ -312,6 +312,51 @@ def test_ensemble_of_venn_abers_merges_folds_as_cross_venn_abers():
     np.testing.assert_allclose(model.predict_posterior(Xt).values[0, 0], g1 / (g0 + g1), atol=1e-12)
 
 
+def test_a_venn_abers_ensemble_shifted_to_one_prevalence_merges_its_shifted_pairs():
+    """Shifted, the folds' calibrators were no Venn-Abers ones any more: the cross Venn-Abers
+    merge gave way to a plain mean (0.011 off at the folds' own prevalence, a shift that must
+    change nothing) and the pair to a point."""
+    from bayescal.base import shift_odds
+
+    X, y = blobs(500, seed=16)
+    model = CalibratedClassifier(
+        LogisticRegression(), method="venn_abers", cv=StratifiedKFold(4, shuffle=True, random_state=0)
+    ).fit(X[:400], y[:400])
+    Xt = X[400:]
+    priors = [pair.calibrator.class_prior_ for pair in model.calibrated_classifiers_]
+    same = model.with_class_prior(priors[0])
+    if np.allclose(priors, priors[0]):
+        np.testing.assert_allclose(same.predict_proba(Xt), model.predict_proba(Xt), atol=1e-12)
+    shifted = model.with_class_prior(0.1)
+    pairs = [
+        pair.calibrator.predict_interval(pair.estimator.decision_function(Xt)).values
+        for pair in model.calibrated_classifiers_
+    ]
+    p0 = np.stack([shift_odds(b[:, 0], pi, 0.1) for b, pi in zip(pairs, priors, strict=True)])
+    p1 = np.stack([shift_odds(b[:, 1], pi, 0.1) for b, pi in zip(pairs, priors, strict=True)])
+    g0, g1 = np.exp(np.log(1 - p0).mean(axis=0)), np.exp(np.log(p1).mean(axis=0))
+    interval = shifted.predict_interval(Xt)
+    assert interval.attrs["ci_kind"] == "venn_abers" and interval.attrs["degenerate"] == 0
+    np.testing.assert_allclose(interval.values, np.column_stack([1 - g0, g1]), atol=1e-12)
+    np.testing.assert_allclose(shifted.predict_proba(Xt)[:, 1], g1 / (g0 + g1), atol=1e-12)
+
+
+def test_a_shifted_venn_abers_calibrator_keeps_its_pair_shifted():
+    rng = np.random.default_rng(3)
+    s = rng.random(400)
+    y = (rng.random(400) < s).astype(int)
+    va = bayescal.make_calibrator("venn_abers").fit(s, y)
+    shifted = va.with_class_prior(0.2)
+    from bayescal.base import shift_odds
+
+    pair = va.predict_interval(s[:50])
+    moved = shifted.predict_interval(s[:50])
+    assert moved.attrs["ci_kind"] == "venn_abers"
+    np.testing.assert_allclose(moved.values, shift_odds(pair.values, va.class_prior_, 0.2), atol=1e-12)
+    p = shifted.predict_proba(s[:50])[:, 1]
+    assert np.all((moved.values[:, 0] <= p + 1e-12) & (p <= moved.values[:, 1] + 1e-12))
+
+
 @pytest.mark.parametrize("missing", [None, np.nan])
 def test_missing_labels_are_named(missing):
     X, y = blobs(100, seed=17)
