@@ -56,6 +56,8 @@ class PlattScaling(ExactExtremes, Calibrator):
         self.smooth_targets = smooth_targets
 
     def _fit(self, data: ScoreData, X=None) -> None:
+        if not isinstance(self.smooth_targets, (bool, np.bool_)):
+            raise ValueError(f"smooth_targets={self.smooth_targets!r} must be True or False.")
         t, y, w = self._fit_limits(data), data.y, data.w
         n1 = w[y == 1].sum()
         n0 = w[y == 0].sum()

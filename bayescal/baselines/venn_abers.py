@@ -56,7 +56,7 @@ def venn_abers_tables(
     weights as frequencies) and each slot :math:`i = 0, \dots, k` of a test score between
     :math:`c_{i-1}` and :math:`c_i`, :math:`p_0[i]` (:math:`p_1[i]`) is the value at the test
     point of the weighted isotonic regression of the labels with the test point added with
-    label 0 (1) and weight 1.
+    label 0 (1) and weight 1. Rows of weight 0 are left out.
 
     Computation: the isotonic regression of a concatenation is obtained from those of its
     parts by pooling adjacent violators at the junction. So the prefix solutions (groups
@@ -71,6 +71,8 @@ def venn_abers_tables(
     p0, p1 : ndarray of shape (k + 1,)
     """
     w = np.ones_like(t, dtype=np.float64) if w is None else np.asarray(w, dtype=np.float64)
+    keep = w > 0  # a row of weight 0 is no row (a score held only by such rows would pool 0 / 0)
+    t, y, w = np.asarray(t)[keep], np.asarray(y)[keep], w[keep]
     values, inverse = np.unique(t, return_inverse=True)
     weight = np.bincount(inverse, weights=w)
     positive = np.bincount(inverse, weights=w * y)

@@ -300,3 +300,20 @@ def test_venn_abers_is_calibrated_on_fresh_data():
     p = cal.predict_proba(s2**3)[:, 1]
     assert metrics.ece(y2, p, n_bins=10, strategy="quantile") < 0.02
     assert metrics.ece(y2, s2**3, n_bins=10, strategy="quantile") > 0.1
+
+
+def test_venn_abers_tables_leave_out_rows_of_weight_zero():
+    from bayescal.baselines.venn_abers import venn_abers_tables
+
+    t, y = np.array([0.1, 0.2, 0.3, 0.4]), np.array([0, 1, 0, 1])
+    held = venn_abers_tables(t, y, np.array([1.0, 0.0, 1.0, 1.0]))
+    dropped = venn_abers_tables(t[[0, 2, 3]], y[[0, 2, 3]])
+    for a, b in zip(held, dropped, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_platt_smooth_targets_must_be_a_bool():
+    from bayescal.baselines.platt import PlattScaling
+
+    with pytest.raises(ValueError, match="smooth_targets='yes' must be True or False"):
+        PlattScaling(smooth_targets="yes").fit([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1])
