@@ -79,10 +79,8 @@ class BetaCalibration(ExactExtremes, Calibrator):
     m_ : float
         The score (on the probability scale) mapped to 1/2; NaN when the map never crosses 1/2.
     t_limits_ : ndarray of shape (2,)
-        Working-scale levels at which exact 0 and 1 probability scores are read (and below
-        or above which every score is clipped): next to the observed scores, not at the
-        logit clip's :math:`\pm 27.6` (:mod:`bayescal.baselines._extremes`); infinite where
-        the fitted scores hold no exact 0 or 1, and for decision values.
+        Working-scale levels of exact 0 and 1 probability scores, next to the observed ones
+        (:mod:`bayescal.baselines._extremes`; infinite without exact 0 or 1).
 
     References
     ----------

@@ -48,10 +48,8 @@ class QuadraticScaling(ExactExtremes, Calibrator):
         :math:`10^8 \pm 1` lost all precision). Absent from files written before it, whose maps
         are evaluated from ``coef_`` and ``intercept_``.
     t_limits_ : ndarray of shape (2,)
-        Working-scale levels at which exact 0 and 1 probability scores are read (and below
-        or above which every score is clipped): next to the observed scores, not at the
-        logit clip's :math:`\pm 27.6` (:mod:`bayescal.baselines._extremes`); infinite where
-        the fitted scores hold no exact 0 or 1, and for decision values.
+        Working-scale levels of exact 0 and 1 probability scores, next to the observed ones
+        (:mod:`bayescal.baselines._extremes`; infinite without exact 0 or 1).
 
     References
     ----------

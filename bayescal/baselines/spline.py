@@ -154,10 +154,8 @@ class SplineCalibration(ExactExtremes, Calibrator):
         most two distinct scores, no knots: the coefficient of :math:`z`, or none).
     intercept_ : float
     t_limits_ : ndarray of shape (2,)
-        Working-scale levels at which exact 0 and 1 probability scores are read (and below
-        or above which every score is clipped): next to the observed scores, not at the
-        logit clip's :math:`\pm 27.6` (:mod:`bayescal.baselines._extremes`); infinite where
-        the fitted scores hold no exact 0 or 1, and for decision values.
+        Working-scale levels of exact 0 and 1 probability scores, next to the observed ones
+        (:mod:`bayescal.baselines._extremes`; infinite without exact 0 or 1).
 
     References
     ----------

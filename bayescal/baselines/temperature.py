@@ -52,10 +52,8 @@ class TemperatureScaling(ExactExtremes, Calibrator):
         Standard error of ``class_prior_``, :math:`\sqrt{\pi(1-\pi)/n_\mathrm{eff}}` with
         Kish's effective size :math:`n_\mathrm{eff} = (\sum w)^2 / \sum w^2`.
     t_limits_ : ndarray of shape (2,)
-        Working-scale levels at which exact 0 and 1 probability scores are read (and below
-        or above which every score is clipped): next to the observed scores, not at the
-        logit clip's :math:`\pm 27.6` (:mod:`bayescal.baselines._extremes`); infinite where
-        the fitted scores hold no exact 0 or 1, and for decision values.
+        Working-scale levels of exact 0 and 1 probability scores, next to the observed ones
+        (:mod:`bayescal.baselines._extremes`; infinite without exact 0 or 1).
 
     Notes
     -----
