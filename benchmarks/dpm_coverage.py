@@ -100,7 +100,9 @@ summary (means over seeds, with the standard error of the 95 % coverage) is prin
 ``--refresh-others NAME ...`` refits those other calibrators on the data of every row of ``--out``
 (of ``--truths`` and ``--n`` when given) and replaces their MAEs in place, the DPM's columns
 untouched: for when one of them changes (the KDE calibrator's bandwidth rule on decision values,
-2026-12-03).
+2026-12-03). With ``--extremes-only``, only the data holding probability scores within
+``PROB_EPS`` of 0 or 1 (exact 0 and 1 read next to the observed scores, BBQ's merged ties,
+2026-12-05).
 
 ``--verify K`` refits the first K seeds of every cell in ``--out`` (of the ``--truths`` and
 ``--n`` given, all when not given) and reports whether each refit gives the stored row's DPM
@@ -471,13 +473,19 @@ def other_maes(s, y, kind: str, seed: int, grid, truth_vals, names: list[str]) -
     return out
 
 
-def refresh_others(path: Path, names: list[str], truths: list[str] | None, ns: list[int] | None) -> int:
+def refresh_others(
+    path: Path, names: list[str], truths: list[str] | None, ns: list[int] | None, extremes_only: bool = False
+) -> int:
     """Refit the calibrators ``names`` on the data of every (truth, N, seed) in ``path`` (of
     ``truths`` and ``ns`` when given) and write their MAEs into the ``others`` column of all of
     that data's rows, every other column untouched: for when one of the other calibrators
     changes. ``path`` is this study's results or any study's with the columns ``truth``, ``n``,
     ``seed`` and ``others`` on the same replicates; a row gets new MAEs only of the calibrators it
-    already names. Returns the rows changed."""
+    already names. With ``extremes_only``, only the data holding a probability score within
+    ``PROB_EPS`` of 0 or 1 (the only data on which a change to how the calibrators read exact 0
+    and 1 moves their fits) are refitted. Returns the rows changed."""
+    from bayescal.data import PROB_EPS
+
     with open(path) as fh:
         reader = csv.DictReader(fh)
         fields, rows = reader.fieldnames, list(reader)
@@ -491,6 +499,8 @@ def refresh_others(path: Path, names: list[str], truths: list[str] | None, ns: l
     fresh = {}
     for i, (truth, n, seed) in enumerate(keys):
         s, y, true_map, kind = simulate(truth, n, seed)
+        if extremes_only and (kind != "probability" or not np.any((s <= PROB_EPS) | (s >= 1.0 - PROB_EPS))):
+            continue
         grid = region_grid(s)
         fresh[truth, n, seed] = other_maes(s, y, kind, seed, grid, true_map(grid), names)
         if (i + 1) % 100 == 0:
@@ -877,6 +887,11 @@ def main() -> None:
         "given) and replace their MAEs there, when one of them has changed",
     )
     ap.add_argument(
+        "--extremes-only",
+        action="store_true",
+        help="with --refresh-others: only the data holding probability scores within PROB_EPS of 0 or 1",
+    )
+    ap.add_argument(
         "--verify",
         type=int,
         default=None,
@@ -886,7 +901,7 @@ def main() -> None:
     )
     args = ap.parse_args()
     if args.refresh_others:
-        changed = refresh_others(args.out, args.refresh_others, args.truths, args.n)
+        changed = refresh_others(args.out, args.refresh_others, args.truths, args.n, args.extremes_only)
         print(f"{changed} rows of {args.out} have new MAEs of {', '.join(args.refresh_others)}")
         return
     if args.verify is not None:
