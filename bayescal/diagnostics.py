@@ -9,9 +9,10 @@ numbers. Every function takes any calibrator: a point estimate is a posterior wi
   (class-1 ECE, CORP's MCB) of the observed labels is compared with its replicated
   distribution (Gelman, Meng & Stern 1996 discrepancy check).
 * :func:`consistency_check` -- was the classifier already calibrated? The same with labels
-  drawn from the identity map :math:`y^{rep}_i \sim \mathrm{Bernoulli}(s_i)`: the
-  consistency resampling of Broecker & Smith (2007), which also gives the consistency band of
-  a reliability diagram.
+  drawn from the identity map :math:`y^{rep}_i \sim \mathrm{Bernoulli}(s_i)` at the observed
+  scores, which stay fixed: a test given these forecasts, which also gives the consistency band
+  of a reliability diagram. Broecker & Smith's (2007) consistency resampling also redraws the
+  forecasts (with replacement from the observed ones) before the labels; this check does not.
 * :func:`calibration_error_posterior` -- the posterior of the base classifier's *true*
   calibration error (ECE, :math:`\ell_2` error, Brier reliability), computed from the
   posterior maps against the raw scores, with a credible interval and the posterior
@@ -60,7 +61,7 @@ from bayescal._validation import (
     check_scores,
     random_generator,
 )
-from bayescal.base import ClassConditional
+from bayescal.base import MAX_GRID_SIZE, ClassConditional
 from bayescal.data import from_working, to_working
 from bayescal.decision import over_draws
 
@@ -79,6 +80,20 @@ the working scale; every bin has at least ``points_per_bin``)."""
 MIN_REPLICATES = 500
 """Fewest replicates of the checks that replicate data from the posterior draws: a posterior with
 fewer draws (a point estimate has one) has each draw replicated several times."""
+MAX_REPLICATES = 10**6
+r"""Most replicates a check may ask for (``min_replicates``, ``n_replicates``). With :math:`R`
+replicates the Monte Carlo standard error of a p-value is :math:`\sqrt{p(1-p)/R}`, below 0.0005
+at :math:`10^6`; more would only cost memory and time (``consistency_check`` computes its
+statistics once a replicate), as :data:`bayescal.base.MAX_PRIOR_DRAWS` bounds the prior draws."""
+MAX_WORK_ELEMENTS = 10**8
+"""Most elements of an array a check builds from its counts: the replicated labels
+(replicates x rows) of :func:`ppc_calibration` and :func:`posterior_predictive_tree`, the
+replicated bin counts and the density nodes of :func:`score_density_check` (draws x nodes), the
+integration grid of :func:`calibration_error_posterior` (draws x ``grid_size``), the band's
+replicated fractions of :func:`consistency_check` (replicates x bins). :math:`10^8` float64 values
+are 0.8 GB; the replicated labels take about twice that while they are drawn. The bound is ten
+times the :math:`10^7` points of :data:`bayescal.base.MAX_GRID_SIZE` (one array per draw there)
+so that the default :data:`MIN_REPLICATES` of a point estimate still holds 200,000 rows."""
 
 
 def _ece(y: np.ndarray, p: np.ndarray, n_bins: int, strategy: str) -> float:
@@ -136,6 +151,46 @@ def _replicate(p: np.ndarray, min_replicates: int) -> tuple[np.ndarray, int]:
     return (np.repeat(p, reps, axis=1) if reps > 1 else p), reps
 
 
+def _check_replicates(value: Any, name: str, default: int = MIN_REPLICATES) -> int:
+    """A number of replicates: an integer from 1 to :data:`MAX_REPLICATES`, or a ValueError naming it
+    (and suggesting the argument's ``default``)."""
+    value = check_integer(value, name)
+    if value > MAX_REPLICATES:
+        raise ValueError(
+            f"{name}={value} is more than {MAX_REPLICATES} replicates: pass a smaller number, e.g. the default "
+            f"{default} (at {MAX_REPLICATES} the Monte Carlo error of a p-value is already below 0.0005)."
+        )
+    return value
+
+
+def _check_work(elements: int, lead: str, what: str, fix: str) -> None:
+    """Refuse the counts ``lead`` (e.g. ``"min_replicates=10**6"``) when their array, ``elements``
+    values of ``what``, would hold more than :data:`MAX_WORK_ELEMENTS`; ``fix`` says what fits."""
+    if elements > MAX_WORK_ELEMENTS:
+        raise ValueError(
+            f"{lead} would need {elements:.3g} {what}, more than MAX_WORK_ELEMENTS ({MAX_WORK_ELEMENTS:,}): {fix}."
+        )
+
+
+def _replicated_posterior(calibrator: Any, s: np.ndarray, min_replicates: int) -> tuple[np.ndarray, int]:
+    """The posterior probabilities at ``s`` (chain, draw, obs), each draw repeated to at least
+    ``min_replicates`` replicates (:func:`_replicate`), once the replicated array is known to fit in
+    :data:`MAX_WORK_ELEMENTS`."""
+    p = calibrator.predict_posterior(s).values
+    n_posterior = p.shape[0] * p.shape[1]
+    reps = _replicates_per_draw(n_posterior, min_replicates)
+    if reps > 1:  # with reps == 1 the array is the posterior's own
+        rows = max(s.size, 1)
+        largest = max(n_posterior, MAX_WORK_ELEMENTS // rows // n_posterior * n_posterior)
+        _check_work(
+            reps * n_posterior * s.size,
+            f"min_replicates={min_replicates}",
+            f"replicated labels ({reps * n_posterior} replicates x {s.size} rows)",
+            f"pass min_replicates={largest} or less",
+        )
+    return _replicate(p, min_replicates)
+
+
 def _check_binning(n_bins: Any, strategy: Any) -> tuple[int, str]:
     """``n_bins`` and ``strategy`` of the ECE (:func:`bayescal.metrics.ece`), checked up front
     (a statistic without bins, such as MCB, would not check them)."""
@@ -154,9 +209,16 @@ def _labels_and_scores(calibrator: Any, scores: Any, y: Any, caller: str) -> tup
     return s, y01.astype(np.int8)
 
 
-def _pp_value(replicated: xr.DataArray, observed: xr.DataArray) -> xr.DataArray:
-    """Posterior predictive p-value :math:`P(T(y^{rep}) \\ge T(y))` over chain and draw."""
-    return (replicated >= observed).mean(("chain", "draw")).rename("p_value")
+def _pp_value(replicated: xr.DataArray, observed: xr.DataArray, n_posterior: int) -> xr.DataArray:
+    """Share of the replicates with :math:`T(y^{rep}) \\ge T(y)` over chain and draw: the posterior
+    predictive p-value of a posterior of several draws; with one draw (``n_posterior == 1``, a point
+    estimate) the replicates are a parametric bootstrap of one fixed model and the share is the Monte
+    Carlo p-value :math:`(1 + \\#)/(1 + R)` of :func:`consistency_check`, never 0."""
+    hits = replicated >= observed
+    if n_posterior == 1:
+        total = hits.sizes["chain"] * hits.sizes["draw"]
+        return ((1 + hits.sum(("chain", "draw"))) / (1 + total)).rename("p_value")
+    return hits.mean(("chain", "draw")).rename("p_value")
 
 
 # ----------------------------------------------------------------------------- PPC
@@ -184,8 +246,14 @@ def ppc_calibration(
     .. math:: p_B = P\big(T(y^{rep}, p) \ge T(y, p) \mid y\big)
 
     is near 0 when the observed labels are less reliable under the map than the map's own
-    replicates, i.e. the map misfits. A point estimate (one draw) gives a parametric
-    consistency check of its own map.
+    replicates, i.e. the map misfits; it is the share of the :math:`R` replicates (chain and
+    draw of the output) with :math:`T(y^{rep}, p) \ge T(y, p)`. A point estimate (one draw) gives
+    a parametric consistency check of its own map, a parametric bootstrap, whose p-value is the
+    Monte Carlo
+
+    .. math:: p = \frac{1 + \#\{r : T(y^{rep}_r, p) \ge T(y, p)\}}{1 + R}
+
+    of :func:`consistency_check` (never 0: at least :math:`1/(1 + R)`).
 
     Parameters
     ----------
@@ -199,7 +267,9 @@ def ppc_calibration(
         Binning of the ECE (:data:`bayescal.metrics.STRATEGIES`).
     min_replicates : int, default 500
         When the posterior has fewer draws, each draw is replicated several times (output
-        draw ``k`` uses posterior draw ``k // r``, ``r`` in attr ``replicates_per_draw``).
+        draw ``k`` uses posterior draw ``k // r``, ``r`` in attr ``replicates_per_draw``). At
+        most :data:`MAX_REPLICATES`, and the replicated labels (replicates x rows) at most
+        :data:`MAX_WORK_ELEMENTS`.
     random_state : None, int or numpy.random.Generator, default None
         Randomness of the replicated labels (scikit-learn's convention).
     random_seed : deprecated
@@ -213,9 +283,9 @@ def ppc_calibration(
     """
     names = _check_statistics(statistics)
     n_bins, strategy = _check_binning(n_bins, strategy)
-    min_replicates = check_integer(min_replicates, "min_replicates")
+    min_replicates = _check_replicates(min_replicates, "min_replicates")
     s, y01 = _labels_and_scores(calibrator, scores, y, "ppc_calibration")
-    p, reps = _replicate(calibrator.predict_posterior(s).values, min_replicates)
+    p, reps = _replicated_posterior(calibrator, s, min_replicates)
     rng = random_generator(random_state, random_seed, "ppc_calibration")
     y_rep = (rng.random(p.shape) < p).astype(np.int8)
     obs = np.empty((len(names),) + p.shape[:2])
@@ -241,7 +311,7 @@ def ppc_calibration(
             "check": "posterior predictive (labels replicated from the calibration map)",
         },
     )
-    ds["p_value"] = _pp_value(ds["replicated"], ds["observed"])
+    ds["p_value"] = _pp_value(ds["replicated"], ds["observed"], p.shape[0] * p.shape[1] // reps)
     return ds
 
 
@@ -259,21 +329,29 @@ def consistency_check(
     random_seed: RandomStateLike = None,
     pos_label: Any = None,
 ) -> xr.Dataset:
-    r"""Was the classifier already calibrated? Consistency resampling of the raw scores.
+    r"""Was the classifier already calibrated? A test of its probabilities, given these probabilities.
 
     Under the hypothesis that the probability scores :math:`s_i` are calibrated, the labels
-    are :math:`y_i \sim \mathrm{Bernoulli}(s_i)`. Replicating labels from this identity map
+    are :math:`y_i \sim \mathrm{Bernoulli}(s_i)` given the scores. Replicating labels from this
+    identity map at the observed scores, which are held fixed (only the labels are redrawn),
     gives the distribution of a reliability statistic :math:`T(y^{rep}, s)` (class-1 ECE or
     CORP's MCB of :data:`STATISTICS`) that a calibrated classifier would show on these very
     scores; the p-value is the Monte Carlo
 
     .. math:: p = \frac{1 + \#\{r : T(y^{rep}_r, s) \ge T(y, s)\}}{1 + R},
 
-    uniform under the hypothesis (up to ties). The same replicates give the *consistency
-    band* of the reliability diagram: per bin, the interval of the replicated fraction of
-    positives (Broecker & Smith 2007). The posterior probability that the classifier's true
-    calibration error is below a tolerance needs a calibrator's posterior: see
-    :func:`calibration_error_posterior` (``tolerance=``).
+    uniform under the hypothesis given the scores (up to ties). The same replicates give the
+    *consistency band* of the reliability diagram: per bin of the observed curve, the interval of
+    the replicated fraction of positives, i.e. where the binned frequency of these forecasts
+    would fall if they were calibrated.
+
+    This is the consistency resampling of Broecker & Smith (2007) conditioned on the forecasts.
+    Broecker & Smith also redraw the forecasts, with replacement from the observed ones, before
+    drawing each replicate's labels from them, so their band carries the sampling of the forecasts
+    too and is wider where a bin holds few forecasts; the test and band here are for the forecasts
+    observed. The posterior probability that the classifier's true calibration error is below a
+    tolerance needs a calibrator's posterior: see :func:`calibration_error_posterior`
+    (``tolerance=``).
 
     Parameters
     ----------
@@ -284,6 +362,7 @@ def consistency_check(
         As in :func:`ppc_calibration`; the bins of the band are those of
         :func:`bayescal.metrics.reliability_curve`.
     n_replicates : int, default 1000
+        Number :math:`R` of replicated label sets, at most :data:`MAX_REPLICATES`.
     band : bool, default True
         Compute the consistency band, from one :func:`bayescal.metrics.reliability_curve` of
         each replicate's labels (``band=False`` skips them).
@@ -307,13 +386,23 @@ def consistency_check(
     """
     names = _check_statistics(statistics)
     n_bins, strategy = _check_binning(n_bins, strategy)
-    n_replicates = check_integer(n_replicates, "n_replicates")
+    n_replicates = _check_replicates(n_replicates, "n_replicates", 1000)
+    if not isinstance(band, (bool, np.bool_)):
+        raise ValueError(f"band={band!r} must be True or False (whether to compute the consistency band).")
+    band = bool(band)
     ci_prob = check_ci_prob(ci_prob)
     s = check_probabilities(scores, name="scores")
     y01 = check_scored_labels(y, pos_label=pos_label, name="y")
     check_consistent_length(scores=s, y=y01)
     rng = random_generator(random_state, random_seed, "consistency_check")
     curve = metrics.reliability_curve(y01, s, n_bins=n_bins, strategy=strategy)
+    if band:
+        _check_work(
+            n_replicates * curve.sizes["bin"],
+            f"n_replicates={n_replicates}",
+            f"replicated fractions of the band ({n_replicates} replicates x {curve.sizes['bin']} bins)",
+            f"pass n_replicates={MAX_WORK_ELEMENTS // curve.sizes['bin']} or less, or band=False",
+        )
     obs = np.array([STATISTICS[name](y01, s, n_bins, strategy) for name in names])
     rep = np.empty((len(names), 1, n_replicates))
     frac = np.full((1, n_replicates, curve.sizes["bin"]), np.nan) if band else None
@@ -497,7 +586,8 @@ def calibration_error_posterior(
     grid_size : int, default 1001
         Integration grid of ``"model"``: points equally spaced on the logit scale over the
         fitted scores' range (on the probability scale a density piled near 0 or 1 is too
-        steep for a grid to follow).
+        steep for a grid to follow). From 3 to :data:`bayescal.base.MAX_GRID_SIZE`, and at most
+        :data:`MAX_WORK_ELEMENTS` points over all posterior draws.
 
     Returns
     -------
@@ -507,6 +597,13 @@ def calibration_error_posterior(
         is given; attr ``score_distribution``.
     """
     check_is_fitted(check_calibrator(calibrator, scores_only="calibration_error_posterior"))
+    grid_size = check_integer(grid_size, "grid_size", 3)
+    if grid_size > MAX_GRID_SIZE:
+        raise ValueError(
+            f"grid_size={grid_size} is more than {MAX_GRID_SIZE} points (MAX_GRID_SIZE): pass a smaller "
+            "number, e.g. the default 1001 (the grid is equally spaced on the logit scale, where the "
+            "densities are smooth)."
+        )
     if calibrator.score_kind != "probability":
         raise ValueError(
             "calibration_error_posterior compares the map with the scores themselves, so it needs "
@@ -537,7 +634,14 @@ def calibration_error_posterior(
                 f"density_map (e.g. 'dpm'); "
                 f"{type(calibrator).__name__} has none: use score_distribution='empirical'."
             )
-        s, weights = _model_score_distribution(calibrator, check_integer(grid_size, "grid_size", 3))
+        n_posterior = int(calibrator.class_prior_draws().size)
+        _check_work(
+            n_posterior * grid_size,
+            f"grid_size={grid_size}",
+            f"grid points over the posterior draws ({n_posterior} draws x {grid_size} points)",
+            f"pass grid_size={max(3, MAX_WORK_ELEMENTS // n_posterior)} or less",
+        )
+        s, weights = _model_score_distribution(calibrator, grid_size)
         q = calibrator.calibration_map(s).values
     gap = q - s
     sq = np.sum(weights * gap**2, axis=-1)
@@ -586,10 +690,20 @@ def score_density_check(
     gives the bin probability :math:`P_{dcb} = \int_b f_{dc}(s)\,ds` (plus the masses of atoms
     inside the bin), from :meth:`density_map` by the trapezoid rule on the working scale (the
     logit of probabilities, where a density piled near 0 or 1 is smooth), on at least
-    ``points_per_bin`` points a bin and :data:`INTEGRATION_NODES` in all; the replicated count
-    is :math:`n^{rep}_{dcb} \sim \mathrm{Binomial}(n_c, P_{dcb})`. The discrepancy
-    :math:`X^2_{dc} = \sum_b (n_{cb} - n_c P_{dcb})^2 / (n_c P_{dcb})` of the observed counts is
-    compared with that of the replicated counts: posterior predictive p-value per class.
+    ``points_per_bin`` points a bin and :data:`INTEGRATION_NODES` in all. A replicated data set
+    has :math:`n_c` scores of class :math:`c`, so its counts are one multinomial draw per
+    replicate, with a cell for the scores outside the bins:
+
+    .. math:: (n^{rep}_{dc1}, \ldots, n^{rep}_{dcB}, n^{rep}_{dc,\mathrm{out}}) \sim
+        \mathrm{Multinomial}\big(n_c;\; P_{dc1}, \ldots, P_{dcB},\; 1 - \textstyle\sum_b P_{dcb}\big)
+
+    (the cells scaled to sum to 1 where the quadrature's masses exceed 1): the replicated bin
+    counts sum to at most :math:`n_c` and are negatively correlated, as the observed ones are. The
+    discrepancy :math:`X^2_{dc} = \sum_b (n_{cb} - n_c P_{dcb})^2 / (n_c P_{dcb})` of the observed
+    counts is compared with that of the replicated counts: posterior predictive p-value per class,
+    the share of replicates with :math:`X^{2,rep} \ge X^2`; with one posterior draw (a point
+    estimate) the Monte Carlo :math:`(1 + \#)/(1 + R)` over its :math:`R` replicates, as in
+    :func:`ppc_calibration`.
 
     Scores and atoms are placed in the bins ``[e_b, e_{b+1})`` (the last one closed) on the
     working scale, the scale the calibrator models: probabilities within
@@ -607,12 +721,14 @@ def score_density_check(
     ci_prob : float, optional
         Probability of the bands; :data:`bayescal.base.DEFAULT_CI_PROB` (0.95) when None.
     points_per_bin : int, default 16
-        Fewest integration nodes a bin.
+        Fewest integration nodes a bin; the density values at the nodes (draws x classes x
+        bins x ``points_per_bin``) at most :data:`MAX_WORK_ELEMENTS`.
     min_replicates : int, default 500
         Each posterior draw's counts are replicated ``r`` times (dimension ``replicate``, ``r``
         also in attr ``replicates_per_draw``), the fewest with at least this many replicates in
         all, so that the p-value of a posterior with few draws (a point estimate such as
-        ``"kde"`` has one) is a proportion of many replicates rather than 0 or 1.
+        ``"kde"`` has one) is a proportion of many replicates rather than 0 or 1. At most
+        :data:`MAX_REPLICATES`, and the replicated counts at most :data:`MAX_WORK_ELEMENTS`.
     random_state : None, int or numpy.random.Generator, default None
         Randomness of the replicated counts (scikit-learn's convention).
     random_seed : deprecated
@@ -636,18 +752,27 @@ def score_density_check(
     s, y01 = _labels_and_scores(calibrator, scores, y, "score_density_check")
     ci_prob = check_ci_prob(ci_prob)
     points_per_bin = check_integer(points_per_bin, "points_per_bin", 2)
-    min_replicates = check_integer(min_replicates, "min_replicates")
+    min_replicates = _check_replicates(min_replicates, "min_replicates")
+    n_posterior = int(calibrator.class_prior_draws().size)
     if np.ndim(bins) == 0:
         n_bins = check_integer(bins, "bins")
+    else:
+        edges = _check_edges(bins, kind)
+        n_bins = edges.size - 1
+    _check_work(
+        2 * n_posterior * n_bins * points_per_bin,
+        (f"bins={n_bins}" if np.ndim(bins) == 0 else f"bins ({n_bins} bins)")
+        + f" with points_per_bin={points_per_bin}",
+        f"density values at the integration nodes ({n_posterior} draws x 2 classes x nodes)",
+        f"pass fewer bins or a smaller points_per_bin, their product at most {MAX_WORK_ELEMENTS // (2 * n_posterior)}",
+    )
+    if np.ndim(bins) == 0:
         if not s.max() > s.min():
             raise ValueError(
                 f"Every score equals {s.min():.6g}, so bins={n_bins} equal-width bins over their range would "
                 "have no width: pass bins as edges around the scores, e.g. bins=[0.0, 0.5, 1.0]."
             )
         edges = np.linspace(s.min(), s.max(), n_bins + 1)
-    else:
-        edges = _check_edges(bins, kind)
-    n_bins = edges.size - 1
     width = np.diff(edges)
     # integration nodes inside each bin, trapezoid weights on the working scale
     nodes, weights, starts = _integration_nodes(edges, kind, points_per_bin, INTEGRATION_NODES)
@@ -670,9 +795,21 @@ def score_density_check(
     rng = random_generator(random_state, random_seed, "score_density_check")
     n_chain, n_draw = mass.shape[:2]
     reps = _replicates_per_draw(n_chain * n_draw, min_replicates)
+    if reps > 1:  # with reps == 1 the counts are one per posterior draw
+        n_posterior = n_chain * n_draw
+        largest = max(n_posterior, MAX_WORK_ELEMENTS // (2 * (n_bins + 1) * n_posterior) * n_posterior)
+        _check_work(
+            n_posterior * reps * 2 * (n_bins + 1),
+            f"min_replicates={min_replicates}",
+            f"replicated counts ({n_posterior * reps} replicates x 2 classes x {n_bins + 1} cells)",
+            f"pass min_replicates={largest} or less",
+        )
     prob = np.clip(mass, 0.0, 1.0)[:, :, None]  # (chain, draw, replicate, class, bin)
-    n_rep = n_c.astype(np.int64)[:, None]
-    rep = rng.binomial(n_rep, prob, size=(n_chain, n_draw, reps, 2, n_bins)).astype(np.float64)
+    # one multinomial draw of each class's n_c scores per replicate: the bins and the rest
+    cells = np.concatenate([prob, np.clip(1.0 - prob.sum(axis=-1, keepdims=True), 0.0, None)], axis=-1)
+    cells = np.broadcast_to(cells / cells.sum(axis=-1, keepdims=True), (n_chain, n_draw, reps, 2, n_bins + 1))
+    n_rep = np.broadcast_to(n_c.astype(np.int64), (n_chain, n_draw, reps, 2))
+    rep = rng.multinomial(n_rep, cells)[..., :-1].astype(np.float64)
     expected = np.maximum(n_c[:, None] * prob, 1e-12)
     x2_obs = np.sum((obs - expected) ** 2 / expected, axis=-1)
     x2_rep = np.sum((rep - expected) ** 2 / expected, axis=-1)
@@ -700,7 +837,10 @@ def score_density_check(
         ds["density_band"] = _eti(ds["density"], ci_prob).transpose("class", "bin", "ci_bound")
     count_band = _eti(ds["replicated_count"], ci_prob, ("chain", "draw", "replicate"))
     ds["count_band"] = count_band.transpose("class", "bin", "ci_bound")
-    ds["p_value"] = xr.DataArray((x2_rep >= x2_obs).mean(axis=(0, 1, 2)), dims="class")
+    hits = (x2_rep >= x2_obs).sum(axis=(0, 1, 2))
+    total = n_chain * n_draw * reps
+    p_value = (1.0 + hits) / (1.0 + total) if n_chain * n_draw == 1 else hits / total
+    ds["p_value"] = xr.DataArray(p_value, dims="class")
     return ds
 
 
@@ -738,7 +878,8 @@ def posterior_predictive_tree(
     min_replicates : int, default 500
         When the posterior has fewer draws, each draw is replicated several times (output
         draw ``k`` uses posterior draw ``k // r``, ``r`` in the ``posterior_predictive`` attr
-        ``replicates_per_draw``).
+        ``replicates_per_draw``). At most :data:`MAX_REPLICATES`, and the replicated labels
+        (replicates x rows) at most :data:`MAX_WORK_ELEMENTS`.
     random_state : None, int or numpy.random.Generator, default None
         Randomness of the replicated labels.
     random_seed : deprecated
@@ -749,9 +890,9 @@ def posterior_predictive_tree(
     xarray.DataTree
         Groups ``posterior_predictive`` and ``observed_data``.
     """
-    min_replicates = check_integer(min_replicates, "min_replicates")
+    min_replicates = _check_replicates(min_replicates, "min_replicates")
     s, y01 = _labels_and_scores(calibrator, scores, y, "posterior_predictive_tree")
-    p, reps = _replicate(calibrator.predict_posterior(s).values, min_replicates)
+    p, reps = _replicated_posterior(calibrator, s, min_replicates)
     rng = random_generator(random_state, random_seed, "posterior_predictive_tree")
     y_rep = (rng.random(p.shape) < p).astype(np.int64)
     coords = {"chain": np.arange(p.shape[0]), "draw": np.arange(p.shape[1]), "obs_id": np.arange(s.size)}

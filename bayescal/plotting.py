@@ -7,8 +7,8 @@ holds exactly what the compute functions return -- :func:`bayescal.metrics.relia
 those numbers, so tests can read the drawing back and compare.
 
 * :class:`ReliabilityDisplay`: calibration maps with credible bands, binned observed
-  frequencies with their counts and consistency bands, each class's scores underneath;
-  several calibrators in one figure.
+  frequencies with their counts and consistency bands, each class's histogram of the x-axis
+  underneath (scores, or without maps the probabilities binned); several calibrators in one figure.
 * :class:`DensityDisplay`: observed class-conditional score histograms against the posterior
   densities with bands, and the masses of score atoms.
 * :class:`PPCDisplay`: replicated distribution of a reliability statistic against its
@@ -19,7 +19,8 @@ those numbers, so tests can read the drawing back and compare.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +68,28 @@ def _random_state(random_state: RandomStateLike, random_seed: RandomStateLike, w
     at_default = type(random_state) is int and random_state == 0
     # the warning points at the user's call of the Display factory (this helper is one frame deeper)
     return resolve_random_state(None if random_seed is not None and at_default else random_state, random_seed, where)
+
+
+@contextmanager
+def _closed_on_error() -> Iterator[None]:
+    """Close the figures opened inside the block when it raises: a drawing that fails leaves no
+    figure of its own open (figures and Axes the caller gave are left alone)."""
+    import matplotlib.pyplot as plt
+
+    before = set(plt.get_fignums())
+    try:
+        yield
+    except BaseException:
+        for num in sorted(set(plt.get_fignums()) - before):
+            plt.close(num)
+        raise
+
+
+def _check_bool(value: Any, name: str) -> bool:
+    """``value`` as a bool (a Python or numpy bool), or a ValueError naming it."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name}={value!r} must be True or False.")
+    return bool(value)
 
 
 def _checked(calibrators: Any, *, raw: bool, where: str | None = None) -> Mapping[str, Any]:
@@ -260,6 +283,10 @@ class ReliabilityDisplay:
         Per label, the consistency band ``(bin, ci_bound)`` of the binned frequencies: where
         they would fall if the label's probabilities were calibrated
         (:func:`bayescal.diagnostics.consistency_check`).
+    predictions : dict[str, ndarray]
+        Per label of ``curves``, the probabilities binned there, one per row of ``scores``: the
+        calibrated probabilities of a calibrator, the scores themselves for a ``None`` entry.
+        Without maps they are the diagram's x-axis, so the histograms show them.
     scores, y : ndarray
         The evaluation scores (input scale) and 0/1 labels, for the histograms.
     figure_, ax_, hist_ax_ : matplotlib Figure and Axes
@@ -273,6 +300,7 @@ class ReliabilityDisplay:
     consistency: dict[str, xr.DataArray] = field(default_factory=dict)
     atom_maps: dict[str, xr.DataArray] = field(default_factory=dict)
     atom_bands: dict[str, xr.DataArray] = field(default_factory=dict)
+    predictions: dict[str, np.ndarray] = field(default_factory=dict)
     scores: np.ndarray | None = None
     y: np.ndarray | None = None
     figure_: Any = None
@@ -328,7 +356,10 @@ class ReliabilityDisplay:
             Randomness of the consistency replicates.
         maps, points : bool, default True
             Whether to compute and draw the calibrators' maps (and bands), and the binned
-            points of their calibrated probabilities. A ``None`` entry always has its points.
+            points of their calibrated probabilities (not both False: that would draw nothing
+            of the calibrators). A ``None`` entry always has its points. The histograms under
+            the diagram show its x-axis: the scores when maps are drawn, each label's binned
+            probabilities (``predictions``) when they are not.
         ax : matplotlib.axes.Axes, optional
             Draw the diagram there (no histograms; also an array holding one Axes); a new
             figure when None.
@@ -358,11 +389,22 @@ class ReliabilityDisplay:
         ['platt', 'raw']
         """
         random_state = _random_state(random_state, random_seed, "ReliabilityDisplay")
-        from bayescal.diagnostics import consistency_check
+        from bayescal.diagnostics import MAX_REPLICATES, consistency_check
         from bayescal.metrics import reliability_curve
 
         ci_prob = check_ci_prob(ci_prob)
         n_consistency = check_integer(n_consistency, "n_consistency", minimum=0)
+        if n_consistency > MAX_REPLICATES:
+            raise ValueError(
+                f"n_consistency={n_consistency} is more than {MAX_REPLICATES} replicates: pass a smaller number, "
+                "e.g. the default 200."
+            )
+        maps, points = _check_bool(maps, "maps"), _check_bool(points, "points")
+        if not (maps or points):
+            raise ValueError(
+                "maps=False and points=False would draw nothing of the calibrators: keep maps=True (their maps "
+                "against the score) or points=True (their binned calibrated probabilities)."
+            )
         ax = _one_axes(ax)
         y01 = _labels_of(_checked(calibrators, raw=True, where="ReliabilityDisplay"), y, pos_label)
         s = check_scores(scores, score_kind="decision")
@@ -378,6 +420,7 @@ class ReliabilityDisplay:
                 if not points:
                     continue
             disp.curves[label] = reliability_curve(y01, p, n_bins=n_bins, strategy=strategy)
+            disp.predictions[label] = p
             if n_consistency:
                 check = consistency_check(
                     p,
@@ -502,6 +545,12 @@ class ReliabilityDisplay:
         probability of its bin (the raw score for ``None``, the calibrated one otherwise),
         annotated with its count, with the consistency band as a vertical bar.
 
+        The histograms under a new figure's diagram show each class's values of the diagram's
+        x-axis, on that axis: the scores when maps are drawn, otherwise the probabilities binned
+        (``predictions``: one histogram per class of one label, a step histogram per class and
+        label for several). A display without maps or ``predictions`` (built by hand) has the
+        scores' histograms on an x-axis of their own, over their range.
+
         Parameters
         ----------
         ax : matplotlib.axes.Axes, optional
@@ -513,15 +562,30 @@ class ReliabilityDisplay:
         ReliabilityDisplay
             ``self``, with ``figure_``, ``ax_`` and ``hist_ax_`` set.
         """
+        ax = _one_axes(ax)
+        with _closed_on_error():
+            return self._draw(ax)
+
+    def _histograms(self) -> tuple[dict[str, np.ndarray], bool]:
+        """What the histograms show, per source (a label, or ``"score"``), and whether that is the
+        diagram's x-axis (shared with it) or the scores on an axis of their own."""
+        if self.y is None or (self.scores is None and not self.predictions):
+            return {}, True
+        if self.maps or not self.curves:  # the diagram's x-axis is the score
+            return ({"score": self.scores} if self.scores is not None else {}), True
+        if all(label in self.predictions for label in self.curves):  # the probabilities binned
+            return {label: np.asarray(self.predictions[label]) for label in self.curves}, True
+        return ({"score": self.scores} if self.scores is not None else {}), False
+
+    def _draw(self, ax: Any) -> ReliabilityDisplay:
         import matplotlib.pyplot as plt
 
         # maps of decision values run over the scores' range; the binned points (probabilities) then
         # get their own [0, 1] axis on top, with the diagonal they are read against
         decision = any(m.attrs.get("score_scale") == "decision" for m in self.maps.values())
-        # without such maps the diagram is on [0, 1]: scores beyond it (decision values) get a
-        # histogram axis of their own, over their range
-        apart = not decision and self.scores is not None and bool(self.scores.min() < 0.0 or self.scores.max() > 1.0)
-        ax = _one_axes(ax)
+        # the histograms show the diagram's x-axis, or else the scores on an axis of their own
+        hists, shared = self._histograms()
+        apart = not shared
         if ax is None:
             fig, (ax, hax) = plt.subplots(2, 1, figsize=(6, 7), sharex=not apart, gridspec_kw={"height_ratios": [3, 1]})
         else:
@@ -599,15 +663,28 @@ class ReliabilityDisplay:
             )
         handles = [h for a in dict.fromkeys([ax, pax]) for h in a.get_legend_handles_labels()[0]]
         ax.legend(handles=handles, fontsize=7, loc="upper left")
-        if hax is not None and self.scores is not None:
-            if apart:
-                lo, hi = float(self.scores.min()), float(self.scores.max())
+        if hax is not None and hists:
+            if apart:  # the scores over their own range
+                lo, hi = float(np.min(hists["score"])), float(np.max(hists["score"]))
                 hax.set_xlim(lo, hi)
             bins = np.linspace(lo, hi, 41)
-            s = np.clip(self.scores, lo, hi)
-            hax.hist(s[self.y == 0], bins=bins, alpha=0.6, label="class 0")
-            hax.hist(s[self.y == 1], bins=bins, alpha=0.6, label="class 1")
-            hax.set_xlabel("score")
+            for source, values in hists.items():
+                v = np.clip(values, lo, hi)
+                for k in (0, 1):
+                    rows = v[self.y == k]
+                    if len(hists) == 1:
+                        hax.hist(rows, bins=bins, alpha=0.6, label=f"class {k}", gid=f"hist:{source}:{k}")
+                    else:  # several labels' probabilities: step histograms in each label's colour
+                        hax.hist(
+                            rows,
+                            bins=bins,
+                            histtype="step",
+                            color=colors[labels.index(source) % len(colors)],
+                            ls="--" if k == 0 else "-",
+                            label=f"{source}, class {k}",
+                            gid=f"hist:{source}:{k}",
+                        )
+            hax.set_xlabel("score" if "score" in hists else "predicted probability")
             hax.set_ylabel("count")
             hax.legend(fontsize=8)
         self.figure_, self.ax_, self.hist_ax_ = fig, ax, hax
@@ -784,9 +861,13 @@ class DensityDisplay:
         DensityDisplay
             ``self``, with ``figure_`` and ``axes_`` set.
         """
+        axes = _axes(axes, 2, "one per class")
+        with _closed_on_error():
+            return self._draw(axes)
+
+    def _draw(self, axes: Any) -> DensityDisplay:
         import matplotlib.pyplot as plt
 
-        axes = _axes(axes, 2, "one per class")
         if axes is None:
             fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=False)
         fig = axes[0].figure
@@ -1022,6 +1103,9 @@ class PPCDisplay:
         """One panel per statistic: histogram of replicated values, a vertical line at the
         observed value (its posterior mean when it varies with the draw), p-value in the legend.
 
+        The panels are the first check's statistics, which every check must have (checked before
+        any figure is opened).
+
         Parameters
         ----------
         axes : matplotlib.axes.Axes or sequence of them, optional
@@ -1032,15 +1116,29 @@ class PPCDisplay:
         PPCDisplay
             ``self``, with ``figure_`` and ``axes_`` set.
         """
-        import matplotlib.pyplot as plt
-
         if not self.checks:
             raise ValueError(
                 "This PPCDisplay has no checks to draw: build it with PPCDisplay.from_calibrators, "
                 "from_calibrator or from_predictions."
             )
-        names = list(next(iter(self.checks.values()))["statistic"].values)
+        (first, check), *_ = self.checks.items()
+        names = [str(name) for name in check["statistic"].values]
+        for label, check in self.checks.items():
+            have = set(check["statistic"].values.tolist()) if "statistic" in check.coords else set()
+            missing = [name for name in names if name not in have]
+            if missing:
+                raise ValueError(
+                    f"checks[{label!r}] has no statistic {', '.join(map(repr, missing))}, which checks[{first!r}] "
+                    f"has: every check is drawn in one panel per statistic, so compute them all with the same "
+                    f"statistics={names!r}."
+                )
         axes = _axes(axes, len(names), "one per statistic")
+        with _closed_on_error():
+            return self._draw(axes, names)
+
+    def _draw(self, axes: Any, names: list[str]) -> PPCDisplay:
+        import matplotlib.pyplot as plt
+
         if axes is None:
             fig, axes = plt.subplots(1, len(names), figsize=(4.5 * len(names), 3.5), squeeze=False)
             axes = axes[0]
@@ -1178,14 +1276,18 @@ class DecisionDisplay:
         DecisionDisplay
             ``self``, with ``figure_`` and ``ax_`` set.
         """
-        import matplotlib.pyplot as plt
-
         if not self.regions:
             raise ValueError(
                 "This DecisionDisplay has no regions to draw: build it with DecisionDisplay.from_calibrators "
                 "or from_calibrator."
             )
         ax = _one_axes(ax)
+        with _closed_on_error():
+            return self._draw(ax)
+
+    def _draw(self, ax: Any) -> DecisionDisplay:
+        import matplotlib.pyplot as plt
+
         if ax is None:
             fig, ax = plt.subplots(figsize=(6.5, 4.5))
         fig = ax.figure
@@ -1233,7 +1335,7 @@ def plot_ppc_pava(
     y: ArrayLike,
     *,
     ci_prob: float | None = None,
-    random_state: RandomStateLike = None,
+    random_state: RandomStateLike = 0,
     random_seed: RandomStateLike = None,
     **plot_kwargs: Any,
 ) -> Any:
@@ -1252,12 +1354,15 @@ def plot_ppc_pava(
         Evaluation scores (input scale) and binary labels.
     ci_prob : float, optional
         Probability of the band; :data:`~bayescal.base.DEFAULT_CI_PROB` (0.95) when None.
-    random_state : None, int or numpy.random.Generator, default None
-        Randomness of the replicated labels.
+    random_state : None, int or numpy.random.Generator, default 0
+        Randomness of the replicated labels; the default 0, as the Displays', draws the same
+        band on every call (None draws a new one each time).
     random_seed : deprecated
-        Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release.
+        Old name of ``random_state``; accepted with a ``DeprecationWarning`` for one release
+        (with ``random_state`` left at its default).
     **plot_kwargs
-        Passed to ``arviz_plots.plot_ppc_pava`` (``backend`` defaults to ``"matplotlib"``).
+        Passed to ``arviz_plots.plot_ppc_pava`` (``backend`` defaults to ``"matplotlib"``). If
+        ArviZ refuses them, the figure it had opened is closed.
 
     Returns
     -------
@@ -1267,9 +1372,10 @@ def plot_ppc_pava(
 
     from bayescal.diagnostics import posterior_predictive_tree
 
-    random_state = resolve_random_state(random_state, random_seed, "plot_ppc_pava")
+    random_state = _random_state(random_state, random_seed, "plot_ppc_pava")
     ci_prob = check_ci_prob(ci_prob)
     check_calibrator(calibrator, scores_only="plot_ppc_pava")
     tree = posterior_predictive_tree(calibrator, scores, y, random_state=random_state)
     plot_kwargs.setdefault("backend", "matplotlib")
-    return arviz_plots.plot_ppc_pava(tree, var_names="y", ci_prob=ci_prob, **plot_kwargs)
+    with _closed_on_error():
+        return arviz_plots.plot_ppc_pava(tree, var_names="y", ci_prob=ci_prob, **plot_kwargs)

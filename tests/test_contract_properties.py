@@ -535,6 +535,10 @@ def test_score_summary_keeps_the_contract(data, n_bins, lo, hi):
         assert np.isfinite(summary.counts).all() and np.isfinite(summary.edges).all()
         assert summary.n_bins == n_bins
         np.testing.assert_allclose(summary.total.sum(), 1.0 * len(s) if w is None else summary.total.sum())
+        if np.count_nonzero(summary.total) < 2:
+            with pytest.raises(ValueError, match="single class"):  # a summary of one class's weight
+                make("isotonic").fit(summary)
+            return
         proba = make("isotonic").fit(summary).predict_proba(s)
         check_proba(proba, len(s))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import xarray as xr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -16,7 +17,7 @@ from scipy.special import expit
 
 import bayescal
 from bayescal import diagnostics as D
-from bayescal.base import Calibrator
+from bayescal.base import Calibrator, ClassConditional
 from bayescal.baselines.platt import PlattScaling
 from bayescal.datasets import TRUTHS, ScoreTruth, simulate_scores
 
@@ -43,6 +44,18 @@ class TrueMap(Calibrator):
 
     def _calibrate(self, t, X=None):
         return self.truth.calibration_map(expit(t))
+
+
+class TrueDensities(ClassConditional, TrueMap):
+    """The truth's exact class densities and prior as a one-draw class-conditional 'calibrator'."""
+
+    def class_prior_draws(self):
+        return xr.DataArray([[self.truth.pi]], dims=("chain", "draw"))
+
+    def density_map(self, grid=None):
+        g = np.asarray(grid, dtype=float)
+        dens = np.stack([self.truth.f0.pdf(g), self.truth.f1.pdf(g)])[None, None]
+        return xr.DataArray(dens, dims=("chain", "draw", "class", "score"), coords={"class": [0, 1], "score": g})
 
 
 def true_errors(truth: ScoreTruth) -> dict[str, float]:
@@ -142,6 +155,23 @@ def test_consistency_check_of_text_labels_scores_the_class_pos_label_names():
         D.consistency_check(d.scores, words, n_replicates=50)
 
 
+def test_consistency_check_says_it_holds_the_scores_fixed():
+    """It redraws the labels only, at the observed scores; its docstrings cited Broecker & Smith's
+    consistency resampling, which also redraws the forecasts, as what it computes."""
+    for doc in (D.consistency_check.__doc__, D.__doc__):
+        text = " ".join(doc.split())
+        assert "Broecker & Smith" in text and "also redraw" in text and "fixed" in text
+    assert "the consistency resampling of Broecker & Smith (2007), which also gives" not in " ".join(D.__doc__.split())
+
+
+def test_consistency_check_refuses_a_band_that_is_not_a_bool():
+    d = simulate_scores(CALIBRATED, 100, random_state=0)
+    for band in ("no", 0, None):
+        with pytest.raises(ValueError, match=f"band={band!r} must be True or False"):
+            D.consistency_check(d.scores, d.y, n_replicates=5, band=band)
+    assert "band" not in D.consistency_check(d.scores, d.y, n_replicates=5, band=np.False_, random_state=0)
+
+
 # ----------------------------------------------------------------------------- PPC of the fit
 
 
@@ -193,6 +223,32 @@ def test_ppc_checks_the_ece_binning_even_for_a_statistic_without_bins(skewed):
         D.ppc_calibration(platt, d.scores, d.y, statistics="mcb", n_bins=-3, random_state=0)
     with pytest.raises(ValueError, match=r"strategy='bogus' is not one of \('quantile', 'uniform', 'papers'\)"):
         D.ppc_calibration(platt, d.scores, d.y, statistics="mcb", strategy="bogus", random_state=0)
+
+
+def test_a_point_estimate_s_p_value_is_the_monte_carlo_one_and_never_zero():
+    """One Platt draw replicated 500 times is a parametric bootstrap: its p-value was the bare share
+    of replicates, exactly 0 for a misfit, beside consistency_check's (1 + #)/(1 + R)."""
+    d = simulate_scores("beta_skewed", 400, random_state=0)
+    flipped = 1 - d.y
+    platt = PlattScaling().fit(d.scores, d.y)
+    out = D.ppc_calibration(platt, d.scores, flipped, random_state=0)
+    R = out.sizes["chain"] * out.sizes["draw"]
+    assert R == D.MIN_REPLICATES
+    hits = (out["replicated"] >= out["observed"]).sum(("chain", "draw"))
+    np.testing.assert_allclose(out["p_value"], (1 + hits) / (1 + R))
+    np.testing.assert_allclose(out["p_value"], 1 / (1 + R))  # a misfit: never exactly 0
+    cons = D.consistency_check(d.scores, flipped, n_replicates=R, band=False, random_state=0)
+    np.testing.assert_allclose(cons["p_value"], 1 / (1 + R))
+    # the one-draw KDE's density check follows the same convention
+    kde = bayescal.make_calibrator("kde").fit(d.scores, d.y)
+    dens = D.score_density_check(kde, d.scores, flipped, bins=[0.0, 0.5, 1.0], random_state=0)
+    assert np.all(dens["p_value"].values >= 1 / (1 + D.MIN_REPLICATES))
+
+
+def test_a_posterior_s_p_value_is_the_posterior_share(skewed):
+    d, dpm = skewed
+    out = D.ppc_calibration(dpm, d.scores, d.y, statistics="ece", random_state=0)
+    np.testing.assert_allclose(out["p_value"], (out["replicated"] >= out["observed"]).mean(("chain", "draw")))
 
 
 # ----------------------------------------------------------------------------- true calibration error
@@ -338,6 +394,44 @@ def test_score_density_check_fits_its_own_data_and_flags_other_data(skewed):
     assert np.all(D.score_density_check(dpm, other.scores, other.y, random_state=0)["p_value"].values < 0.01)
 
 
+def test_score_density_check_p_value_is_calibrated_under_the_exact_model_with_two_bins():
+    """Each replicate's counts were independent binomials per bin: right marginals, but the bins of a
+    replicated data set of n_c scores are negatively correlated (a multinomial). With 2 bins the
+    replicated X^2 was 0.5 chi2_2 instead of chi2_1, and the exact model was rejected at 0.05 in 8-9 %
+    of data sets (4 % at 0.01). As one multinomial per replicate the rates are nominal."""
+    truth = CALIBRATED
+    edges = [0.0, float(truth.f0.ppf(0.5)), 1.0]  # 2 bins of equal class-0 mass
+    rng = np.random.default_rng(1)
+    pvals = []
+    for r in range(600):
+        y = (rng.random(300) < truth.pi).astype(int)
+        s = np.where(y == 1, truth.f1.rvs(300, random_state=rng), truth.f0.rvs(300, random_state=rng))
+        exact = TrueDensities(truth=truth).fit(s, y)
+        out = D.score_density_check(exact, s, y, bins=edges, min_replicates=200, random_state=r)
+        pvals.append(out["p_value"].values)
+    p = np.ravel(pvals)  # 1200 p-values, both classes
+    tolerance = 3 * np.sqrt(0.05 * 0.95 / p.size)  # 0.019
+    assert abs(np.mean(p <= 0.05) - 0.05) < tolerance
+    assert np.mean(p <= 0.01) < 0.01 + 3 * np.sqrt(0.01 * 0.99 / p.size)
+
+
+def test_score_density_check_replicates_each_class_as_one_multinomial(skewed):
+    """A replicate's bin counts sum to at most n_c (the rest fall outside the bins) and covary
+    negatively, as Multinomial(n_c, P) counts do: cov = -n_c P_a P_b."""
+    d, _ = skewed
+    kde = bayescal.make_calibrator("kde").fit(d.scores, d.y)
+    out = D.score_density_check(kde, d.scores, d.y, bins=[0.2, 0.5, 0.8], min_replicates=4000, random_state=0)
+    rep = out["replicated_count"].isel(chain=0, draw=0)  # (replicate, class, bin)
+    n_c = np.array([np.sum(d.y == 0), np.sum(d.y == 1)])
+    assert np.all(rep.sum("bin").values <= n_c)
+    prob = (out["density"] * (out["bin_upper"] - out["bin_lower"])).isel(chain=0, draw=0).values  # (class, bin)
+    assert np.all(prob.sum(axis=-1) < 0.95)  # some of each class lies outside [0.2, 0.8]
+    for c in (0, 1):
+        cov = np.cov(rep.values[:, c].T)[0, 1]
+        expected = -n_c[c] * prob[c, 0] * prob[c, 1]
+        assert cov < 0 and cov == pytest.approx(expected, rel=0.2)
+
+
 def test_score_density_check_of_a_point_estimate_replicates_its_one_draw(skewed):
     # one draw (KDE): without replicates the p-value could only be 0 or 1
     d, _ = skewed
@@ -469,6 +563,53 @@ def test_bad_input_raises_clear_errors(skewed):
         D.score_density_check(dpm, same, np.array([0, 1, 0, 1, 0, 1]))
     checked = D.score_density_check(dpm, same, np.array([0, 1, 0, 1, 0, 1]), bins=[0.0, 0.5, 1.0], random_state=0)
     assert np.isfinite(checked["observed_density"]).all() and np.isfinite(checked["density"]).all()
+
+
+def test_absurd_replicate_and_grid_counts_are_refused_by_name(skewed):
+    """min_replicates=10**9 raised numpy's MemoryError (2.9 TiB), n_replicates=10**9 looped for
+    hours, grid_size=10**9 was killed for memory: now a ValueError naming the argument, before any
+    work. Counts within MAX_REPLICATES / MAX_GRID_SIZE are refused as well when their arrays would
+    pass MAX_WORK_ELEMENTS, with the largest value that fits."""
+    d, dpm = skewed
+    platt = PlattScaling().fit(d.scores, d.y)
+    kde = bayescal.make_calibrator("kde").fit(d.scores, d.y)
+    huge = r"=1000000000 is more than 1000000 replicates: pass a smaller number"
+    for name, call in (
+        ("min_replicates", lambda: D.ppc_calibration(platt, d.scores, d.y, min_replicates=10**9)),
+        ("min_replicates", lambda: D.posterior_predictive_tree(platt, d.scores, d.y, min_replicates=10**9)),
+        ("min_replicates", lambda: D.score_density_check(kde, d.scores, d.y, min_replicates=10**9)),
+        ("n_replicates", lambda: D.consistency_check(d.scores, d.y, n_replicates=10**9, band=False)),
+    ):
+        with pytest.raises(ValueError, match=name + huge):
+            call()
+    with pytest.raises(ValueError, match=r"grid_size=1000000000 is more than 10000000 points"):
+        D.calibration_error_posterior(dpm, grid_size=10**9)
+    # within the counts' bounds, but the arrays would hold more than 10**8 values: 500 rows x 10**6
+    n_fit = D.MAX_WORK_ELEMENTS // d.scores.size
+    for call in (
+        lambda: D.ppc_calibration(platt, d.scores, d.y, min_replicates=10**6),
+        lambda: D.posterior_predictive_tree(platt, d.scores, d.y, min_replicates=10**6),
+    ):
+        with pytest.raises(ValueError, match=rf"^min_replicates=1000000 would need .*min_replicates={n_fit} or less"):
+            call()
+    from bayescal.metrics import reliability_curve
+
+    n_band = reliability_curve(d.y, d.scores, n_bins=400).sizes["bin"]  # > 100 bins: > 10**8 fractions
+    assert n_band > 100
+    fits = D.MAX_WORK_ELEMENTS // n_band
+    with pytest.raises(ValueError, match=rf"^n_replicates=1000000 would .*n_replicates={fits} or less, or band=False"):
+        D.consistency_check(d.scores, d.y, n_replicates=10**6, n_bins=400)
+    draws = dpm.class_prior_draws().size  # 200: 10**8 / 200 grid points at most
+    with pytest.raises(
+        ValueError, match=rf"^grid_size=1000000 would need .*grid_size={D.MAX_WORK_ELEMENTS // draws} or"
+    ):
+        D.calibration_error_posterior(dpm, grid_size=10**6)
+    with pytest.raises(ValueError, match=r"^bins=100000000 with points_per_bin=16 would need .*pass fewer bins or a"):
+        D.score_density_check(kde, d.scores, d.y, bins=10**8)
+    with pytest.raises(ValueError, match=r"^bins=20 with points_per_bin=1000000 would need .*smaller points_per_bin"):
+        D.score_density_check(dpm, d.scores, d.y, points_per_bin=10**6)
+    with pytest.raises(ValueError, match=r"^min_replicates=100000 would need .* replicated counts .*min_replicates="):
+        D.score_density_check(kde, d.scores, d.y, bins=10**3, min_replicates=10**5)
 
 
 # ----------------------------------------------------------------------------- properties

@@ -142,19 +142,122 @@ def test_reliability_display_of_decision_values_spans_their_range():
     assert points_ax.get_xlim() == (0.0, 1.0) and _by_gid(points_ax, "binned:PlattScaling")
 
 
-def test_reliability_display_of_decision_values_without_maps_keeps_their_histogram():
-    """With only the binned probabilities drawn ([0, 1]), the decision values' histogram gets its
-    own axis over their range instead of being clipped into [0, 1]."""
+def _bar_heights(ax, gid):
+    return np.array([patch.get_height() for patch in _by_gid(ax, gid)])
+
+
+def test_reliability_display_of_decision_values_without_maps_histograms_their_probabilities():
+    """Without maps the diagram's x-axis is the calibrated probability, so the histograms show those
+    probabilities on that axis; a display built without them has the decision values over their own
+    range (not clipped into [0, 1])."""
     rng = np.random.default_rng(1)
     y = rng.integers(0, 2, 500)
     d = rng.normal(size=500) + 1.5 * (2 * y - 1)
     platt = PlattScaling(score_kind="decision").fit(d, y)
     disp = P.ReliabilityDisplay.from_calibrator(platt, d, y, n_consistency=0, maps=False)
-    assert disp.ax_.get_xlim() == (0.0, 1.0)
-    assert disp.hist_ax_.get_xlim() == pytest.approx((d.min(), d.max()))
+    p = platt.predict_proba(d)[:, 1]
+    assert disp.ax_.get_xlim() == disp.hist_ax_.get_xlim() == (0.0, 1.0)
+    assert disp.hist_ax_.get_shared_x_axes().joined(disp.ax_, disp.hist_ax_)
+    np.testing.assert_array_equal(disp.predictions["PlattScaling"], p)
+    for k in (0, 1):
+        counts, _ = np.histogram(p[y == k], bins=np.linspace(0, 1, 41))
+        np.testing.assert_array_equal(_bar_heights(disp.hist_ax_, f"hist:PlattScaling:{k}"), counts)
+    assert disp.hist_ax_.get_xlabel() == "predicted probability"
+    by_hand = P.ReliabilityDisplay(curves=disp.curves, scores=d, y=y).plot()
+    assert by_hand.hist_ax_.get_xlim() == pytest.approx((d.min(), d.max()))
+    assert not by_hand.hist_ax_.get_shared_x_axes().joined(by_hand.ax_, by_hand.hist_ax_)
     counts, _ = np.histogram(d[y == 0], bins=np.linspace(d.min(), d.max(), 41))
-    heights = [patch.get_height() for patch in disp.hist_ax_.patches][: counts.size]
-    np.testing.assert_array_equal(heights, counts)
+    np.testing.assert_array_equal(_bar_heights(by_hand.hist_ax_, "hist:score:0"), counts)
+    assert by_hand.hist_ax_.get_xlabel() == "score"
+
+
+def test_reliability_display_without_maps_histograms_what_the_x_axis_shows(atom_fit):
+    """The report's case: 40 % of the positives have raw score 0, which the DPM calibrates to about
+    0.99. With maps=False the diagram puts them near x = 1, and the histogram under it (same x-axis)
+    showed raw scores, its tallest bar at x = 0 and nothing near 1. It shows the calibrated
+    probabilities now."""
+    s, y, dpm = atom_fit
+    p = dpm.predict_proba(s)[:, 1]
+    assert np.all(p[s == 0] > 0.9)
+    disp = P.ReliabilityDisplay.from_calibrator(dpm, s, y, maps=False, n_consistency=0, label="dpm")
+    hax = disp.hist_ax_
+    assert hax.get_shared_x_axes().joined(disp.ax_, hax)
+    near_one = sum(bar.get_height() for bar in hax.patches if bar.get_x() >= 0.9)
+    assert near_one >= np.sum(s == 0)  # the rows at raw score 0 sit near x = 1, as in the diagram
+    bins = np.linspace(0, 1, 41)
+    for k in (0, 1):
+        counts, _ = np.histogram(p[y == k], bins=bins)
+        np.testing.assert_array_equal(_bar_heights(hax, f"hist:dpm:{k}"), counts)
+    # several labels: a step histogram per label and class, each of that label's probabilities
+    both = P.ReliabilityDisplay.from_calibrators({"raw": None, "dpm": dpm}, s, y, maps=False, n_consistency=0)
+    for label, values in (("raw", s), ("dpm", p)):
+        for k in (0, 1):
+            (step,) = _by_gid(both.hist_ax_, f"hist:{label}:{k}")
+            counts, _ = np.histogram(values[y == k], bins=bins)
+            heights = step.get_path().vertices[:, 1]
+            assert set(counts.tolist()) <= set(heights.tolist())
+            assert heights.max() == counts.max()
+    # with maps the x-axis is the score, and so is the histogram
+    with_maps = P.ReliabilityDisplay.from_calibrator(dpm, s, y, n_consistency=0, label="dpm")
+    counts, _ = np.histogram(s[y == 1], bins=bins)
+    np.testing.assert_array_equal(_bar_heights(with_maps.hist_ax_, "hist:score:1"), counts)
+    assert with_maps.hist_ax_.get_xlabel() == "score"
+
+
+def test_reliability_display_refuses_drawing_nothing_and_non_bool_switches(fitted):
+    d, cals = fitted
+    with pytest.raises(ValueError, match="maps=False and points=False would draw nothing of the calibrators"):
+        P.ReliabilityDisplay.from_calibrator(cals["platt"], d.scores, d.y, maps=False, points=False)
+    for name in ("maps", "points"):
+        with pytest.raises(ValueError, match=f"{name}='no' must be True or False"):
+            P.ReliabilityDisplay.from_calibrator(cals["platt"], d.scores, d.y, n_consistency=0, **{name: "no"})
+    with pytest.raises(ValueError, match="n_consistency=1000000000 is more than 1000000 replicates"):
+        P.ReliabilityDisplay.from_predictions(d.y, d.scores, n_consistency=10**9)
+    assert not plt.get_fignums()
+
+
+def test_failed_drawings_leave_no_figure_open(fitted):
+    """plot_ppc_pava with a keyword ArviZ refuses, and a PPCDisplay whose checks do not have the same
+    statistics, raised after opening a figure, which stayed open."""
+    import xarray as xr
+
+    from bayescal.diagnostics import consistency_check, ppc_calibration
+
+    d, cals = fitted
+    _, mine = plt.subplots()  # the caller's own figure stays
+    before = plt.get_fignums()
+    with pytest.raises(ValueError):
+        P.plot_ppc_pava(cals["platt"], d.scores, d.y, random_state=0, bogus=1)
+    assert plt.get_fignums() == before
+    raw = consistency_check(d.scores, d.y, n_replicates=50, band=False, random_state=0)
+    ece = ppc_calibration(cals["platt"], d.scores, d.y, statistics="ece", random_state=0, min_replicates=50)
+    with pytest.raises(ValueError, match=r"checks\['platt'\] has no statistic 'mcb', which checks\['raw'\] has"):
+        P.PPCDisplay(checks={"raw": raw, "platt": ece}).plot()
+    assert plt.get_fignums() == before
+    drawn = P.PPCDisplay(checks={"platt": ece, "raw": raw}).plot()  # the other order: one panel, "ece"
+    assert len(drawn.axes_) == 1 and _by_gid(drawn.axes_[0], "observed:raw")
+    plt.close(drawn.figure_)
+    with pytest.raises(KeyError):  # a hand-built curve without its numbers fails while drawing
+        P.ReliabilityDisplay(curves={"bad": xr.Dataset()}).plot()
+    assert plt.get_fignums() == before and mine.figure.number in before
+
+
+def test_plot_ppc_pava_draws_the_same_band_by_default(fitted):
+    """Its default random_state was None (a new band every call), unlike the Displays' 0."""
+    d, cals = fitted
+
+    def drawn(pc):
+        fig = pc.viz["figure"].item()
+        lines = [np.asarray(line.get_ydata(), float) for ax in fig.axes for line in ax.get_lines()]
+        polys = [path.vertices for ax in fig.axes for coll in ax.collections for path in coll.get_paths()]
+        return lines + polys
+
+    first, second = (
+        drawn(P.plot_ppc_pava(cals["platt"], d.scores, d.y)),
+        drawn(P.plot_ppc_pava(cals["platt"], d.scores, d.y)),
+    )
+    assert len(first) == len(second) > 0
+    assert all(np.array_equal(a, b) for a, b in zip(first, second))
 
 
 def test_displays_draw_given_grids_in_order_and_name_their_band_exactly(fitted):
