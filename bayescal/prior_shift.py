@@ -34,7 +34,14 @@ from scipy.stats import chi2
 from sklearn.base import clone
 
 from bayescal._typing import ArrayLike, RandomStateLike
-from bayescal._validation import check_ci_prob, check_integer, check_number, check_sample_weight, random_generator
+from bayescal._validation import (
+    check_ci_prob,
+    check_integer,
+    check_number,
+    check_probabilities,
+    check_sample_weight,
+    random_generator,
+)
 from bayescal._warnings import warn
 
 if TYPE_CHECKING:
@@ -54,13 +61,7 @@ def _ab(q: np.ndarray, base: Any) -> tuple[np.ndarray, np.ndarray]:
 def _check_q_base(q: Any, base: Any) -> tuple[np.ndarray, float]:
     """``q`` as a new 1-d float64 array of probabilities and ``base`` as a float in (0, 1), or a
     ValueError naming them."""
-    try:
-        q = np.array(q, dtype=np.float64)
-    except (TypeError, ValueError):
-        q = np.array([np.nan])
-    if q.ndim != 1 or q.size == 0 or not np.all((q >= 0) & (q <= 1)):
-        raise ValueError("q must be a non-empty 1-d array of probabilities in [0, 1] (no NaN).")
-    return q, check_number(base, "base", low=0.0, high=1.0, inclusive=False)
+    return check_probabilities(q, name="q"), check_number(base, "base", low=0.0, high=1.0, inclusive=False)
 
 
 def saerens_em(q: np.ndarray, base: float, *, tol: float = 1e-10, max_iter: int = 100_000) -> float:
@@ -137,9 +138,8 @@ def prior_mle(q: np.ndarray, base: float, *, ci_prob: float = 0.95, weights: np.
             "The calibrated probabilities equal the training prevalence at every new score: they say "
             "nothing about the new prevalence, so the estimate is the training prevalence and the interval [0, 1]."
         )
-        b = float(base)
-        return _result(np.array([[b]]), b, 0.0, 1.0, method="em", ci_prob=ci_prob,
-                       ci_kind="likelihood_ratio", training_prior=b, n=n)  # fmt: skip
+        return _result(np.array([[base]]), base, 0.0, 1.0, method="em", ci_prob=ci_prob,
+                       ci_kind="likelihood_ratio", training_prior=base, n=n)  # fmt: skip
 
     def loglik(p: float) -> float:
         with np.errstate(divide="ignore"):

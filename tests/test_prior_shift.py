@@ -419,7 +419,7 @@ def test_saerens_em_warns_at_its_step_cap_and_checks_its_arguments():
     ]:
         with pytest.raises(ValueError, match=name):
             saerens_em(q, **kwargs)
-    with pytest.raises(ValueError, match="q must be"):
+    with pytest.raises(ValueError, match=r"^q (has|is) "):
         saerens_em(np.array([0.2, np.nan]), 0.5)
 
 
@@ -452,10 +452,10 @@ def test_prior_mle_checks_its_arguments_by_name():
     cases = [
         ({"q": q, "base": 0.0}, "base"),
         ({"q": q, "base": 1.2}, "base"),
-        ({"q": q[None, :], "base": 0.3}, "q must be"),
-        ({"q": np.array([]), "base": 0.3}, "q must be"),
-        ({"q": np.array([0.2, np.nan]), "base": 0.3}, "q must be"),
-        ({"q": np.array([0.2, 1.5]), "base": 0.3}, "q must be"),
+        ({"q": q[None, :], "base": 0.3}, r"^q (has|is) "),
+        ({"q": np.array([]), "base": 0.3}, r"^q (has|is) "),
+        ({"q": np.array([0.2, np.nan]), "base": 0.3}, r"^q (has|is) "),
+        ({"q": np.array([0.2, 1.5]), "base": 0.3}, r"^q (has|is) "),
         ({"q": q, "base": 0.3, "ci_prob": 1.5}, "ci_prob"),
         ({"q": q, "base": 0.3, "weights": np.array([1.0, -1.0, 1.0])}, "weights"),
         ({"q": q, "base": 0.3, "weights": np.array([1.0, np.nan, 1.0])}, "weights"),

@@ -21,15 +21,15 @@ makes them one value. Without exact 0 or 1 in the fitted data nothing changes.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import logit
+from scipy.special import expit, logit
 
 from bayescal import _schema as schema
-from bayescal.data import PROB_EPS, ScoreData
+from bayescal.data import ScoreData, to_working
 
 __all__ = ["ExactExtremes", "extreme_limits"]
 
-# the working-scale values of an exact 0 and an exact 1, computed as to_working computes them
-_T_ZERO, _T_ONE = (float(v) for v in logit(np.array([PROB_EPS, 1.0 - PROB_EPS])))
+_T_ZERO, _T_ONE = (float(v) for v in to_working(np.array([0.0, 1.0]), "probability"))
+"""The working-scale values of an exact 0 and an exact 1."""
 
 
 def extreme_limits(t: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -52,8 +52,8 @@ def extreme_limits(t: np.ndarray, w: np.ndarray) -> np.ndarray:
     """
     t = t[w > 0]
     inner = t[(t > _T_ZERO) & (t < _T_ONE)]
-    lowest = min(1.0 / (1.0 + np.exp(-inner.min())), 0.5) if inner.size else 0.5
-    highest = min(1.0 / (1.0 + np.exp(inner.max())), 0.5) if inner.size else 0.5
+    lowest = min(expit(inner.min()), 0.5) if inner.size else 0.5  # smallest probability above 0
+    highest = min(expit(-inner.max()), 0.5) if inner.size else 0.5  # smallest distance below 1
     lower = float(logit(lowest / 2.0)) if np.any(t <= _T_ZERO) else -np.inf
     upper = float(-logit(highest / 2.0)) if np.any(t >= _T_ONE) else np.inf
     return np.array([lower, upper])

@@ -111,9 +111,8 @@ class ENIR(Calibrator):
     def _fit(self, data: ScoreData, X=None) -> None:
         self._check_params()
         keep = data.w > 0
-        s = distinguishable(
-            data.scores[keep], self.score_kind
-        )  # as _calibrate reads the scores: ties there are ties here
+        # the scores as _calibrate reads them: ties there are ties here
+        s = distinguishable(data.scores[keep], self.score_kind)
         knots, inverse = np.unique(s, return_inverse=True)
         w1 = np.bincount(inverse, weights=data.w[keep] * data.y[keep], minlength=knots.shape[0])
         wt = np.bincount(inverse, weights=data.w[keep], minlength=knots.shape[0])

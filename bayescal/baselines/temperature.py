@@ -94,7 +94,7 @@ class TemperatureScaling(ExactExtremes, Calibrator):
         self.coef_ = float(max(a, 0.0) / scale)
         self.temperature_ = float(np.inf) if self.coef_ == 0 else 1.0 / self.coef_
         self.mean_proba_ = float(np.average(expit(self.coef_ * t), weights=w))
-        share = float(np.average(y, weights=w))
+        share = self.class_prior_  # the weighted share of positives, set before _fit
         self.class_prior_se_ = float(np.sqrt(share * (1.0 - share) * np.sum(w * w)) / np.sum(w))
 
     def _prior_shift_caveat(self) -> str | None:
