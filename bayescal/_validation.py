@@ -25,6 +25,7 @@ __all__ = [
     "check_labels",
     "check_pos_label",
     "check_labels_present",
+    "missing_labels",
     "check_sample_weight",
     "check_class_weights",
     "check_consistent_length",
@@ -257,30 +258,32 @@ def _distinct_values(arr: np.ndarray) -> np.ndarray:
     return np.unique(arr)
 
 
-def check_labels_present(arr: np.ndarray, name: str = "y") -> None:
-    """Refuse missing labels (NaN or infinite floats; None, NaN or NA in an object array) with a
-    :class:`RowValueError` naming the first, so that a caller holding one chunk of the data
-    can name its row in the whole."""
-    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
-        bad = np.flatnonzero(~np.isfinite(arr))
-        raise RowValueError(
-            f"{name} has NaN or infinite values ({bad.size}, first at index {{index}}): "
-            "remove those samples (a missing label cannot be used).",
-            bad[0],
+def missing_labels(arr: np.ndarray) -> tuple[np.ndarray, str]:
+    """Positions of the missing labels in ``arr`` (NaN or infinite floats; NaT; None, NaN or NA
+    in an object array) and the message that refuses them, a template with the fields
+    ``name``, ``count`` and ``index`` (the first missing row), so that a caller adding up the
+    chunks of a larger array can report the count and the first row of the whole."""
+    if arr.dtype.kind == "f":
+        return np.flatnonzero(~np.isfinite(arr)), (
+            "{name} has NaN or infinite values ({count}, first at index {index}): "
+            "remove those samples (a missing label cannot be used)."
         )
-    if arr.dtype.kind in "Mm" and np.isnat(arr).any():  # NaT != NaT: it would be a class read as negative
-        bad = np.flatnonzero(np.isnat(arr))
-        raise RowValueError(
-            f"{name} has {bad.size} missing value(s) (NaT; first at index {{index}}): remove those samples.", bad[0]
+    if arr.dtype.kind in "Mm":  # NaT != NaT: it would be a class read as negative
+        return np.flatnonzero(np.isnat(arr)), (
+            "{name} has {count} missing value(s) (NaT; first at index {index}): remove those samples."
         )
+    template = "{name} has {count} missing value(s) (None, NaN or NA; first at index {index}): remove those samples."
     if arr.dtype.kind == "O":
-        missing = _missing_mask(arr)
-        if missing.any():
-            raise RowValueError(
-                f"{name} has {int(missing.sum())} missing value(s) (None, NaN or NA; first at index "
-                "{index}): remove those samples.",
-                np.flatnonzero(missing)[0],
-            )
+        return np.flatnonzero(_missing_mask(arr)), template
+    return np.empty(0, dtype=np.intp), template
+
+
+def check_labels_present(arr: np.ndarray, name: str = "y") -> None:
+    """Refuse missing labels (see :func:`missing_labels`) with a :class:`RowValueError` naming
+    the first, so that a caller holding one chunk of the data can name its row in the whole."""
+    bad, template = missing_labels(arr)
+    if bad.size:
+        raise RowValueError(template.format(name=name, count=bad.size, index="{index}"), bad[0])
 
 
 def check_pos_label(pos_label: Any) -> None:

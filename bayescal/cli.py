@@ -545,18 +545,13 @@ def _check_seed(seed: int | None) -> None:
         raise ValueError(f"--seed {seed}: a seed is a whole number from 0 to 2**64 - 1, e.g. --seed 0")
 
 
-def _dask_fit_error(exc: Exception, table: Any, score: str, label: str) -> Exception:
+def _dask_fit_error(exc: Exception, score: str, label: str) -> Exception:
     """An error of a fit on Dask columns in the words of the in-memory route: the columns and the
-    option by name, a missing label counted over the whole data (the ScoreSummary counts the
-    first chunk's); anything else as it is."""
+    option by name; anything else as it is."""
     text = str(exc)
     cell = _not_a_number(exc)
     if cell is not None:
         return _no_number(score, cell)
-    if text.startswith("y has "):
-        gaps = _dask_label_gaps(table[label], label)
-        if gaps is not None:
-            return gaps
     text = re.sub(r"\by has ", f"column {label!r} has ", text)
     if text.startswith("scores has "):
         text = f"column {score!r}{text[len('scores') :]}".replace(
@@ -565,38 +560,6 @@ def _dask_fit_error(exc: Exception, table: Any, score: str, label: str) -> Excep
             ": pass --score-kind decision for raw margins such as SVM decision values or logits",
         )
     return exc if text == str(exc) else ValueError(text)
-
-
-def _dask_label_gaps(column: Any, label: str) -> ValueError | None:
-    """The error :func:`~bayescal._validation.check_labels` gives for missing labels in the
-    in-memory column, for a Dask column (one pass over it), or None when none is missing."""
-    import dask
-
-    def gaps(part: pd.Series) -> tuple[int, int, int, str]:
-        import numpy as np
-        import pandas as pd
-
-        arr = part.to_numpy()
-        bad = ~np.isfinite(arr) if arr.dtype.kind == "f" else np.asarray(pd.isna(arr), dtype=bool)
-        where = np.flatnonzero(bad)
-        return len(arr), where.size, int(where[0]) if where.size else -1, arr.dtype.kind
-
-    offset, count, first, kind = 0, 0, -1, "f"
-    for n, k, i, chunk_kind in dask.compute(*[dask.delayed(gaps)(p) for p in column.to_delayed()]):
-        if k and first < 0:
-            first, kind = offset + i, chunk_kind
-        count, offset = count + k, offset + n
-    if not count:
-        return None
-    name = f"column {label!r}"
-    if kind == "f":  # the words of bayescal._validation.check_labels_present
-        return ValueError(
-            f"{name} has NaN or infinite values ({count}, first at index {first}): "
-            "remove those samples (a missing label cannot be used)."
-        )
-    return ValueError(
-        f"{name} has {count} missing value(s) (None, NaN or NA; first at index {first}): remove those samples."
-    )
 
 
 def run_fit(args: argparse.Namespace) -> None:
@@ -633,7 +596,7 @@ def run_fit(args: argparse.Namespace) -> None:
             try:
                 est.fit(table[args.score], labels, pos_label=pos_label)
             except ValueError as exc:
-                raise _dask_fit_error(exc, table, args.score, args.label) from None
+                raise _dask_fit_error(exc, args.score, args.label) from None
         else:  # refused with the columns' names; the calibrator checks again
             scores = _column_scores(_numbers(table[args.score], args.score), est.score_kind, args.score)
             check_labels(labels.to_numpy(), pos_label=pos_label, name=f"column {args.label!r}")

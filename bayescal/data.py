@@ -34,12 +34,12 @@ from bayescal._validation import (
     check_consistent_length,
     check_integer,
     check_labels,
-    check_labels_present,
     check_number,
     check_sample_weight,
     check_score_kind,
     check_scores,
     is_dask_collection,
+    missing_labels,
 )
 from bayescal._warnings import warn
 
@@ -646,12 +646,17 @@ class ScoreSummary:
         lo, hi = _check_bounds(lo, hi)
         blocks = [b[:3] for b in dask_partitions(scores, y, sample_weight)]
         stats = dask.compute(*[dask.delayed(_block_stats)(sb, yb, wb, score_kind) for sb, yb, wb in blocks])
-        offset = 0
+        offset, first, count = 0, None, 0
         for st in stats:  # a chunk's problem is reported at its row of the whole data
             if st["error"] is not None:
                 template, index = st["error"]
                 raise ValueError(template.format(index=offset + index))
+            if st["missing_labels"] is not None:  # counted over all chunks, as for one array
+                k, index, template = st["missing_labels"]
+                first, count = first or (template, offset + index), count + k
             offset += st["n"]
+        if first is not None:
+            raise ValueError(first[0].format(name="y", count=count, index=first[1]))
         values = np.unique(np.concatenate([st["labels"] for st in stats]))
         _, classes = check_labels(values, pos_label=pos_label)
         merged = [st["merged"] for st in stats if st["merged"] is not None]
@@ -1300,6 +1305,7 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
         "relative": 0.0,
         "merged": None,
         "error": None,
+        "missing_labels": None,
     }
     if out["n"] == 0:  # an empty partition
         return out
@@ -1309,10 +1315,9 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
         out["error"] = (exc.template, exc.index)
         return out
     y = np.asarray(y)
-    try:
-        check_labels_present(y.ravel() if y.ndim == 2 and y.shape[1] == 1 else y, "y")
-    except RowValueError as exc:
-        out["error"] = (exc.template, exc.index)
+    bad, template = missing_labels(y.ravel() if y.ndim == 2 and y.shape[1] == 1 else y)
+    if bad.size:  # counted here, reported by the caller over all chunks
+        out["missing_labels"] = (bad.size, int(bad[0]), template)
         return out
     check_consistent_length(scores=s, y=y)
     w = np.full(s.shape[0], 1.0 if w is None else float(w)) if w is None or np.isscalar(w) else _chunk_weights(w, s)

@@ -380,6 +380,13 @@ def test_dask_messages_name_rows_and_shapes_of_the_whole_data(data):
     labels[250] = np.nan
     with pytest.raises(ValueError, match=r"y has NaN or infinite values \(1, first at index 250\)"):
         build("platt").fit(da.from_array(s, chunks=100), da.from_array(labels, chunks=100))
+    labels[[251, 390]] = np.nan  # the count is the whole data's, not the first chunk's
+    with pytest.raises(ValueError, match=r"y has NaN or infinite values \(3, first at index 250\)"):
+        build("platt").fit(da.from_array(s, chunks=100), da.from_array(labels, chunks=100))
+    text = pd.Series(y.astype(object))
+    text[[120, 390]] = None
+    with pytest.raises(ValueError, match=r"y has 2 missing value\(s\) \(None, NaN or NA; first at index 120\)"):
+        build("platt").fit(dd.from_pandas(pd.Series(s), npartitions=4), dd.from_pandas(text, npartitions=4))
     cal = build("platt").fit(s, y)
     bad = s.copy()
     bad[250] = np.nan
