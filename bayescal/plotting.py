@@ -128,6 +128,14 @@ def _axes(axes: Any, needed: int, what: str, name: str = "axes") -> Any:
     return flat
 
 
+def _axes_array(axes: Any) -> np.ndarray:
+    """The Axes a display drew on, as a 1-D object array (as ``plt.subplots`` gives them), whether
+    the caller passed a list, an array or nothing."""
+    out = np.empty(len(axes), dtype=object)
+    out[:] = list(axes)
+    return out
+
+
 def _one_axes(ax: Any) -> Any:
     """``ax`` as one Axes (also given as an array holding one, e.g. ``plt.subplots(squeeze=False)``);
     None stays None (a new figure)."""
@@ -591,8 +599,9 @@ class ReliabilityDisplay:
         else:
             fig, hax = ax.figure, None
         pax = ax.twiny() if decision and self.curves else ax
-        if self.curves or not decision:  # the diagonal belongs to the binned points' axis
-            pax.plot([0, 1], [0, 1], ls=":", color="grey", lw=1, label="perfect calibration")
+        drawn = any(line.get_gid() == "diagonal" for line in pax.get_lines())  # an axis drawn on before has it
+        if (self.curves or not decision) and not drawn:  # the diagonal belongs to the binned points' axis
+            pax.plot([0, 1], [0, 1], ls=":", color="grey", lw=1, label="perfect calibration", gid="diagonal")
         colors = _colors()
         labels = list(dict.fromkeys([*self.curves, *self.maps]))
         for i, label in enumerate(labels):
@@ -710,8 +719,9 @@ class DensityDisplay:
         posterior-mean mass of each class's scores at each atom, ``(class, atom)``
         (:meth:`~bayescal.base.ClassConditional.score_atoms`): the rest of each class's
         distribution, which the check's bin probabilities include.
-    figure_, axes_ : matplotlib Figure and Axes
-        Set by :meth:`plot`: the figure and its two panels.
+    figure_, axes_ : matplotlib Figure and numpy array of Axes
+        Set by :meth:`plot`: the figure and its two panels (a 1-D object array, also when the
+        panels were passed as a list).
     """
 
     checks: dict[str, xr.Dataset] = field(default_factory=dict)
@@ -930,11 +940,12 @@ class DensityDisplay:
                             color=c,
                             gid=f"atom_mass:{label}",
                         )
-            ax.set_title(f"class {cls_}")
+            if not ax.get_title():  # a title of the caller's stays
+                ax.set_title(f"class {cls_}")
             ax.set_xlabel("score")
             ax.legend(fontsize=7)
         axes[0].set_ylabel("density")
-        self.figure_, self.axes_ = fig, axes
+        self.figure_, self.axes_ = fig, _axes_array(axes[:2])
         return self
 
 
@@ -947,8 +958,9 @@ class PPCDisplay:
     checks : dict[str, xarray.Dataset]
         Per label, :func:`bayescal.diagnostics.ppc_calibration` (calibrators) or
         :func:`bayescal.diagnostics.consistency_check` (raw probabilities).
-    figure_, axes_ : matplotlib Figure and Axes
-        Set by :meth:`plot`: the figure and one panel per statistic.
+    figure_, axes_ : matplotlib Figure and numpy array of Axes
+        Set by :meth:`plot`: the figure and one panel per statistic (a 1-D object array, also
+        when the panels were passed as a list).
     """
 
     checks: dict[str, xr.Dataset] = field(default_factory=dict)
@@ -1155,7 +1167,7 @@ class PPCDisplay:
                 ax.axvline(obs, color=c, lw=2, label=f"{label}: p = {pval:.3f}", gid=f"observed:{label}")
             ax.set_xlabel(f"{name} (replicated vs observed)")
             ax.legend(fontsize=7)
-        self.figure_, self.axes_ = fig, axes
+        self.figure_, self.axes_ = fig, _axes_array(axes[: len(names)])
         return self
 
 
@@ -1323,7 +1335,8 @@ class DecisionDisplay:
         ax.set_ylim(0, 1)
         ax.set_xlabel("score")
         ax.set_ylabel("P(y = 1 | score)")
-        ax.set_title("Decision regions (strips: predict 1)")
+        if not ax.get_title():  # a title of the caller's stays
+            ax.set_title("Decision regions (strips: predict 1)")
         ax.legend(fontsize=7)
         self.figure_, self.ax_ = fig, ax
         return self

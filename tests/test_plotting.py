@@ -302,7 +302,7 @@ def test_ppc_display_of_text_labels_and_one_axes(fitted):
     _, ax = plt.subplots()
     disp = P.PPCDisplay.from_predictions(words, d.scores, statistics="ece", axes=ax, pos_label="spam")
     by_code = P.PPCDisplay.from_predictions(d.y, d.scores, statistics="ece")
-    assert disp.axes_ == [ax]
+    assert isinstance(disp.axes_, np.ndarray) and disp.axes_.tolist() == [ax]
     np.testing.assert_array_equal(disp.checks["classifier"]["p_value"], by_code.checks["classifier"]["p_value"])
     with pytest.raises(ValueError, match="pos_label="):
         P.PPCDisplay.from_predictions(words, d.scores)
@@ -630,3 +630,21 @@ def test_decision_and_reliability_displays_draw_atoms_apart_from_the_map(atom_fi
         (line,) = _by_gid(drawn.ax_, "map:DPMCalibrator")
         assert 0.0 not in line.get_xdata()
         assert _by_gid(drawn.ax_, "atom:DPMCalibrator")
+
+
+def test_displays_drawn_on_the_callers_axes_keep_what_is_there(fitted):
+    """Drawing twice on one axes adds no second diagonal; a caller's titles stay; the panels drawn
+    on come back as an array whether passed as a list or made by the display."""
+    d, cals = fitted
+    _, ax = plt.subplots()
+    for label in ("platt", "dpm"):
+        P.ReliabilityDisplay.from_calibrators({label: cals[label]}, d.scores, d.y, ax=ax, n_consistency=0)
+    assert len(_by_gid(ax, "diagonal")) == 1
+    assert ax.get_legend_handles_labels()[1].count("perfect calibration") == 1
+    _, axes = plt.subplots(1, 3)
+    axes[0].set_title("mine")
+    disp = P.DensityDisplay.from_calibrators({"dpm": cals["dpm"]}, d.scores, d.y, axes=list(axes))
+    assert [a.get_title() for a in axes[:2]] == ["mine", "class 1"]
+    assert isinstance(disp.axes_, np.ndarray) and disp.axes_.tolist() == list(axes[:2])
+    own = P.DensityDisplay.from_calibrators({"dpm": cals["dpm"]}, d.scores, d.y)
+    assert isinstance(own.axes_, np.ndarray) and own.axes_.shape == (2,)
