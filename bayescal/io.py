@@ -84,6 +84,8 @@ def _jsonable(value: Any, what: str) -> Any:
     """
     if isinstance(value, np.generic):
         return value.item()
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":  # numbers (e.g. Cs): loads as a list
+        return value.tolist()
     if isinstance(value, tuple):
         return {"__tuple__": [_jsonable(v, what) for v in value]}
     if isinstance(value, list):
@@ -98,6 +100,16 @@ def _jsonable(value: Any, what: str) -> Any:
         f"{what} holds a {type(value).__name__}, which bayescal files cannot store: "
         "use numbers, strings, lists, tuples or dicts."
     )
+
+
+def _parameter_for_file(name: str, value: Any, owner: str) -> Any:
+    """A constructor parameter as JSON data (:func:`_jsonable`); a refusal names the parameter."""
+    if isinstance(value, (np.random.Generator, np.random.RandomState)):
+        raise ValueError(
+            f"{owner}'s parameter {name}= holds a {type(value).__name__}, which bayescal files cannot store: "
+            f"fit with an integer seed ({name}=0) or None to save the calibrator."
+        )
+    return _jsonable(value, f"{owner}'s parameter {name}=")
 
 
 def _decode(obj: dict) -> Any:
@@ -119,8 +131,9 @@ def _array_for_file(arr: np.ndarray, what: str) -> tuple[np.ndarray, str]:
     Booleans are stored as uint8 (tag ``"bool"``); object arrays of strings as strings
     (``"object:str"``: they load as an object array again, as scikit-learn keeps text labels
     read from pandas); object arrays of numbers (e.g. labels read as Python ints, or numpy's) as their
-    numeric array (``"object:<dtype>"``), so that they load as the same numbers (Python's), not
-    as text.
+    numeric array (``"object:<dtype>"``, booleans ``"object:bool"`` as uint8), so that they load as
+    the same numbers (Python's), not as text. Refused, as the loader could not give them back:
+    object arrays mixing number types, other objects, bytes, dates and text holding NUL.
     """
     dtype = arr.dtype
     if dtype.kind == "b":
@@ -128,17 +141,42 @@ def _array_for_file(arr: np.ndarray, what: str) -> tuple[np.ndarray, str]:
     if dtype.kind == "O":
         values = arr.ravel().tolist()
         if all(isinstance(v, str) for v in values):
+            _check_no_nul(values, what)
             return arr.astype(str), "object:str"
         from bayescal._schema import PLAIN_NUMBERS
 
         if all(isinstance(v, PLAIN_NUMBERS) for v in values):
+            kinds = sorted({type(v.item() if isinstance(v, np.generic) else v).__name__ for v in values})
+            if len(kinds) > 1:  # one numeric array would turn them all into one type
+                raise ValueError(
+                    f"{what} mixes {' and '.join(kinds)} values, which bayescal files cannot store exactly: "
+                    "give the labels one type (e.g. y.astype(int) or y.astype(str)) and fit again."
+                )
             numeric = np.array(values).reshape(arr.shape)  # numpy scalars load as Python numbers
+            if numeric.dtype.kind == "b":  # stored as bytes, as a boolean array is
+                return numeric.astype(np.uint8), "object:bool"
             return numeric, f"object:{numeric.dtype.str}"
         kinds = sorted({type(v).__name__ for v in values})
         raise ValueError(
             f"{what} is an object array of {kinds}, which bayescal files cannot store exactly: use numbers or strings."
         )
+    if dtype.kind == "U":
+        _check_no_nul(arr.ravel().tolist(), what)
+    elif dtype.kind not in "iuf":  # bytes, dates, time spans, ...: the loader reads none of them
+        raise ValueError(
+            f"{what} has dtype {dtype} ({dtype.kind!r}), which bayescal files cannot store: give the labels "
+            "as numbers, booleans or text (e.g. y.astype(str)) and fit again."
+        )
     return arr, dtype.str
+
+
+def _check_no_nul(values: list, what: str) -> None:
+    """Refuse text holding a NUL character, which netCDF strings cannot hold."""
+    if any("\x00" in v for v in values):
+        raise ValueError(
+            f"{what} holds text with a NUL character ('\\x00'), which bayescal files cannot store: "
+            "remove it from the labels and fit again."
+        )
 
 
 def _plain(value: Any) -> Any:
@@ -267,6 +305,8 @@ def atomic_write(
         ``path`` exists (or appeared during the write) and ``overwrite`` is False.
     """
     path = _as_path(path, "path")
+    if not isinstance(overwrite, (bool, np.bool_)):  # "no" would be true, and replace the file
+        raise ValueError(f"overwrite={overwrite!r:.40} must be True or False.")
     if path.is_dir():
         raise ValueError(f"Cannot write {str(path)!r}: it is a folder; pass a file name such as 'model.nc'.")
     if not path.parent.is_dir():
@@ -346,7 +386,10 @@ def save(est: Calibrator, path: str | Path, *, overwrite: bool = False) -> None:
     check_is_fitted(est)
     name = registry_name(est)
     _check_fitted_state(est, f"Cannot save this {type(est).__name__}")
-    params = json.dumps(_jsonable(est.get_params(deep=False), f"A parameter of {type(est).__name__}"), sort_keys=True)
+    params = json.dumps(
+        {k: _parameter_for_file(k, v, type(est).__name__) for k, v in est.get_params(deep=False).items()},
+        sort_keys=True,
+    )
     tree, state = _tree(est)
     state_json = json.dumps(state, sort_keys=True)
     tree.attrs.update(
@@ -552,7 +595,7 @@ def _check_layout(cls: type, params: dict, state: Any, found: dict, where: str) 
             used.update(f"{key}__d{j}" for j in range(len(shape)))
             restored = _tag_kind(tag, f"{where}: fitted attribute {name}")
             stored = "U" if h5py.check_string_dtype(dtype) is not None else dtype.kind
-            if tag == "bool":
+            if tag in ("bool", "object:bool"):  # booleans are stored as bytes
                 want = np.dtype(np.uint8)
             elif tag in ("str", "object:str") or restored == "U":
                 want = None
@@ -620,10 +663,16 @@ def load(path: str | Path, *, expected: type[Calibrator] | None = None) -> Calib
     from bayescal._registry import get_calibrator_class
     from bayescal._schema import check_state
     from bayescal._validation import check_score_kind
+    from bayescal.base import Calibrator
     from bayescal.data import to_working
 
     path = _as_path(path, "path")
     where = repr(str(path))
+    if expected is not None and not (isinstance(expected, type) and issubclass(expected, Calibrator)):
+        raise ValueError(
+            f"expected={expected!r:.60} is not a calibrator class: pass one, e.g. "
+            "expected=bayescal.PlattScaling, or None."
+        )
     if path.is_dir():
         raise ValueError(f"{where} is a folder: pass the path of a file written by save().")
     if not path.is_file():
@@ -720,7 +769,10 @@ def _restore_array(arr: np.ndarray, dt: str) -> np.ndarray:
     if dt == "object:str":
         return np.array(arr.astype(str).tolist(), dtype=object).reshape(arr.shape)
     if dt.startswith("object:"):
-        return np.array(arr.astype(np.dtype(dt.removeprefix("object:"))).tolist(), dtype=object).reshape(arr.shape)
+        inner = dt.removeprefix("object:")
+        return np.array(arr.astype(bool if inner == "bool" else np.dtype(inner)).tolist(), dtype=object).reshape(
+            arr.shape
+        )
     return arr.astype(np.dtype(dt))
 
 

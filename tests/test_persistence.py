@@ -704,3 +704,40 @@ def test_every_configuration_that_fits_saves_and_loads(name, tmp_path):
 def test_every_configuration_on_every_data_set(name, tmp_path):
     kinds, cases = ("probability", "decision"), ("smooth", "ties", "exact ends", "constant")
     _check_configurations(name, tmp_path, [(k, c) for k in kinds for c in cases])
+
+
+def test_what_save_writes_loads_and_what_it_cannot_is_refused_by_name(tmp_path):
+    """Labels the loader could not give back (bytes, dates, mixed number types, NUL in text) are
+    refused by save with a message naming them, and no file is written; object booleans round
+    trip as Python booleans; parameters are named when they cannot be stored; overwrite and
+    expected are checked."""
+    rng = np.random.default_rng(0)
+    s = rng.random(200)
+    y = (rng.random(200) < s).astype(int)
+    flags = np.array([bool(v) for v in y], dtype=object)
+    est = build("platt").fit(s, flags)
+    est.save(tmp_path / "flags.nc")
+    back = bayescal.load(tmp_path / "flags.nc")
+    assert back.classes_.dtype == object and [type(v) for v in back.classes_] == [bool, bool]
+    np.testing.assert_array_equal(back.predict(s), est.predict(s))
+    refused = {
+        "bytes": (np.where(y, b"yes", b"no"), r"dtype \|S3 .*cannot store: give the labels as numbers"),
+        "dates": (np.where(y, np.datetime64("2020-01-02"), np.datetime64("2020-01-01")), "datetime64"),
+        "mixed": (np.array([0 if v == 0 else 1.5 for v in y], dtype=object), "mixes float and int values"),
+        "nul": (np.where(y, "a\x00b", "b"), "NUL character"),
+    }
+    for name, (labels, message) in refused.items():
+        with pytest.raises(ValueError, match=f"classes_ .*{message}"):
+            build("platt").fit(s, labels).save(tmp_path / f"{name}.nc")
+        assert not (tmp_path / f"{name}.nc").exists()
+    seeded = bayescal.ScalingBinning(random_state=np.random.default_rng(0)).fit(s, y)
+    with pytest.raises(ValueError, match=r"parameter random_state= holds a Generator.*integer seed"):
+        seeded.save(tmp_path / "seeded.nc")
+    spline = bayescal.SplineCalibration(Cs=np.array([0.1, 1.0])).fit(s, y)
+    spline.save(tmp_path / "spline.nc")
+    assert bayescal.load(tmp_path / "spline.nc").get_params()["Cs"] == [0.1, 1.0]
+    with pytest.raises(ValueError, match=r"overwrite='no' must be True or False"):
+        est.save(tmp_path / "flags.nc", overwrite="no")
+    for wrong in ("platt", int):
+        with pytest.raises(ValueError, match=r"expected=.* is not a calibrator class.*bayescal.PlattScaling"):
+            bayescal.load(tmp_path / "flags.nc", expected=wrong)
