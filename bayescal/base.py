@@ -404,7 +404,9 @@ class Calibrator(ClassifierMixin, BaseEstimator):
                 "reduced to a ScoreSummary. Compute the data (.compute()) if it fits in memory, or use a "
                 "calibrator that accepts a ScoreSummary."
             )
-        summary = ScoreSummary.from_dask(scores, y, sample_weight, score_kind=self.score_kind, pos_label=pos_label)
+        summary = ScoreSummary._from_dask(
+            scores, y, sample_weight, score_kind=self.score_kind, pos_label=pos_label, shard=False
+        )
         return self.fit(summary)
 
     def _working(self, scores: Any, name: str = "scores") -> np.ndarray:

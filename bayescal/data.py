@@ -448,7 +448,13 @@ def _warn_merged(ends: dict[str, tuple[int, np.ndarray]]) -> None:
         )
 
 
-@dataclass
+def _same_labels(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two summaries code their labels alike: the same values, text where text."""
+    mine, theirs = a.tolist(), b.tolist()
+    return mine == theirs and [type(v) is str for v in mine] == [type(v) is str for v in theirs]
+
+
+@dataclass(eq=False)
 class ScoreSummary:
     r"""Per-class weighted counts of working-scale scores on a fixed grid (sufficient statistics).
 
@@ -636,7 +642,37 @@ class ScoreSummary:
         the bins' layout as in :meth:`from_arrays` (see the class docstring): with far outlying
         scores (heavy-tailed decision values) and ``lo``/``hi`` left None, the bins go on an
         asinh scale so that the bulk of the data is not left in a handful of bins.
+
+        As with :meth:`from_arrays`, the data may be one shard holding a single class when the
+        other class's label is known.
         """
+        return cls._from_dask(
+            scores,
+            y,
+            sample_weight,
+            score_kind=score_kind,
+            pos_label=pos_label,
+            n_bins=n_bins,
+            lo=lo,
+            hi=hi,
+            shard=True,
+        )
+
+    @classmethod
+    def _from_dask(
+        cls,
+        scores: ArrayLike,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        *,
+        score_kind: str = "probability",
+        pos_label: Any = None,
+        n_bins: int = 1024,
+        lo: float | None = None,
+        hi: float | None = None,
+        shard: bool,
+    ) -> "ScoreSummary":
+        """:meth:`from_dask`; with ``shard=False`` (a fit's summary) both classes must have weight."""
         import dask
 
         check_score_kind(score_kind)
@@ -657,8 +693,9 @@ class ScoreSummary:
             offset += st["n"]
         if first is not None:
             raise ValueError(first[0].format(name="y", count=count, index=first[1]))
-        values = np.unique(np.concatenate([st["labels"] for st in stats]))
-        _, classes = check_labels(values, pos_label=pos_label)
+        # the label values of the chunks with rows (an empty chunk's would turn integers into floats)
+        values = _distinct_labels(np.concatenate([st["labels"] for st in stats if st["n"]] or [np.empty(0)]))
+        _, classes = _shard_labels(values, pos_label) if shard else check_labels(values, pos_label=pos_label)
         merged = [st["merged"] for st in stats if st["merged"] is not None]
         if merged:  # pooled over the chunks, as warn_merged_extremes on the rows
             _warn_merged(
@@ -696,7 +733,8 @@ class ScoreSummary:
                 for i in range(0, len(parts), 2)
             ]
         (summary,) = dask.compute(parts[0])
-        check_class_weights(np.array([0, 1]), summary.total, classes)  # one row per class: its total
+        if not shard:
+            check_class_weights(np.array([0, 1]), summary.total, classes)  # one row per class: its total
         return summary
 
     @property
@@ -729,10 +767,11 @@ class ScoreSummary:
 
     def __post_init__(self) -> None:
         check_score_kind(self.score_kind)
-        edges = np.asarray(self.edges, dtype=np.float64)
-        counts = np.asarray(self.counts, dtype=np.float64)
-        atoms = np.asarray(self.atoms, dtype=np.float64)
-        atom_counts = np.asarray(self.atom_counts, dtype=np.float64)
+        # copies: a caller's array changed later must not change (or un-check) the summary
+        edges = np.array(self.edges, dtype=np.float64)
+        counts = np.array(self.counts, dtype=np.float64)
+        atoms = np.array(self.atoms, dtype=np.float64)
+        atom_counts = np.array(self.atom_counts, dtype=np.float64)
         if edges.ndim != 1 or edges.size < 3 or not np.isfinite(edges).all() or np.any(np.diff(edges) <= 0):
             if edges.ndim == 1 and edges.size >= 3 and np.isfinite(edges).all():
                 span = float(np.max(np.abs(edges[[0, -1]])))
@@ -754,7 +793,7 @@ class ScoreSummary:
         for name, values in (("counts", counts), ("atom_counts", atom_counts)):
             if not np.isfinite(values).all() or (values < 0).any():
                 raise ValueError(f"ScoreSummary {name} must be finite and non-negative.")
-        classes = np.asarray(self.classes)
+        classes = np.array(self.classes)
         if classes.shape != (2,) or classes[0] == classes[1]:
             raise ValueError(
                 f"ScoreSummary classes must hold two different labels [negative, positive]; got {classes.tolist()!r}."
@@ -768,6 +807,24 @@ class ScoreSummary:
             )
         self.edges, self.counts, self.atoms, self.atom_counts, self.classes = edges, counts, atoms, atom_counts, classes
 
+    def __eq__(self, other: object) -> bool:
+        """Equal grids, counts, score kind and labels (of the same types)."""
+        if not isinstance(other, ScoreSummary):
+            return NotImplemented
+        return (
+            self.score_kind == other.score_kind
+            and _same_labels(self.classes, other.classes)
+            and all(
+                np.array_equal(a, b)
+                for a, b in (
+                    (self.edges, other.edges),
+                    (self.counts, other.counts),
+                    (self.atoms, other.atoms),
+                    (self.atom_counts, other.atom_counts),
+                )
+            )
+        )
+
     def __add__(self, other: "ScoreSummary") -> "ScoreSummary":
         if not isinstance(other, ScoreSummary):
             return NotImplemented
@@ -780,17 +837,17 @@ class ScoreSummary:
                 "ScoreSummary objects have different grids: build them with the same n_bins, lo and hi (given, "
                 "not left None: each summary then takes its own data's range)."
             )
-        mine, theirs = self.classes.tolist(), other.classes.tolist()
-        if mine != theirs or [type(v) is str for v in mine] != [type(v) is str for v in theirs]:
+        if not _same_labels(self.classes, other.classes):
+            mine, theirs = self.classes.tolist(), other.classes.tolist()
             raise ValueError(
                 f"ScoreSummary objects code their labels differently: classes (negative, positive) {mine!r} vs "
                 f"{theirs!r}. Adding them would count one shard's classes as the other's: build every shard from "
                 "the same label values with the same pos_label."
             )
         return ScoreSummary(
-            self.edges.copy(),
+            self.edges,
             self.counts + other.counts,
-            self.atoms.copy(),
+            self.atoms,
             self.atom_counts + other.atom_counts,
             self.score_kind,
             self.classes,
@@ -800,14 +857,7 @@ class ScoreSummary:
         """``0 + summary`` (where ``sum`` of a list of summaries starts): a copy of the summary."""
         if type(other) is not int or other != 0:
             return NotImplemented
-        return ScoreSummary(
-            self.edges.copy(),
-            self.counts.copy(),
-            self.atoms.copy(),
-            self.atom_counts.copy(),
-            self.score_kind,
-            self.classes.copy(),
-        )
+        return ScoreSummary(self.edges, self.counts, self.atoms, self.atom_counts, self.score_kind, self.classes)
 
     def to_data(self) -> ScoreData:
         """Weighted pseudo-data: one row per non-empty (bin or atom, class), weight = its count."""
@@ -1328,7 +1378,7 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
     out.update(
         lo=float(t.min()) if t.size else np.nan,
         hi=float(t.max()) if t.size else np.nan,
-        labels=np.unique(y),
+        labels=_distinct_labels(y),
         merged=merged_extremes(s, y, w) if score_kind == "probability" else None,
         weight=float(np.sum(w > 0)),
         # every k-th row (cheap), weights relative to the chunk's largest (no overflow near 1e308)
@@ -1337,6 +1387,15 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
         relative=float((w / top).sum()) if top > 0 else 0.0,
     )
     return out
+
+
+def _distinct_labels(values: np.ndarray) -> np.ndarray:
+    """The distinct label values, refused as :func:`~bayescal._validation.check_labels` refuses
+    labels of types that do not compare (numbers mixed with text)."""
+    try:
+        return np.unique(values)
+    except TypeError:
+        raise ValueError("y mixes value types that cannot be compared: pass binary labels such as 0/1.") from None
 
 
 def _chunk_weights(w: Any, s: np.ndarray) -> np.ndarray:

@@ -156,8 +156,8 @@ class Mixture:
         ndarray of float, the shape of ``x``
         """
         x = np.asarray(x, dtype=np.float64)
-        with np.errstate(divide="ignore"):
-            terms = np.stack([np.log(wk) + c.logpdf(x) for wk, c in zip(self.weights, self.components)])
+        with np.errstate(divide="ignore"):  # a component of weight 0 adds nothing (not 0 x inf)
+            terms = np.stack([np.log(wk) + c.logpdf(x) for wk, c in zip(self.weights, self.components) if wk > 0])
         return logsumexp(terms, axis=0)
 
     def pdf(self, x: ArrayLike) -> np.ndarray:

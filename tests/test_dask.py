@@ -183,3 +183,32 @@ def test_summaries_of_chunks_and_of_shards_in_memory_add_on_one_grid():
     on_dask = ScoreSummary.from_dask(da.from_array(t[:3_000], chunks=700), da.from_array(y[:3_000], chunks=700), **grid)
     merged = on_dask + ScoreSummary.from_arrays(t[3_000:], y[3_000:], **grid)
     np.testing.assert_array_equal(merged.counts, ScoreSummary.from_arrays(t, y, **grid).counts)
+
+
+def test_chunks_give_the_labels_and_messages_of_the_data_in_memory():
+    """An empty partition does not turn integer or boolean labels into floats; labels mixing
+    numbers and text get the in-memory message, not numpy's TypeError; a summary is a copy of the
+    arrays it is built from and compares equal to its pickled copy."""
+    import pickle
+
+    import dask.dataframe as dd
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    s = rng.random(400)
+    y = rng.random(400) < s
+    for labels in (y, y.astype(np.int64)):
+        frame = dd.from_pandas(pd.DataFrame({"s": s, "y": labels}), npartitions=4)
+        emptied = frame.map_partitions(lambda p: p.iloc[:0] if len(p) and p.index[0] == 0 else p)
+        cal = bayescal.PlattScaling().fit(emptied["s"], emptied["y"])
+        assert cal.classes_.dtype == labels.dtype and cal.predict(s).dtype == labels.dtype
+    mixed = y.astype(int).astype(object)
+    mixed[300:] = np.where(y[300:], "b", "a")
+    for chunks in (100, 350):
+        with pytest.raises(ValueError, match="y mixes value types that cannot be compared"):
+            ScoreSummary.from_dask(da.from_array(s, chunks=chunks), da.from_array(mixed, chunks=chunks))
+    counts = np.ones((2, 16))
+    summary = ScoreSummary(np.linspace(-1, 1, 17), counts, np.empty(0), np.zeros((2, 0)), "decision")
+    counts[0, 0] = -5.0
+    assert summary.counts[0, 0] == 1.0
+    assert summary == pickle.loads(pickle.dumps(summary)) and summary != summary + summary

@@ -220,6 +220,10 @@ def test_a_shard_of_one_class_is_summarised_and_adds_to_the_others(labels, pos_l
     np.testing.assert_array_equal(merged.counts, whole.counts)
     np.testing.assert_array_equal(merged.atom_counts, whole.atom_counts)
     assert merged.classes.tolist() == whole.classes.tolist()
+    da = pytest.importorskip("dask.array")  # a shard in chunks is summarised as in memory
+    assert negatives_only == ScoreSummary.from_arrays(
+        da.from_array(scores[:300], chunks=70), da.from_array(coded[:300], chunks=70), **grid
+    )
     with pytest.raises(ValueError, match="single class: calibration needs samples of both classes"):
         PlattScaling().fit(negatives_only)
     # a shard whose positives are all held out by weight 0 is a shard of negatives as well
