@@ -25,7 +25,6 @@ __all__ = [
     "check_labels",
     "check_pos_label",
     "check_labels_present",
-    "missing_labels",
     "check_sample_weight",
     "check_class_weights",
     "check_consistent_length",
@@ -59,15 +58,64 @@ _WEIGHT_MAX_TINY = 1e-100
 
 
 class RowValueError(ValueError):
-    """A ValueError about one row of an input; ``template`` names it as ``{index}`` so a caller
-    that sees only a chunk of the data can report the row of the whole."""
+    """A ValueError about rows of an input, which a caller holding only a chunk of the data can
+    restate for the whole: ``template`` names the first such row as ``{index}``, and may use
+    the fields ``count`` (how many rows), ``low`` / ``high`` (the smallest and largest value
+    seen) and ``what`` (a pair of words, for one row and for several). :meth:`fold` adds the
+    errors of several chunks up; ``stage`` orders the checks of one input, as they run on the
+    whole (the first stage failing is the one reported)."""
 
-    def __init__(self, template: str, index: int):
-        super().__init__(template.format(index=index))
-        self.template, self.index = template, int(index)
+    def __init__(
+        self,
+        template: str,
+        index: int,
+        *,
+        stage: int = 0,
+        count: int | None = None,
+        low: float | None = None,
+        high: float | None = None,
+        what: tuple[str, str] | None = None,
+    ):
+        self.template, self.index, self.stage = template, int(index), int(stage)
+        given = {"count": count, "low": low, "high": high, "what": what}
+        self.fields = {k: v for k, v in given.items() if v is not None}
+        super().__init__(self.text(self.index))
+
+    def text(self, index: Any) -> str:
+        """The message with ``index`` for the first row (a number, or words such as an index label)."""
+        fields = dict(self.fields)
+        if "what" in fields:
+            fields["what"] = fields["what"][0 if fields.get("count", 1) == 1 else 1]
+        return self.template.format(index=index, **fields)
+
+    def moved(self, offset: int) -> "RowValueError":
+        """The same error for a chunk that starts at row ``offset`` of the whole data."""
+        return RowValueError(self.template, self.index + offset, stage=self.stage, **self.fields)
+
+    @staticmethod
+    def fold(errors: list["RowValueError"], low: float | None = None, high: float | None = None) -> "RowValueError":
+        """The whole data's error from those of its chunks (each :meth:`moved` to its chunk's
+        rows): the first stage's errors, their counts added, the first row, the smallest low and
+        largest high, also over ``low`` / ``high`` (those of the chunks that passed)."""
+        stage = min(e.stage for e in errors)
+        errors = [e for e in errors if e.stage == stage]
+        first = min(errors, key=lambda e: e.index)
+        fields = dict(first.fields)
+        if "count" in fields:
+            fields["count"] = sum(e.fields["count"] for e in errors)
+        if "low" in fields:
+            fields["low"] = min([e.fields["low"] for e in errors] + ([] if low is None else [low]))
+        if "high" in fields:
+            fields["high"] = max([e.fields["high"] for e in errors] + ([] if high is None else [high]))
+        return RowValueError(first.template, first.index, stage=stage, **fields)
 
     def __reduce__(self):
-        return (type(self), (self.template, self.index))
+        return (_row_value_error, (self.template, self.index, self.stage, self.fields))
+
+
+def _row_value_error(template: str, index: int, stage: int, fields: dict) -> RowValueError:
+    """Rebuild a pickled :class:`RowValueError` (Dask sends a chunk's error between processes)."""
+    return RowValueError(template, index, stage=stage, **fields)
 
 
 def is_dask_collection(value: Any) -> bool:
@@ -134,9 +182,11 @@ def _as_1d_float(values: Any, name: str) -> np.ndarray:
     if arr.dtype.kind == "O" and arr.ndim >= 1 and arr.size:
         missing = _missing_mask(arr)
         if missing.any():
-            raise ValueError(
-                f"{name} has {int(missing.sum())} missing value(s) (None, NaN or NA; first at index "
-                f"{int(np.flatnonzero(missing.ravel())[0])}): remove or impute them."
+            raise RowValueError(
+                f"{name} has {{count}} missing value(s) (None, NaN or NA; first at index {{index}}): "
+                "remove or impute them.",
+                np.flatnonzero(missing.ravel())[0],
+                count=int(missing.sum()),
             )
     if arr.dtype.kind in "USMm" or (
         arr.dtype.kind == "O" and any(isinstance(v, (str, bytes, np.datetime64, np.timedelta64)) for v in arr.ravel())
@@ -206,27 +256,35 @@ def check_scores(
     arr = _as_1d_float(scores, name)
     lo, hi = arr.min(), arr.max()  # two reductions: NaN and inf propagate into them
     if not (np.isfinite(lo) and np.isfinite(hi)):
-        bad = ~np.isfinite(arr)
-        idx = np.flatnonzero(bad)
-        kind = "NaN" if np.isnan(arr[idx[0]]) else "infinite"
+        idx = np.flatnonzero(~np.isfinite(arr))
         raise RowValueError(
-            f"{name} has {bad.sum()} {'NaN or infinite' if bad.sum() > 1 else kind} value(s) "
-            "(first at index {index}): remove or impute them before calibrating.",
+            f"{name} has {{count}} {{what}} value(s) (first at index {{index}}): remove or impute them before "
+            "calibrating.",
             idx[0] + offset,
+            stage=1,
+            count=idx.size,
+            what=("NaN" if np.isnan(arr[idx[0]]) else "infinite", "NaN or infinite"),
         )
     if score_kind == "probability" and (lo < 0.0 or hi > 1.0):
         out = (arr < 0.0) | (arr > 1.0)
-        raise ValueError(
-            f"{name} has {out.sum()} value(s) outside [0, 1] (min {lo:.4g}, max {hi:.4g}) "
+        raise RowValueError(
+            f"{name} has {{count}} value(s) outside [0, 1] (min {{low:.4g}}, max {{high:.4g}}) "
             "but score_kind='probability': pass probabilities, or set score_kind='decision' "
-            "for raw margins such as SVM decision values or logits."
+            "for raw margins such as SVM decision values or logits.",
+            np.flatnonzero(out)[0] + offset,
+            stage=2,
+            count=int(out.sum()),
+            low=float(lo),
+            high=float(hi),
         )
     if score_kind == "decision" and max_abs is not None and max(-lo, hi) > max_abs:
         idx = int(np.flatnonzero(np.abs(arr) > max_abs)[0])
         raise RowValueError(
-            f"{name} has decision values of magnitude up to {max(-lo, hi):.3g} (first beyond {max_abs:.0e} at "
+            f"{name} has decision values of magnitude up to {{high:.3g}} (first beyond {max_abs:.0e} at "
             "index {index}): rescale them (e.g. divide by their standard deviation) before calibrating.",
             idx + offset,
+            stage=3,
+            high=float(max(-lo, hi)),
         )
     return arr
 
@@ -258,32 +316,28 @@ def _distinct_values(arr: np.ndarray) -> np.ndarray:
     return np.unique(arr)
 
 
-def missing_labels(arr: np.ndarray) -> tuple[np.ndarray, str]:
-    """Positions of the missing labels in ``arr`` (NaN or infinite floats; NaT; None, NaN or NA
-    in an object array) and the message that refuses them, a template with the fields
-    ``name``, ``count`` and ``index`` (the first missing row), so that a caller adding up the
-    chunks of a larger array can report the count and the first row of the whole."""
+def check_labels_present(arr: np.ndarray, name: str = "y") -> None:
+    """Refuse missing labels (NaN or infinite floats; NaT; None, NaN or NA in an object array)
+    with a :class:`RowValueError` naming the first, so that a caller holding one chunk of the
+    data can name its row in the whole."""
     if arr.dtype.kind == "f":
-        return np.flatnonzero(~np.isfinite(arr)), (
-            "{name} has NaN or infinite values ({count}, first at index {index}): "
+        bad = np.flatnonzero(~np.isfinite(arr))
+        template = (
+            f"{name} has NaN or infinite values ({{count}}, first at index {{index}}): "
             "remove those samples (a missing label cannot be used)."
         )
-    if arr.dtype.kind in "Mm":  # NaT != NaT: it would be a class read as negative
-        return np.flatnonzero(np.isnat(arr)), (
-            "{name} has {count} missing value(s) (NaT; first at index {index}): remove those samples."
+    elif arr.dtype.kind in "Mm":  # NaT != NaT: it would be a class read as negative
+        bad = np.flatnonzero(np.isnat(arr))
+        template = f"{name} has {{count}} missing value(s) (NaT; first at index {{index}}): remove those samples."
+    elif arr.dtype.kind == "O":
+        bad = np.flatnonzero(_missing_mask(arr))
+        template = (
+            f"{name} has {{count}} missing value(s) (None, NaN or NA; first at index {{index}}): remove those samples."
         )
-    template = "{name} has {count} missing value(s) (None, NaN or NA; first at index {index}): remove those samples."
-    if arr.dtype.kind == "O":
-        return np.flatnonzero(_missing_mask(arr)), template
-    return np.empty(0, dtype=np.intp), template
-
-
-def check_labels_present(arr: np.ndarray, name: str = "y") -> None:
-    """Refuse missing labels (see :func:`missing_labels`) with a :class:`RowValueError` naming
-    the first, so that a caller holding one chunk of the data can name its row in the whole."""
-    bad, template = missing_labels(arr)
+    else:
+        return
     if bad.size:
-        raise RowValueError(template.format(name=name, count=bad.size, index="{index}"), bad[0])
+        raise RowValueError(template, bad[0], count=bad.size)
 
 
 def check_pos_label(pos_label: Any) -> None:

@@ -494,7 +494,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
                 except RowValueError as exc:  # name the row by its index label, which the user sees
                     label = part.index[exc.index]
                     label = label.item() if isinstance(label, np.generic) else label  # 1057, not np.int64(1057)
-                    raise ValueError(exc.template.format(index=f"label {label!r}")) from None
+                    raise ValueError(exc.text(f"label {label!r}")) from None
                 return pd.DataFrame(p, index=part.index, columns=columns)
 
             return scores.map_partitions(partition, meta=meta)
@@ -507,7 +507,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
                 return predictor.predict_proba(values)
             except RowValueError as exc:  # name the row of the whole array, not of the chunk
                 start = block_info[0]["array-location"][0][0] if block_info else 0
-                raise RowValueError(exc.template, start + exc.index) from None
+                raise exc.moved(start) from None
 
         return scores.map_blocks(
             block, new_axis=1, chunks=(scores.chunks[0], (2,)), dtype=np.float64, meta=np.empty((0, 2))

@@ -34,12 +34,12 @@ from bayescal._validation import (
     check_consistent_length,
     check_integer,
     check_labels,
+    check_labels_present,
     check_number,
     check_sample_weight,
     check_score_kind,
     check_scores,
     is_dask_collection,
-    missing_labels,
 )
 from bayescal._warnings import warn
 
@@ -682,17 +682,7 @@ class ScoreSummary:
         lo, hi = _check_bounds(lo, hi)
         blocks = [b[:3] for b in dask_partitions(scores, y, sample_weight)]
         stats = dask.compute(*[dask.delayed(_block_stats)(sb, yb, wb, score_kind) for sb, yb, wb in blocks])
-        offset, first, count = 0, None, 0
-        for st in stats:  # a chunk's problem is reported at its row of the whole data
-            if st["error"] is not None:
-                template, index = st["error"]
-                raise ValueError(template.format(index=offset + index))
-            if st["missing_labels"] is not None:  # counted over all chunks, as for one array
-                k, index, template = st["missing_labels"]
-                first, count = first or (template, offset + index), count + k
-            offset += st["n"]
-        if first is not None:
-            raise ValueError(first[0].format(name="y", count=count, index=first[1]))
+        _raise_chunk_errors(stats)
         # the label values of the chunks with rows (an empty chunk's would turn integers into floats)
         values = _distinct_labels(np.concatenate([st["labels"] for st in stats if st["n"]] or [np.empty(0)]))
         _, classes = _shard_labels(values, pos_label) if shard else check_labels(values, pos_label=pos_label)
@@ -1342,12 +1332,17 @@ def _check_dask_column_shape(values: Any, name: str) -> None:
 
 def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
     """One chunk's row count, working-scale min and max (atoms excluded), label values and
-    number of positively weighted rows; a bad score found in the chunk comes back as a message
-    template and the row within the chunk, so the caller can name the row of the whole data."""
+    number of positively weighted rows. A check that fails in the chunk comes back as
+    ``error``, ``(argument, RowValueError)`` with the argument's place in the order of the
+    checks, and the chunk's lengths as ``lengths``, so that the caller can state the error
+    for the whole data (counts, first row, range); ``range`` is the scores' min and max."""
+    n = int(np.shape(s)[0]) if np.ndim(s) else 0
     out = {
-        "n": int(np.shape(s)[0]) if np.ndim(s) else 0,
+        "n": n,
+        "lengths": (n, len(y) if np.ndim(y) else 0, None if w is None or np.isscalar(w) else len(w)),
         "lo": np.nan,
         "hi": np.nan,
+        "range": (np.nan, np.nan),
         "labels": np.empty(0),
         "weight": 0.0,
         "sketch": (np.empty(0), np.empty(0)),
@@ -1355,22 +1350,28 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
         "relative": 0.0,
         "merged": None,
         "error": None,
-        "missing_labels": None,
     }
-    if out["n"] == 0:  # an empty partition
+    if n == 0:  # an empty partition
         return out
     try:
         s = check_scores(s, score_kind=score_kind, max_abs=MAX_ABS_DECISION)
     except RowValueError as exc:
-        out["error"] = (exc.template, exc.index)
+        out["error"] = (0, exc)
         return out
+    out["range"] = (float(s.min()), float(s.max()))
     y = np.asarray(y)
-    bad, template = missing_labels(y.ravel() if y.ndim == 2 and y.shape[1] == 1 else y)
-    if bad.size:  # counted here, reported by the caller over all chunks
-        out["missing_labels"] = (bad.size, int(bad[0]), template)
+    try:
+        check_labels_present(y.ravel() if y.ndim == 2 and y.shape[1] == 1 else y, "y")
+    except RowValueError as exc:
+        out["error"] = (1, exc)
         return out
-    check_consistent_length(scores=s, y=y)
-    w = np.full(s.shape[0], 1.0 if w is None else float(w)) if w is None or np.isscalar(w) else _chunk_weights(w, s)
+    if len({k for k in out["lengths"] if k is not None}) > 1:  # reported by the caller over all chunks
+        return out
+    try:
+        w = np.full(n, 1.0 if w is None else float(w)) if w is None or np.isscalar(w) else _chunk_weights(w, s)
+    except RowValueError as exc:
+        out["error"] = (3, exc)
+        return out
     laid = ~np.isin(s, _atoms(score_kind)) & (w > 0)  # the continuous scores of positive weight set the grid
     t = to_working(s[laid], score_kind)
     top = float(w.max()) if w.size else 0.0
@@ -1387,6 +1388,36 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
         relative=float((w / top).sum()) if top > 0 else 0.0,
     )
     return out
+
+
+def _raise_chunk_errors(stats: list[dict]) -> None:
+    """Raise the error the checks give on the whole data, from the chunks' (:func:`_block_stats`):
+    the first argument's first failing check, its rows counted over all chunks and named by
+    their row in the whole; lengths that differ, added up over the chunks."""
+    offsets = np.cumsum([0] + [st["n"] for st in stats])
+    failed = [(st["error"][0], st["error"][1].moved(int(at))) for st, at in zip(stats, offsets) if st["error"]]
+    first = min((a for a, _ in failed), default=None)
+    if first is not None and (first < 2 or not _lengths_differ(stats)):  # scores, labels, lengths, weights
+        passed = [st["range"] for st in stats if st["error"] is None and st["n"]]
+        raise RowValueError.fold(
+            [e for a, e in failed if a == first],
+            low=min((r[0] for r in passed), default=None),
+            high=max((r[1] for r in passed), default=None),
+        )
+    if _lengths_differ(stats):
+        names = {"scores": 0, "y": 1} | ({} if stats[0]["lengths"][2] is None else {"sample_weight": 2})
+        totals = {k: sum(st["lengths"][i] for st in stats) for k, i in names.items()}
+        if len(set(totals.values())) > 1:
+            check_consistent_length(**{k: range(v) for k, v in totals.items()})
+        raise ValueError(
+            f"{', '.join(totals)} are partitioned differently (their partitions hold different numbers of rows): "
+            "take them as columns of one Dask dataframe, or rechunk them alike."
+        )
+
+
+def _lengths_differ(stats: list[dict]) -> bool:
+    """Whether a chunk's scores, labels and weights differ in length."""
+    return any(len({k for k in st["lengths"] if k is not None}) > 1 for st in stats)
 
 
 def _distinct_labels(values: np.ndarray) -> np.ndarray:

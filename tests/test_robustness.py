@@ -554,3 +554,46 @@ def test_probabilities_merged_by_the_logit_clip_are_announced():
         warnings.simplefilter("error")
         build("platt").fit(np.r_[0.0, 1.0, rng.random(50)], np.r_[0, 1, rng.integers(0, 2, 50)])
         build("platt").fit(np.r_[1e-20, 1e-15, 0.0, rng.random(50)], np.r_[0, 0, 0, rng.integers(0, 2, 50)])
+
+
+def _corrupt(s, y, case):
+    """Scores, labels, weights and score kind with a problem spread over several chunks of 100."""
+    s, y, w, kind = s.copy(), y.copy(), None, "probability"
+    if case == "nan":
+        s[[150, 250, 350]] = np.nan
+    elif case == "inf":
+        s[350] = np.inf
+    elif case == "none":
+        s = s.astype(object)
+        s[[250, 260, 350]] = None
+    elif case == "outside":
+        s[[5, 300]] = [1.5, -0.2]
+    elif case == "above":
+        s[200] = 1.5
+    elif case == "weights":
+        w = np.ones(s.size, dtype=object)
+        w[[250, 300]] = None
+    elif case == "labels":
+        y = y.astype(float)
+        y[[120, 320]] = np.nan
+    elif case == "scores-before-labels":
+        y = y.astype(float)
+        y[120] = np.nan
+        s[390] = np.nan
+    return s, y, w, kind
+
+
+@pytest.mark.parametrize(
+    "case", ["nan", "inf", "none", "outside", "above", "weights", "labels", "scores-before-labels"]
+)
+def test_dask_chunks_give_the_message_of_the_whole_data(data, case):
+    """Counts, first rows and ranges in the messages are the whole data's, as in memory, however
+    the problem rows are spread over the chunks; the check that runs first in memory is reported."""
+    da = pytest.importorskip("dask.array")
+    s, y, w, kind = _corrupt(*data, case)
+    with pytest.raises(ValueError) as in_memory:
+        ScoreSummary.from_arrays(s, y, w, score_kind=kind)
+    chunked = [da.from_array(v, chunks=100) for v in (s, y)] + [None if w is None else da.from_array(w, chunks=100)]
+    with pytest.raises(ValueError) as on_dask:
+        ScoreSummary.from_dask(*chunked, score_kind=kind)
+    assert str(on_dask.value) == str(in_memory.value)
