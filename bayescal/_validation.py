@@ -62,21 +62,22 @@ class RowValueError(ValueError):
     restate for the whole: ``template`` names the first such row as ``{index}``, and may use
     the fields ``count`` (how many rows), ``low`` / ``high`` (the smallest and largest value
     seen) and ``what`` (a pair of words, for one row and for several). :meth:`fold` adds the
-    errors of several chunks up; ``stage`` orders the checks of one input, as they run on the
-    whole (the first stage failing is the one reported)."""
+    errors of several chunks up; ``argument`` names the input and ``stage`` orders the checks
+    of one input, as they run on the whole (the first failing is the one reported)."""
 
     def __init__(
         self,
         template: str,
         index: int,
         *,
+        argument: str = "",
         stage: int = 0,
         count: int | None = None,
         low: float | None = None,
         high: float | None = None,
         what: tuple[str, str] | None = None,
     ):
-        self.template, self.index, self.stage = template, int(index), int(stage)
+        self.template, self.index, self.argument, self.stage = template, int(index), argument, int(stage)
         given = {"count": count, "low": low, "high": high, "what": what}
         self.fields = {k: v for k, v in given.items() if v is not None}
         super().__init__(self.text(self.index))
@@ -90,15 +91,27 @@ class RowValueError(ValueError):
 
     def moved(self, offset: int) -> "RowValueError":
         """The same error for a chunk that starts at row ``offset`` of the whole data."""
-        return RowValueError(self.template, self.index + offset, stage=self.stage, **self.fields)
+        return RowValueError(
+            self.template, self.index + offset, argument=self.argument, stage=self.stage, **self.fields
+        )
+
+    def rank(self, order: tuple[str, ...]) -> tuple[int, int]:
+        """When this check runs on the whole data, the inputs checked in ``order``."""
+        return (order.index(self.argument) if self.argument in order else len(order), self.stage)
 
     @staticmethod
-    def fold(errors: list["RowValueError"], low: float | None = None, high: float | None = None) -> "RowValueError":
+    def fold(
+        errors: list["RowValueError"],
+        order: tuple[str, ...] = (),
+        low: float | None = None,
+        high: float | None = None,
+    ) -> "RowValueError":
         """The whole data's error from those of its chunks (each :meth:`moved` to its chunk's
-        rows): the first stage's errors, their counts added, the first row, the smallest low and
-        largest high, also over ``low`` / ``high`` (those of the chunks that passed)."""
-        stage = min(e.stage for e in errors)
-        errors = [e for e in errors if e.stage == stage]
+        rows): the errors of the check that runs first (inputs checked in ``order``), their
+        counts added, the first row, the smallest low and largest high, also over ``low`` /
+        ``high`` (those of the chunks that passed)."""
+        first_check = min(e.rank(order) for e in errors)
+        errors = [e for e in errors if e.rank(order) == first_check]
         first = min(errors, key=lambda e: e.index)
         fields = dict(first.fields)
         if "count" in fields:
@@ -107,15 +120,15 @@ class RowValueError(ValueError):
             fields["low"] = min([e.fields["low"] for e in errors] + ([] if low is None else [low]))
         if "high" in fields:
             fields["high"] = max([e.fields["high"] for e in errors] + ([] if high is None else [high]))
-        return RowValueError(first.template, first.index, stage=stage, **fields)
+        return RowValueError(first.template, first.index, argument=first.argument, stage=first.stage, **fields)
 
     def __reduce__(self):
-        return (_row_value_error, (self.template, self.index, self.stage, self.fields))
+        return (_row_value_error, (self.template, self.index, self.argument, self.stage, self.fields))
 
 
-def _row_value_error(template: str, index: int, stage: int, fields: dict) -> RowValueError:
+def _row_value_error(template: str, index: int, argument: str, stage: int, fields: dict) -> RowValueError:
     """Rebuild a pickled :class:`RowValueError` (Dask sends a chunk's error between processes)."""
-    return RowValueError(template, index, stage=stage, **fields)
+    return RowValueError(template, index, argument=argument, stage=stage, **fields)
 
 
 def is_dask_collection(value: Any) -> bool:
@@ -186,6 +199,7 @@ def _as_1d_float(values: Any, name: str) -> np.ndarray:
                 f"{name} has {{count}} missing value(s) (None, NaN or NA; first at index {{index}}): "
                 "remove or impute them.",
                 np.flatnonzero(missing.ravel())[0],
+                argument=name,
                 count=int(missing.sum()),
             )
     if arr.dtype.kind in "USMm" or (
@@ -261,6 +275,7 @@ def check_scores(
             f"{name} has {{count}} {{what}} value(s) (first at index {{index}}): remove or impute them before "
             "calibrating.",
             idx[0] + offset,
+            argument=name,
             stage=1,
             count=idx.size,
             what=("NaN" if np.isnan(arr[idx[0]]) else "infinite", "NaN or infinite"),
@@ -272,6 +287,7 @@ def check_scores(
             "but score_kind='probability': pass probabilities, or set score_kind='decision' "
             "for raw margins such as SVM decision values or logits.",
             np.flatnonzero(out)[0] + offset,
+            argument=name,
             stage=2,
             count=int(out.sum()),
             low=float(lo),
@@ -283,6 +299,7 @@ def check_scores(
             f"{name} has decision values of magnitude up to {{high:.3g}} (first beyond {max_abs:.0e} at "
             "index {index}): rescale them (e.g. divide by their standard deviation) before calibrating.",
             idx + offset,
+            argument=name,
             stage=3,
             high=float(max(-lo, hi)),
         )
@@ -337,7 +354,7 @@ def check_labels_present(arr: np.ndarray, name: str = "y") -> None:
     else:
         return
     if bad.size:
-        raise RowValueError(template, bad[0], count=bad.size)
+        raise RowValueError(template, bad[0], argument=name, count=bad.size)
 
 
 def check_pos_label(pos_label: Any) -> None:

@@ -1333,9 +1333,9 @@ def _check_dask_column_shape(values: Any, name: str) -> None:
 def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
     """One chunk's row count, working-scale min and max (atoms excluded), label values and
     number of positively weighted rows. A check that fails in the chunk comes back as
-    ``error``, ``(argument, RowValueError)`` with the argument's place in the order of the
-    checks, and the chunk's lengths as ``lengths``, so that the caller can state the error
-    for the whole data (counts, first row, range); ``range`` is the scores' min and max."""
+    ``error`` (a :class:`~bayescal._validation.RowValueError`), and the chunk's lengths as
+    ``lengths``, so that the caller can state the error for the whole data (counts, first
+    row, range); ``range`` is the scores' min and max."""
     n = int(np.shape(s)[0]) if np.ndim(s) else 0
     out = {
         "n": n,
@@ -1356,21 +1356,21 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
     try:
         s = check_scores(s, score_kind=score_kind, max_abs=MAX_ABS_DECISION)
     except RowValueError as exc:
-        out["error"] = (0, exc)
+        out["error"] = exc
         return out
     out["range"] = (float(s.min()), float(s.max()))
     y = np.asarray(y)
     try:
         check_labels_present(y.ravel() if y.ndim == 2 and y.shape[1] == 1 else y, "y")
     except RowValueError as exc:
-        out["error"] = (1, exc)
+        out["error"] = exc
         return out
     if len({k for k in out["lengths"] if k is not None}) > 1:  # reported by the caller over all chunks
         return out
     try:
         w = np.full(n, 1.0 if w is None else float(w)) if w is None or np.isscalar(w) else _chunk_weights(w, s)
     except RowValueError as exc:
-        out["error"] = (3, exc)
+        out["error"] = exc
         return out
     laid = ~np.isin(s, _atoms(score_kind)) & (w > 0)  # the continuous scores of positive weight set the grid
     t = to_working(s[laid], score_kind)
@@ -1392,15 +1392,17 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
 
 def _raise_chunk_errors(stats: list[dict]) -> None:
     """Raise the error the checks give on the whole data, from the chunks' (:func:`_block_stats`):
-    the first argument's first failing check, its rows counted over all chunks and named by
-    their row in the whole; lengths that differ, added up over the chunks."""
+    the first failing check (scores, then labels, then lengths, then weights, as in memory), its
+    rows counted over all chunks and named by their row in the whole; lengths that differ,
+    added up over the chunks."""
     offsets = np.cumsum([0] + [st["n"] for st in stats])
-    failed = [(st["error"][0], st["error"][1].moved(int(at))) for st, at in zip(stats, offsets) if st["error"]]
-    first = min((a for a, _ in failed), default=None)
-    if first is not None and (first < 2 or not _lengths_differ(stats)):  # scores, labels, lengths, weights
+    failed = [st["error"].moved(int(at)) for st, at in zip(stats, offsets) if st["error"] is not None]
+    order = ("scores", "y", "sample_weight")
+    if failed and (min(e.rank(order) for e in failed)[0] < 2 or not _lengths_differ(stats)):
         passed = [st["range"] for st in stats if st["error"] is None and st["n"]]
         raise RowValueError.fold(
-            [e for a, e in failed if a == first],
+            failed,
+            order,
             low=min((r[0] for r in passed), default=None),
             high=max((r[1] for r in passed), default=None),
         )

@@ -597,3 +597,9 @@ def test_dask_chunks_give_the_message_of_the_whole_data(data, case):
     with pytest.raises(ValueError) as on_dask:
         ScoreSummary.from_dask(*chunked, score_kind=kind)
     assert str(on_dask.value) == str(in_memory.value)
+    X = np.zeros((s.size, 1))  # MBCT reads its Dask data partition by partition too
+    with pytest.raises(ValueError) as mbct_in_memory:
+        build("mbct").fit(s, y, w, X=X)
+    with pytest.raises(ValueError) as mbct_on_dask:
+        build("mbct").fit(*chunked, X=da.from_array(X, chunks=(100, 1)))
+    assert str(mbct_on_dask.value) == str(mbct_in_memory.value) == str(in_memory.value)

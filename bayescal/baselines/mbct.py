@@ -13,6 +13,7 @@ from bayescal._typing import RandomStateLike
 from bayescal._validation import (
     _WEIGHT_MAX_TINY,
     _WEIGHT_TOTAL_MAX,
+    RowValueError,
     check_class_weights,
     check_consistent_length,
     check_features,
@@ -449,6 +450,16 @@ class MBCT(Calibrator):
         stats = [st for st in stats if st is not None]  # empty partitions
         if not stats:
             raise ValueError("scores is empty: pass at least one value.")
+        offsets = np.cumsum([0] + [st["n"] for st in stats])
+        failed = [st["error"].moved(int(at)) for st, at in zip(stats, offsets) if st["error"] is not None]
+        if failed:  # as the checks on the whole data say it
+            passed = [st for st in stats if st["error"] is None]
+            raise RowValueError.fold(
+                failed,
+                ("scores", "y", "sample_weight"),
+                low=min((st["min"] for st in passed), default=None),
+                high=max((st["max"] for st in passed), default=None),
+            )
         values = np.concatenate([st["labels"] for st in stats])
         counts = np.concatenate([st["counts"] for st in stats])
         _, classes = check_labels(np.unique(values), pos_label=pos_label)
@@ -764,8 +775,13 @@ def _partition_arrays(
 
 
 def _partition_stats(s: Any, y: Any, w: Any, X: Any, score_kind: str, pos_label: Any, cap: int) -> dict | None:
-    """Pass 1 on one partition: what the encoding and the checks on the totals need (``None`` if empty)."""
-    arrays = _partition_arrays(s, y, w, X, score_kind, pos_label)
+    """Pass 1 on one partition: what the encoding and the checks on the totals need (``None`` if
+    empty); a check failing on rows of the partition comes back as ``error``, to be restated for
+    the whole data."""
+    try:
+        arrays = _partition_arrays(s, y, w, X, score_kind, pos_label)
+    except RowValueError as exc:
+        return {"error": exc, "n": len(s)}
     if arrays is None:
         return None
     s, _, w, X = arrays
@@ -793,6 +809,8 @@ def _partition_stats(s: Any, y: Any, w: Any, X: Any, score_kind: str, pos_label:
         )
     top = float(w.max())
     return {
+        "error": None,
+        "n": s.size,
         "labels": labels,
         "counts": counts,
         "label_weights": label_weights,
