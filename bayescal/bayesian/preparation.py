@@ -307,6 +307,23 @@ def frequency_rows(data: ScoreData, split: bool = True) -> ScoreData:
     )
 
 
+def _in_canonical_order(data: ScoreData) -> ScoreData:
+    """The rows sorted by label, working-scale score and weight: permuted rows, and a row of
+    weight k split into k rows against k repeated rows, give the same points in the same order
+    (so tied rows of unequal weight take the same places in their rounding cell)."""
+    order = np.lexsort((data.w, data.t, data.y))
+    if np.all(order[1:] > order[:-1]):
+        return data
+    return ScoreData(
+        scores=data.scores[order],
+        t=data.t[order],
+        y=data.y[order],
+        w=data.w[order],
+        score_kind=data.score_kind,
+        classes=data.classes,
+    )
+
+
 def _spread_on_input_scale(sub: ScoreData) -> np.ndarray:
     """Tied scores spread over their rounding cells on the scale where they were rounded (the
     probability, for probability scores), then taken to the working scale."""
@@ -412,7 +429,8 @@ def prepare(
         )
         used_bins = counts.shape[1]
         scale_floor = float(np.min(np.diff(centres))) if centres.size > 1 else 0.0
-    else:
+    else:  # in one order whatever the rows' order, so the posterior depends on the data and the seed alone
+        sub = _in_canonical_order(sub)
         t_spread = _spread_on_input_scale(sub) if sub.n else sub.t
         xs = [t_spread[sub.y == c] for c in (0, 1)]
         cs = [sub.w[sub.y == c] for c in (0, 1)]
