@@ -882,6 +882,19 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
                 if np.isnan(post[name].values[own]).any():
                     raise ValueError(f"idata_.posterior.{name} is NaN at a draw of the {family} family.")
 
+    def _pooled_on_constant_draws(self, per_class: np.ndarray) -> np.ndarray:
+        r"""Class distributions (S, 2, ...) with both classes of the constant-map draws
+        (``informative`` = 0) set to the pooled :math:`\pi f_1 + (1 - \pi) f_0`: on those
+        draws the scores do not depend on the class, as their map :math:`\pi` says."""
+        if self._informative.all():
+            return per_class
+        pi = self._draws[0].reshape(-1, *([1] * (per_class.ndim - 2)))
+        pooled = pi * per_class[:, 1] + (1.0 - pi) * per_class[:, 0]
+        out = per_class.copy()
+        constant = ~self._informative
+        out[constant, 0] = out[constant, 1] = pooled[constant]
+        return out
+
     def _with_constant_draws(self, draws: np.ndarray) -> np.ndarray:
         """Map draws (S, n) with the constant-map draws (``informative`` = 0) set to pi."""
         if self._informative.all():
@@ -980,8 +993,11 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
 
         The density is of the input-scale score: :math:`(1 - Q_c) f_c(t(s))\,|dt/ds|`, with
         :math:`dt/ds = 1/(s(1-s))` for probabilities and 1 for decision values, so with the
-        atom masses ``idata_.posterior.atom_prob`` it makes up the whole class distribution.
-        ``grid`` is as in :meth:`calibration_map`; atom values on it get the continuous part only.
+        atom masses (:meth:`score_atoms`) it makes up the whole class distribution. On the
+        constant-map draws of the null-model average (``sample_stats.informative`` = 0) both
+        classes get the pooled density :math:`\pi f_1 + (1 - \pi) f_0`, so that every draw's
+        densities give its map by Bayes' rule. ``grid`` is as in :meth:`calibration_map`; atom
+        values on it get the continuous part only.
         """
         g = self._grid(grid)
         t = to_working(g, self.score_kind)
@@ -995,7 +1011,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             edge = (g <= 0.0) | (g >= 1.0)
             gi = np.where(edge, 0.5, g)
             logf = np.where(edge, -np.inf, logf - np.log(gi) - np.log1p(-gi))
-        dens = np.exp(logf).reshape(*self._shape, 2, g.size)
+        dens = self._pooled_on_constant_draws(np.exp(logf)).reshape(*self._shape, 2, g.size)
         return xr.DataArray(
             dens,
             dims=("chain", "draw", "class", "score"),
@@ -1003,6 +1019,16 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             name="density",
             attrs=self._grid_attrs(g),
         )
+
+    def score_atoms(self) -> xr.DataArray:
+        """Posterior draws of the point masses of the class score distributions, dims
+        ``(chain, draw, class, atom)``: ``idata_.posterior.atom_prob``, with both classes of
+        the constant-map draws given the pooled masses, as in :meth:`density_map`."""
+        atoms = super().score_atoms()
+        if atoms.sizes["atom"] == 0 or self._informative.all():
+            return atoms
+        flat = atoms.values.reshape(-1, 2, atoms.sizes["atom"])
+        return atoms.copy(data=self._pooled_on_constant_draws(flat).reshape(atoms.shape))
 
 
 def _entropy(seed: Any) -> Any:

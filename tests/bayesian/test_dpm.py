@@ -1171,3 +1171,25 @@ def test_random_seed_is_a_deprecated_alias_of_random_state():
     np.testing.assert_array_equal(old.calibration_map(20).values, new.calibration_map(20).values)
     with pytest.raises(ValueError, match="random_state only"):
         DPMCalibrator(random_seed=5, random_state=5, **TINY).fit(s, y)
+
+
+def test_every_draws_densities_give_its_map_also_on_the_constant_map_draws():
+    """Without signal most draws are the null model's constant map pi; their class densities and
+    atom masses are the pooled ones, so Bayes' rule on each draw's densities gives its map."""
+    rng = np.random.default_rng(0)
+    s, y = rng.beta(2, 3, 300), rng.integers(0, 2, 300)
+    s[:15] = 0.0  # an atom
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = DPMCalibrator(random_state=0, draws=100, tune=100, n_components=6, components="gaussian").fit(s, y)
+    informative = m.idata_["sample_stats"]["informative"].values.reshape(-1).astype(bool)
+    assert 0.2 < (~informative).mean() < 1.0  # both kinds of draws present
+    grid = np.linspace(s[s > 0].min(), s.max(), 40)  # the data region: beyond it the map is held
+    dens = m.density_map(grid).values.reshape(-1, 2, grid.size)
+    pi = m.class_prior_draws().values.reshape(-1, 1)
+    by_bayes = pi * dens[:, 1] / (pi * dens[:, 1] + (1 - pi) * dens[:, 0])
+    np.testing.assert_allclose(by_bayes, m.calibration_map(grid).values.reshape(-1, grid.size), atol=0.01)
+    np.testing.assert_array_equal(dens[~informative, 0], dens[~informative, 1])
+    masses = m.score_atoms().values.reshape(-1, 2)
+    at_atom = pi[:, 0] * masses[:, 1] / (pi[:, 0] * masses[:, 1] + (1 - pi[:, 0]) * masses[:, 0])
+    np.testing.assert_allclose(at_atom, m.calibration_map(np.array([0.0])).values.reshape(-1), atol=1e-12)
