@@ -646,15 +646,22 @@ class Calibrator(ClassifierMixin, BaseEstimator):
             ``degenerate`` (1 when the posterior has a single draw).
         """
         ci_prob = check_ci_prob(ci_prob)
-        draws = self.predict_posterior(scores, X=X)
-        flat = draws.values.reshape(-1, draws.shape[-1])
-        q = np.quantile(flat, [(1.0 - ci_prob) / 2.0, (1.0 + ci_prob) / 2.0], axis=0).T
+        t = self._working(scores)
+        X = self._check_X(X, t.shape[0], fitting=False)
+        n_draws = int(np.prod(self._map_draws(t[:1], None if X is None else X[:1]).shape[:2]))
+        step = max(1, _CHUNK_ELEMENTS // n_draws)  # the draws of a block of scores at a time, not all at once
+        q = np.empty((t.size, 2))
+        for start in range(0, t.size, step):
+            rows = slice(start, start + step)
+            draws = np.clip(self._map_draws(t[rows], None if X is None else X[rows]), 0.0, 1.0)
+            flat = draws.reshape(n_draws, -1)
+            q[rows] = np.quantile(flat, [(1.0 - ci_prob) / 2.0, (1.0 + ci_prob) / 2.0], axis=0).T
         return xr.DataArray(
             q,
             dims=("obs_id", "ci_bound"),
-            coords={"obs_id": draws["obs_id"].values, "ci_bound": ["lower", "upper"]},
+            coords={"obs_id": np.arange(t.size), "ci_bound": ["lower", "upper"]},
             name="p_interval",
-            attrs={"ci_kind": "eti", "ci_prob": ci_prob, "degenerate": int(flat.shape[0] == 1)},
+            attrs={"ci_kind": "eti", "ci_prob": ci_prob, "degenerate": int(n_draws == 1)},
         )
 
     # ---- label shift ----------------------------------------------------------------
