@@ -567,10 +567,13 @@ def check_features(X: Any, n: int, *, name: str = "X") -> np.ndarray:
     return np.array(arr, copy=True)
 
 
-def check_integer(value: Any, name: str, minimum: int = 1) -> int:
-    """``value`` as an int of at least ``minimum`` (a Python or numpy integer, not a bool or float), or a ValueError naming it."""
+def check_integer(value: Any, name: str, minimum: int = 1, maximum: int | None = None) -> int:
+    """``value`` as an int of at least ``minimum`` (and at most ``maximum`` when given; a Python
+    or numpy integer, not a bool or float), or a ValueError naming it."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{name}={value!r} must be an integer of at least {minimum}.")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name}={value!r} must be an integer from {minimum} to {maximum}.")
     return int(value)
 
 

@@ -67,6 +67,14 @@ MAP_CHECK_MIN_WEIGHT = 0.05
 (a family holding fewer of the draws barely moves the band)."""
 
 
+_MAX_BINS = 2**16
+"""Most bins (``n_bins``) and grid points (``grid_size``) a fit takes."""
+_MAX_MAP_VALUES = 2**28
+"""Most map draw values (chains x draws x grid_size) a fit keeps on its grid."""
+_DEFAULT_DRAWS_BOUND = 1000
+"""The most draws per chain a route takes when ``draws`` is None (the size check's stand-in)."""
+
+
 class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     r"""Calibration by Bayes' rule on Dirichlet-process mixtures of the class score densities.
 
@@ -221,13 +229,16 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         over the empty bins next to it, :func:`~bayescal.data.spread_counts`), so many more
         bins than scores cost more than the scores themselves. On the coverage study's truths
         512 bins give the bands and errors of 1,024 in little more than half the time, while
-        256 lose coverage where scores pile at 0 and 1 (``docs/evidence/candidates.md``).
+        256 lose coverage where scores pile at 0 and 1 (``docs/evidence/candidates.md``). At
+        most 65,536.
     atom_threshold : float, default 0.01
         Share of a class's weight a repeated score must hold to be an atom.
     atom_min_count : int, default 5
         Fewest rows of one class at a repeated score for it to be an atom (at least 2).
     grid_size : int, default 1024
-        Points of the working-scale grid on which map draws are cached for prediction.
+        Points of the working-scale grid on which map draws are cached for prediction (at most
+        65,536, and chains x draws x grid_size at most 2**28, the draws taken as 1,000 when
+        ``draws`` is None).
     n_jobs : int, default 1
         Threads fitting the two classes: 1, or 2 and more (two classes, so two threads at most).
     route_options : dict or None, default None
@@ -357,17 +368,24 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
 
         if self.draws is not None:  # the convergence check splits each chain in halves of at least 2
             check_integer(self.draws, "draws", 4)
-        for name, low in (
-            ("n_components", 2),
-            ("chains", 1),
-            ("tune", 0),
-            ("compress_above", 2),
-            ("n_bins", 2),
-            ("atom_min_count", 2),  # a repeated score: at least two rows
-            ("grid_size", 16),
-            ("n_jobs", 1),
+        for name, low, high in (
+            ("n_components", 2, None),
+            ("chains", 1, None),
+            ("tune", 0, None),
+            ("compress_above", 2, None),
+            ("n_bins", 2, _MAX_BINS),
+            ("atom_min_count", 2, None),  # a repeated score: at least two rows
+            ("grid_size", 16, _MAX_BINS),
+            ("n_jobs", 1, None),
         ):
-            check_integer(getattr(self, name), name, low)
+            check_integer(getattr(self, name), name, low, high)
+        cells = int(self.chains) * int(self.draws or _DEFAULT_DRAWS_BOUND) * int(self.grid_size)
+        if cells > _MAX_MAP_VALUES:  # the map draws cached on the grid, per class and for the map
+            raise ValueError(
+                f"chains={self.chains} x draws={self.draws} x grid_size={self.grid_size} = {cells:.3g} map values "
+                f"(about {3 * 8 * cells / 2**30:.0f} GiB kept on the grid): lower grid_size or draws so that the "
+                f"product stays within {_MAX_MAP_VALUES:.3g}."
+            )
         if self.inference not in ROUTES:
             raise ValueError(f"inference={self.inference!r} is not one of {tuple(ROUTES)}.")
         if self.components not in COMPONENTS:

@@ -170,6 +170,9 @@ def test_bad_priors_raise(priors, match):
         ({"draws": 0}, "draws"),
         ({"draws": 3}, "draws=3 must be an integer of at least 4"),  # each chain split in halves of 2
         ({"atom_min_count": 1}, "atom_min_count=1 must be an integer of at least 2"),
+        ({"grid_size": 3_000_000}, "grid_size=3000000 must be an integer from 16 to 65536"),
+        ({"n_bins": 10**9}, "n_bins=1000000000 must be an integer from 2 to 65536"),
+        ({"draws": 10**9}, r"chains=2 x draws=1000000000 x grid_size=1024 .*lower grid_size or draws"),
         ({"atom_threshold": 0.0}, "atom_threshold"),
         ({"route_options": {"learning_rate": 0.1}}, "route_options"),
         ({"null_stacking": "yes"}, "null_stacking"),
