@@ -104,6 +104,14 @@ __all__ = ["KHAT_WARN", "METHODS", "fit_vi"]
 METHODS = ("pathfinder", "dadvi", "fullrank_advi")
 """The variational approximations of :func:`fit_vi` (``route_options={"method": ...}``)."""
 DEFAULT_METHOD = "dadvi"
+
+METHOD_OPTIONS = {
+    "pathfinder": frozenset(),
+    "dadvi": frozenset({"n_fixed_draws", "linear_response", "init_std"}),
+    "fullrank_advi": frozenset({"learning_rate", "window", "tol", "init_std"}),
+}
+"""The options of :func:`fit_vi` that only some methods use (``num_paths``, ``jitter``,
+``importance_sampling`` and ``max_iterations`` apply to every method)."""
 FULLRANK_MAX_REJECTED = 1000
 """Full-rank ADVI steps undone (their draw's log density not finite) after which a path gives up."""
 DADVI_GAP = 0.01
@@ -307,11 +315,14 @@ def _fullrank_path(parts: _FullRank, start, seed, learning_rate, max_iterations,
     }
 
 
-def _pathfinder(slot, prior, draws, seed, num_paths, jitter, importance_sampling):
+def _pathfinder(slot, prior, draws, seed, num_paths, jitter, importance_sampling, max_iterations):
     pmx = _require_pymc_extras()
+    from pymc_extras.inference.pathfinder.lbfgs import LBFGSConfig
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         idata = pmx.fit_pathfinder(
+            lbfgs_config=LBFGSConfig(maxiter=max_iterations),
             model=slot.model,
             num_paths=num_paths,
             num_draws=draws,
@@ -330,6 +341,7 @@ def _pathfinder(slot, prior, draws, seed, num_paths, jitter, importance_sampling
     k = pf["pareto_k"].values if "pareto_k" in pf else np.nan
     return values, {
         "converged": statuses.get("CONVERGED", 0) == num_paths,
+        "ran_out": statuses.get("MAX_ITER_REACHED", 0) > 0,
         "n_iterations": int(lbfgs["niter"].values.sum()),
         "elbo": elbos,
         "pareto_k": float(k) if np.ndim(k) == 0 and k is not None else float("nan"),
@@ -422,13 +434,13 @@ def fit_vi(
     num_paths: int | None = None,
     jitter: float = 0.5,
     importance_sampling: str | None = None,
-    n_fixed_draws: int = 30,
-    linear_response: bool = False,
+    n_fixed_draws: int | None = None,
+    linear_response: bool | None = None,
     max_iterations: int | None = None,
-    learning_rate: float = 0.01,
-    window: int = 500,
-    tol: float = 2e-4,
-    init_std: float = 0.1,
+    learning_rate: float | None = None,
+    window: int | None = None,
+    tol: float | None = None,
+    init_std: float | None = None,
     family: str = "gaussian",
 ) -> ClassFit:
     r"""Variational approximation of one class's mixture posterior (see the module docstring).
@@ -450,17 +462,20 @@ def fit_vi(
         weights; ``"none"``: keep the approximation's draws (DADVI, full-rank); ``"psis"``
         (Pathfinder only): resample without replacement. None is the method's default
         ("psir" for Pathfinder, "none" otherwise).
-    n_fixed_draws : int, default 30
-        DADVI's fixed draws.
-    linear_response : bool, default False
-        DADVI: draw from the linear-response covariance instead of the mean-field one. Off by
-        default because the coverage study measured it no better and sometimes far worse
-        (module docstring).
+    n_fixed_draws : int or None, default None
+        DADVI's fixed draws (None: 30).
+    linear_response : bool or None, default None
+        DADVI: draw from the linear-response covariance instead of the mean-field one (None:
+        False, because the coverage study measured it no better and sometimes far worse;
+        module docstring).
     max_iterations : int or None
-        Optimiser iterations per path (None: 2000 L-BFGS steps for DADVI, 20000 for full-rank adam).
+        Optimiser iterations per path (None: 2000 L-BFGS steps for DADVI, 1000 for
+        Pathfinder's L-BFGS, 20000 for full-rank adam).
     learning_rate, window, tol, init_std
         Full-rank ADVI's adam step, convergence window and tolerance (as in
-        :func:`bayescal.bayesian.pymc_model.fit_advi`), and every method's initial scale.
+        :func:`bayescal.bayesian.pymc_model.fit_advi`; None: 0.01, 500, 2e-4), and the initial
+        scale of DADVI and full-rank ADVI (None: 0.1). An option the chosen ``method`` does not
+        use is refused (:data:`METHOD_OPTIONS`).
     family : {"gaussian", "beta"}, default "gaussian"
         Component family of the model (``prior`` must hold its hyperparameters); the coverage
         measured on the evidence page is of Gaussian components.
@@ -494,6 +509,27 @@ def fit_vi(
     start_time = time.perf_counter()
     x, counts = pmm._check_inputs(x, counts, prior, n_components, draws)
     pmm._check_family(prior, family)
+    own = {
+        "n_fixed_draws": n_fixed_draws,
+        "linear_response": linear_response,
+        "learning_rate": learning_rate,
+        "window": window,
+        "tol": tol,
+        "init_std": init_std,
+    }
+    stray = sorted(k for k, v in own.items() if v is not None and k not in METHOD_OPTIONS.get(method, own))
+    if stray:
+        raise ValueError(
+            f"route_options['{stray[0]}'] does nothing with method={method!r}, which takes "
+            f"{', '.join(sorted(METHOD_OPTIONS[method])) or 'none of the method-specific options'}: drop it, "
+            "or choose the method it belongs to."
+        )
+    n_fixed_draws = 30 if n_fixed_draws is None else n_fixed_draws
+    linear_response = False if linear_response is None else linear_response
+    learning_rate = 0.01 if learning_rate is None else learning_rate
+    window = 500 if window is None else window
+    tol = 2e-4 if tol is None else tol
+    init_std = 0.1 if init_std is None else init_std
     if num_paths is None:
         num_paths = 4 if method == "pathfinder" else 2
     _check_options(
@@ -520,10 +556,13 @@ def fit_vi(
     with pmm._borrow(n_components, family) as slot:
         pmm._set_data(slot.model, prior, x=x, counts=counts)
         if method == "pathfinder":
-            values, info = _pathfinder(slot, prior, draws, path_seeds[0], R, max(float(jitter), 1e-8), how)
+            values, info = _pathfinder(
+                slot, prior, draws, path_seeds[0], R, max(float(jitter), 1e-8), how, max_iterations or 1000
+            )
             elbos = info["elbo"][np.isfinite(info["elbo"])]
             pareto_k, ess = info["pareto_k"], float("nan")
             resampled = resample  # pymc-extras' own importance step
+            ran_out = info["ran_out"]
             diagnostics |= {
                 "converged": info["converged"],
                 "n_iterations": info["n_iterations"],
@@ -565,6 +604,8 @@ def fit_vi(
             weights, pareto_k, ess = _psis(log_p - log_q)
             resampled = resample and weights is not None  # PSIS needs 100 draws
             elbos = np.array([p["elbo"] for p in paths])
+            budget = max_iterations or (2000 if method == "dadvi" else 20_000)
+            ran_out = any(not p["converged"] and p["n_iterations"] >= budget for p in paths)
             diagnostics |= {
                 "converged": all(p["converged"] for p in paths),
                 "n_iterations": int(sum(p["n_iterations"] for p in paths)),
@@ -583,10 +624,9 @@ def fit_vi(
     }
     if not diagnostics["converged"]:
         gap = f" (optimality gap {diagnostics['optimality_gap']:.3g} nats)" if "optimality_gap" in diagnostics else ""
-        budget = max_iterations or {"dadvi": 2000, "fullrank_advi": 20_000}.get(method, 0)
-        more = (
+        more = (  # per path: one may stall while another runs out of iterations
             "raise route_options['max_iterations'], or "
-            if budget and diagnostics["n_iterations"] >= R * budget
+            if ran_out
             else "its optimiser stalled before its iterations ran out, so "
         )
         warn(

@@ -229,6 +229,9 @@ def test_khat_warning_on_a_crude_approximation():
         ({"linear_response": "no"}, r"route_options\['linear_response'\]='no' must be True or False"),
         ({"draws": 2}, r"route_options\['draws'\]=2 must be an integer of at least 4"),
         ({"draws": 300}, r"draws=100 and route_options\['draws'\]=300 both set the vi route's draws"),  # was ignored
+        # an option of another method was accepted and did nothing
+        ({"method": "pathfinder", "n_fixed_draws": 7}, r"route_options\['n_fixed_draws'\] does nothing with method="),
+        ({"method": "dadvi", "learning_rate": 5.0}, r"route_options\['learning_rate'\] does nothing.*takes init_std"),
     ],
 )
 def test_bad_route_options_name_the_argument(options, match):
@@ -266,6 +269,11 @@ def test_pathfinder_method_runs():
     assert d["method"] == "pathfinder" and d["importance_resampled"] and d["n_successful_paths"] == 2
     assert np.isfinite(d["pareto_k"]) and np.isfinite(d["elbo_spread"]) and pf.posterior["mu"].shape == (1, 100, K)
     assert _mixture_mean_inside_data(pf, x)
+    with pytest.warns(UserWarning, match=r"did not converge.*raise route_options\['max_iterations'\]"):
+        short = get_route("vi")(
+            x, c, prior, n_components=K, draws=100, random_seed=0, method="pathfinder", num_paths=2, max_iterations=3
+        )
+    assert short.diagnostics["n_iterations"] <= 2 * 3 and not short.diagnostics["converged"]  # was ignored
 
 
 def _fullrank(x, c, prior, max_iterations):
@@ -370,3 +378,27 @@ def test_fullrank_undoes_steps_whose_draw_has_no_finite_density(monkeypatch):
         fit = _fullrank(x, c, prior, max_iterations=1000)
     assert fit.diagnostics["n_rejected"] == 20
     assert np.all(np.isfinite(fit.posterior["mu"].values)) and _mixture_mean_inside_data(fit, x)
+
+
+def test_non_convergence_names_the_iterations_when_one_path_ran_out(monkeypatch):
+    """One path converged early, the other used its whole budget without converging: the remedy is
+    more iterations, though the paths' iterations in all stay below paths x budget."""
+    from bayescal.bayesian import vi
+
+    real = vi._dadvi_path
+    calls = []
+
+    def second_runs_out(*args):
+        path = real(*args)
+        calls.append(path)
+        if len(calls) == 2:
+            path = dict(path, converged=False, n_iterations=args[5], optimality_gap=1.0)  # max_iterations
+        return path
+
+    monkeypatch.setattr(vi, "_dadvi_path", second_runs_out)
+    x, c, prior = _class_data(np.random.default_rng(4))
+    with pytest.warns(UserWarning, match=r"did not converge.*raise route_options\['max_iterations'\]"):
+        fit = get_route("vi")(
+            x, c, prior, n_components=K, draws=100, random_seed=0, num_paths=2, n_fixed_draws=10, max_iterations=300
+        )
+    assert calls[0]["converged"] and fit.diagnostics["n_iterations"] < 2 * 300
