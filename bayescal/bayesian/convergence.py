@@ -317,13 +317,14 @@ def remedy() -> tuple[dict, dict]:
     return {"hmc_steps": REMEDY_HMC_STEPS}, {"draws": REMEDY_DRAWS}
 
 
-def warn_convergence(diagnostics: dict, inference: str) -> None:
+def warn_convergence(diagnostics: dict, inference: str, route_options: dict | None = None) -> None:
     """Warn when the map's chains disagree (:data:`MAP_RHAT_WARN`), a single sampling chain holds
     few effective draws (:data:`MAP_ESS_WARN`) or a sampler diverged.
 
     The warning names a remedy and what it achieved on simulated truths
     (``benchmarks/convergence_remedy.py``): for the Gibbs route the long Hamiltonian
-    trajectories of :func:`remedy`; for other routes more draws.
+    trajectories of :func:`remedy`, added to the fit's own ``route_options`` (the moves run on
+    the compiled backend, so ``backend="numpy"`` is dropped); for other routes more draws.
     """
     conv, n_div = diagnostics["map"], diagnostics["divergences"]
     if np.isnan(conv["rhat_max"]) and inference in ("gibbs", "nuts") and conv["ess_bulk_min"] < MAP_ESS_WARN:
@@ -335,8 +336,10 @@ def warn_convergence(diagnostics: dict, inference: str) -> None:
     if conv["rhat_max"] > MAP_RHAT_WARN:
         if inference == "gibbs":
             options, params = remedy()
+            # the fit's own options with the remedy's; the Hamiltonian moves need the compiled backend
+            kept = {k: v for k, v in (route_options or {}).items() if not (k == "backend" and v == "numpy")}
             advice = (
-                f"draws={params['draws']}, route_options={{'hmc_steps': {options['hmc_steps']}}} runs Hamiltonian "
+                f"draws={params['draws']}, route_options={kept | options!r} runs Hamiltonian "
                 f"moves of {options['hmc_steps']} leapfrog steps (the allocations summed out) before each of "
                 f"{params['draws']} draws per chain; on simulated truths that met R-hat <= {RHAT_TARGET} and ESS >= "
                 f"{ESS_TARGET} in 32 of 32 fits of up to 10^3 scores, 17 of 26 at 10^4 (13 of 26 from chains started "

@@ -477,7 +477,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         )
         self._combine(prep, fits, np.random.default_rng(seeds[3]))
         self.idata_.attrs["diagnostics"] = json.dumps(self.diagnostics_)
-        warn_convergence(self.diagnostics_, self.inference)
+        warn_convergence(self.diagnostics_, self.inference, self.route_options)
 
     def _select_family(self, prep: PreparedData, fits: dict) -> str:
         r"""The family that ``components="select"`` keeps: of the families' full fits, the one

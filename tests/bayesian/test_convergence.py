@@ -131,6 +131,11 @@ def test_warning_names_the_long_trajectories_for_the_sampler_and_more_draws_othe
     assert remedy() == ({"hmc_steps": 300}, {"draws": 1000})
     with pytest.warns(UserWarning, match=r"draws=1000, route_options=\{'hmc_steps': 300\} runs Hamiltonian moves"):
         warn_convergence(gibbs, "gibbs")
+    # the fit's own options are kept beside the remedy's, but not the numpy backend, on which the moves do not run
+    own = {"thin": 6, "backend": "numpy"}
+    with pytest.warns(UserWarning, match=r"route_options=\{'thin': 6, 'hmc_steps': 300\} runs Hamiltonian"):
+        warn_convergence(gibbs, "gibbs", own)
+    assert own == {"thin": 6, "backend": "numpy"}
     nuts = {"gaussian": {"class_0": {}, "class_1": {}, "map": conv}, "map": conv, "divergences": 0}
     with pytest.warns(UserWarning, match="More draws, tune and chains"):
         warn_convergence(nuts, "nuts")
