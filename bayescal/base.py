@@ -388,6 +388,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         if n_features_x is not None:
             self.n_features_x_ = n_features_x
         check_min_samples(n0, n1, self._min_samples, self._name, per_class=self._min_per_class)
+        self._record_fitted_params()
         self.class_prior_ = float(n1 / (n0 + n1)) if prevalence is None else float(prevalence)
         self.classes_ = classes
         self.n_features_in_ = 1
@@ -409,8 +410,26 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         )
         return self.fit(summary)
 
-    def _working(self, scores: Any, name: str = "scores") -> np.ndarray:
+    _predict_params: tuple[str, ...] = ("score_kind",)
+    """Parameters that prediction reads as the fit used them: changed after the fit (``set_params``
+    without a refit), they are refused rather than read against a fit made with other values."""
+
+    def _record_fitted_params(self) -> None:
+        """Remember the :attr:`_predict_params` of this fit (also of a fit loaded from a file)."""
+        self._fitted_params = {name: getattr(self, name) for name in self._predict_params}
+
+    def _check_fitted_params(self) -> None:
+        """:func:`~sklearn.utils.validation.check_is_fitted`, and refuse parameters changed since the fit."""
         check_is_fitted(self)
+        for name, value in getattr(self, "_fitted_params", {}).items():
+            if getattr(self, name) != value:
+                raise ValueError(
+                    f"{name}={getattr(self, name)!r} was set after this {self._name} was fitted with "
+                    f"{name}={value!r}: fit it again, or set {name} back."
+                )
+
+    def _working(self, scores: Any, name: str = "scores") -> np.ndarray:
+        self._check_fitted_params()
         s = check_scores(scores, score_kind=self.score_kind, name=name)
         return to_working(s, self.score_kind)
 
@@ -536,7 +555,7 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         return self.classes_[(p > threshold).astype(int)]
 
     def _grid(self, grid: Any) -> np.ndarray:
-        check_is_fitted(self)
+        self._check_fitted_params()
         kind = self.score_kind
         if grid is None or (np.isscalar(grid) and not isinstance(grid, (str, bytes))):
             size = DEFAULT_GRID_SIZE if grid is None else check_grid_size(grid)

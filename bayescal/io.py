@@ -370,7 +370,6 @@ def save(est: Calibrator, path: str | Path, *, overwrite: bool = False) -> None:
     folder and renamed onto ``path``, so an interrupted save never leaves a truncated file
     in place of an earlier good one or of no file.
     """
-    from sklearn.utils.validation import check_is_fitted
 
     from bayescal._registry import registry_name
     from bayescal.base import Calibrator
@@ -383,7 +382,7 @@ def save(est: Calibrator, path: str | Path, *, overwrite: bool = False) -> None:
             else "pass a fitted calibrator (bayescal.calibrators() lists them)"
         )
         raise ValueError(f"bayescal.save writes calibrators, and {type(est).__name__} is not one: {hint}.")
-    check_is_fitted(est)
+    est._check_fitted_params()  # also refuses parameters changed since the fit: the file would not match it
     name = registry_name(est)
     _check_fitted_state(est, f"Cannot save this {type(est).__name__}")
     params = json.dumps(
@@ -741,6 +740,7 @@ def load(path: str | Path, *, expected: type[Calibrator] | None = None) -> Calib
         check_state(est, values, where)
         for name, value in values.items():
             setattr(est, name, value)
+        est._record_fitted_params()  # the file's parameters are those of its fit (save refuses others)
         est._check_fitted()
         if isinstance(getattr(est, "idata_", None), xr.DataTree):
             est._check_posterior(est.idata_)

@@ -243,3 +243,24 @@ SKLEARN_CHECKED = [
 @parametrize_with_checks(SKLEARN_CHECKED, expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if not get_calibrator_class(n).feature_aware])
+def test_score_kind_changed_after_the_fit_is_refused_until_refit(name, tmp_path):
+    """set_params(score_kind=...) without a refit read the scores on the other scale and saved a
+    file whose parameters disagreed with its state; now prediction and save refuse it by name,
+    and setting it back (or refitting) restores the fitted calibrator."""
+    rng = np.random.default_rng(0)
+    s = rng.random(300)
+    y = (rng.random(300) < s).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = build(name).fit(s, y)
+    before = est.predict_proba(s[:5])
+    est.set_params(score_kind="decision")
+    for call in (lambda: est.predict_proba(s[:5]), est.calibration_map, lambda: est.save(tmp_path / "m.nc")):
+        with pytest.raises(ValueError, match=r"score_kind='decision' was set after this .* fitted with"):
+            call()
+    assert not (tmp_path / "m.nc").exists()
+    est.set_params(score_kind="probability")
+    np.testing.assert_array_equal(est.predict_proba(s[:5]), before)

@@ -314,6 +314,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
 
     _min_samples = 2
     _min_per_class = 1
+    _predict_params = ("score_kind", "grid_size")  # the map's grid was laid out with grid_size
     _PARTIAL_VARIABLES = tuple(name for family in mixture.FAMILIES for name in mixture.PARAMS[family])
     _fitted_schema = {
         "atoms_": schema.array("f", ("a",), order="increasing"),
