@@ -321,6 +321,18 @@ class ScoreData:
         """Whether any row's weight differs from 1."""
         return bool(np.any(self.w != 1.0))
 
+    def take(self, rows: np.ndarray, w: np.ndarray | None = None) -> "ScoreData":
+        """The rows ``rows`` (indices or a boolean mask), with the weights ``w`` when given
+        (already of those rows); not the summary's ``bin_edges``."""
+        return ScoreData(
+            scores=self.scores[rows],
+            t=self.t[rows],
+            y=self.y[rows],
+            w=self.w[rows] if w is None else w,
+            score_kind=self.score_kind,
+            classes=self.classes,
+        )
+
 
 def prepare_data(
     scores: ArrayLike,

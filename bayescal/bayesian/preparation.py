@@ -297,14 +297,7 @@ def frequency_rows(data: ScoreData, split: bool = True) -> ScoreData:
         return data
     copies = _copies(data.w) if split else (data.w > 0).astype(np.int64)
     rows = np.repeat(np.arange(data.n), copies)
-    return ScoreData(
-        scores=data.scores[rows],
-        t=data.t[rows],
-        y=data.y[rows],
-        w=(data.w / np.maximum(copies, 1))[rows],
-        score_kind=data.score_kind,
-        classes=data.classes,
-    )
+    return data.take(rows, (data.w / np.maximum(copies, 1))[rows])
 
 
 def _in_canonical_order(data: ScoreData) -> ScoreData:
@@ -312,16 +305,7 @@ def _in_canonical_order(data: ScoreData) -> ScoreData:
     weight k split into k rows against k repeated rows, give the same points in the same order
     (so tied rows of unequal weight take the same places in their rounding cell)."""
     order = np.lexsort((data.w, data.t, data.y))
-    if np.all(order[1:] > order[:-1]):
-        return data
-    return ScoreData(
-        scores=data.scores[order],
-        t=data.t[order],
-        y=data.y[order],
-        w=data.w[order],
-        score_kind=data.score_kind,
-        classes=data.classes,
-    )
+    return data if np.all(order[1:] > order[:-1]) else data.take(order)
 
 
 def _spread_on_input_scale(sub: ScoreData) -> np.ndarray:
@@ -402,15 +386,7 @@ def prepare(
     if atoms_t.size:
         is_atom = np.isin(data.t, atoms_t)
         atom_counts = np.array([[data.w[(data.t == a) & (data.y == c)].sum() for a in atoms_t] for c in (0, 1)])
-        cont = ~is_atom
-        sub = ScoreData(
-            scores=data.scores[cont],
-            t=data.t[cont],
-            y=data.y[cont],
-            w=data.w[cont],
-            score_kind=data.score_kind,
-            classes=data.classes,
-        )
+        sub = data.take(~is_atom)
     else:  # no atoms: every row is continuous (no copies)
         atom_counts, sub = np.zeros((2, 0)), data
     if (data.bin_edges is not None or _n_copies(sub.w) > int(compress_above)) and sub.n > 0:
