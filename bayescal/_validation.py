@@ -126,6 +126,11 @@ class RowValueError(ValueError):
         return (_row_value_error, (self.template, self.index, self.argument, self.stage, self.fields))
 
 
+def _literal(text: str) -> str:
+    """``text`` for a :class:`RowValueError` template, its braces doubled (a column named ``a{b}``)."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 def _row_value_error(template: str, index: int, argument: str, stage: int, fields: dict) -> RowValueError:
     """Rebuild a pickled :class:`RowValueError` (Dask sends a chunk's error between processes)."""
     return RowValueError(template, index, argument=argument, stage=stage, **fields)
@@ -196,7 +201,7 @@ def _as_1d_float(values: Any, name: str) -> np.ndarray:
         missing = _missing_mask(arr)
         if missing.any():
             raise RowValueError(
-                f"{name} has {{count}} missing value(s) (None, NaN or NA; first at index {{index}}): "
+                f"{_literal(name)} has {{count}} missing value(s) (None, NaN or NA; first at index {{index}}): "
                 "remove or impute them.",
                 np.flatnonzero(missing.ravel())[0],
                 argument=name,
@@ -272,8 +277,8 @@ def check_scores(
     if not (np.isfinite(lo) and np.isfinite(hi)):
         idx = np.flatnonzero(~np.isfinite(arr))
         raise RowValueError(
-            f"{name} has {{count}} {{what}} value(s) (first at index {{index}}): remove or impute them before "
-            "calibrating.",
+            f"{_literal(name)} has {{count}} {{what}} value(s) (first at index {{index}}): remove or impute them "
+            "before calibrating.",
             idx[0] + offset,
             argument=name,
             stage=1,
@@ -283,7 +288,7 @@ def check_scores(
     if score_kind == "probability" and (lo < 0.0 or hi > 1.0):
         out = (arr < 0.0) | (arr > 1.0)
         raise RowValueError(
-            f"{name} has {{count}} value(s) outside [0, 1] (min {{low:.4g}}, max {{high:.4g}}) "
+            f"{_literal(name)} has {{count}} value(s) outside [0, 1] (min {{low:.4g}}, max {{high:.4g}}) "
             "but score_kind='probability': pass probabilities, or set score_kind='decision' "
             "for raw margins such as SVM decision values or logits.",
             np.flatnonzero(out)[0] + offset,
@@ -296,7 +301,7 @@ def check_scores(
     if score_kind == "decision" and max_abs is not None and max(-lo, hi) > max_abs:
         idx = int(np.flatnonzero(np.abs(arr) > max_abs)[0])
         raise RowValueError(
-            f"{name} has decision values of magnitude up to {{high:.3g}} (first beyond {max_abs:.0e} at "
+            f"{_literal(name)} has decision values of magnitude up to {{high:.3g}} (first beyond {max_abs:.0e} at "
             "index {index}): rescale them (e.g. divide by their standard deviation) before calibrating.",
             idx + offset,
             argument=name,
@@ -337,19 +342,20 @@ def check_labels_present(arr: np.ndarray, name: str = "y") -> None:
     """Refuse missing labels (NaN or infinite floats; NaT; None, NaN or NA in an object array)
     with a :class:`RowValueError` naming the first, so that a caller holding one chunk of the
     data can name its row in the whole."""
+    what = _literal(name)
     if arr.dtype.kind == "f":
         bad = np.flatnonzero(~np.isfinite(arr))
         template = (
-            f"{name} has NaN or infinite values ({{count}}, first at index {{index}}): "
+            f"{what} has NaN or infinite values ({{count}}, first at index {{index}}): "
             "remove those samples (a missing label cannot be used)."
         )
     elif arr.dtype.kind in "Mm":  # NaT != NaT: it would be a class read as negative
         bad = np.flatnonzero(np.isnat(arr))
-        template = f"{name} has {{count}} missing value(s) (NaT; first at index {{index}}): remove those samples."
+        template = f"{what} has {{count}} missing value(s) (NaT; first at index {{index}}): remove those samples."
     elif arr.dtype.kind == "O":
         bad = np.flatnonzero(_missing_mask(arr))
         template = (
-            f"{name} has {{count}} missing value(s) (None, NaN or NA; first at index {{index}}): remove those samples."
+            f"{what} has {{count}} missing value(s) (None, NaN or NA; first at index {{index}}): remove those samples."
         )
     else:
         return

@@ -293,3 +293,13 @@ def test_missing_dates_as_labels_are_refused():
     y = np.array(["2020-01-01", "NaT", "2020-01-01"], dtype="datetime64[D]")
     with pytest.raises(ValueError, match=r"y has 1 missing value\(s\) \(NaT; first at index 1\)"):
         check_labels(y)
+
+
+def test_row_messages_keep_braces_in_the_names_of_the_inputs():
+    """A column named with braces is quoted as it is (the messages are templates for the row)."""
+    from bayescal._validation import check_labels_present
+
+    with pytest.raises(ValueError, match=r"^column 'a\{b\}' has 1 NaN value\(s\) \(first at index 1\)"):
+        check_scores([0.1, np.nan], score_kind="probability", name="column 'a{b}'")
+    with pytest.raises(ValueError, match=r"^column 'x\}' has NaN or infinite values \(1, first at index 1\)"):
+        check_labels_present(np.array([1.0, np.nan]), "column 'x}'")
