@@ -322,8 +322,19 @@ class ScoreData:
         return bool(np.any(self.w != 1.0))
 
     def take(self, rows: np.ndarray, w: np.ndarray | None = None) -> "ScoreData":
-        """The rows ``rows`` (indices or a boolean mask), with the weights ``w`` when given
-        (already of those rows); not the summary's ``bin_edges``."""
+        """Some of the rows, as new validated data (without a summary's ``bin_edges``).
+
+        Parameters
+        ----------
+        rows : ndarray
+            Row indices (repeats allowed) or a boolean mask.
+        w : ndarray, optional
+            The weights of the rows taken; their own weights when None.
+
+        Returns
+        -------
+        ScoreData
+        """
         return ScoreData(
             scores=self.scores[rows],
             t=self.t[rows],
