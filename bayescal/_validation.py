@@ -25,6 +25,8 @@ __all__ = [
     "check_labels",
     "check_pos_label",
     "check_labels_present",
+    "distinct_labels",
+    "whole_data_error",
     "check_sample_weight",
     "check_class_weights",
     "check_consistent_length",
@@ -124,6 +126,22 @@ class RowValueError(ValueError):
 
     def __reduce__(self):
         return (_row_value_error, (self.template, self.index, self.argument, self.stage, self.fields))
+
+
+def whole_data_error(
+    chunks: list[tuple[int, RowValueError | None, tuple[float, float] | None]], order: tuple[str, ...]
+) -> RowValueError | None:
+    """The error the checks give on the whole data, from its chunks' ``(rows, error or None,
+    (min, max) of the scores of a chunk that passed)`` in row order (:meth:`RowValueError.fold`,
+    the inputs checked in ``order``), or None when no chunk failed."""
+    offsets = np.cumsum([0] + [n for n, _, _ in chunks])
+    failed = [error.moved(int(at)) for (_, error, _), at in zip(chunks, offsets) if error is not None]
+    if not failed:
+        return None
+    passed = [span for _, error, span in chunks if error is None and span is not None]
+    return RowValueError.fold(
+        failed, order, low=min((lo for lo, _ in passed), default=None), high=max((hi for _, hi in passed), default=None)
+    )
 
 
 def _literal(text: str) -> str:
@@ -326,16 +344,20 @@ def check_probabilities(y_prob: Any, *, name: str = "y_prob") -> np.ndarray:
     return arr
 
 
-def _distinct_values(arr: np.ndarray) -> np.ndarray:
-    """Sorted distinct values; for numeric labels with at most two values, by min and max
-    (three passes instead of a sort or hash, which would dominate validation at 10^7 labels)."""
+def distinct_labels(arr: np.ndarray, name: str = "y") -> np.ndarray:
+    """Sorted distinct labels; for numeric labels with at most two values, by min and max
+    (three passes instead of a sort or hash, which would dominate validation at 10^7 labels).
+    Labels of types that do not compare (numbers mixed with text) are refused by ``name``."""
     if arr.dtype.kind in "biuf":
         lo, hi = arr.min(), arr.max()
         if lo == hi:
             return arr[:1].copy()
         if ((arr == lo) | (arr == hi)).all():
             return np.array([lo, hi], dtype=arr.dtype)
-    return np.unique(arr)
+    try:
+        return np.unique(arr)
+    except TypeError:
+        raise ValueError(f"{name} mixes value types that cannot be compared: pass binary labels such as 0/1.") from None
 
 
 def check_labels_present(arr: np.ndarray, name: str = "y") -> None:
@@ -405,10 +427,7 @@ def check_labels(
     if arr.dtype.kind == "c":
         raise ValueError(f"{name} has complex values: pass binary labels such as 0/1.")
     check_labels_present(arr, name)
-    try:
-        classes = _distinct_values(arr)
-    except TypeError:
-        raise ValueError(f"{name} mixes value types that cannot be compared: pass binary labels such as 0/1.") from None
+    classes = distinct_labels(arr, name)
     if classes.size > 2:
         shown = ", ".join(map(repr, classes[:5].tolist())) + (", ..." if classes.size > 5 else "")
         continuous = arr.dtype.kind == "f" and np.any(classes != np.round(classes))

@@ -39,7 +39,9 @@ from bayescal._validation import (
     check_sample_weight,
     check_score_kind,
     check_scores,
+    distinct_labels,
     is_dask_collection,
+    whole_data_error,
 )
 from bayescal._warnings import warn
 
@@ -707,7 +709,7 @@ class ScoreSummary:
         stats = dask.compute(*[dask.delayed(_block_stats)(sb, yb, wb, score_kind) for sb, yb, wb in blocks])
         _raise_chunk_errors(stats)
         # the label values of the chunks with rows (an empty chunk's would turn integers into floats)
-        values = _distinct_labels(np.concatenate([st["labels"] for st in stats if st["n"]] or [np.empty(0)]))
+        values = distinct_labels(np.concatenate([st["labels"] for st in stats if st["n"]] or [np.empty(0)]))
         _, classes = _shard_labels(values, pos_label) if shard else check_labels(values, pos_label=pos_label)
         merged = [st["merged"] for st in stats if st["merged"] is not None]
         if merged:  # pooled over the chunks, as warn_merged_extremes on the rows
@@ -1388,7 +1390,7 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
     except RowValueError as exc:
         out["error"] = exc
         return out
-    if len({k for k in out["lengths"] if k is not None}) > 1:  # reported by the caller over all chunks
+    if _lengths_differ(out):  # reported by the caller over all chunks
         return out
     try:
         w = np.full(n, 1.0 if w is None else float(w)) if w is None or np.isscalar(w) else _chunk_weights(w, s)
@@ -1402,7 +1404,7 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
     out.update(
         lo=float(t.min()) if t.size else np.nan,
         hi=float(t.max()) if t.size else np.nan,
-        labels=_distinct_labels(y),
+        labels=distinct_labels(y),
         merged=merged_extremes(s, y, w) if score_kind == "probability" else None,
         weight=float(np.sum(w > 0)),
         # every k-th row (cheap), weights relative to the chunk's largest (no overflow near 1e308)
@@ -1416,20 +1418,14 @@ def _block_stats(s: Any, y: Any, w: Any, score_kind: str) -> dict:
 def _raise_chunk_errors(stats: list[dict]) -> None:
     """Raise the error the checks give on the whole data, from the chunks' (:func:`_block_stats`):
     the first failing check (scores, then labels, then lengths, then weights, as in memory), its
-    rows counted over all chunks and named by their row in the whole; lengths that differ,
-    added up over the chunks."""
-    offsets = np.cumsum([0] + [st["n"] for st in stats])
-    failed = [st["error"].moved(int(at)) for st, at in zip(stats, offsets) if st["error"] is not None]
+    rows counted over all chunks and named by their row in the whole (:func:`whole_data_error`);
+    lengths that differ, added up over the chunks."""
     order = ("scores", "y", "sample_weight")
-    if failed and (min(e.rank(order) for e in failed)[0] < 2 or not _lengths_differ(stats)):
-        passed = [st["range"] for st in stats if st["error"] is None and st["n"]]
-        raise RowValueError.fold(
-            failed,
-            order,
-            low=min((r[0] for r in passed), default=None),
-            high=max((r[1] for r in passed), default=None),
-        )
-    if _lengths_differ(stats):
+    error = whole_data_error([(st["n"], st["error"], st["range"] if st["n"] else None) for st in stats], order)
+    differ = any(_lengths_differ(st) for st in stats)
+    if error is not None and (error.rank(order)[0] < 2 or not differ):
+        raise error
+    if differ:
         names = {"scores": 0, "y": 1} | ({} if stats[0]["lengths"][2] is None else {"sample_weight": 2})
         totals = {k: sum(st["lengths"][i] for st in stats) for k, i in names.items()}
         if len(set(totals.values())) > 1:
@@ -1440,18 +1436,9 @@ def _raise_chunk_errors(stats: list[dict]) -> None:
         )
 
 
-def _lengths_differ(stats: list[dict]) -> bool:
-    """Whether a chunk's scores, labels and weights differ in length."""
-    return any(len({k for k in st["lengths"] if k is not None}) > 1 for st in stats)
-
-
-def _distinct_labels(values: np.ndarray) -> np.ndarray:
-    """The distinct label values, refused as :func:`~bayescal._validation.check_labels` refuses
-    labels of types that do not compare (numbers mixed with text)."""
-    try:
-        return np.unique(values)
-    except TypeError:
-        raise ValueError("y mixes value types that cannot be compared: pass binary labels such as 0/1.") from None
+def _lengths_differ(st: dict) -> bool:
+    """Whether a chunk's scores, labels and weights (:func:`_block_stats`) differ in length."""
+    return len({k for k in st["lengths"] if k is not None}) > 1
 
 
 def _chunk_weights(w: Any, s: np.ndarray) -> np.ndarray:

@@ -23,6 +23,7 @@ from bayescal._validation import (
     check_sample_weight,
     check_scores,
     random_generator,
+    whole_data_error,
 )
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData, dask_partitions, to_working
@@ -450,16 +451,10 @@ class MBCT(Calibrator):
         stats = [st for st in stats if st is not None]  # empty partitions
         if not stats:
             raise ValueError("scores is empty: pass at least one value.")
-        offsets = np.cumsum([0] + [st["n"] for st in stats])
-        failed = [st["error"].moved(int(at)) for st, at in zip(stats, offsets) if st["error"] is not None]
-        if failed:  # as the checks on the whole data say it
-            passed = [st for st in stats if st["error"] is None]
-            raise RowValueError.fold(
-                failed,
-                ("scores", "y", "sample_weight"),
-                low=min((st["min"] for st in passed), default=None),
-                high=max((st["max"] for st in passed), default=None),
-            )
+        spans = [(st["n"], st["error"], None if st["error"] else (st["min"], st["max"])) for st in stats]
+        error = whole_data_error(spans, ("scores", "y", "sample_weight"))
+        if error is not None:  # as the checks on the whole data say it
+            raise error
         values = np.concatenate([st["labels"] for st in stats])
         counts = np.concatenate([st["counts"] for st in stats])
         _, classes = check_labels(np.unique(values), pos_label=pos_label)

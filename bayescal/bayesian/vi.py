@@ -112,6 +112,15 @@ METHOD_OPTIONS = {
 }
 """The options of :func:`fit_vi` that only some methods use (``num_paths``, ``jitter``,
 ``importance_sampling`` and ``max_iterations`` apply to every method)."""
+OPTION_DEFAULTS = {
+    "n_fixed_draws": 30,
+    "linear_response": False,
+    "learning_rate": 0.01,
+    "window": 500,
+    "tol": 2e-4,
+    "init_std": 0.1,
+}
+"""The values of those options when not given."""
 FULLRANK_MAX_REJECTED = 1000
 """Full-rank ADVI steps undone (their draw's log density not finite) after which a path gives up."""
 DADVI_GAP = 0.01
@@ -509,7 +518,7 @@ def fit_vi(
     start_time = time.perf_counter()
     x, counts = pmm._check_inputs(x, counts, prior, n_components, draws)
     pmm._check_family(prior, family)
-    own = {
+    given = {
         "n_fixed_draws": n_fixed_draws,
         "linear_response": linear_response,
         "learning_rate": learning_rate,
@@ -517,19 +526,16 @@ def fit_vi(
         "tol": tol,
         "init_std": init_std,
     }
-    stray = sorted(k for k, v in own.items() if v is not None and k not in METHOD_OPTIONS.get(method, own))
+    stray = sorted(k for k, v in given.items() if v is not None and k not in METHOD_OPTIONS.get(method, given))
     if stray:
         raise ValueError(
             f"route_options['{stray[0]}'] does nothing with method={method!r}, which takes "
             f"{', '.join(sorted(METHOD_OPTIONS[method])) or 'none of the method-specific options'}: drop it, "
             "or choose the method it belongs to."
         )
-    n_fixed_draws = 30 if n_fixed_draws is None else n_fixed_draws
-    linear_response = False if linear_response is None else linear_response
-    learning_rate = 0.01 if learning_rate is None else learning_rate
-    window = 500 if window is None else window
-    tol = 2e-4 if tol is None else tol
-    init_std = 0.1 if init_std is None else init_std
+    n_fixed_draws, linear_response, learning_rate, window, tol, init_std = (
+        OPTION_DEFAULTS[k] if v is None else v for k, v in given.items()
+    )
     if num_paths is None:
         num_paths = 4 if method == "pathfinder" else 2
     _check_options(
