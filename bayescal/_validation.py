@@ -20,6 +20,7 @@ __all__ = [
     "RowValueError",
     "MAX_ABS_DECISION",
     "check_integer",
+    "check_bool",
     "check_scores",
     "check_probabilities",
     "check_labels",
@@ -600,6 +601,14 @@ def check_integer(value: Any, name: str, minimum: int = 1, maximum: int | None =
     if maximum is not None and value > maximum:
         raise ValueError(f"{name}={value!r} must be an integer from {minimum} to {maximum}.")
     return int(value)
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """``value`` as a bool (a Python or numpy bool: 1 == True, but 1 or "no" is no answer to a
+    yes-or-no option), or a ValueError naming it."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name}={value!r:.40} must be True or False.")
+    return bool(value)
 
 
 def check_number(

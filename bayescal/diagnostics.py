@@ -50,6 +50,7 @@ from sklearn.utils.validation import check_is_fitted
 from bayescal import metrics
 from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import (
+    check_bool,
     check_calibrator,
     check_ci_prob,
     check_consistent_length,
@@ -151,10 +152,10 @@ def _replicate(p: np.ndarray, min_replicates: int) -> tuple[np.ndarray, int]:
     return (np.repeat(p, reps, axis=1) if reps > 1 else p), reps
 
 
-def _check_replicates(value: Any, name: str, default: int = MIN_REPLICATES) -> int:
-    """A number of replicates: an integer from 1 to :data:`MAX_REPLICATES`, or a ValueError naming it
-    (and suggesting the argument's ``default``)."""
-    value = check_integer(value, name)
+def _check_replicates(value: Any, name: str, default: int = MIN_REPLICATES, minimum: int = 1) -> int:
+    """A number of replicates: an integer from ``minimum`` to :data:`MAX_REPLICATES`, or a
+    ValueError naming it (and suggesting the argument's ``default``)."""
+    value = check_integer(value, name, minimum)
     if value > MAX_REPLICATES:
         raise ValueError(
             f"{name}={value} is more than {MAX_REPLICATES} replicates: pass a smaller number, e.g. the default "
@@ -387,8 +388,7 @@ def consistency_check(
     names = _check_statistics(statistics)
     n_bins, strategy = _check_binning(n_bins, strategy)
     n_replicates = _check_replicates(n_replicates, "n_replicates", 1000)
-    if not isinstance(band, (bool, np.bool_)):
-        raise ValueError(f"band={band!r} must be True or False (whether to compute the consistency band).")
+    band = check_bool(band, "band")
     band = bool(band)
     ci_prob = check_ci_prob(ci_prob)
     s = check_probabilities(scores, name="scores")

@@ -305,8 +305,9 @@ def atomic_write(
         ``path`` exists (or appeared during the write) and ``overwrite`` is False.
     """
     path = _as_path(path, "path")
-    if not isinstance(overwrite, (bool, np.bool_)):  # "no" would be true, and replace the file
-        raise ValueError(f"overwrite={overwrite!r:.40} must be True or False.")
+    from bayescal._validation import check_bool
+
+    check_bool(overwrite, "overwrite")  # "no" would be true, and replace the file
     if path.is_dir():
         raise ValueError(f"Cannot write {str(path)!r}: it is a folder; pass a file name such as 'model.nc'.")
     if not path.parent.is_dir():

@@ -51,6 +51,7 @@ from scipy.stats import norm as _normal
 
 from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import (
+    check_bool,
     check_class_weights,
     check_consistent_length,
     check_probabilities,
@@ -504,8 +505,7 @@ def calibration_error(
     ----------
     Kumar, A., Liang, P. & Ma, T. (2019). Verified uncertainty calibration. NeurIPS 32.
     """
-    if not isinstance(debias, (bool, np.bool_)):  # 1 == True, but 1 is no answer to "debias?"
-        raise ValueError(f"debias={debias!r} must be True or False.")
+    check_bool(debias, "debias")
     if debias and norm != "l2":
         raise ValueError(
             f"debias=True needs norm='l2' (got norm={norm!r}): Kumar et al.'s correction is for the squared error."

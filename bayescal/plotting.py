@@ -30,10 +30,10 @@ import xarray as xr
 from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import (
     DEFAULT_CI_PROB,
+    check_bool,
     check_calibrator,
     check_ci_prob,
     check_consistent_length,
-    check_integer,
     check_pos_label,
     check_probabilities,
     check_scored_labels,
@@ -83,13 +83,6 @@ def _closed_on_error() -> Iterator[None]:
         for num in sorted(set(plt.get_fignums()) - before):
             plt.close(num)
         raise
-
-
-def _check_bool(value: Any, name: str) -> bool:
-    """``value`` as a bool (a Python or numpy bool), or a ValueError naming it."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name}={value!r} must be True or False.")
-    return bool(value)
 
 
 def _checked(calibrators: Any, *, raw: bool, where: str | None = None) -> Mapping[str, Any]:
@@ -397,17 +390,12 @@ class ReliabilityDisplay:
         ['platt', 'raw']
         """
         random_state = _random_state(random_state, random_seed, "ReliabilityDisplay")
-        from bayescal.diagnostics import MAX_REPLICATES, consistency_check
+        from bayescal.diagnostics import _check_replicates, consistency_check
         from bayescal.metrics import reliability_curve
 
         ci_prob = check_ci_prob(ci_prob)
-        n_consistency = check_integer(n_consistency, "n_consistency", minimum=0)
-        if n_consistency > MAX_REPLICATES:
-            raise ValueError(
-                f"n_consistency={n_consistency} is more than {MAX_REPLICATES} replicates: pass a smaller number, "
-                "e.g. the default 200."
-            )
-        maps, points = _check_bool(maps, "maps"), _check_bool(points, "points")
+        n_consistency = _check_replicates(n_consistency, "n_consistency", 200, minimum=0)
+        maps, points = check_bool(maps, "maps"), check_bool(points, "points")
         if not (maps or points):
             raise ValueError(
                 "maps=False and points=False would draw nothing of the calibrators: keep maps=True (their maps "

@@ -6,7 +6,7 @@ import numpy as np
 
 from bayescal import _schema as schema
 from bayescal._interp import interp_sorted
-from bayescal._validation import check_integer, check_number
+from bayescal._validation import check_bool, check_integer, check_number
 from bayescal._warnings import warn
 from bayescal.base import Calibrator
 from bayescal.data import ScoreData
@@ -208,8 +208,7 @@ class ELiTE(Calibrator):
             check_integer(self.max_points, "max_points", 3)
         check_number(self.tol, "tol", low=0.0, inclusive=False)
         check_integer(self.max_iter, "max_iter", 1)
-        if not isinstance(self.average, (bool, np.bool_)):
-            raise ValueError(f"average={self.average!r} must be True or False.")
+        check_bool(self.average, "average")
 
     _positions = "ranks"
     """The trend filter's positions (step 2): ``"ranks"``; ``"scores"`` (the working-scale scores,

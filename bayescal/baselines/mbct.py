@@ -457,7 +457,7 @@ class MBCT(Calibrator):
             raise error
         values = np.concatenate([st["labels"] for st in stats])
         counts = np.concatenate([st["counts"] for st in stats])
-        _, classes = check_labels(np.unique(values), pos_label=pos_label)
+        _, classes = check_labels(values, pos_label=pos_label)  # the partitions' label values
         n1 = int(counts[values == classes[1]].sum())
         top = max(st["top"] for st in stats)
         if not top > 0:  # weights are non-negative: their sum is positive iff their largest is

@@ -7,6 +7,7 @@ from scipy.special import expit
 
 from bayescal import _schema as schema
 from bayescal._stats import weighted_mean_std
+from bayescal._validation import check_bool
 from bayescal.base import Calibrator
 from bayescal.baselines._extremes import ExactExtremes
 from bayescal.baselines._logistic import logistic_fit
@@ -54,8 +55,7 @@ class PlattScaling(ExactExtremes, Calibrator):
         self.smooth_targets = smooth_targets
 
     def _fit(self, data: ScoreData, X=None) -> None:
-        if not isinstance(self.smooth_targets, (bool, np.bool_)):
-            raise ValueError(f"smooth_targets={self.smooth_targets!r} must be True or False.")
+        check_bool(self.smooth_targets, "smooth_targets")
         t, y, w = self._fit_limits(data), data.y, data.w
         n1 = w[y == 1].sum()
         n0 = w[y == 0].sum()

@@ -26,7 +26,7 @@ from bayescal import _schema as schema
 from bayescal._interp import interp_regular, interp_sorted
 from bayescal._stats import weighted_quantile
 from bayescal._typing import ArrayLike
-from bayescal._validation import check_integer, check_number, resolve_random_state
+from bayescal._validation import check_bool, check_integer, check_number, resolve_random_state
 from bayescal._version import __version__
 from bayescal._warnings import held, warn
 from bayescal.base import BayesianCalibrator, PosteriorClassConditional
@@ -393,8 +393,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             raise ValueError(f"components={self.components!r} is not one of {COMPONENTS}.")
         if not 0.0 < check_number(self.atom_threshold, "atom_threshold") <= 1.0:
             raise ValueError(f"atom_threshold={self.atom_threshold} must lie in (0, 1].")
-        if not isinstance(self.null_stacking, (bool, np.bool_)):
-            raise ValueError(f"null_stacking={self.null_stacking!r} must be True or False.")  # noqa: TRY004
+        check_bool(self.null_stacking, "null_stacking")
         if self.route_options is not None and not isinstance(self.route_options, dict):
             raise ValueError("route_options must be a dict of keyword arguments for the inference route, or None.")
         # the calibrator passes these to the route itself: in route_options they would clash or overrule

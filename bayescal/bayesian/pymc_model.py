@@ -58,7 +58,7 @@ import numpy as np
 import xarray as xr
 from scipy.special import logit, logsumexp
 
-from bayescal._validation import check_integer, check_number
+from bayescal._validation import check_bool, check_integer, check_number
 from bayescal._warnings import warn
 from bayescal.bayesian.class_fit import ClassFit
 
@@ -550,8 +550,7 @@ def fit_advi(
         check_number(value, f"route_options['{name}']", low=0.0, inclusive=False)
     for name, value in (("max_iterations", max_iterations), ("window", window)):
         check_integer(value, f"route_options['{name}']", 1)
-    if not isinstance(psis, (bool, np.bool_)):
-        raise ValueError(f"route_options['psis']={psis!r} must be True or False.")
+    check_bool(psis, "route_options['psis']")
     R = int(restarts)
     seeds = np.random.SeedSequence(random_seed).generate_state(3 + 2 * (R - 1))
     run_seeds, retry_seeds = [seeds[0], *seeds[3::2]], [seeds[1], *seeds[4::2]]

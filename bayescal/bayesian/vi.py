@@ -94,7 +94,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from bayescal._stats import hessian_from_gradient
-from bayescal._validation import check_integer, check_number
+from bayescal._validation import check_bool, check_integer, check_number
 from bayescal._warnings import warn
 from bayescal.bayesian import pymc_model as pmm
 from bayescal.bayesian.class_fit import ClassFit
@@ -413,8 +413,7 @@ def _check_options(
                 check_integer(value, label, 1)
         else:
             check_number(value, label, low=0.0, inclusive=False)
-    if not isinstance(linear_response, (bool, np.bool_)):
-        raise ValueError(f"route_options['linear_response']={linear_response!r} must be True or False.")
+    check_bool(linear_response, "route_options['linear_response']")
     check_number(jitter, "route_options['jitter']", low=0.0)
     check_integer(n_fixed_draws, "route_options['n_fixed_draws']", 2)
     if method not in METHODS:
