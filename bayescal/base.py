@@ -1310,6 +1310,16 @@ class PriorShiftedCalibrator(Calibrator):
             return inner.copy(data=shift_odds(inner.values, self.base_prior_draws_.item(), self.prior_draws_.item()))
         return super().predict_interval(scores, ci_prob, X=X)
 
+    def _pairs(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """The wrapped calibrator's Venn-Abers pair ``(p0, p1)`` at working-scale ``t``, each end
+        shifted; None when it gives no pair, or the shift is to a distribution of prevalences."""
+        inner = getattr(self.calibrator_, "_pairs", None)
+        if inner is None or self.prior_draws_.size != 1:
+            return None
+        p0, p1 = inner(t)
+        shift = (self.base_prior_draws_.item(), self.prior_draws_.item())
+        return shift_odds(p0, *shift), shift_odds(p1, *shift)
+
     def _base_prior_draws(self) -> np.ndarray:
         """The deployment prior of each draw of the shifted map, ``(chain, draw)``: a further shift
         starts from it (not from its mean, ``class_prior_``)."""

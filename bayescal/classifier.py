@@ -35,8 +35,8 @@ from sklearn.utils.validation import (
 from bayescal._typing import ArrayLike, RandomStateLike
 from bayescal._validation import check_ci_prob, check_labels_present, random_generator
 from bayescal._warnings import warn
-from bayescal.base import BayesianCalibrator, Calibrator, PriorShiftedCalibrator, shift_odds
-from bayescal.baselines.venn_abers import VennAbers, merge_pairs, merged_probability, pair_interval
+from bayescal.base import BayesianCalibrator, Calibrator
+from bayescal.baselines.venn_abers import merge_pairs, merged_probability, pair_interval
 
 if TYPE_CHECKING:
     from scipy.sparse import sparray, spmatrix
@@ -360,15 +360,16 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         """The folds' Venn-Abers pairs at ``X`` merged as in cross Venn-Abers (``merge_pairs``); None
         unless every calibrator is Venn-Abers and there are several."""
         pairs = self.calibrated_classifiers_
-        found = [_venn_abers_of(pair.calibrator) for pair in pairs]
-        if len(pairs) < 2 or any(f is None for f in found):
+        if len(pairs) < 2 or any(getattr(pair.calibrator, "_pairs", None) is None for pair in pairs):
             return None
         p0, p1 = [], []
-        for pair, (va, shift) in zip(pairs, [f for f in found if f is not None], strict=True):
-            # each fold's pair straight from its calibrator (the scores are the estimator's own, already valid)
-            a, b = va._pairs(va._working(self._scores(pair, X)))
-            p0.append(a if shift is None else shift_odds(a, *shift))
-            p1.append(b if shift is None else shift_odds(b, *shift))
+        for pair in pairs:
+            # each fold's pair straight from its calibrator (Venn-Abers, or one prior-shifted)
+            found = pair.calibrator._pairs(pair.calibrator._working(self._scores(pair, X)))
+            if found is None:  # shifted to a distribution of prevalences: no pair to merge
+                return None
+            p0.append(found[0])
+            p1.append(found[1])
         return merge_pairs(np.stack(p0), np.stack(p1))
 
     def predict_proba(self, X: ArrayLike | spmatrix | sparray) -> np.ndarray:
@@ -561,18 +562,3 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.allow_nan = inner.input_tags.allow_nan
         tags.classifier_tags.multi_class = False
         return tags
-
-
-def _venn_abers_of(calibrator: Any) -> tuple[VennAbers, tuple[float, float] | None] | None:
-    """The Venn-Abers calibrator behind ``calibrator`` and the class priors ``(from, to)`` of its
-    shift (None unshifted); None when it is no Venn-Abers calibrator, or one shifted to a
-    distribution of prevalences (whose folds cannot be merged pair by pair)."""
-    if isinstance(calibrator, VennAbers):
-        return calibrator, None
-    if (
-        isinstance(calibrator, PriorShiftedCalibrator)
-        and isinstance(calibrator.calibrator_, VennAbers)
-        and calibrator.prior_draws_.size == 1
-    ):
-        return calibrator.calibrator_, (calibrator.base_prior_draws_.item(), calibrator.prior_draws_.item())
-    return None
