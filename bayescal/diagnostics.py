@@ -145,6 +145,29 @@ def _replicates_per_draw(n_draws: int, min_replicates: int) -> int:
     return max(1, -(-min_replicates // n_draws))
 
 
+def _checked_replicates(n_posterior: int, min_replicates: int, per_replicate: int, what: str) -> int:
+    """:func:`_replicates_per_draw`, once the replicated values (``per_replicate`` each, ``what``
+    names them: "labels (... rows)") are known to fit in :data:`MAX_WORK_ELEMENTS`."""
+    reps = _replicates_per_draw(n_posterior, min_replicates)
+    if reps > 1:  # with reps == 1 the replicates are the posterior's own draws
+        per = max(per_replicate, 1)
+        _check_work(
+            reps * n_posterior * per_replicate,
+            f"min_replicates={min_replicates}",
+            f"replicated {what.format(n=reps * n_posterior)}",
+            f"pass min_replicates={max(n_posterior, MAX_WORK_ELEMENTS // per // n_posterior * n_posterior)} or less",
+        )
+    return reps
+
+
+def _monte_carlo_p(hits: Any, total: int, one_draw: bool) -> Any:
+    r"""Share of ``total`` replicates at least as extreme as the data (``hits`` of them): the
+    posterior predictive p-value over several posterior draws; over one draw (a point estimate,
+    so a parametric bootstrap of one fixed model) the Monte Carlo p-value :math:`(1 + \#)/(1 + R)`,
+    never 0."""
+    return (1 + hits) / (1 + total) if one_draw else hits / total
+
+
 def _replicate(p: np.ndarray, min_replicates: int) -> tuple[np.ndarray, int]:
     """Repeat the draws of ``p`` (chain, draw, ...) along ``draw`` until there are at least
     ``min_replicates`` in all; returns the array and the repetition factor."""
@@ -178,17 +201,7 @@ def _replicated_posterior(calibrator: Any, s: np.ndarray, min_replicates: int) -
     ``min_replicates`` replicates (:func:`_replicate`), once the replicated array is known to fit in
     :data:`MAX_WORK_ELEMENTS`."""
     p = calibrator.predict_posterior(s).values
-    n_posterior = p.shape[0] * p.shape[1]
-    reps = _replicates_per_draw(n_posterior, min_replicates)
-    if reps > 1:  # with reps == 1 the array is the posterior's own
-        rows = max(s.size, 1)
-        largest = max(n_posterior, MAX_WORK_ELEMENTS // rows // n_posterior * n_posterior)
-        _check_work(
-            reps * n_posterior * s.size,
-            f"min_replicates={min_replicates}",
-            f"replicated labels ({reps * n_posterior} replicates x {s.size} rows)",
-            f"pass min_replicates={largest} or less",
-        )
+    _checked_replicates(p.shape[0] * p.shape[1], min_replicates, s.size, f"labels ({{n}} replicates x {s.size} rows)")
     return _replicate(p, min_replicates)
 
 
@@ -216,10 +229,8 @@ def _pp_value(replicated: xr.DataArray, observed: xr.DataArray, n_posterior: int
     estimate) the replicates are a parametric bootstrap of one fixed model and the share is the Monte
     Carlo p-value :math:`(1 + \\#)/(1 + R)` of :func:`consistency_check`, never 0."""
     hits = replicated >= observed
-    if n_posterior == 1:
-        total = hits.sizes["chain"] * hits.sizes["draw"]
-        return ((1 + hits.sum(("chain", "draw"))) / (1 + total)).rename("p_value")
-    return hits.mean(("chain", "draw")).rename("p_value")
+    total = hits.sizes["chain"] * hits.sizes["draw"]
+    return _monte_carlo_p(hits.sum(("chain", "draw")), total, n_posterior == 1).rename("p_value")
 
 
 # ----------------------------------------------------------------------------- PPC
@@ -425,7 +436,7 @@ def consistency_check(
             "check": "consistency resampling (labels replicated from the identity map)",
         },
     )
-    ds["p_value"] = (1 + (ds["replicated"] >= ds["observed"]).sum(("chain", "draw"))) / (1 + n_replicates)
+    ds["p_value"] = _monte_carlo_p((ds["replicated"] >= ds["observed"]).sum(("chain", "draw")), n_replicates, True)
     ds = ds.merge(curve[["mean_predicted", "fraction_positive", "count"]])
     if band:
         replicated_fraction = xr.DataArray(frac, dims=("chain", "draw", "bin"), coords={"bin": curve["bin"].values})
@@ -794,16 +805,12 @@ def score_density_check(
     n_c = np.array([np.sum(y01 == 0), np.sum(y01 == 1)], dtype=np.float64)
     rng = random_generator(random_state, random_seed, "score_density_check")
     n_chain, n_draw = mass.shape[:2]
-    reps = _replicates_per_draw(n_chain * n_draw, min_replicates)
-    if reps > 1:  # with reps == 1 the counts are one per posterior draw
-        n_posterior = n_chain * n_draw
-        largest = max(n_posterior, MAX_WORK_ELEMENTS // (2 * (n_bins + 1) * n_posterior) * n_posterior)
-        _check_work(
-            n_posterior * reps * 2 * (n_bins + 1),
-            f"min_replicates={min_replicates}",
-            f"replicated counts ({n_posterior * reps} replicates x 2 classes x {n_bins + 1} cells)",
-            f"pass min_replicates={largest} or less",
-        )
+    reps = _checked_replicates(
+        n_chain * n_draw,
+        min_replicates,
+        2 * (n_bins + 1),
+        f"counts ({{n}} replicates x 2 classes x {n_bins + 1} cells)",
+    )
     prob = np.clip(mass, 0.0, 1.0)[:, :, None]  # (chain, draw, replicate, class, bin)
     # one multinomial draw of each class's n_c scores per replicate: the bins and the rest
     cells = np.concatenate([prob, np.clip(1.0 - prob.sum(axis=-1, keepdims=True), 0.0, None)], axis=-1)
@@ -838,9 +845,7 @@ def score_density_check(
     count_band = _eti(ds["replicated_count"], ci_prob, ("chain", "draw", "replicate"))
     ds["count_band"] = count_band.transpose("class", "bin", "ci_bound")
     hits = (x2_rep >= x2_obs).sum(axis=(0, 1, 2))
-    total = n_chain * n_draw * reps
-    p_value = (1.0 + hits) / (1.0 + total) if n_chain * n_draw == 1 else hits / total
-    ds["p_value"] = xr.DataArray(p_value, dims="class")
+    ds["p_value"] = xr.DataArray(_monte_carlo_p(hits, n_chain * n_draw * reps, n_chain * n_draw == 1), dims="class")
     return ds
 
 
