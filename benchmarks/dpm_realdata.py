@@ -318,6 +318,19 @@ def _paired(cal: pd.DataFrame, others: list[str]) -> list[dict]:
     return out
 
 
+def _rank_standard_errors(cal: pd.DataFrame) -> pd.DataFrame:
+    """Standard error of each calibrator's average rank among the checked ones, per metric.
+
+    The three splits of one (dataset, classifier) share the data and the classifier, so they
+    are not independent: their ranks are averaged first and the standard error is the standard
+    deviation of those pair means over the square root of the number of pairs.
+    """
+    cols = [f"rank_{m}_checked" for m in RANKED]
+    pair_means = cal.groupby(["calibrator", "dataset", "classifier"])[cols].mean()
+    grouped = pair_means.groupby(level="calibrator")
+    return grouped.std(ddof=1) / np.sqrt(grouped.size().to_numpy()[:, None])
+
+
 def summarise(df: pd.DataFrame, calibrator_names: tuple[str, ...]) -> tuple[str, dict]:
     checked = tuple(c for c in CHECKED if c in calibrator_names)
     df = add_ranks(df, checked, "checked")
@@ -350,6 +363,18 @@ def summarise(df: pd.DataFrame, calibrator_names: tuple[str, ...]) -> tuple[str,
         )
     unc = df[df["calibrator"] == "uncalibrated"][list(METRICS)].mean()
     lines.append(f"| uncalibrated | - | - | - | - | {unc.brier:.4f} | {unc.log_loss:.4f} | {unc.ece:.4f} | - |")
+    if checked:
+        se = _rank_standard_errors(cal[cal["calibrator"].isin(checked)])
+        lines += [
+            "",
+            "standard error of the average rank among "
+            + ", ".join(checked)
+            + " (Brier / log loss; the splits of a dataset x classifier averaged first, so the "
+            + f"{cal.groupby(['dataset', 'classifier']).ngroups} pairs are the independent units): "
+            + ", ".join(
+                f"{c} {se.loc[c, 'rank_brier_checked']:.2f} / {se.loc[c, 'rank_log_loss_checked']:.2f}" for c in checked
+            ),
+        ]
 
     tables = {}
     for metric in RANKED:
