@@ -43,6 +43,8 @@ from bayescal._validation import (
     random_generator,
 )
 from bayescal._warnings import warn
+from bayescal.base import atom_scores
+from bayescal.data import to_working
 
 if TYPE_CHECKING:
     from bayescal.base import Calibrator
@@ -253,18 +255,23 @@ def _fittable_rows(calibrator: Calibrator, data: Any, rng: np.random.Generator) 
     )
 
 
-def _compress(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _compress(t: np.ndarray, exact: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct working-scale scores with their counts; more than ``_MAX_POINTS`` are binned.
 
-    The bins' edges are those of ``_MAX_POINTS`` equal-width bins and of ``_MAX_POINTS`` bins of
-    equal numbers of distinct scores, together: a bin is either narrow or holds few distinct
-    scores, so one far outlying score cannot sweep the bulk into one bin (equal widths alone) nor
-    be averaged with it (equal counts alone). A bin is represented by the mean of its scores; a
-    bin of one distinct score by that score exactly (an atom of the calibrator stays one).
+    The scores in ``exact`` (the calibrator's atoms, whose map differs from its neighbours')
+    stay points of their own with their counts. Of the others, more than ``_MAX_POINTS``
+    distinct ones are binned: the bins' edges are those of ``_MAX_POINTS`` equal-width bins
+    and of ``_MAX_POINTS`` bins of equal numbers of distinct scores, together, so a bin is
+    either narrow or holds few distinct scores, and one far outlying score can neither sweep
+    the bulk into one bin (equal widths alone) nor be averaged with it (equal counts alone).
+    A bin is represented by the mean of its scores; a bin of one distinct score by that score.
     """
     vals, counts = np.unique(t, return_counts=True)
-    if vals.size <= _MAX_POINTS:
+    at_atom = np.isin(vals, exact)
+    if vals.size - np.count_nonzero(at_atom) <= _MAX_POINTS:
         return vals, counts.astype(np.float64)
+    atoms, atom_counts = vals[at_atom], counts[at_atom]
+    vals, counts = vals[~at_atom], counts[~at_atom]
     by_width = np.linspace(vals[0], vals[-1], _MAX_POINTS + 1)[1:-1]
     by_count = vals[np.linspace(0, vals.size, _MAX_POINTS + 1).astype(np.int64)[1:-1]]
     edges = np.union1d(by_width, by_count)
@@ -277,7 +284,7 @@ def _compress(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     points = np.where(
         distinct == 1, vals[np.minimum(np.searchsorted(which, np.arange(size)), vals.size - 1)], s / np.maximum(n, 1)
     )
-    return points[keep], n[keep]
+    return np.concatenate([points[keep], atoms]), np.concatenate([n[keep], atom_counts.astype(np.float64)])
 
 
 def _grid_posterior(
@@ -336,7 +343,8 @@ def prior_posterior(
             "(1, 1) for a uniform one (a single prevalence is what with_class_prior takes)."
         )
     a, b = (check_number(v, "prior", low=0.0, inclusive=False) for v in prior)
-    pts, w = _compress(np.asarray(t, dtype=np.float64))
+    atoms = to_working(atom_scores(calibrator), calibrator.score_kind)
+    pts, w = _compress(np.asarray(t, dtype=np.float64), atoms)
     q = np.clip(calibrator._map_draws(pts), 0.0, 1.0)  # (C, D, m)
     C, D = q.shape[:2]
     chains = min(C, max_draws)  # at most max_draws in all: fewer chains if it is below their number

@@ -259,6 +259,26 @@ def test_prevalence_of_many_distinct_scores_is_robust_to_an_outlier_and_keeps_at
     assert abs(estimates[0] - estimates[1]) < 0.01, estimates
 
 
+def test_prevalence_of_many_distinct_scores_keeps_an_interior_atom_exact(monkeypatch):
+    """An atom inside the score range (60 calibration rows at 0.3, nearly all positive: the map
+    jumps there) must not be binned with its neighbours when there are more than 512 distinct new
+    scores: binned, 300 new scores at 0.3 took the map beside the atom (0.31 [0.26, 0.36] against
+    the exact 0.43 [0.38, 0.48])."""
+    from bayescal import prior_shift
+
+    rng = np.random.default_rng(1)
+    s, y = sample(300, 0.4, rng)
+    s = np.r_[s, np.full(60, 0.3)]
+    y = np.r_[y, (rng.random(60) < 0.95).astype(int)]
+    cal = bayescal.make_calibrator("dpm", draws=100, tune=100, random_state=0).fit(s, y)
+    new = np.r_[sample(3000, 0.4, rng)[0], np.full(300, 0.3)]
+    binned = cal.estimate_class_prior(new, random_state=0)
+    monkeypatch.setattr(prior_shift, "_MAX_POINTS", 10**6)  # every distinct score its own point
+    exact = cal.estimate_class_prior(new, random_state=0)
+    assert abs(float(binned.class_prior_estimate) - float(exact.class_prior_estimate)) < 0.005
+    np.testing.assert_allclose(binned.class_prior_ci.values, exact.class_prior_ci.values, atol=0.005)
+
+
 def test_em_fixed_point_and_result_layout():
     rng = np.random.default_rng(4)
     s, y = sample(4000, 0.4, rng)
