@@ -771,9 +771,9 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         *,
         ci_prob: float = 0.95,
         calibration: tuple[ArrayLike, ArrayLike] | tuple[ArrayLike, ArrayLike, ArrayLike | None] | None = None,
-        n_bootstrap: int = 200,
-        prior: tuple[float, float] = (1.0, 1.0),
-        max_draws: int = 200,
+        n_bootstrap: int | None = None,
+        prior: tuple[float, float] | None = None,
+        max_draws: int | None = None,
         random_state: RandomStateLike = None,
         X: ArrayLike | None = None,
     ) -> xr.Dataset:
@@ -807,7 +807,9 @@ class Calibrator(ClassifierMixin, BaseEstimator):
           enters.
 
         Both assume the map is calibrated at the training prevalence and that only the
-        prevalence changed (the class score densities did not).
+        prevalence changed (the class score densities did not). An option the chosen route
+        does not use (``prior`` or ``max_draws`` for a point estimate, ``n_bootstrap`` without
+        ``calibration``) is refused by name, not ignored.
 
         Parameters
         ----------
@@ -818,13 +820,15 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         calibration : tuple (scores, y) or (scores, y, sample_weight), optional
             The data this calibrator was fitted on, for the bootstrap interval (point-estimate
             calibrators only).
-        n_bootstrap : int, default 200
-            Bootstrap replicates (only with ``calibration``).
-        prior : tuple (a, b), default (1, 1)
-            Beta prior of :math:`\pi'` (class-conditional calibrators only).
-        max_draws : int, default 200
+        n_bootstrap : int, optional
+            Bootstrap replicates (only with ``calibration``); 200 when None.
+        prior : tuple (a, b), optional
+            Beta prior of :math:`\pi'` (class-conditional calibrators with a posterior
+            only); (1, 1), the uniform prior, when None.
+        max_draws : int, optional
             At most this many posterior draws of the map, thinned evenly, enter the
-            posterior of :math:`\pi'` (class-conditional calibrators only).
+            posterior of :math:`\pi'` (class-conditional calibrators with a posterior only);
+            200 when None.
         random_state : None, int or numpy Generator
             Seeds the posterior draws of :math:`\pi'` (class-conditional calibrators) or
             the bootstrap.
@@ -852,7 +856,29 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         X = self._check_X(X, t.shape[0], fitting=False)
         self._warn_prior_shift_caveat()
         base = self._base_prior_draws()
-        if isinstance(self, ClassConditional) and base.size > 1:
+        posterior = isinstance(self, ClassConditional) and base.size > 1
+        unused = [
+            f"{name}={value!r}"
+            for name, value, used in (
+                ("prior", prior, posterior),
+                ("max_draws", max_draws, posterior),
+                ("n_bootstrap", n_bootstrap, calibration is not None and not posterior),
+            )
+            if value is not None and not used
+        ]
+        if unused:
+            route = (
+                "from its posterior draws"
+                if posterior
+                else "by maximum likelihood" + (" and the bootstrap" if calibration is not None else "")
+            )
+            raise ValueError(
+                f"{', '.join(unused)}: {self._name} estimates the "
+                f"prevalence {route}, which does not use {'it' if len(unused) == 1 else 'them'}: omit "
+                f"{'it' if len(unused) == 1 else 'them'} (prior= and max_draws= are for calibrators with a "
+                "posterior, such as the DPM; n_bootstrap= for the bootstrap interval of the others, with calibration=)."
+            )
+        if posterior:
             if calibration is not None:
                 raise ValueError(
                     f"{self._name}'s posterior already carries the uncertainty of its map: omit "

@@ -14,13 +14,18 @@ each draw of the map gives its own regions, and since expected cost is linear in
 :math:`p`, the rule minimising posterior expected cost thresholds the posterior-mean map.
 
 Every function takes any calibrator: a point estimate is a posterior with one draw.
-To plug a calibrator into scikit-learn's threshold tools, use it directly:
-``FixedThresholdClassifier(cal, threshold=c_star)`` or ``TunedThresholdClassifierCV(cal)``
-with a one-column score matrix.
+To plug a fitted calibrator into scikit-learn's threshold tools, freeze it (their ``fit``
+refits the estimator otherwise) and pass a one-column score matrix:
+``FixedThresholdClassifier(FrozenEstimator(cal), threshold=c_star, response_method="predict_proba")``
+is this module's rule except where the map equals :math:`c^*` exactly (scikit-learn predicts 1
+where the probability is at least the threshold, this module where it exceeds it; the expected
+cost is the same either way); ``TunedThresholdClassifierCV(cal)`` searches the threshold instead.
 """
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +42,7 @@ from bayescal._validation import (
     check_number,
     check_sample_weight,
     check_scored_labels,
+    check_scores,
 )
 from bayescal.data import at_atoms
 
@@ -160,8 +166,9 @@ class DecisionRegions:
         The calibrator's ``classes_``: :meth:`predict` returns ``classes[1]`` where the rule
         predicts 1, as the calibrator's own ``predict`` does.
     calibrator : Calibrator
-        The calibrator the regions were read from; :meth:`predict` asks it for the map at
-        scores beyond the grid and at its atoms.
+        A copy of the fitted calibrator the regions were read from; :meth:`predict` asks it for
+        the map at scores beyond the grid and at its atoms (a later refit of the original does
+        not change the regions).
     atoms : ndarray
         Scores the calibrator models as point masses (a DPM's exact 0 and 1, a heavily repeated
         score; :meth:`~bayescal.base.ClassConditional.score_atoms`), whose map is not the map
@@ -202,8 +209,6 @@ class DecisionRegions:
         ndarray of shape (n,)
             Class labels (values of ``classes``), as the calibrator's ``predict`` returns.
         """
-        from bayescal._validation import check_scores
-
         s = check_scores(scores, score_kind=self.score_kind)
         g = self.rule["score"].values
         at_atom = at_atoms(s, self.atoms, self.score_kind)
@@ -262,7 +267,7 @@ def decision_regions(
         atoms=atoms,
         atom_rule=atom_rule,
         classes=np.asarray(calibrator.classes_),
-        calibrator=calibrator,
+        calibrator=copy.deepcopy(calibrator),  # the fit read here, even if the caller's is refitted later
     )
 
 
@@ -330,9 +335,9 @@ def expected_profit(
     scores : array-like of shape (n,)
         Scores on the calibrator's input scale.
     y_pred : array-like of shape (n,), optional
-        The rule's decisions as labels coded by ``calibrator.classes_`` (as ``predict``
-        returns them; 0/1 decisions ``d`` of :meth:`DecisionRegions.predict` are
-        ``calibrator.classes_[d]``); the posterior-optimal rule when None.
+        The rule's decisions as labels coded by ``calibrator.classes_``, as the calibrator's
+        ``predict`` and :meth:`DecisionRegions.predict` return them (0/1 decisions ``d`` are
+        the labels ``calibrator.classes_[d]``); the posterior-optimal rule when None.
     benefit_tp, benefit_fp, benefit_tn, benefit_fn : float or array-like of shape (n,)
         Benefit of each outcome (default 1, 0, 0, 0); a cost is a negative benefit.
     ci_prob : float, optional
@@ -343,28 +348,41 @@ def expected_profit(
     xarray.Dataset
         ``profit`` over ``(chain, draw)``, its ``mean``, and the interval ``ci`` over ``ci_bound``.
     """
-    p = check_calibrator(calibrator, scores_only="expected_profit").predict_posterior(scores).values
-    n = p.shape[-1]
+    s = _checked_scores(calibrator, scores, "expected_profit")
+    n = s.size
     names = ("benefit_tp", "benefit_fp", "benefit_tn", "benefit_fn")
-    b_tp, b_fp, b_tn, b_fn = (
-        _benefit(v, name, n) for v, name in zip((benefit_tp, benefit_fp, benefit_tn, benefit_fn), names)
-    )
-    gain1 = p * b_tp + (1 - p) * b_fp
-    gain0 = p * b_fn + (1 - p) * b_tn
-    if y_pred is None:
-        pred = (_mean(gain1, (0, 1)) > _mean(gain0, (0, 1))).astype(np.int8)
-    else:
-        pred = _pred_as_01(calibrator, y_pred, n)
-    profit = _mean(np.where(pred == 1, gain1, gain0), -1)
-    return _with_interval(over_draws(profit, "profit"), ci_prob)
+    benefits = [_benefit(v, name, n) for v, name in zip((benefit_tp, benefit_fp, benefit_tn, benefit_fn), names)]
+    # benefits over their largest magnitude: sums of values near the largest float (1e308) do not overflow
+    scale = max(float(np.max(np.abs(b), initial=0.0)) for b in benefits) or 1.0
+    b_tp, b_fp, b_tn, b_fn = (b / scale for b in benefits)
+    pred = None if y_pred is None else _pred_as_01(calibrator, y_pred, n) == 1
+    total = np.zeros(())
+    for rows, p in _posterior_blocks(calibrator, s):
+        gain1 = p * b_tp[rows] + (1 - p) * b_fp[rows]
+        gain0 = p * b_fn[rows] + (1 - p) * b_tn[rows]
+        # the posterior-optimal rule predicts 1 where the expected gain of 1 is the larger
+        chosen = gain1.mean(axis=(0, 1)) > gain0.mean(axis=(0, 1)) if pred is None else pred[rows]
+        total = total + np.where(chosen, gain1, gain0).sum(axis=-1)
+    return _with_interval(over_draws(total / n * scale, "profit"), ci_prob)
 
 
-def _mean(values: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
-    """Mean over ``axis`` of values scaled by their largest magnitude first: benefits or costs
-    near the largest float (1e308) give their mean, not an overflowing sum."""
-    scale = np.max(np.abs(values), axis=axis, keepdims=True)
-    scale = np.where(scale > 0, scale, 1.0)
-    return np.squeeze(np.mean(values / scale, axis=axis, keepdims=True) * scale, axis=axis)
+def _checked_scores(calibrator: Any, scores: ArrayLike, name: str) -> np.ndarray:
+    """The validated scores, once the calibrator is checked to be fitted and to take scores alone."""
+    check_calibrator(calibrator, scores_only=name)
+    return check_scores(scores, score_kind=calibrator.score_kind)
+
+
+def _posterior_blocks(calibrator: Any, s: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
+    """The map's draws at the scores ``s``, a block of scores at a time: ``(rows, p)`` with ``p``
+    of shape (chain, draw, block). A block holds at most ``_CHUNK_ELEMENTS`` draw values, so the
+    summaries per draw need memory of the number of draws, not draws times scores."""
+    from bayescal.base import _CHUNK_ELEMENTS
+
+    first = calibrator.predict_posterior(s[:1]).values
+    step = max(1, _CHUNK_ELEMENTS // first[..., 0].size)
+    for start in range(0, s.size, step):
+        rows = slice(start, start + step)
+        yield rows, calibrator.predict_posterior(s[rows]).values
 
 
 def _benefit(value: Any, name: str, n: int) -> np.ndarray:
@@ -392,7 +410,8 @@ def _pred_as_01(calibrator: Any, y_pred: Any, n: int) -> np.ndarray:
         pred = check_labels_as(y_pred, calibrator.classes_, name="y_pred")
     except ValueError as err:
         raise ValueError(
-            f"{err} 0/1 decisions d, such as DecisionRegions.predict returns, are the labels calibrator.classes_[d]."
+            f"{err} Pass labels as calibrator.predict and DecisionRegions.predict return them; 0/1 decisions d "
+            "are the labels calibrator.classes_[d]."
         ) from None
     check_consistent_length(scores=np.empty(n), y_pred=pred)
     return pred
@@ -417,9 +436,9 @@ def expected_cost(
     scores : array-like of shape (n,)
         Scores on the calibrator's input scale.
     y_pred : array-like of shape (n,), optional
-        The rule's decisions as labels coded by ``calibrator.classes_`` (as ``predict``
-        returns them; 0/1 decisions ``d`` of :meth:`DecisionRegions.predict` are
-        ``calibrator.classes_[d]``); the posterior-optimal rule when None.
+        The rule's decisions as labels coded by ``calibrator.classes_``, as the calibrator's
+        ``predict`` and :meth:`DecisionRegions.predict` return them (0/1 decisions ``d`` are
+        the labels ``calibrator.classes_[d]``); the posterior-optimal rule when None.
     cost_fp, cost_fn : float, default 1.0
         Costs of a false positive and of a false negative.
     ci_prob : float, optional
@@ -503,18 +522,24 @@ def roc_from_map(calibrator: Calibrator, scores: ArrayLike, *, n_thresholds: int
     from bayescal.base import MAX_GRID_SIZE
 
     n_thresholds = check_number(n_thresholds, "n_thresholds", low=2, high=MAX_GRID_SIZE, integer=True)
-    p = check_calibrator(calibrator, scores_only="roc_from_map").predict_posterior(scores).values
-    from bayescal._validation import check_scores
-
-    s = check_scores(scores, score_kind=calibrator.score_kind)
-    order = np.argsort(-s, kind="stable")
-    s_desc, p_desc = s[order], p[..., order]
+    s = _checked_scores(calibrator, scores, "roc_from_map")
+    s_desc = s[np.argsort(-s, kind="stable")]
     taus = np.unique(
         np.concatenate([[np.nextafter(s.min(), -np.inf)], np.quantile(s, np.linspace(0, 1, n_thresholds)), [s.max()]])
     )
     k = np.searchsorted(-s_desc, -taus, side="left")  # number of scores strictly above tau
-    cum1 = np.concatenate([np.zeros(p.shape[:2] + (1,)), np.cumsum(p_desc, axis=-1)], axis=-1)
-    cum0 = np.concatenate([np.zeros(p.shape[:2] + (1,)), np.cumsum(1 - p_desc, axis=-1)], axis=-1)
+    # the sums of p and 1 - p over the k highest scores, per draw, accumulated a block at a time
+    cum1 = cum0 = run1 = run0 = None
+    for rows, p in _posterior_blocks(calibrator, s_desc):
+        if cum1 is None:
+            cum1, cum0 = np.zeros(p.shape[:2] + k.shape), np.zeros(p.shape[:2] + k.shape)
+            run1, run0 = np.zeros(p.shape[:2]), np.zeros(p.shape[:2])
+        c1 = run1[..., None] + np.cumsum(p, axis=-1)
+        c0 = run0[..., None] + np.cumsum(1 - p, axis=-1)
+        here = (k > rows.start) & (k <= rows.start + p.shape[-1])
+        cum1[..., here], cum0[..., here] = c1[..., k[here] - rows.start - 1], c0[..., k[here] - rows.start - 1]
+        run1, run0 = c1[..., -1], c0[..., -1]
+    cum1, cum0 = np.concatenate([cum1, run1[..., None]], axis=-1), np.concatenate([cum0, run0[..., None]], axis=-1)
     # a draw whose map is 0 (1) at every score implies no positives (negatives): no ROC curve
     undefined = (cum1[..., -1] <= 0) | (cum0[..., -1] <= 0)
     if undefined.all():
@@ -524,8 +549,8 @@ def roc_from_map(calibrator: Calibrator, scores: ArrayLike, *, n_thresholds: int
             "pass scores where the map is between 0 and 1 for some of them."
         )
     with np.errstate(divide="ignore", invalid="ignore"):
-        tpr = np.where(undefined[..., None], np.nan, cum1[..., k] / cum1[..., -1:])
-        fpr = np.where(undefined[..., None], np.nan, cum0[..., k] / cum0[..., -1:])
+        tpr = np.where(undefined[..., None], np.nan, cum1[..., :-1] / cum1[..., -1:])
+        fpr = np.where(undefined[..., None], np.nan, cum0[..., :-1] / cum0[..., -1:])
     # trapezoid over increasing fpr (thresholds run upwards, so fpr runs downwards)
     auc = -np.trapezoid(tpr, fpr, axis=-1)
     dims = ("chain", "draw", "threshold")
@@ -557,11 +582,12 @@ def bayes_error_posterior(calibrator: Calibrator, scores: ArrayLike, *, ci_prob:
         ``refinement``, ``expected_error_rate`` and ``upper`` (= 2R) over ``(chain, draw)``,
         with their posterior means and intervals (``*_ci`` over ``ci_bound``).
     """
-    p = check_calibrator(calibrator, scores_only="bayes_error_posterior").predict_posterior(scores).values
-    fields = {
-        "refinement": (p * (1 - p)).mean(axis=-1),
-        "expected_error_rate": np.minimum(p, 1 - p).mean(axis=-1),
-    }
+    s = _checked_scores(calibrator, scores, "bayes_error_posterior")
+    refinement = error = np.zeros(())
+    for _, p in _posterior_blocks(calibrator, s):
+        refinement = refinement + (p * (1 - p)).sum(axis=-1)
+        error = error + np.minimum(p, 1 - p).sum(axis=-1)
+    fields = {"refinement": refinement / s.size, "expected_error_rate": error / s.size}
     fields["upper"] = 2 * fields["refinement"]
     out = xr.Dataset()
     for name, values in fields.items():

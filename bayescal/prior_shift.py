@@ -184,7 +184,7 @@ def bootstrap_interval(
     t: np.ndarray,
     calibration: tuple[ArrayLike, ArrayLike] | tuple[ArrayLike, ArrayLike, ArrayLike | None],
     *,
-    n_bootstrap: int = 200,
+    n_bootstrap: int | None = None,
     ci_prob: float = 0.95,
     random_state: RandomStateLike = None,
 ) -> xr.Dataset:
@@ -198,7 +198,7 @@ def bootstrap_interval(
     """
     from bayescal.data import from_working, prepare_data
 
-    n_bootstrap = check_integer(n_bootstrap, "n_bootstrap", 2)
+    n_bootstrap = check_integer(200 if n_bootstrap is None else n_bootstrap, "n_bootstrap", 2)
     if not isinstance(calibration, (tuple, list)) or len(calibration) not in (2, 3):
         raise ValueError(
             "calibration must be (scores, y) or (scores, y, sample_weight): the data the calibrator was fitted on."
@@ -311,8 +311,8 @@ def prior_posterior(
     base: np.ndarray,
     *,
     ci_prob: float = 0.95,
-    prior: tuple[float, float] = (1.0, 1.0),
-    max_draws: int = 200,
+    prior: tuple[float, float] | None = None,
+    max_draws: int | None = None,
     random_state: RandomStateLike = None,
 ) -> xr.Dataset:
     r"""Posterior of the prevalence of new scores, mixed over a calibrator's posterior draws.
@@ -336,7 +336,9 @@ def prior_posterior(
     ci_prob, prior, max_draws, random_state
         As in :meth:`bayescal.base.Calibrator.estimate_class_prior`.
     """
-    max_draws = check_integer(max_draws, "max_draws")
+    ci_prob = check_ci_prob(ci_prob)
+    max_draws = check_integer(200 if max_draws is None else max_draws, "max_draws")
+    prior = (1.0, 1.0) if prior is None else prior
     if isinstance(prior, (str, bytes)) or np.ndim(prior) != 1 or len(prior) != 2:
         raise ValueError(
             f"prior={prior!r} must be the two Beta parameters (a, b) of the new prevalence's prior, e.g. "

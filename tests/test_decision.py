@@ -265,3 +265,59 @@ def test_feature_aware_calibrators_are_refused_by_the_functions_of_scores_alone(
     for name, call in calls.items():
         with pytest.raises(ValueError, match=rf"^{name} reads a calibration map of scores alone, and MBCT depends"):
             call()
+
+
+def test_summaries_per_draw_work_a_block_of_scores_at_a_time(monkeypatch):
+    """Expected cost, the ROC from the map and the Bayes-error bounds summarise each draw over the
+    scores a block at a time (all draws at all scores of a DPM at 10^6 scores would be tens of GB):
+    the results equal those computed from all of ``predict_posterior`` at once, for any block size."""
+    from bayescal import base
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 400)
+    s = np.where(y == 1, rng.beta(5, 2, 400), rng.beta(2, 5, 400))
+    cal = bayescal.make_calibrator("dpm", draws=100, tune=100, random_state=0).fit(s, y)
+    new = np.r_[rng.beta(2, 5, 997), 0.0, 1.0, 0.5]
+    p = cal.predict_posterior(new).values
+    gain = np.where(p.mean(axis=(0, 1)) > 0.2, -(1 - p), -4 * p)  # cost_fp 1, cost_fn 4: cut-off 0.2
+    order = np.argsort(-new, kind="stable")
+    for elements in (base._CHUNK_ELEMENTS, 7 * p.shape[0] * p.shape[1]):  # one block; blocks of 7 scores
+        monkeypatch.setattr(base, "_CHUNK_ELEMENTS", elements)
+        cost = decision.expected_cost(cal, new, cost_fp=1.0, cost_fn=4.0)["cost"].values
+        np.testing.assert_allclose(cost, -gain.mean(axis=-1), rtol=1e-12, atol=1e-15)
+        bounds = decision.bayes_error_posterior(cal, new)
+        np.testing.assert_allclose(bounds["refinement"].values, (p * (1 - p)).mean(axis=-1), rtol=1e-12)
+        np.testing.assert_allclose(bounds["expected_error_rate"].values, np.minimum(p, 1 - p).mean(axis=-1), rtol=1e-12)
+        roc = decision.roc_from_map(cal, new, n_thresholds=11)
+        above = new[order][None, :] > roc["threshold"].values[:, None]  # (threshold, score)
+        tpr = (p[..., order] @ above.T) / p.sum(axis=-1, keepdims=True)
+        np.testing.assert_allclose(roc["tpr"].values, tpr, rtol=1e-12, atol=1e-15)
+    import tracemalloc
+
+    many = rng.beta(2, 5, 20_000)
+    full = p.shape[0] * p.shape[1] * many.size * 8  # bytes of all draws at all scores
+    monkeypatch.setattr(base, "_CHUNK_ELEMENTS", p.shape[0] * p.shape[1] * 500)
+    for summary in (decision.expected_cost, decision.bayes_error_posterior, decision.roc_from_map):
+        tracemalloc.start()
+        try:
+            summary(cal, many)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < full / 2, (summary.__name__, peak, full)
+
+
+def test_regions_keep_the_fit_they_were_read_from():
+    """A refit of the calibrator afterwards must not mix the old intervals with the new map
+    (the regions held the live calibrator: [0 0 1 1] before a refit on flipped labels, [1 0 1 0]
+    after, matching neither fit)."""
+    rng = np.random.default_rng(0)
+    s = rng.uniform(0.2, 0.8, 2000)
+    y = (rng.random(2000) < s).astype(int)
+    cal = bayescal.make_calibrator("platt").fit(s, y)
+    regions = decision.decision_regions(cal)
+    x = np.array([0.1, 0.3, 0.7, 0.9])
+    before = regions.predict(x)
+    np.testing.assert_array_equal(before, [0, 0, 1, 1])
+    cal.fit(s, 1 - y)
+    np.testing.assert_array_equal(regions.predict(x), before)

@@ -484,3 +484,30 @@ def test_prior_mle_checks_its_arguments_by_name():
     for kwargs, match in cases:
         with pytest.raises(ValueError, match=match):
             prior_mle(**kwargs)
+
+
+def test_options_the_prevalence_route_does_not_use_are_refused_by_name(tiny_dpm):
+    """A point estimate ignored prior=, max_draws= and n_bootstrap= (even prior=(0, 1), no
+    distribution); the DPM ignored n_bootstrap=. Each is now refused by name."""
+    dpm, s, y = tiny_dpm
+    kde = bayescal.make_calibrator("kde").fit(s, y)
+    for kwargs, name in [
+        ({"prior": (0, 1)}, "prior"),
+        ({"max_draws": 0}, "max_draws"),
+        ({"n_bootstrap": 5}, "n_bootstrap"),
+    ]:
+        with pytest.raises(
+            ValueError, match=rf"^{name}=.*KDECalibrator estimates the prevalence by maximum likelihood"
+        ):
+            kde.estimate_class_prior(s, **kwargs)
+    with pytest.raises(ValueError, match=r"^n_bootstrap=5: DPMCalibrator estimates the prevalence from its posterior"):
+        dpm.estimate_class_prior(s, n_bootstrap=5)
+    assert (
+        0
+        < float(kde.estimate_class_prior(s, calibration=(s, y), n_bootstrap=20, random_state=0)["class_prior_estimate"])
+        < 1
+    )
+    from bayescal.prior_shift import prior_posterior
+
+    with pytest.raises(ValueError, match="ci_prob"):
+        prior_posterior(dpm, np.zeros(3), dpm.class_prior_draws().values, ci_prob=1.5)
