@@ -1226,21 +1226,30 @@ class PriorShiftedCalibrator(Calibrator):
         self.n_prior_draws = n_prior_draws
         self.random_state = random_state
 
+    def _wrapped(self) -> Any:
+        """``calibrator``, or an error naming it when none was given."""
+        if self.calibrator is None:
+            raise AttributeError(
+                "PriorShiftedCalibrator has no calibrator: pass calibrator=, e.g. "
+                "PriorShiftedCalibrator(make_calibrator('dpm'), prior=0.3), or use calibrator.with_class_prior(0.3)."
+            )
+        return self.calibrator
+
     @property
     def score_kind(self) -> str:  # type: ignore[override]
         """The input scale, ``"probability"`` or ``"decision"``: that of ``calibrator``."""
-        return self.calibrator.score_kind
+        return self._wrapped().score_kind
 
     @property
     def feature_aware(self) -> bool:  # type: ignore[override]
         """Whether ``fit`` / ``predict_proba`` use ``X=``: as ``calibrator``."""
-        return self.calibrator.feature_aware
+        return self._wrapped().feature_aware
 
     @property
     def monotone(self) -> bool:  # type: ignore[override]
         """Whether the map is non-decreasing in the score: as ``calibrator`` (a positive
         factor on the odds keeps the order)."""
-        return self.calibrator.monotone
+        return self._wrapped().monotone
 
     def fit(
         self, scores: Any, y: Any = None, sample_weight: Any = None, *, X: Any = None, pos_label: Any = None

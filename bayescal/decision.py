@@ -127,8 +127,7 @@ def _crossings(grid: np.ndarray, values: np.ndarray, level: float) -> np.ndarray
     above = d > 0
     idx = np.flatnonzero(above[1:] != above[:-1])
     x0, x1, d0, d1 = grid[idx], grid[idx + 1], d[idx], d[idx + 1]
-    frac = np.where(d1 != d0, -d0 / np.where(d1 != d0, d1 - d0, 1.0), 0.5)
-    return x0 + frac * (x1 - x0)
+    return x0 - d0 / (d1 - d0) * (x1 - x0)  # d1 != d0 at a change of sign
 
 
 def _intervals(grid: np.ndarray, values: np.ndarray, level: float) -> list[tuple[float, float]]:
@@ -234,7 +233,18 @@ def decision_regions(
         Costs of a false positive and a false negative.
     grid : int or array-like
         Scores (input scale) on which the map is evaluated; an integer gives that many points
-        over the range of the scores the calibrator was fitted on (``score_range_``).
+        over the range of the scores the calibrator was fitted on (``score_range_``), evenly
+        spaced on the input scale.
+
+    Returns
+    -------
+    DecisionRegions
+        The cut-off, the thresholds and intervals of the posterior-mean map, the rule on the
+        grid, the posterior probability that predicting 1 is optimal and the number of
+        crossings per draw. A threshold is where the map, linear between neighbouring grid
+        points, crosses :math:`c^*`: exact to the grid's spacing, so where the scores crowd
+        into a small part of the range (probabilities piled near 0 or 1) a finer ``grid``, or
+        an array of scores there, places it more closely.
     """
     from bayescal.base import atom_scores
 

@@ -511,3 +511,12 @@ def test_options_the_prevalence_route_does_not_use_are_refused_by_name(tiny_dpm)
 
     with pytest.raises(ValueError, match="ci_prob"):
         prior_posterior(dpm, np.zeros(3), dpm.class_prior_draws().values, ci_prob=1.5)
+
+
+def test_a_shifted_calibrator_without_a_calibrator_names_the_argument():
+    """PriorShiftedCalibrator() is a valid estimator to clone; asking its scale said
+    "'NoneType' object has no attribute 'score_kind'"."""
+    empty = clone(PriorShiftedCalibrator())
+    for attr in ("score_kind", "feature_aware", "monotone"):
+        with pytest.raises(AttributeError, match="has no calibrator: pass calibrator="):
+            getattr(empty, attr)
