@@ -367,7 +367,7 @@ def expected_profit(
     b_tp, b_fp, b_tn, b_fn = (b / scale for b in benefits)
     pred = None if y_pred is None else _pred_as_01(calibrator, y_pred, n) == 1
     total = np.zeros(())
-    for rows, p in _posterior_blocks(calibrator, s):
+    for rows, p in posterior_blocks(calibrator, s):
         gain1 = p * b_tp[rows] + (1 - p) * b_fp[rows]
         gain0 = p * b_fn[rows] + (1 - p) * b_tn[rows]
         # the posterior-optimal rule predicts 1 where the expected gain of 1 is the larger
@@ -382,7 +382,7 @@ def _checked_scores(calibrator: Any, scores: ArrayLike, name: str) -> np.ndarray
     return check_scores(scores, score_kind=calibrator.score_kind)
 
 
-def _posterior_blocks(calibrator: Any, s: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
+def posterior_blocks(calibrator: Any, s: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
     """The map's draws at the scores ``s``, a block of scores at a time: ``(rows, p)`` with ``p``
     of shape (chain, draw, block). A block holds at most ``_CHUNK_ELEMENTS`` draw values, so the
     summaries per draw need memory of the number of draws, not draws times scores."""
@@ -487,17 +487,36 @@ def over_draws(values: np.ndarray, name: str) -> xr.DataArray:
 
 
 def _with_interval(draws: xr.DataArray, ci_prob: float | None) -> xr.Dataset:
+    """``draws`` with its posterior ``mean`` and equal-tailed interval ``ci`` (over ``ci_bound``)."""
+    ci_prob = check_ci_prob(ci_prob)
+    return xr.Dataset(
+        {draws.name: draws, "mean": draws.mean(), "ci": eti_of_draws(draws, ci_prob)},
+        attrs={"ci_prob": ci_prob, "ci_kind": "eti"},
+    )
+
+
+def eti_of_draws(draws: xr.DataArray, ci_prob: float) -> xr.DataArray:
+    """Equal-tailed interval of values over ``(chain, draw)`` (arviz-stats), bounds on ``ci_bound``;
+    a point estimate's one draw is both bounds."""
     import arviz_stats
 
-    ci_prob = check_ci_prob(ci_prob)
-    ci = (
-        arviz_stats.eti(draws, prob=ci_prob)
-        if draws.size > 1
-        else xr.DataArray(
-            [float(draws.values.ravel()[0])] * 2, dims="ci_bound", coords={"ci_bound": ["lower", "upper"]}
-        )
-    )
-    return xr.Dataset({draws.name: draws, "mean": draws.mean(), "ci": ci}, attrs={"ci_prob": ci_prob, "ci_kind": "eti"})
+    if draws.size > 1:
+        return arviz_stats.eti(draws, prob=ci_prob, dim=["chain", "draw"])
+    value = float(draws.values.ravel()[0])
+    return xr.DataArray([value, value], dims="ci_bound", coords={"ci_bound": ["lower", "upper"]})
+
+
+def draw_summaries(fields: dict[str, np.ndarray], ci_prob: float, **attrs: Any) -> xr.Dataset:
+    """Quantities per posterior draw, each as ``name`` (chain, draw), ``name_mean`` and
+    ``name_ci`` (its equal-tailed interval over ``ci_bound``); attrs ``ci_prob``, ``ci_kind``
+    and ``attrs``."""
+    out = xr.Dataset(attrs={"ci_prob": ci_prob, "ci_kind": "eti", **attrs})
+    for name, values in fields.items():
+        draws = over_draws(values, name)
+        out[name] = draws
+        out[f"{name}_mean"] = draws.mean()
+        out[f"{name}_ci"] = eti_of_draws(draws, ci_prob)
+    return out
 
 
 def roc_from_map(calibrator: Calibrator, scores: ArrayLike, *, n_thresholds: int = 101) -> xr.Dataset:
@@ -540,7 +559,7 @@ def roc_from_map(calibrator: Calibrator, scores: ArrayLike, *, n_thresholds: int
     k = np.searchsorted(-s_desc, -taus, side="left")  # number of scores strictly above tau
     # the sums of p and 1 - p over the k highest scores, per draw, accumulated a block at a time
     cum1 = cum0 = run1 = run0 = None
-    for rows, p in _posterior_blocks(calibrator, s_desc):
+    for rows, p in posterior_blocks(calibrator, s_desc):
         if cum1 is None:
             cum1, cum0 = np.zeros(p.shape[:2] + k.shape), np.zeros(p.shape[:2] + k.shape)
             run1, run0 = np.zeros(p.shape[:2]), np.zeros(p.shape[:2])
@@ -594,16 +613,9 @@ def bayes_error_posterior(calibrator: Calibrator, scores: ArrayLike, *, ci_prob:
     """
     s = _checked_scores(calibrator, scores, "bayes_error_posterior")
     refinement = error = np.zeros(())
-    for _, p in _posterior_blocks(calibrator, s):
+    for _, p in posterior_blocks(calibrator, s):
         refinement = refinement + (p * (1 - p)).sum(axis=-1)
         error = error + np.minimum(p, 1 - p).sum(axis=-1)
     fields = {"refinement": refinement / s.size, "expected_error_rate": error / s.size}
     fields["upper"] = 2 * fields["refinement"]
-    out = xr.Dataset()
-    for name, values in fields.items():
-        ds = _with_interval(over_draws(values, name), ci_prob)
-        out[name] = ds[name]
-        out[f"{name}_mean"] = ds["mean"]
-        out[f"{name}_ci"] = ds["ci"]
-        out.attrs.update(ds.attrs)
-    return out
+    return draw_summaries(fields, check_ci_prob(ci_prob))

@@ -64,7 +64,7 @@ from bayescal._validation import (
 )
 from bayescal.base import MAX_GRID_SIZE, ClassConditional
 from bayescal.data import from_working, to_working
-from bayescal.decision import over_draws
+from bayescal.decision import draw_summaries, posterior_blocks
 
 __all__ = [
     "STATISTICS",
@@ -636,8 +636,12 @@ def calibration_error_posterior(
     if score_distribution == "empirical":
         if s is None:
             raise ValueError("score_distribution='empirical' needs the classifier's scores: pass scores=.")
-        q = calibrator.predict_posterior(s).values
-        weights = np.full(q.shape, 1.0 / s.size)
+        # sums over the scores per draw, a block of scores at a time (draws x scores can exceed memory)
+        absolute = squared = np.zeros(())
+        for rows, q in posterior_blocks(calibrator, s):
+            gap = q - s[rows]
+            absolute, squared = absolute + np.abs(gap).sum(axis=-1), squared + (gap**2).sum(axis=-1)
+        ece, sq = absolute / s.size, squared / s.size
     else:
         if not class_conditional:
             raise ValueError(
@@ -653,20 +657,10 @@ def calibration_error_posterior(
             f"pass grid_size={max(3, MAX_WORK_ELEMENTS // n_posterior)} or less",
         )
         s, weights = _model_score_distribution(calibrator, grid_size)
-        q = calibrator.calibration_map(s).values
-    gap = q - s
-    sq = np.sum(weights * gap**2, axis=-1)
-    fields = {"ece": np.sum(weights * np.abs(gap), axis=-1), "l2": np.sqrt(sq), "reliability": sq}
-    out = xr.Dataset(attrs={"ci_prob": ci_prob, "ci_kind": "eti", "score_distribution": score_distribution})
-    for name, values in fields.items():
-        da = over_draws(values, name)
-        out[name] = da
-        out[f"{name}_mean"] = da.mean()
-        out[f"{name}_ci"] = (
-            _eti(da, ci_prob)
-            if da.size > 1
-            else xr.DataArray([float(values.ravel()[0])] * 2, dims="ci_bound", coords={"ci_bound": ["lower", "upper"]})
-        )
+        gap = calibrator.calibration_map(s).values - s
+        ece, sq = np.sum(weights * np.abs(gap), axis=-1), np.sum(weights * gap**2, axis=-1)
+    fields = {"ece": ece, "l2": np.sqrt(sq), "reliability": sq}
+    out = draw_summaries(fields, ci_prob, score_distribution=score_distribution)
     if tolerance is not None:
         if np.ndim(tolerance) != 0:
             raise ValueError(f"tolerance={tolerance!r} must be one positive number, e.g. 0.02.")

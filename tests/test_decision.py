@@ -7,7 +7,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 import bayescal
-from bayescal import decision, metrics
+from bayescal import decision, diagnostics, metrics
 
 
 def two_clusters(n: int, seed: int):
@@ -248,7 +248,6 @@ def test_costs_near_the_largest_float_do_not_overflow(fitted):
 
 
 def test_feature_aware_calibrators_are_refused_by_the_functions_of_scores_alone():
-    from bayescal import diagnostics
 
     rng = np.random.default_rng(0)
     s, X = rng.random(300), rng.integers(0, 2, (300, 1)).astype(float)
@@ -268,8 +267,8 @@ def test_feature_aware_calibrators_are_refused_by_the_functions_of_scores_alone(
 
 
 def test_summaries_per_draw_work_a_block_of_scores_at_a_time(monkeypatch):
-    """Expected cost, the ROC from the map and the Bayes-error bounds summarise each draw over the
-    scores a block at a time (all draws at all scores of a DPM at 10^6 scores would be tens of GB):
+    """Expected cost, the ROC from the map, the Bayes-error bounds and the calibration error's
+    posterior summarise each draw over the scores a block at a time (all draws at all scores of a DPM at 10^6 scores would be tens of GB):
     the results equal those computed from all of ``predict_posterior`` at once, for any block size."""
     from bayescal import base
 
@@ -292,12 +291,19 @@ def test_summaries_per_draw_work_a_block_of_scores_at_a_time(monkeypatch):
         above = new[order][None, :] > roc["threshold"].values[:, None]  # (threshold, score)
         tpr = (p[..., order] @ above.T) / p.sum(axis=-1, keepdims=True)
         np.testing.assert_allclose(roc["tpr"].values, tpr, rtol=1e-12, atol=1e-15)
+        ece = diagnostics.calibration_error_posterior(cal, new)["ece"].values
+        np.testing.assert_allclose(ece, np.abs(p - new).mean(axis=-1), rtol=1e-12)
     import tracemalloc
 
     many = rng.beta(2, 5, 20_000)
     full = p.shape[0] * p.shape[1] * many.size * 8  # bytes of all draws at all scores
     monkeypatch.setattr(base, "_CHUNK_ELEMENTS", p.shape[0] * p.shape[1] * 500)
-    for summary in (decision.expected_cost, decision.bayes_error_posterior, decision.roc_from_map):
+    for summary in (
+        decision.expected_cost,
+        decision.bayes_error_posterior,
+        decision.roc_from_map,
+        diagnostics.calibration_error_posterior,
+    ):
         tracemalloc.start()
         try:
             summary(cal, many)
