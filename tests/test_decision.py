@@ -248,7 +248,6 @@ def test_costs_near_the_largest_float_do_not_overflow(fitted):
 
 
 def test_feature_aware_calibrators_are_refused_by_the_functions_of_scores_alone():
-
     rng = np.random.default_rng(0)
     s, X = rng.random(300), rng.integers(0, 2, (300, 1)).astype(float)
     y = (rng.random(300) < s).astype(int)
