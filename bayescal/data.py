@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit, logit
 
-from bayescal._stats import quantile_sketch, sketch_quantile
+from bayescal._stats import quantile_sketch, sketch_quantile, weighted_quantile
 from bayescal._typing import ArrayLike
 from bayescal._validation import (
     _WEIGHT_MAX_TINY,
@@ -1035,8 +1035,8 @@ def asinh_bins(
     :math:`u = \operatorname{asinh}((t - m) / s)`, and the bins' centres on the working scale.
 
     :math:`m` is the median of the working-scale scores and :math:`s` ``spread`` robust standard
-    deviations (interquartile range / 1.349), both of the rows (every k-th row above 100,000, so
-    that they cost one pass). Within about :math:`s` of the median the bins are nearly equal in
+    deviations (interquartile range / 1.349), both of the rows weighted by their weights (a row
+    of weight k as k rows; every k-th row above 100,000, so that they cost one pass). Within about :math:`s` of the median the bins are nearly equal in
     width; beyond, their width grows in proportion to the distance, so a few outlying scores
     (heavy-tailed decision values) stretch the range logarithmically instead of leaving the
     bulk of the data in a handful of equal-width bins.
@@ -1072,7 +1072,7 @@ def asinh_bins(
     centres : ndarray of shape (n_bins',)
         :math:`m + s \sinh(u_j)` at the bins' midpoints :math:`u_j`.
     """
-    m, s, lo, width, n_bins = _asinh_layout(data.t, n_bins, spread, bins_per_iqr)
+    m, s, lo, width, n_bins = _asinh_layout(data.t, n_bins, spread, bins_per_iqr, data.w)
     _, counts = class_bin_counts(data, lo, width, n_bins, asinh=(m, s))
     return counts, m + s * np.sinh(lo + width * (np.arange(n_bins) + 0.5))
 
@@ -1108,11 +1108,17 @@ standard deviations times :math:`2^{-k/4}`, :math:`k` below this (down to a 64th
 
 
 def _asinh_layout(
-    t: np.ndarray, n_bins: int, spread: float, bins_per_iqr: float
+    t: np.ndarray, n_bins: int, spread: float, bins_per_iqr: float, w: np.ndarray | None = None
 ) -> tuple[float, float, float, float, int]:
     """``(m, s, lo, width, n_bins')`` of :func:`asinh_bins`: the centre and scale of the transform,
-    the first edge and the width of the bins on the transformed scale, and their number."""
-    quantiles = np.quantile(t[:: max(1, t.size // _QUARTILE_ROWS)], _LAYOUT_QUANTILES)
+    the first edge and the width of the bins on the transformed scale, and their number. The
+    quantiles are those of the rows weighted by ``w`` (a row of weight k as k rows), as a
+    :class:`ScoreSummary` lays out its bins; rows of equal weights are as unweighted rows."""
+    step = max(1, t.size // _QUARTILE_ROWS)
+    if w is None or w.size == 0 or np.all(w == w[0]):
+        quantiles = np.quantile(t[::step], _LAYOUT_QUANTILES)
+    else:
+        quantiles = weighted_quantile(t[::step], _LAYOUT_QUANTILES, w[::step])
     ends = (float(t.min()), float(t.max()))
     m, s, n_bins = _region_scale(quantiles, ends, n_bins, spread, bins_per_iqr, ASINH_MAX_BIN_FACTOR)
     lo, hi = _range(np.arcsinh((np.array(ends) - m) / s))

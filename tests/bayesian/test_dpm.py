@@ -517,6 +517,31 @@ def test_compressed_fit_agrees_with_raw_fit():
     assert diff.mean() < 5e-3 and diff.max() < 0.03
 
 
+def test_weighted_rows_lay_out_the_compressed_bins_as_repeated_rows():
+    """A row of weight k acts as k rows also when the scores are compressed: 100 rows of weight
+    100 in a narrow band among 2,900 spread rows of weight 1. The bins' centre and scale came from
+    the unweighted rows, so the band holding 78 % of the weight fell into one bin and the map was
+    flat there (0.52 throughout, where the repeated rows give 0.01 to 1.0)."""
+    rng = np.random.default_rng(0)
+    narrow, wide = rng.normal(0, 0.01, 100), rng.normal(0, 10, 2900)
+    s = np.r_[narrow, wide]
+    y = np.r_[(rng.random(100) < expit(narrow / 0.004)), rng.random(2900) < 0.5].astype(int)
+    w = np.r_[np.full(100, 100.0), np.ones(2900)]
+    kw = {"random_state": 0, "score_kind": "decision", "draws": 200, "tune": 200, "null_stacking": False}
+    weighted = DPMCalibrator(**kw).fit(s, y, sample_weight=w)
+    rows = np.repeat(np.arange(s.size), w.astype(int))
+    repeated = DPMCalibrator(**kw).fit(s[rows], y[rows])
+    assert weighted.idata_.attrs["compressed"] == 1 and repeated.idata_.attrs["compressed"] == 1
+    np.testing.assert_allclose(
+        np.diff(weighted.idata_["observed_data"]["bin"].values).min(),
+        np.diff(repeated.idata_["observed_data"]["bin"].values).min(),
+        rtol=0.5,
+    )
+    g = np.array([-0.02, -0.01, 0.0, 0.01, 0.02])
+    truth = expit(g / 0.004)  # the narrow band's rows outweigh the wide ones there by about 3,000 to 1
+    assert np.max(np.abs(weighted.predict_proba(g)[:, 1] - truth)) < 0.2
+
+
 def test_a_few_outlying_decision_values_do_not_blur_the_compressed_fit():
     """Heavy-tailed decision values (Student t, 2 degrees of freedom) with one score at 250:
     equal-width bins over the whole range left about 30 bins for the bulk of the data and the
