@@ -207,7 +207,9 @@ def _cells(centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (np.concatenate([[2.0 * centres[0] - mid[0]], mid]), np.concatenate([mid, [2.0 * centres[-1] - mid[-1]]]))
 
 
-def spread_ties(t: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+def spread_ties(
+    t: np.ndarray, y: np.ndarray, w: np.ndarray, bounds: tuple[float, float] = (-np.inf, np.inf)
+) -> np.ndarray:
     r"""Spread tied working-scale scores evenly over their rounding cells (deterministic dequantisation).
 
     Scores that take few distinct values (random-forest vote shares ``k / n_trees``, rounded
@@ -220,7 +222,9 @@ def spread_ties(t: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     the ends), and within each class the rows at :math:`v_j` take the positions
     :math:`\mathrm{lo} + (W_{<r} + w_r / 2)/W\,(\mathrm{hi} - \mathrm{lo})` in the order
     they come, :math:`W` the class's weight at :math:`v_j`. Untied values do not move, nor do
-    tied rows of a class whose weight at the value is 0 (they carry no data).
+    tied rows of a class whose weight at the value is 0 (they carry no data). With ``bounds``
+    (the ends of the scale, such as 0 and 1 for probabilities) a mirrored end cell reaches at
+    most halfway from its value to the bound, so no row is spread onto or past the bound.
 
     Returns the spread copy of ``t``; ``y`` and ``w`` are unchanged.
 
@@ -232,12 +236,16 @@ def spread_ties(t: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
         0/1 labels.
     w : ndarray of shape (n,)
         Sample weights.
+    bounds : tuple of float, default (-inf, inf)
+        The ends of the scale ``t`` lies on.
     """
     t = np.asarray(t, dtype=np.float64)
     vals, inv, mult = np.unique(t, return_inverse=True, return_counts=True)
     if vals.size == t.size or vals.size < 2:
         return t.copy()
     lo, hi = _cells(vals)
+    lo[0] = max(lo[0], 0.5 * (vals[0] + bounds[0]))
+    hi[-1] = min(hi[-1], 0.5 * (vals[-1] + bounds[1]))
     key = 2 * inv + np.asarray(y)  # (value, class) groups
     tied = np.flatnonzero(mult[inv] > 1)
     order = tied[np.argsort(key[tied], kind="stable")]

@@ -201,3 +201,32 @@ def test_tied_rows_of_zero_weight_stay_where_they_are():
         out = spread_ties(t, y, w)
     np.testing.assert_array_equal(out[:2], [0.1, 0.1])
     np.testing.assert_array_equal(out[2:], spread_ties(t, y, np.r_[1.0, 1.0, w[2:]])[2:])
+
+
+def test_tied_probabilities_near_an_end_stay_inside_the_unit_interval():
+    """Three tied rows at 0.99999, the next score 0.9969, and exact 1s (an atom): the mirrored
+    end cell reached past 1, so a row was clipped onto the working-scale value of the atom at 1
+    (t = 27.63) and stretched the grid to the clip. The end cell now stops halfway to the bound."""
+    from bayescal.bayesian.preparation import prepare
+    from bayescal.data import prepare_data
+
+    rng = np.random.default_rng(0)
+    y = (rng.random(600) < 0.5).astype(int)
+    s = np.where(y == 1, rng.beta(4, 2, 600), rng.beta(2, 4, 600))
+    s = np.minimum(s, 0.99)
+    ones = np.flatnonzero(y == 1)
+    s[ones[:3]], s[ones[3:13]] = 0.99999, 1.0
+    for low_end in (False, True):
+        scores = 1.0 - s if low_end else s
+        prepared = prepare(
+            prepare_data(scores, y), atom_threshold=0.01, atom_min_count=5, compress_above=2048, n_bins=512
+        )
+        assert prepared.atoms_t.size == 1
+        points = np.concatenate(prepared.xs)
+        atom = prepared.atoms_t[0]
+        assert np.all(points > atom) if low_end else np.all(points < atom)
+        # the tied rows stay between their neighbour below and the bound, away from the clip
+        assert np.max(np.abs(points)) < np.abs(np.log(0.99999 / 0.00001)) + 1.0
+    t = np.array([0.5, 0.99, 0.99, 0.99])
+    spread = spread_ties(t, np.zeros(4, int), np.ones(4), bounds=(0.0, 1.0))
+    assert spread.max() < 1.0 and spread[1:].min() >= 0.745

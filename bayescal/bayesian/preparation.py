@@ -310,11 +310,12 @@ def _in_canonical_order(data: ScoreData) -> ScoreData:
 
 def _spread_on_input_scale(sub: ScoreData) -> np.ndarray:
     """Tied scores spread over their rounding cells on the scale where they were rounded (the
-    probability, for probability scores), then taken to the working scale."""
+    probability, for probability scores, whose end cells stay inside (0, 1)), then taken to the
+    working scale."""
     if sub.score_kind != "probability":
         return spread_ties(sub.t, sub.y, sub.w)
     p = from_working(sub.t, "probability")
-    return to_working(spread_ties(p, sub.y, sub.w), "probability")
+    return to_working(spread_ties(p, sub.y, sub.w, bounds=(0.0, 1.0)), "probability")
 
 
 def pull_in_far_points(xs: list[np.ndarray], cs: list[np.ndarray]) -> list[np.ndarray]:
