@@ -56,10 +56,14 @@ absolute floors (from about 1e-25 the map comes out flat); a warning says to res
 **Classes without a continuous part.** A class whose continuous scores take fewer than two
 distinct values (every score an atom, say) carries no information on the shape of its
 continuous density. Its mixture is then fitted to the pooled continuous points of both
-classes, down-weighted to the class's own continuous weight (at least one row), so its
-continuous density has the pooled shape and the map away from the atoms rests on the
-continuous masses alone. When the pooled points have fewer than two distinct values too,
-a unit-weight pair of points one unit on either side of them stands in.
+classes, down-weighted to the class's own continuous weight (at least one row). With so
+little weight the posterior of that density stays close to its KDE-informed prior: centred
+where the pooled scores are, but wider than they are (the prior's bandwidth is that of the
+class's own few rows), so the map away from the atoms is low where the other class's scores
+are dense and rises, with a wide band, towards the ends where they are sparse: there
+nothing is known about the class's continuous density. When the pooled points have fewer
+than two distinct values too, a unit-weight pair of points one unit on either side of them
+stands in.
 """
 
 from __future__ import annotations
