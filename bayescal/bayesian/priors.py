@@ -125,14 +125,20 @@ BETA_PRIOR_MAX_UNITS = 1000
 """The Beta components' shape priors are centred with the bandwidth :math:`h` of a class of at
 most this many scores (the module docstring says why)."""
 
+_LOG_1E100 = 230.0  # about log(1e100)
 _RANGES = {
+    "mu_loc": (-1e100, 1e100),
+    "init_mu": (-1e100, 1e100),
     "mu_scale": (1e-100, 1e100),
     "init_sigma": (1e-100, 1e100),
+    "sigma_logmean": (-_LOG_1E100, _LOG_1E100),
     "sigma_logsd": (1e-3, 20.0),
+    "a_logloc": (-_LOG_1E100, _LOG_1E100),
+    "b_logloc": (-_LOG_1E100, _LOG_1E100),
     "ab_logsd": (1e-3, 20.0),
 }
-"""Bounds of the hyperparameters whose squares or reciprocals the sampler forms (as decision
-values are bounded by 1e100): beyond them they overflow or divide by zero."""
+"""Bounds of the hyperparameters whose squares, reciprocals or exponentials the sampler forms
+(as decision values are bounded by 1e100): beyond them they overflow or divide by zero."""
 _POSITIVE = ("alpha_shape", "alpha_rate", "mu_scale", "sigma_logsd", "init_sigma", "ab_logsd", "init_a", "init_b")
 
 
@@ -241,7 +247,7 @@ def _check_user_class(
         if key in _RANGES and not np.all((np.asarray(val) >= _RANGES[key][0]) & (np.asarray(val) <= _RANGES[key][1])):
             low, high = _RANGES[key]
             raise ValueError(
-                f"{where}[{key!r}]={val!r} lies outside [{low:g}, {high:g}], where the sampler's arithmetic holds: "
+                f"{where}[{key!r}]={value!r} lies outside [{low:g}, {high:g}], where the sampler's arithmetic holds: "
                 "pass a value inside it."
             )
         if key == "init_weight":

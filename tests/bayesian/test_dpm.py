@@ -153,6 +153,11 @@ def test_beta_shape_prior_does_not_narrow_the_components_as_the_class_grows(rng)
         ({"mu_scale": "x"}, r"mu_scale'\]='x' must be a number"),
         ({"mu_scale": 1e200}, r"mu_scale'\]=1e\+200 lies outside \[1e-100, 1e\+100\]"),
         ({"sigma_logsd": 1e-200}, r"sigma_logsd'\]=1e-200 lies outside \[0.001, 20\]"),
+        # a location beyond 1e100, or a log-scale beyond log(1e100), gave a numpy error or a flat map
+        ({"mu_loc": 1e200}, r"mu_loc'\]=1e\+200 lies outside \[-1e\+100, 1e\+100\]"),
+        ({"sigma_logmean": -800}, r"sigma_logmean'\]=-800 lies outside \[-230, 230\]"),
+        ({"sigma_logmean": 800}, r"sigma_logmean'\]=800 lies outside"),
+        ({"b_logloc": -800}, r"b_logloc'\]=-800 lies outside"),
         ("strong", "pass None"),
     ],
 )
