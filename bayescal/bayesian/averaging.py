@@ -28,9 +28,13 @@ pair :math:`(t_i, y_i)`, so the importance ratios are :math:`1 / p(t_i, y_i \mid
 :math:`p(y_i \mid t_i, \theta)` (a check against cross-validation is recorded on
 ``docs/evidence/sampler_history.md``). The null model's leave-one-out terms are exact.
 
-The weights are those of a posterior over the models, so the mixture of their map draws
-(a share :math:`\hat w_m` of the draws from model m) is a posterior of the map and its
-quantiles a credible band. Where the scores carry signal a DPM wins over the constant by
+The weights are not posterior model probabilities (Bayesian model averaging would weigh
+each model by its marginal likelihood): they are predictive weights, and the DPM computes
+them on at most ``AVERAGING_POINTS`` (1,000) points drawn from the data
+(:mod:`bayescal.bayesian.dpm`), so from that size on they no longer sharpen with more data.
+The mixture of the models' map draws (a share :math:`\hat w_m` of the draws from model m)
+is a model-averaged predictive distribution of the map and its quantiles a model-averaged
+band, a posterior band given the weights. Where the scores carry signal a DPM wins over the constant by
 many standard errors and the constant's weight is 0; where they carry none, the map a
 nonparametric model fits to chance differences between the classes loses to the constant.
 Between the component families the weights follow which shape predicts the labels better:

@@ -144,8 +144,9 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     and the pilot's size are in ``diagnostics_["family_selection"]``.
     ``components="auto"`` instead averages the two families' maps (and the constant map) by
     the pseudo-BMA+ weights of their leave-one-out log scores of the labels
-    (:mod:`bayescal.bayesian.averaging`): a posterior over the three models, whose map draws
-    are the families' draws in proportion to their weights (``diagnostics_["model_averaging"]``).
+    (:mod:`bayescal.bayesian.averaging`): predictive weights of the three models (not posterior
+    model probabilities), whose map draws are the families' draws in proportion to their
+    weights (``diagnostics_["model_averaging"]``).
     Its bands are wider (conservative on smooth truths), it costs both families' full fits,
     and its mean map ranks below ``"select"``'s on the real datasets, where the labels'
     scores tell the families apart poorly. With many scores averaging is the more honest
