@@ -3,7 +3,11 @@
 The component parameters of a mixture switch labels between chains; the calibration map does
 not, so the map's draws are what say whether the band can be trusted. The check computes, at
 up to 64 points of the data region, rank-normalised split R-hat and bulk and tail effective
-sample sizes (Vehtari et al. 2021), and warns when they fall short. The diagnostics are those
+sample sizes (Vehtari et al. 2021). It records whether they meet Vehtari et al.'s target
+(R-hat <= :data:`RHAT_TARGET`, bulk and tail ESS >= :data:`ESS_TARGET`: ``meets_target``) and
+warns only where the chains clearly disagree (R-hat above :data:`MAP_RHAT_WARN`, or one chain's
+bulk ESS below :data:`MAP_ESS_WARN`), since most default fits above a few hundred scores miss
+the target (:data:`MAP_RHAT_WARN` says why). The diagnostics are those
 of :mod:`arviz_stats` (``array_stats.rhat`` with ``method="rank"``, ``array_stats.ess`` with
 ``method="bulk"`` and ``"tail"``), computed for all points at once, where arviz_stats evaluates
 one point at a time in Python. They agree with it to 1e-10.
