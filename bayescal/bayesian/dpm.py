@@ -1023,9 +1023,9 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         logf = self._by_family(
             lambda f, pi, weight, p1, p2, atom_prob: (
                 mixture.log_density(t, weight, p1, p2, f)
-                + np.log1p(-np.clip(atom_prob.sum(axis=-1), 0.0, 1.0 - 1e-300))[..., None]
+                + np.log1p(-np.clip(atom_prob.sum(axis=-1), 0.0, 1.0))[..., None]
             )
-        )  # (S, 2, n)
+        )  # (S, 2, n); a draw with all of a class's mass on its atoms has no continuous density (0)
         if self.score_kind == "probability":  # the density vanishes at exact 0 and 1
             edge = (g <= 0.0) | (g >= 1.0)
             gi = np.where(edge, 0.5, g)
