@@ -850,6 +850,33 @@ def _band_numbers(source: Path) -> str:
     )
 
 
+RANDOM_FAMILIES = {
+    "logit_mixture": "on Gaussian mixtures on the logit scale",
+    "beta_mixture": "on Beta mixtures (scores piled at 0 and 1)",
+}
+"""How the README names the random truths' families."""
+
+
+def _random_truth_numbers(source: Path) -> str:
+    """The README's sentence on the random truths (``random_truths_study.py``): mean 95 % coverage
+    and its standard error per family and N."""
+    sys.path.insert(0, str(HERE))
+    from random_truths_study import _cells, _col, _rows
+
+    by_family: dict[str, list[str]] = {}
+    for (family, n), sel in _cells(_rows(source)):
+        cov = _col(sel, "cov95")
+        by_family.setdefault(family, []).append(
+            f"{cov.mean():.3f} ({cov.std(ddof=1) / cov.size**0.5:.3f}) at {_n(n)} ({cov.size} truths)"
+        )
+    return (
+        f"- **Random truths** (`random_truths.md`, run {written(source):%Y-%m-%d}; truths drawn from two families "
+        "stated in advance, one data set each): the 95 % band's mean coverage (se) is "
+        + "; ".join(f"{RANDOM_FAMILIES.get(family, family)} {', '.join(cells)}" for family, cells in by_family.items())
+        + "."
+    )
+
+
 def readme_numbers(results: Path) -> str:
     """The README's block of measured numbers, from the studies' outputs in ``results``: the real-data
     ranks, the default fit's times and the band's coverage, error and convergence, each summed from
@@ -859,6 +886,7 @@ def readme_numbers(results: Path) -> str:
         for name, render in (
             ("dpm_realdata.json", _realdata_numbers),
             ("dpm_speed.md", _speed_numbers),
+            ("random_truths.csv", _random_truth_numbers),
             ("dpm_coverage.csv", _band_numbers),
         )
         if (results / name).is_file()
