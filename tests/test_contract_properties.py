@@ -142,8 +142,8 @@ def same(a, b) -> bool:
         )
     if isinstance(a, np.ndarray):
         return a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, (list, tuple)):  # tuples: a calibrator's named tuples of fitted arrays
+        return type(a) is type(b) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if isinstance(a, bayescal.base.Calibrator):  # a calibrator passed in: its whole state

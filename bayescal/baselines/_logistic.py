@@ -8,7 +8,9 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
 
-__all__ = ["logistic_fit"]
+from bayescal._stats import weighted_mean_std
+
+__all__ = ["logistic_fit", "platt_fit"]
 
 _RIDGE = 1e-10
 _WARM_START_N = 20_000
@@ -74,6 +76,37 @@ def logistic_fit(design: np.ndarray, y: np.ndarray, w: np.ndarray, *, intercept:
     if intercept:
         ridge[-1] = 0.0
     return _newton(design, y, wn, wy, ridge, intercept) / scale
+
+
+def platt_fit(t: np.ndarray, target: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+    r"""Weighted logistic regression :math:`\sigma(a t + b)` of ``target`` on one score ``t``.
+
+    Fitted by :func:`logistic_fit` on the centred and scaled score :math:`(t - \mu)/\sigma`
+    (:math:`\mu`, :math:`\sigma` the weighted mean and standard deviation of ``t``; 1 for
+    :math:`\sigma` when ``t`` has no spread), and mapped back:
+    :math:`a = a'/\sigma`, :math:`b = b' - a'\mu/\sigma`. The centring makes the fit, and its
+    tiny ridge, independent of where the scores sit: decision values with a large common
+    offset get the slope of the same values without it.
+
+    Parameters
+    ----------
+    t : ndarray of shape (n,)
+        Scores on the working scale.
+    target : ndarray of shape (n,)
+        Targets in [0, 1] (0/1 labels, or Platt's smoothed targets).
+    w : ndarray of shape (n,)
+        Non-negative weights with a positive sum.
+
+    Returns
+    -------
+    a, b : float
+        Slope and intercept on the scale of ``t``.
+    """
+    mu, sd = weighted_mean_std(t, w)
+    sd = sd if sd > 0 else 1.0
+    design = np.vstack([(t - mu) / sd, np.ones_like(t)])
+    a, b = logistic_fit(design, target, w, intercept=True)
+    return float(a / sd), float(b - a * mu / sd)
 
 
 def _newton(

@@ -31,10 +31,12 @@ Everything costs :math:`O((N + M)\log N)` for ``N`` training and ``M`` query sco
   below :math:`10^{-11}` for the Silverman bandwidths of any realistic data
   (:math:`D/h < 10^4`), and 0 for a bandwidth far below the scores' spacing;
 * the Gaussian kernel is evaluated on a fine grid by **linear binning** and FFT
-  convolution (Wand 1994), then linearly interpolated. The grid covers only the stretches
-  where the scores are: gaps wider than the kernels' reach are collapsed, and runs of fewer
-  than 64 scores beyond such gaps (far outliers) are summed exactly, so a few scores far out
-  never coarsen the grid in the bulk; see :func:`class_density` for the approximation error.
+  convolution (Wand 1994), then linearly interpolated, each class on a grid of its own
+  whose step follows the class's bandwidth. A grid covers only the stretches where the
+  class's scores are: gaps wider than the kernel's reach are collapsed, and runs of fewer
+  than 64 distinct scores beyond such gaps (far outliers) are summed exactly, so a few
+  scores far out never coarsen the grid in the bulk; see :func:`class_density` for the
+  approximation error.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ _GRID_PER_BANDWIDTH = 128
 _MIN_GRID = 2**10
 _MAX_GRID = 2**20
 _MIN_GRID_RUN = 64
-"""Runs of fewer scores (with gaps beyond the kernels' reach around them) are summed exactly."""
+"""Runs of fewer distinct scores (with gaps beyond the kernel's reach around them) are summed exactly."""
 _EXACT_CHUNK = 2**16
 """Query points per pass of the exact sums (at most 63 terms each)."""
 
@@ -140,7 +142,7 @@ def _gaussian_grid(lo: float, hi: float, h: float) -> tuple[float, float, int]:
 def _grid_knots(x_sorted: np.ndarray, reach: float) -> np.ndarray:
     """Knots ``(x, z)`` of the map from scores to grid coordinates, shape (2, 2 k).
 
-    The sorted pooled scores are cut where neighbours are more than ``2 reach`` apart; every run
+    The sorted distinct scores are cut where neighbours are more than ``2 reach`` apart; every run
     of at least :data:`_MIN_GRID_RUN` scores becomes a stretch ``[first - reach, last + reach]``
     of the grid, on which ``z`` rises with slope 1 (``z = x`` on the first stretch), while ``z``
     stays flat across the gaps between stretches. With ``reach`` the kernels' reach no kernel
@@ -156,6 +158,14 @@ def _grid_knots(x_sorted: np.ndarray, reach: float) -> np.ndarray:
     return np.vstack([np.column_stack([a, b]).ravel(), np.column_stack([z_a, z_a + length]).ravel()])
 
 
+def _check_layout_knots(knots: np.ndarray, name: str) -> None:
+    """Refuse knots that are not pairs of stretch ends as :func:`_grid_knots` makes them."""
+    if knots.shape[1] % 2 or np.any(np.diff(knots[0]) <= 0) or np.any(np.diff(knots[1]) < 0):
+        raise ValueError(
+            f"{name} must hold pairs of stretch ends: scores strictly increasing, grid coordinates non-decreasing."
+        )
+
+
 def _to_grid(points: np.ndarray, knots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Grid coordinates of ``points`` and whether each lies on a stretch of the grid."""
     if knots.shape[1] == 0:
@@ -168,9 +178,10 @@ def _to_grid(points: np.ndarray, knots: np.ndarray) -> tuple[np.ndarray, np.ndar
     return z, on
 
 
-def _exact_gaussian(xs: np.ndarray, w: np.ndarray, h: float, total: float, points: np.ndarray) -> np.ndarray:
-    """Direct sum of the Gaussian kernels of the sorted scores ``xs`` within ``8 h`` of each point,
-    normalised by ``total``; each window holds fewer than :data:`_MIN_GRID_RUN` scores."""
+def _exact_gaussian(xs: np.ndarray, share: np.ndarray, h: float, points: np.ndarray) -> np.ndarray:
+    """Direct sum of the Gaussian kernels of the sorted scores ``xs``, with weights ``share`` (each
+    score's share of its class's weight), within ``8 h`` of each point; each window holds fewer
+    than :data:`_MIN_GRID_RUN` scores."""
     out = np.zeros(points.shape[0])
     if xs.size == 0:
         return out
@@ -182,19 +193,18 @@ def _exact_gaussian(xs: np.ndarray, w: np.ndarray, h: float, total: float, point
         rows = np.repeat(part, count[part])
         idx = np.arange(rows.size) - np.repeat(np.cumsum(count[part]) - count[part], count[part]) + lo[rows]
         u = (points[rows] - xs[idx]) / h
-        np.add.at(out, rows, w[idx] * np.exp(-0.5 * u * u))
-    return out / (total * h * np.sqrt(2.0 * np.pi))
+        np.add.at(out, rows, share[idx] * np.exp(-0.5 * u * u))
+    return out / (h * np.sqrt(2.0 * np.pi))
 
 
 def _interp_on_grid(points: np.ndarray, knots: np.ndarray, start: float, step: float, values: np.ndarray) -> np.ndarray:
-    """Linear interpolation of the grid densities ``values`` (shape (n,) or (r, n)) at ``points``
-    through the layout's ``knots``; 0 off the grid's stretches."""
+    """Linear interpolation of the grid densities ``values`` (shape (n,)) at ``points`` through the
+    layout's ``knots``; 0 off the grid's stretches."""
     z, on = _to_grid(points, knots)
-    table = np.atleast_2d(values)
-    out = np.zeros((table.shape[0], points.shape[0]))
+    out = np.zeros(points.shape[0])
     if on.any():
-        out[:, on] = interp_regular(z[on], start, step, table)
-    return out if np.ndim(values) == 2 else out[0]
+        out[on] = interp_regular(z[on], start, step, values)
+    return out
 
 
 class _Window(NamedTuple):
@@ -210,35 +220,46 @@ class _Window(NamedTuple):
 
 
 class _GaussianFit(NamedTuple):
-    """Gaussian KDEs of one or two classes: grid densities on a shared layout plus exact scores."""
+    """A Gaussian KDE of one class: densities on its grid, through the layout ``knots``, plus the
+    scores summed exactly (sorted) with their shares of the class's weight."""
 
     knots: np.ndarray
     start: float
     step: float
-    density: np.ndarray  # (classes, n)
-    exact_x: list[np.ndarray]  # per class, sorted
-    exact_w: list[np.ndarray]
+    density: np.ndarray  # (n,)
+    exact_x: np.ndarray
+    exact_share: np.ndarray
 
 
-def _fit_gaussian(xs: list[np.ndarray], ws: list[np.ndarray], h: list[float]) -> _GaussianFit:
-    """Bin and smooth each class's scores on one grid laid over the stretches of the pooled scores
-    (step ``min(h) / 128``; every stretch reaches ``8 max(h)`` beyond its scores); the scores of
-    runs too short for a grid are kept for exact sums."""
-    pooled = np.sort(np.concatenate(xs))
-    knots = _grid_knots(pooled, _GAUSS_TRUNCATION * max(h))
+def _layout_grid(knots: np.ndarray, h: float, first: float) -> tuple[float, float, int]:
+    """The grid :func:`_gaussian_grid` lays over the stretches of ``knots`` for bandwidth ``h``;
+    with no stretch (every score summed exactly) a nominal grid from the smallest score ``first``."""
     if knots.shape[1]:
-        start, step, n = _gaussian_grid(knots[1, 0], knots[1, -1], min(h))
-    else:  # every score is summed exactly: a nominal grid of zeros
-        start, step, n = _gaussian_grid(pooled[0], pooled[0] + min(h), min(h))
-    density = np.empty((len(xs), n))
-    exact_x, exact_w = [], []
-    for c, (xc, wc) in enumerate(zip(xs, ws)):
-        z, on = _to_grid(xc, knots)
-        density[c] = _binned_gaussian(z[on], wc[on], h[c], start, step, n, float(wc.sum()))
-        order = np.argsort(xc[~on], kind="stable")
-        exact_x.append(xc[~on][order])
-        exact_w.append(wc[~on][order])
-    return _GaussianFit(knots, start, step, density, exact_x, exact_w)
+        return _gaussian_grid(knots[1, 0], knots[1, -1], h)
+    return _gaussian_grid(first, first + h, h)
+
+
+def _fit_gaussian(x: np.ndarray, w: np.ndarray, h: float) -> _GaussianFit:
+    """Bin and smooth one class's scores on a grid of its own, laid over the stretches of its scores
+    (step ``h / 128``; every stretch reaches ``8 h`` beyond its scores), so its resolution does not
+    depend on the other class's bandwidth; the distinct scores of runs too short for a grid are kept,
+    with their pooled weights, for exact sums. Tied scores are pooled first, so an integer weight
+    and repeated rows give the same layout."""
+    total = float(w.sum())
+    values, index = np.unique(x, return_inverse=True)
+    weight = np.bincount(index, weights=w, minlength=values.size)
+    knots = _grid_knots(values, _GAUSS_TRUNCATION * h)
+    start, step, n = _layout_grid(knots, h, float(values[0]))
+    z, on = _to_grid(values, knots)
+    density = _binned_gaussian(z[on], weight[on], h, start, step, n, total)
+    return _GaussianFit(knots, start, step, density, values[~on], weight[~on] / total)
+
+
+def _gaussian_density(fit: _GaussianFit, h: float, points: np.ndarray) -> np.ndarray:
+    """The density of :func:`_fit_gaussian` at ``points``: the grid's share by linear interpolation
+    plus the exactly summed scores' share."""
+    grid_part = _interp_on_grid(points, fit.knots, fit.start, fit.step, fit.density)
+    return grid_part + _exact_gaussian(fit.exact_x, fit.exact_share, h, points)
 
 
 def _window(xs: np.ndarray, w: np.ndarray, h: float, kernel: str) -> _Window:
@@ -331,9 +352,9 @@ def class_density(
     computed by linear binning onto an equally spaced grid of step
     :math:`\delta = h/128`, FFT convolution with the kernel truncated at :math:`\pm 8h`, and
     linear interpolation. The grid covers the stretches ``[first - 8h, last + 8h]`` of the runs
-    of at least 64 sorted scores whose neighbours are at most :math:`16h` apart, laid end to
-    end (no kernel crosses the gaps between them, so collapsing the gaps changes no density);
-    the scores of shorter runs, such as far outliers, are summed exactly.
+    of at least 64 distinct sorted scores whose neighbours are at most :math:`16h` apart, laid
+    end to end (no kernel crosses the gaps between them, so collapsing the gaps changes no
+    density); the scores of shorter runs, such as far outliers, are summed exactly.
     Binning and interpolation each perturb the estimate by :math:`O(\delta^2 f'')`: relative
     error :math:`\lesssim (\delta/h)^2 (u^2 + 1)/8 \approx 8\cdot 10^{-6}(u^2+1)` at
     :math:`u` bandwidths from the bulk of the data; the truncation adds at most
@@ -342,11 +363,14 @@ def class_density(
     the stretches together span more than :math:`2^{13}` bandwidths (a dense run wider than
     that, not a few far outliers) the step is coarser than :math:`h/128` (the sampled kernel
     is normalised to unit mass, so the estimate still integrates to 1).
-    In the calibrated probability the error is below :math:`10^{-4}` where the scores of
-    both classes lie within a few bandwidths (measured against the direct :math:`O(NM)` sum
-    in ``tests/baselines/test_kde.py``); in a gap between far clusters, where both densities
-    are kernel tails, the map is a ratio of two tails whose relative errors grow as
-    :math:`u^2`, and it can be off by more.
+    :class:`KDECalibrator` computes each class's density so, on a grid of its own with the
+    class's own bandwidth. The map :math:`p` moves by :math:`p(1-p)` times the difference of
+    the two densities' relative errors, so where the scores of both classes lie within three
+    bandwidths its error is below :math:`10^{-4}`, however much the two bandwidths differ, as
+    long as neither class's stretches span more than :math:`2^{13}` of its bandwidths
+    (checked against the direct :math:`O(NM)` sum in ``tests/baselines/test_kde.py``). In a
+    gap between far clusters, where both densities are kernel tails, the map is a ratio of
+    two tails whose relative errors grow as :math:`u^2`, and it can be off by more.
 
     References
     ----------
@@ -368,9 +392,7 @@ def class_density(
         if not h > 0:
             raise ValueError("t has no spread, so Silverman's bandwidth is 0: pass bandwidth=<positive number>.")
     if kernel == "gaussian":
-        fit = _fit_gaussian([x], [w], [h])
-        grid_part = _interp_on_grid(pts, fit.knots, fit.start, fit.step, fit.density[0])
-        return grid_part + _exact_gaussian(fit.exact_x[0], fit.exact_w[0], h, float(w.sum()), pts)
+        return _gaussian_density(_fit_gaussian(x, w, h), h, pts)
     order = np.argsort(x, kind="stable")
     return _window_density(_window(x[order], w[order], h, kernel), pts)
 
@@ -424,9 +446,9 @@ class KDECalibrator(ClassConditional, Calibrator):
         takes the pooled bandwidth.
     scale : {"probability", "logit"}, default "probability"
         The scale of the KDE for probability scores: the probability itself (as in Naeini et
-        al.; on their quadratic-SVM scores it gives test ECE 0.0014 against 0.028 on the logit
-        scale, where the positives' logits spread up to 19.5 and Silverman's rule gives them a
-        bandwidth of 1.7, too wide for where the classes meet: ``benchmarks/kde_scale.py``,
+        al.; the default because on scores whose logits spread far, such as their
+        quadratic-SVM scores, Silverman's rule on the logit scale gives a bandwidth too wide
+        for where the classes meet: ``benchmarks/kde_scale.py`` measures it, its output is
         ``benchmarks/results/kde_scale.md``), or its logit (the working scale).
         ``scale`` applies to probability scores only: decision values
         (``score_kind="decision"``) are always used as they are.
@@ -436,9 +458,14 @@ class KDECalibrator(ClassConditional, Calibrator):
         than unit mass on [0, 1], and the map near an end mixes the two classes' losses, which
         differ with their bandwidths. ``"reflect"``: every score also counts at its mirror
         images :math:`-x` and :math:`2 - x` (the reflection estimator of Schuster 1985), so
-        each class density has unit mass on [0, 1] and no boundary bias of order :math:`h` at
-        the ends (its slope there is zero). The bandwidths are those of the scores themselves.
-        Only with ``scale="probability"`` and probability scores.
+        each class density has unit mass on [0, 1]: reflection removes the loss of mass at the
+        ends, a bias of order 1. The estimate's slope at 0 and 1 is zero, so where the class's
+        true density :math:`f` is not flat at an end a bias of order :math:`h` remains there:
+        :math:`2 h f'(0) \int_0^\infty u K(u)\,du` at 0, which is :math:`h f'(0) \sqrt{2/\pi}`
+        for the Gaussian kernel (Jones 1993). A bias of order :math:`h^2` at the ends needs
+        boundary kernels or renormalisation (Jones 1993), or the logit scale. The bandwidths
+        are those of the scores themselves. Only with ``scale="probability"`` and probability
+        scores.
     score_kind : {"probability", "decision"}, default "probability"
 
     Attributes
@@ -451,20 +478,26 @@ class KDECalibrator(ClassConditional, Calibrator):
         ``[x_min, x_max]``: the training range on the KDE scale (queries are clamped to it).
     density_floor_ : float
         :math:`\epsilon`.
-    grid_start_, grid_step_ : float
-        Gaussian kernel only: the grid ``grid_start_ + k grid_step_``, k < m, in the grid
-        coordinate ``z`` of ``grid_knots_``.
-    grid_knots_ : ndarray of shape (2, k)
-        Gaussian kernel only: the stretches of the KDE scale the grid covers, as knots
+    class_grid_knots_ : list of two ndarrays of shape (2, k_c)
+        Gaussian kernel only: for each class, the stretches of the KDE scale its grid covers
+        (laid over that class's scores, reaching :math:`8 h_c` beyond them), as knots
         ``(x, z)`` of the piecewise-linear map from the KDE scale to the grid coordinate
         (slope 1 across each stretch ``[x_{2i}, x_{2i+1}]``, flat across the gaps between
         them; see :func:`class_density`).
-    density_ : ndarray of shape (2, m)
-        Gaussian kernel only: the binned class densities on that grid.
+    class_grid_start_, class_grid_step_ : ndarray of shape (2,)
+        Gaussian kernel only: each class's grid ``start + k step``, k < m_c, in the grid
+        coordinate ``z`` of its knots (step :math:`h_c/128`, coarser only for stretches
+        longer than :math:`2^{13} h_c`).
+    class_density_ : list of two ndarrays of shape (m_c,)
+        Gaussian kernel only: each class's binned density on its grid.
     exact_support_, exact_share_ : list of two ndarrays
-        Gaussian kernel only: each class's scores that are summed exactly (runs of fewer than
-        64 scores, farther than the kernels' reach from the others), sorted, and each one's
-        share of its class's weight.
+        Gaussian kernel only: each class's distinct scores that are summed exactly (runs of
+        fewer than 64 distinct scores, farther than the kernel's reach from the class's others),
+        sorted, and each one's share of its class's weight (tied rows pooled).
+    grid_start_, grid_step_, grid_knots_, density_
+        Only in a calibrator loaded from a file written before each class had its own grid:
+        that file's one grid of both classes (step :math:`\min_c h_c / 128`), which it
+        predicts with.
     support_, support_weight_ : list of two ndarrays
         Boxcar / Epanechnikov only: each class's sorted scores (KDE scale) and weights (the
         exact route keeps all N training scores; the Gaussian keeps its grid and the few
@@ -472,10 +505,9 @@ class KDECalibrator(ClassConditional, Calibrator):
 
     Notes
     -----
-    Fit and prediction cost :math:`O((N + M)\log(N + M))`; on 2 cores (Intel Xeon,
-    2026-12-05), 10^6 training plus 10^6 query scores take about 0.16 s (Gaussian) to 0.68 s
-    (Epanechnikov), 0.7-2.7 times isotonic regression's time (``benchmarks/bench_kde.py``; its
-    output, ``benchmarks/results/bench_kde.md``).
+    Fit and prediction cost :math:`O((N + M)\log(N + M))`; the times, against isotonic
+    regression's, are measured by ``benchmarks/bench_kde.py`` (its output,
+    ``benchmarks/results/bench_kde.md``).
 
     Examples
     --------
@@ -495,17 +527,25 @@ class KDECalibrator(ClassConditional, Calibrator):
     Nadaraya, E. A. (1964). On estimating regression. Theory of Probability and its
     Applications, 9(1), 141-142. Watson, G. S. (1964). Smooth regression analysis. Sankhya A,
     26(4), 359-372.
+    Jones, M. C. (1993). Simple boundary correction for kernel density estimation. Statistics
+    and Computing, 3(3), 135-146.
     Schuster, E. F. (1985). Incorporating support constraints into nonparametric estimators
     of densities. Communications in Statistics - Theory and Methods, 14(5), 1123-1136.
     Silverman, B. W. (1986). Density Estimation for Statistics and Data Analysis. Chapman & Hall.
     """
 
     monotone = False
+    _predict_params = ("score_kind", "kernel", "scale", "boundary")  # prediction reads them as fitted
     _fitted_schema = {
         "bandwidth_": schema.array("f", (2,), low=schema.TINY),
         "prior_": schema.scalar("f", low=0.0, high=1.0),
         "kde_range_": schema.array("f", (2,), order="nondecreasing"),
         "density_floor_": schema.scalar("f", low=schema.TINY),
+        "class_grid_start_": schema.array("f", (2,), optional=True),
+        "class_grid_step_": schema.array("f", (2,), low=schema.TINY, optional=True),
+        "class_grid_knots_": schema.array_list("f", (2, "kc"), length=2, order="nondecreasing", optional=True),
+        "class_density_": schema.array_list("f", ("gc",), length=2, low=0.0, optional=True),
+        # the one grid of both classes in files written before each class had its own
         "grid_start_": schema.scalar("f", optional=True),
         "grid_step_": schema.scalar("f", low=schema.TINY, optional=True),
         "density_": schema.array("f", (2, "g"), low=0.0, optional=True),
@@ -538,9 +578,10 @@ class KDECalibrator(ClassConditional, Calibrator):
     def _kde_scale(self, t: np.ndarray) -> np.ndarray:
         return expit(t) if self._bounded_scale() else t
 
-    def _check_params(self) -> None:
-        _check_kernel(self.kernel)
-        _check_bandwidth(self.bandwidth, ("silverman", "shared"))
+    def _check_params(self) -> tuple[str, float | str]:
+        """Check the parameters; return the kernel and the bandwidth (a rule's name or a float)."""
+        kernel = _check_kernel(self.kernel)
+        bandwidth = _check_bandwidth(self.bandwidth, ("silverman", "shared"))
         if self.scale not in ("logit", "probability"):
             raise ValueError(f"scale={self.scale!r} is not 'logit' or 'probability': pick one of those.")
         if self.boundary not in ("none", "reflect"):
@@ -550,6 +591,7 @@ class KDECalibrator(ClassConditional, Calibrator):
                 "boundary='reflect' mirrors the kernels at 0 and 1 of the probability scale: it needs "
                 "scale='probability' and probability scores (score_kind='probability'); else use boundary='none'."
             )
+        return kernel, bandwidth
 
     def _mass(self) -> float:
         """The class densities' factor: 3 with reflection, whose sums run over each score and its
@@ -557,9 +599,7 @@ class KDECalibrator(ClassConditional, Calibrator):
         return 3.0 if self.boundary == "reflect" else 1.0
 
     def _fit(self, data: ScoreData, X: Any = None) -> None:
-        self._check_params()
-        kernel = _check_kernel(self.kernel)
-        bandwidth = _check_bandwidth(self.bandwidth, ("silverman", "shared"))
+        kernel, bandwidth = self._check_params()
         keep = data.w > 0
         x, y, w = self._kde_scale(data.t)[keep], data.y[keep], data.w[keep]
         xs = [x[y == c] for c in (0, 1)]
@@ -586,68 +626,106 @@ class KDECalibrator(ClassConditional, Calibrator):
             xs = [np.concatenate([xc, -xc, 2.0 - xc]) for xc in xs]
             ws = [np.concatenate([wc, wc, wc]) for wc in ws]
         if kernel == "gaussian":
-            fit = _fit_gaussian(xs, ws, h)
-            self.grid_start_, self.grid_step_ = float(fit.start), float(fit.step)
-            self.grid_knots_, self.density_ = fit.knots, fit.density
-            self.exact_support_ = fit.exact_x
-            self.exact_share_ = [fit.exact_w[c] / ws[c].sum() for c in (0, 1)]
+            fits = [_fit_gaussian(xs[c], ws[c], h[c]) for c in (0, 1)]
+            self.class_grid_knots_ = [fit.knots for fit in fits]
+            self.class_grid_start_ = np.array([fit.start for fit in fits])
+            self.class_grid_step_ = np.array([fit.step for fit in fits])
+            self.class_density_ = [fit.density for fit in fits]
+            self.exact_support_ = [fit.exact_x for fit in fits]
+            self.exact_share_ = [fit.exact_share for fit in fits]
         else:
             order = [np.argsort(xs[c], kind="stable") for c in (0, 1)]
             self.support_ = [xs[c][order[c]] for c in (0, 1)]
             self.support_weight_ = [ws[c][order[c]] for c in (0, 1)]
         self._restore()
 
-    def _check_fitted(self) -> None:
-        super()._check_fitted()
-        gaussian = self.kernel == "gaussian"
-        needed = ("grid_start_", "grid_step_", "density_") if gaussian else ("support_", "support_weight_")
-        missing = [n for n in needed if not hasattr(self, n)]
+    def _require(self, names: tuple[str, ...]) -> None:
+        """Refuse a fit (a file's) without one of the fitted attributes ``names``."""
+        missing = [n for n in names if not hasattr(self, n)]
         if missing:
             raise ValueError(f"the {self.kernel!r} kernel needs the fitted attributes {missing}.")
-        if gaussian:  # the grid is the one the fit lays over the stretches of grid_knots_
-            h = float(np.min(self.bandwidth_))
-            knots = self._layout_knots()
-            if knots.shape[1] % 2 or np.any(np.diff(knots[0]) <= 0) or np.any(np.diff(knots[1]) < 0):
+
+    def _check_fitted(self) -> None:
+        super()._check_fitted()
+        if self.kernel != "gaussian":
+            self._require(("support_", "support_weight_"))
+            if any(w.sum() <= 0 for w in self.support_weight_):
+                raise ValueError("support_weight_ gives a class no weight.")
+            return
+        if not hasattr(self, "class_density_"):  # a file written before each class had its own grid
+            self._check_shared_grid()
+            return
+        self._require(("class_grid_knots_", "class_grid_start_", "class_grid_step_", "exact_support_", "exact_share_"))
+        for c in (0, 1):  # each grid is the one the fit lays over the stretches of its knots
+            knots, exact = self.class_grid_knots_[c], self.exact_support_[c]
+            _check_layout_knots(knots, f"class_grid_knots_[{c}]")
+            if not (knots.shape[1] or exact.size):
+                raise ValueError(f"class {c} has neither a grid stretch nor an exactly summed score.")
+            start, step, n = _layout_grid(knots, float(self.bandwidth_[c]), float(exact[0]) if exact.size else 0.0)
+            found = (self.class_grid_start_[c], self.class_grid_step_[c], self.class_density_[c].size)
+            if found[2] != n or not np.allclose(found[:2], [start, step], rtol=1e-9, atol=0.0):
                 raise ValueError(
-                    "grid_knots_ must hold pairs of stretch ends: scores strictly increasing, grid "
-                    "coordinates non-decreasing."
+                    f"the density grid of class {c} (start {found[0]}, step {found[1]}, {found[2]} points) is not "
+                    f"the grid {start}, {step}, {n} points of its class_grid_knots_ and bandwidth_."
                 )
-            if knots.shape[1] and hasattr(self, "grid_knots_"):
-                start, step, n = _gaussian_grid(knots[1, 0], knots[1, -1], h)
-            elif hasattr(self, "grid_knots_"):  # every score summed exactly: the nominal grid
-                lo = min(float(xs[0]) for xs in self.exact_support_ if xs.size)
-                start, step, n = _gaussian_grid(lo, lo + h, h)
-            else:  # a file written before the grid had stretches: one grid over the scores' range
-                start, step, n = _gaussian_grid(self.kde_range_[0] - h, self.kde_range_[1] + h, h)
-            if self.density_.shape[1] != n or not np.allclose(
-                [self.grid_start_, self.grid_step_], [start, step], rtol=1e-9, atol=0.0
-            ):
-                raise ValueError(
-                    f"the density grid (start {self.grid_start_}, step {self.grid_step_}, {self.density_.shape[1]} "
-                    f"points) is not the grid {start}, {step}, {n} points of grid_knots_, kde_range_ and bandwidth_."
-                )
-        if not gaussian and any(w.sum() <= 0 for w in self.support_weight_):
-            raise ValueError("support_weight_ gives a class no weight.")
+
+    def _check_shared_grid(self) -> None:
+        """The one grid of both classes (files written before each class had its own) is the one that
+        fit laid over the stretches of ``grid_knots_`` with the smaller bandwidth."""
+        self._require(("grid_start_", "grid_step_", "density_"))
+        h = float(np.min(self.bandwidth_))
+        knots = self._layout_knots()
+        _check_layout_knots(knots, "grid_knots_")
+        if knots.shape[1] and hasattr(self, "grid_knots_"):
+            start, step, n = _gaussian_grid(knots[1, 0], knots[1, -1], h)
+        elif hasattr(self, "grid_knots_"):  # every score summed exactly: the nominal grid
+            lo = min(float(xs[0]) for xs in self.exact_support_ if xs.size)
+            start, step, n = _gaussian_grid(lo, lo + h, h)
+        else:  # a file written before the grid had stretches: one grid over the scores' range
+            start, step, n = _gaussian_grid(self.kde_range_[0] - h, self.kde_range_[1] + h, h)
+        if self.density_.shape[1] != n or not np.allclose(
+            [self.grid_start_, self.grid_step_], [start, step], rtol=1e-9, atol=0.0
+        ):
+            raise ValueError(
+                f"the density grid (start {self.grid_start_}, step {self.grid_step_}, {self.density_.shape[1]} "
+                f"points) is not the grid {start}, {step}, {n} points of grid_knots_, kde_range_ and bandwidth_."
+            )
 
     def _layout_knots(self) -> np.ndarray:
-        """``grid_knots_``, or for a file without it the identity over its one grid."""
+        """The shared grid's ``grid_knots_``, or for a file without them the identity over its one grid."""
         if hasattr(self, "grid_knots_"):
             return np.asarray(self.grid_knots_, dtype=np.float64).reshape(2, -1)
         end = self.grid_start_ + (self.density_.shape[1] - 1) * self.grid_step_
         return np.array([[self.grid_start_, end], [self.grid_start_, end]])
 
-    def _gaussian_densities(self, x: np.ndarray) -> np.ndarray:
-        """Unfloored Gaussian class densities at KDE-scale points ``x``, shape (2, n): the grid's
-        share by interpolation plus the exactly summed scores' share."""
-        out = _interp_on_grid(x, self._layout_knots(), self.grid_start_, self.grid_step_, self.density_)
-        for c in (0, 1):
-            if hasattr(self, "exact_support_") and self.exact_support_[c].size:
-                h = float(self.bandwidth_[c])
-                out[c] += _exact_gaussian(self.exact_support_[c], self.exact_share_[c], h, 1.0, x)
-        return out
+    def _gaussian_fits(self) -> list[_GaussianFit]:
+        """Each class's Gaussian KDE from the fitted attributes; for a file written before each class
+        had its own grid, the shared grid's row of the class."""
+        exact = [
+            (self.exact_support_[c], self.exact_share_[c]) if hasattr(self, "exact_support_") else (np.empty(0),) * 2
+            for c in (0, 1)
+        ]
+        if hasattr(self, "class_density_"):
+            return [
+                _GaussianFit(
+                    self.class_grid_knots_[c],
+                    float(self.class_grid_start_[c]),
+                    float(self.class_grid_step_[c]),
+                    self.class_density_[c],
+                    *exact[c],
+                )
+                for c in (0, 1)
+            ]
+        knots = self._layout_knots()
+        return [
+            _GaussianFit(knots, float(self.grid_start_), float(self.grid_step_), self.density_[c], *exact[c])
+            for c in (0, 1)
+        ]
 
     def _restore(self) -> None:
-        if self.kernel != "gaussian":
+        if self.kernel == "gaussian":
+            self._gaussian = self._gaussian_fits()
+        else:
             self._windows = [
                 _window(self.support_[c], self.support_weight_[c], float(self.bandwidth_[c]), self.kernel)
                 for c in (0, 1)
@@ -656,9 +734,9 @@ class KDECalibrator(ClassConditional, Calibrator):
     def _class_densities(self, x: np.ndarray) -> np.ndarray:
         """Unfloored class densities at KDE-scale points ``x`` (clamped to ``kde_range_``), shape (2, n).
 
-        Gaussian: one pass of linear interpolation on the regular grid of ``density_``
+        Gaussian: per class, linear interpolation on the regular grid of ``class_density_``
         (:func:`~bayescal._interp.interp_regular`) through the gap collapse of
-        ``grid_knots_``, plus direct sums over the few ``exact_support_`` scores in reach.
+        ``class_grid_knots_``, plus direct sums over the few ``exact_support_`` scores in reach.
         Boxcar and Epanechnikov: exact sums over
         the kernel window, the points evaluated in sorted order so that the binary searches
         walk the sorted training scores forwards (several times faster for large inputs).
@@ -668,7 +746,7 @@ class KDECalibrator(ClassConditional, Calibrator):
     def _densities(self, x: np.ndarray) -> np.ndarray:
         """Unfloored class densities at KDE-scale points ``x``, shape (2, n), by either route."""
         if self.kernel == "gaussian":
-            out = self._gaussian_densities(x)
+            out = np.array([_gaussian_density(self._gaussian[c], float(self.bandwidth_[c]), x) for c in (0, 1)])
         else:
             order = np.argsort(x)
             out = np.empty((2, x.size))

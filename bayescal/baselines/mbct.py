@@ -26,6 +26,7 @@ from bayescal._validation import (
     whole_data_error,
 )
 from bayescal.base import Calibrator
+from bayescal.baselines._extremes import _T_ONE, _T_ZERO
 from bayescal.data import ScoreData, dask_partitions, to_working
 
 __all__ = ["MBCT"]
@@ -36,6 +37,16 @@ _MAX_KEY = 2**62  # mixed-radix keys of the feature combinations must stay below
 _SCORE_TAIL = 0.005  # the score bins span the working scale between these weighted quantiles
 _SKETCH_SIZE = 1000  # points per partition and column of the quantile sketches of the Dask route
 _SUMS = ("yt", "ft", "wt", "w2t", "yv", "fv", "wv", "w2v")
+
+
+def _score_range_rows(t: np.ndarray, w: np.ndarray, score_kind: str) -> np.ndarray:
+    """Rows whose scores set the range of the score bins: those of positive weight and, for
+    probability scores, strictly inside (0, 1). An exact 0 or 1 sits at the working scale's clip
+    (about -27.6 or 27.6, far from the other scores); it falls in an end bin."""
+    rows = w > 0
+    if score_kind == "probability":
+        rows &= (t > _T_ZERO) & (t < _T_ONE)
+    return rows
 
 
 def _as_numbers(col: np.ndarray) -> np.ndarray | None:
@@ -88,10 +99,14 @@ class MBCT(Calibrator):
        distinct training value, plus one "unseen" level for values met only at predict
        time. *Choice*: the score is one more ordered feature, cut into
        ``n_score_bins`` equal-width bins of the working scale :math:`t` (the logit of a
-       probability) between its weighted 0.5% and 99.5% quantiles, the end bins open.
-       Equal width in :math:`t` rather than in :math:`f_0` resolves small probabilities
-       (click-through-like data), where a per-leaf :math:`k f` needs narrow bins; the
-       quantiles keep a few extreme scores from stretching the grid. The score feature is
+       probability) between the weighted 0.5% and 99.5% quantiles of the scores strictly
+       inside (0, 1) (of all decision values), the end bins open, so exact 0 and 1
+       probabilities fall in the end bins (with no score inside (0, 1), the bins span the
+       working scale's values of 0 and 1). Equal width in :math:`t` rather than in
+       :math:`f_0` resolves small probabilities (click-through-like data), where a per-leaf
+       :math:`k f` needs narrow bins; the quantiles keep a few extreme scores from
+       stretching the grid, and leaving out the exact 0 and 1 (at the working scale's clip,
+       :math:`\pm 27.6`) keeps them from doing so however many there are. The score feature is
        that of the original score in every tree, so the trees work on aggregates (step 2).
     2. **Aggregation.** Rows with the same combination of levels (features and score bin)
        always share a leaf, so they are replaced by their sums :math:`\sum w y`,
@@ -118,11 +133,8 @@ class MBCT(Calibrator):
        their difference is not blurred by the randomness of the binning. *Choice*: by
        default (``mvce_bins=None``) the bins are as fine as the aggregation allows, one
        per combination, so no shuffle is needed and the criterion is exact. Coarse random
-       bins mix the segments a split separates, which cancels the signal. On the
-       benchmark of ``benchmarks/bench_mbct.py`` (10^6 rows in 930 000 combinations; mean
-       absolute error to the true probability 0.080 before calibration) 8192 random bins
-       and 4 shuffles left an error of 0.048, 65 536 bins and 1 shuffle 0.013, and one bin
-       per combination 0.015 for 60% of the CPU time.
+       bins mix the segments a split separates, which cancels the signal; how the number of
+       bins trades error against time is measured by ``benchmarks/bench_mbct.py``.
        *Choice*, "no local improvement": the decrease :math:`\Delta Q` of the best
        candidate must exceed ``min_gain_z`` standard errors, the standard error of
        :math:`\Delta Q` under the hypothesis that the parent's factor is right
@@ -166,9 +178,10 @@ class MBCT(Calibrator):
     the levels of categorical ones (a column mixing strings with more than
     ``n_feature_bins`` distinct numbers across partitions is refused). Approximate: the
     edges of continuous columns and the 0.5 % / 99.5 % score quantiles come from the
-    merged sketches, whose weighted rank is within about 0.15 % of the target (0.03 %
-    measured), so an edge may move past a few rows' values. Pass 2 encodes each partition
-    (the same :meth:`_encode`) and draws its training/validation split from
+    merged sketches (of the scores strictly inside (0, 1), as in memory), whose weighted
+    rank is within about 0.15 % of the target, so an edge may move past a few rows' values.
+    Pass 2 encodes each partition (the same :meth:`_encode`) and draws its
+    training/validation split from
     ``SeedSequence([base, partition number])``, ``base`` drawn first from the generator of
     ``random_state`` (which then grows the trees): a fit is reproducible from
     ``random_state`` on any scheduler for the same partitioning, but differs from the
@@ -320,7 +333,11 @@ class MBCT(Calibrator):
                 kinds.append("categorical")
                 edges.append(np.empty(0))
                 levels.append(distinct)
-        lo, hi = weighted_quantile(t, np.array([_SCORE_TAIL, 1.0 - _SCORE_TAIL]), w)
+        rows = _score_range_rows(t, w, self.score_kind)
+        if rows.any():
+            lo, hi = weighted_quantile(t[rows], np.array([_SCORE_TAIL, 1.0 - _SCORE_TAIL]), w[rows])
+        else:  # every score an exact 0 or 1
+            lo, hi = _T_ZERO, _T_ONE
         self._set_encoding(kinds, edges, levels, lo, hi)
 
     def _feature_quantiles(self) -> np.ndarray:
@@ -528,7 +545,11 @@ class MBCT(Calibrator):
             kinds.append("categorical")
             edges.append(np.empty(0))
             levels.append(distinct)
-        lo, hi = sketch_quantile([st["sketch"] for st in stats], np.array([_SCORE_TAIL, 1.0 - _SCORE_TAIL]))
+        sketches = [st["sketch"] for st in stats]
+        if any(points.size for points, _ in sketches):
+            lo, hi = sketch_quantile(sketches, np.array([_SCORE_TAIL, 1.0 - _SCORE_TAIL]))
+        else:  # every score an exact 0 or 1
+            lo, hi = _T_ZERO, _T_ONE
         self._set_encoding(kinds, edges, levels, lo, hi)
 
     def _partition_sums(self, s: Any, y: Any, w: Any, X: Any, classes: np.ndarray, base: int, number: int) -> Any:
@@ -803,6 +824,8 @@ def _partition_stats(s: Any, y: Any, w: Any, X: Any, score_kind: str, pos_label:
             }
         )
     top = float(w.max())
+    t = to_working(s, score_kind)
+    in_range = _score_range_rows(t, w, score_kind)
     return {
         "error": None,
         "n": s.size,
@@ -813,7 +836,7 @@ def _partition_stats(s: Any, y: Any, w: Any, X: Any, score_kind: str, pos_label:
         "relative": float((w / top).sum()) if top > 0 else 0.0,
         "min": float(s.min()),
         "max": float(s.max()),
-        "sketch": quantile_sketch(to_working(s, score_kind), w, _SKETCH_SIZE),
+        "sketch": quantile_sketch(t[in_range], w[in_range], _SKETCH_SIZE),  # empty when no row is in range
         "columns": columns,
     }
 

@@ -6,11 +6,10 @@ import numpy as np
 from scipy.special import expit
 
 from bayescal import _schema as schema
-from bayescal._stats import weighted_mean_std
 from bayescal._validation import check_bool
 from bayescal.base import Calibrator
 from bayescal.baselines._extremes import ExactExtremes
-from bayescal.baselines._logistic import logistic_fit
+from bayescal.baselines._logistic import platt_fit
 from bayescal.data import ScoreData
 
 __all__ = ["PlattScaling"]
@@ -21,8 +20,8 @@ class PlattScaling(ExactExtremes, Calibrator):
 
     .. math:: P(y=1 \mid t) = \sigma(a t + b)
 
-    fitted by weighted maximum likelihood (Newton's method,
-    :func:`~bayescal.baselines._logistic.logistic_fit`) against Platt's smoothed targets
+    fitted by weighted maximum likelihood (Newton's method on the centred and scaled score,
+    :func:`~bayescal.baselines._logistic.platt_fit`) against Platt's smoothed targets
     :math:`t_+ = (N_+ + 1)/(N_+ + 2)` for positives and :math:`t_- = 1/(N_- + 2)` for
     negatives (``smooth_targets=True``), which keeps the fit finite on separable data.
     The working scale is the logit of probability scores, or the decision value itself.
@@ -63,13 +62,7 @@ class PlattScaling(ExactExtremes, Calibrator):
             target = np.where(y == 1, (n1 + 1.0) / (n1 + 2.0), 1.0 / (n0 + 2.0))
         else:
             target = y.astype(np.float64)
-        # centre and scale t for conditioning; map the coefficients back afterwards
-        mu, sd = weighted_mean_std(t, w)
-        sd = sd if sd > 0 else 1.0
-        design = np.vstack([(t - mu) / sd, np.ones_like(t)])
-        a, b = logistic_fit(design, target, w, intercept=True)
-        self.coef_ = float(a / sd)
-        self.intercept_ = float(b - a * mu / sd)
+        self.coef_, self.intercept_ = platt_fit(t, target, w)
 
     def _calibrate(self, t, X=None):
         return expit(self.coef_ * self._limited(t) + self.intercept_)

@@ -7,10 +7,10 @@ from scipy.special import expit
 
 from bayescal import _schema as schema
 from bayescal._interp import search_sorted
-from bayescal._validation import random_generator
+from bayescal._validation import check_integer, check_number, random_generator
 from bayescal.base import Calibrator
 from bayescal.baselines._extremes import ExactExtremes
-from bayescal.baselines._logistic import logistic_fit
+from bayescal.baselines._logistic import platt_fit
 from bayescal.baselines.histogram import equal_mass_bins
 from bayescal.data import ScoreData
 
@@ -20,7 +20,11 @@ __all__ = ["ScalingBinning"]
 class ScalingBinning(ExactExtremes, Calibrator):
     r"""Scaling-binning: Platt scaling, then equal-mass binning of its outputs.
 
-    Algorithm (Kumar et al. 2019, section 4, with their two-part split):
+    Algorithm (the method of Kumar et al. 2019, section 4). The data are split in two parts:
+    :math:`T_1` fits the scaling step, :math:`T_2` both places the bin edges and gives the bin
+    values. That split is this package's choice: the authors' code
+    (``PlattBinnerCalibrator.train_calibration`` in p-lambda/verified_calibration) fits all
+    three steps on the same data.
 
     1. Split the calibration data at random, stratified by class, into a scaling part
        :math:`T_1` (a fraction ``split`` of each class, rounded) and a binning part
@@ -33,9 +37,10 @@ class ScalingBinning(ExactExtremes, Calibrator):
        :class:`~bayescal.baselines.platt.PlattScaling` with ``smooth_targets=False``, as the
        authors' code fits an essentially unpenalised logistic regression (Platt's smoothed
        targets would cap :math:`g` near :math:`(N_+ + 1)/(N_+ + 2)` and, on a nearly
-       separable problem, leave the bins visibly under-confident). Both compute it with the
-       Newton solver of :func:`~bayescal.baselines._logistic.logistic_fit` (tiny ridge
-       :math:`10^{-10}` on the slope).
+       separable problem, leave the bins visibly under-confident). Both compute it with
+       :func:`~bayescal.baselines._logistic.platt_fit` (Newton's method on the centred and
+       scaled score, tiny ridge :math:`10^{-10}` on the slope), so a common offset of the
+       decision values does not change :math:`g`.
     3. Cut the values :math:`g(t_i), i \in T_2`, into ``n_bins`` equal-mass bins
        :math:`I_1, \dots, I_B` (weighted; tied values never split, see
        :func:`~bayescal.baselines.histogram.equal_mass_bins`); a bin boundary is the midpoint
@@ -115,15 +120,14 @@ class ScalingBinning(ExactExtremes, Calibrator):
         self.random_state = random_state
         self.score_kind = score_kind
 
-    def _check_params(self) -> None:
-        if isinstance(self.n_bins, bool) or not isinstance(self.n_bins, (int, np.integer)) or self.n_bins < 1:
-            raise ValueError(f"n_bins={self.n_bins!r} must be a positive integer.")
-        if not isinstance(self.split, (float, int)) or not 0.0 < float(self.split) < 1.0:
-            raise ValueError(f"split={self.split!r} must be a fraction strictly between 0 and 1.")
+    def _check_params(self) -> tuple[int, float]:
+        """Check the parameters; return ``n_bins`` and ``split``."""
+        n_bins = check_integer(self.n_bins, "n_bins", 1)
+        split = check_number(self.split, "split", low=0.0, high=1.0, inclusive=False)
+        return n_bins, split
 
     def _fit(self, data: ScoreData, X=None) -> None:
-        self._check_params()
-        split = float(self.split)
+        n_bins, split = self._check_params()
         if data.bin_edges is None:
             # one random key per row; in each class the rows with the smallest keys fit the
             # scaling step, so the split does not depend on which class is called positive
@@ -144,19 +148,18 @@ class ScalingBinning(ExactExtremes, Calibrator):
                 )
         fit_rows = w_scaling > 0
         t = self._fit_limits(data)
-        design = np.vstack([t[fit_rows], np.ones(int(fit_rows.sum()))])
-        coef, intercept = logistic_fit(design, data.y[fit_rows].astype(np.float64), w_scaling[fit_rows], intercept=True)
+        coef, intercept = platt_fit(t[fit_rows], data.y[fit_rows].astype(np.float64), w_scaling[fit_rows])
         part = w_binning > 0  # zero-weight rows carry no information
         g = expit(coef * t[part] + intercept)
         w = w_binning[part]
-        uniq, bin_of_uniq, inverse = equal_mass_bins(g, w, int(self.n_bins))
+        uniq, bin_of_uniq, inverse = equal_mass_bins(g, w, n_bins)
         n_used = int(bin_of_uniq[-1]) + 1
         first = np.searchsorted(bin_of_uniq, np.arange(1, n_used))
         bins = bin_of_uniq[inverse]
         weight = np.bincount(bins, weights=w, minlength=n_used)
         total = np.bincount(bins, weights=w * g, minlength=n_used)
-        self.platt_coef_ = float(coef)
-        self.platt_intercept_ = float(intercept)
+        self.platt_coef_ = coef
+        self.platt_intercept_ = intercept
         self.edges_ = 0.5 * (uniq[first - 1] + uniq[first])
         self.bin_values_ = total / weight
         self.n_bins_ = n_used

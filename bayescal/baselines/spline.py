@@ -9,9 +9,9 @@ from scipy.special import expit, log_expit
 from sklearn.model_selection import StratifiedKFold
 
 from bayescal import _schema as schema
-from bayescal._stats import weighted_mean_std
+from bayescal._stats import silverman_bandwidth, weighted_quantile
 from bayescal._typing import RandomStateLike
-from bayescal._validation import check_integer, random_generator
+from bayescal._validation import check_integer, check_number, random_generator
 from bayescal.base import Calibrator
 from bayescal.baselines._extremes import ExactExtremes
 from bayescal.data import ScoreData
@@ -19,6 +19,8 @@ from bayescal.data import ScoreData
 __all__ = ["SplineCalibration", "natural_cubic_basis", "penalised_logistic"]
 
 _MAX_CV_ROWS = 10_000  # cross-validation runs on a random subsample of at most this many rows
+_Z_REACH = 1e4
+"""In the fit a score counts as at most this many robust spreads from the median (see ``_fit``)."""
 
 
 def natural_cubic_basis(t: np.ndarray, knots: np.ndarray) -> np.ndarray:
@@ -28,7 +30,15 @@ def natural_cubic_basis(t: np.ndarray, knots: np.ndarray) -> np.ndarray:
     :math:`k = 1, \dots, K-2`, :math:`d_k(t) - d_{K-1}(t)` with
     :math:`d_k(t) = [(t - \xi_k)_+^3 - (t - \xi_K)_+^3] / (\xi_K - \xi_k)` (Hastie, Tibshirani
     & Friedman 2009, eq. 5.4-5.5). With a constant they span the cubic splines with these
-    knots that are linear beyond :math:`\xi_1` and :math:`\xi_K`.
+    knots that are linear beyond :math:`\xi_1` and :math:`\xi_K`. Beyond them the columns are
+    evaluated as that line, from their value and slope (:func:`_boundary_slopes`) at the
+    boundary knot: the difference of two cubes of a far score would lose every digit.
+
+    Parameters
+    ----------
+    t : array-like of shape (n,)
+    knots : array-like of shape (K,)
+        Strictly increasing finite knots, ``K >= 2``.
 
     Returns
     -------
@@ -36,13 +46,33 @@ def natural_cubic_basis(t: np.ndarray, knots: np.ndarray) -> np.ndarray:
     """
     t = np.asarray(t, dtype=np.float64)
     knots = np.asarray(knots, dtype=np.float64)
+    if knots.ndim != 1 or knots.size < 2 or not np.all(np.isfinite(knots)) or np.any(np.diff(knots) <= 0):
+        raise ValueError(
+            f"knots={knots.tolist()!r:.80} must be at least 2 finite, strictly increasing values: "
+            "sort them and drop duplicates."
+        )
     last = knots[-1]
+    inside = np.clip(t, knots[0], last)  # where (t - xi_K)_+ = 0
 
     def d(k: int) -> np.ndarray:
-        return (np.maximum(t - knots[k], 0.0) ** 3 - np.maximum(t - last, 0.0) ** 3) / (last - knots[k])
+        return np.maximum(inside - knots[k], 0.0) ** 3 / (last - knots[k])
 
     d_last = d(knots.size - 2)
-    return np.column_stack([t] + [d(k) - d_last for k in range(knots.size - 2)])
+    basis = np.column_stack([t] + [d(k) - d_last for k in range(knots.size - 2)])
+    above = t > last  # below the first knot the columns after the first are 0, as at the knot
+    basis[above, 1:] += (t[above] - last)[:, None] * _boundary_slopes(knots)[1][1:]
+    return basis
+
+
+def _boundary_slopes(knots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""Slopes of the columns of :func:`natural_cubic_basis` below the first knot and beyond the last.
+
+    Below :math:`\xi_1` only the column :math:`t` varies (slope 1); beyond :math:`\xi_K` the
+    column :math:`d_k - d_{K-1}` has slope :math:`3(\xi_{K-1} - \xi_k)`.
+    """
+    left = np.zeros(knots.size - 1)
+    left[0] = 1.0
+    return left, np.concatenate([[1.0], 3.0 * (knots[-2] - knots[:-2])])
 
 
 def penalised_logistic(
@@ -62,6 +92,7 @@ def penalised_logistic(
     coef : ndarray of shape (p,)
     intercept : float
     """
+    C = check_number(C, "C", low=0.0, inclusive=False)
     n, p = D.shape
     W = float(w.sum())
     positive = float(w @ (y == 1)) / W if W > 0 else np.nan
@@ -111,19 +142,27 @@ class SplineCalibration(ExactExtremes, Calibrator):
     scale :math:`t` with :math:`K` knots at the 5 %, ..., 95 % quantiles of the calibration
     scores (evenly spaced in probability), so the map is smooth, follows bends of the
     classifier's miscalibration, and is linear in :math:`t` (a Platt curve) beyond the outer
-    knots. The basis columns are standardised and their coefficients penalised by
+    knots. The basis is built on the standardised score :math:`z = (t - m)/a`, with :math:`m`
+    the weighted median and :math:`a = \min(\hat\sigma, \mathrm{IQR}/1.349)` the robust
+    spread of :math:`t` (a few far scores move neither), and each basis column is centred and
+    scaled by its mean and standard deviation over :math:`z` clipped to the boundary knots
+    (beyond them the basis is linear). Their coefficients are penalised by
     :math:`\lVert\beta\rVert^2 / 2` against :math:`C` times the weighted log-loss
     (:func:`penalised_logistic`, scikit-learn's ``LogisticRegression(C)`` objective; intercept
-    not penalised). Sample weights enter the log-loss, of the fit and of the cross-validation;
-    the knots and the basis's standardisation are of the scores alone, so integer weights are
-    not the same as repeated rows (nor are the folds). :math:`K` (``n_knots``) and :math:`C` (``Cs``)
-    are chosen together by stratified ``cv``-fold cross-validation of the weighted log-loss
-    (on a random subsample of 10 000 rows when there are more, drawn within each class so that
-    each keeps at least ``cv`` rows, its rows' weights divided by their class's sampling rate);
-    the chosen pair is refitted
-    on all data. With fewer than two scores of a class per fold
-    the smallest basis with ``C = 1`` is used without cross-validation. The map need not be
-    monotone.
+    not penalised), so a far score, even one far beyond the others, leaves the penalty's
+    meaning, and with it the map of the other scores, unchanged. In the fit a score more than
+    :math:`10^4` robust spreads from the median counts as at that distance (the map is
+    evaluated at its true position). Sample weights enter the log-loss, of the fit and of the
+    cross-validation; the knots and the basis's standardisation are of the scores alone, so
+    integer weights are not the same as repeated rows (nor are the folds). :math:`K`
+    (``n_knots``) and :math:`C` (``Cs``) are chosen together by stratified cross-validation of
+    the weighted log-loss (on a random subsample of 10 000 rows when there are more, drawn
+    within each class so that each keeps at least ``cv`` rows, its rows' weights divided by
+    their class's sampling rate), with ``cv`` folds, or as many as the smaller class has rows
+    (of positive weight) when that is fewer; the chosen pair is refitted on all data. When
+    the smaller class has a single row of positive weight, or the scores fewer than three
+    distinct values, there is no cross-validation: the fewest knots with ``C = 1``. The map
+    need not be monotone.
 
     Parameters
     ----------
@@ -141,8 +180,8 @@ class SplineCalibration(ExactExtremes, Calibrator):
     knots_ : ndarray of shape (K,)
         Working-scale knots of the chosen basis.
     z_centre_scale_ : ndarray of shape (2,)
-        Weighted mean and standard deviation of the working-scale scores; the basis is built
-        on :math:`z = (t - \text{mean}) / \text{sd}`.
+        Weighted median and robust spread of the working-scale scores; the basis is built
+        on :math:`z = (t - \text{median}) / \text{spread}`.
     z_knots_ : ndarray of shape (K,)
         The knots on the :math:`z` scale.
     C_ : float
@@ -195,7 +234,7 @@ class SplineCalibration(ExactExtremes, Calibrator):
         self.random_state = random_state
 
     def _check_params(self) -> tuple[list[int], list[float], int]:
-        knots = [check_integer(k, "n_knots", 3) for k in np.atleast_1d(self.n_knots)]
+        knots = [check_integer(k, "n_knots", 3) for k in np.atleast_1d(self.n_knots).tolist()]
         message = f"Cs={self.Cs!r} must be a sequence of positive numbers, e.g. (0.1, 1, 10)."
         try:
             candidates = np.atleast_1d(np.asarray(self.Cs, dtype=np.float64))
@@ -260,20 +299,35 @@ class SplineCalibration(ExactExtremes, Calibrator):
 
     @staticmethod
     def _design(t: np.ndarray, knots: np.ndarray, centre=None, scale=None):
+        """The basis of ``t``, each column centred and scaled by its mean and standard deviation
+        over ``t`` clipped to the boundary knots (given, or computed here), so that a far score,
+        on the line beyond a boundary knot, changes neither."""
         basis = natural_cubic_basis(t, knots)
         if centre is None:
-            centre = basis.mean(axis=0)
-            scale = basis.std(axis=0)
+            clipped = natural_cubic_basis(np.clip(t, knots[0], knots[-1]), knots)
+            centre = clipped.mean(axis=0)
+            scale = clipped.std(axis=0)
             scale[scale == 0] = 1.0
         return (basis - centre) / scale, centre, scale
+
+    @staticmethod
+    def _centre_scale(t: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+        r"""Weighted median and robust spread :math:`\min(\hat\sigma, \mathrm{IQR}/1.349)` of ``t``
+        (1 when ``t`` has no spread): Silverman's robust bandwidth
+        (:func:`~bayescal._stats.silverman_bandwidth`) without its factor :math:`1.06 N^{-1/5}`."""
+        spread = silverman_bandwidth(t, w, robust=True) * float(w.sum()) ** 0.2 / 1.06
+        return float(weighted_quantile(t, 0.5, w)), spread if spread > 0 else 1.0
 
     def _fit(self, data: ScoreData, X=None) -> None:
         n_knots, Cs, cv = self._check_params()
         keep = data.w > 0
         t, y, w = self._fit_limits(data)[keep], data.y[keep], data.w[keep]
-        mu, sd = weighted_mean_std(t, w)
-        sd = sd if sd > 0 else 1.0
-        z = (t - mu) / sd  # knots and basis on a standardised scale, for conditioning
+        mu, sd = self._centre_scale(t, w)
+        # knots and basis on a standardised scale, for conditioning; a score farther than _Z_REACH
+        # robust spreads counts as at that distance, where the line beyond the boundary knots has
+        # long saturated (such a score adds no loss when its label is the one the line points to),
+        # so that however far it lies the Newton steps stay well conditioned
+        z = np.clip((t - mu) / sd, -_Z_REACH, _Z_REACH)
         n_splits = min(cv, int(np.bincount(y, minlength=2).min()))
         scores = np.full((len(n_knots), len(Cs)), np.nan)
         if n_splits >= 2 and np.unique(z).size >= 3:
@@ -325,11 +379,11 @@ class SplineCalibration(ExactExtremes, Calibrator):
         knots = self.z_knots_
         if knots.size < 3:
             return expit(self.intercept_ + (self.coef_[0] * z if self.coef_.size else 0.0 * z))
-        # linear beyond the boundary knots: evaluate inside and extend with the boundary slopes
-        # (the cubes of far-away scores would overflow)
+        # linear beyond the boundary knots: evaluate at the knots and extend with the slopes of
+        # eta there (a far score's product with a basis column could overflow)
         zc = np.clip(z, knots[0], knots[-1])
         eta = self.intercept_ + natural_cubic_basis(zc, knots) @ self.coef_
-        right = self.coef_[0] + 3.0 * self.coef_[1:] @ (knots[-2] - knots[:-2])
+        left, right = (slopes @ self.coef_ for slopes in _boundary_slopes(knots))
         with np.errstate(invalid="ignore", over="ignore"):
-            ext = np.where(z < zc, self.coef_[0] * (z - zc), np.where(z > zc, right * (z - zc), 0.0))
+            ext = np.where(z < zc, left * (z - zc), np.where(z > zc, right * (z - zc), 0.0))
         return expit(eta + np.nan_to_num(ext, nan=0.0))

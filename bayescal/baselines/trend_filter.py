@@ -76,10 +76,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from bayescal._numba import njit
+from bayescal._validation import (
+    check_consistent_length,
+    check_integer,
+    check_number,
+    check_sample_weight,
+    check_scores,
+)
 
 OVER_RELAXATION = 1.8
 """Relaxation factor of the ADMM (Boyd et al. 2011, sec. 3.4.3): 1.8 halves the iterations here."""
@@ -262,9 +270,13 @@ def fused_lasso_dp(y: np.ndarray, lam: float) -> np.ndarray:
     Johnson's (2013) dynamic programme: the forward pass keeps the derivative of the
     message function as a piecewise-linear function (its knots and slope increments), whose
     clipping at :math:`\pm\lambda` gives the back-pointer thresholds; the backward pass
-    reads off the solution. :math:`O(n)` time and memory.
+    reads off the solution. :math:`O(n)` time and memory. ``y`` finite (possibly empty),
+    ``lam >= 0``.
     """
+    lam = check_number(lam, "lam", low=0.0)
     y = np.ascontiguousarray(y, dtype=np.float64)
+    if y.size:
+        y = check_scores(y, name="y")
     out = np.empty_like(y)
     n = y.size
     if n:
@@ -296,12 +308,33 @@ def _dual_from_residual(dx: np.ndarray, r: np.ndarray) -> np.ndarray:
     return -dx * np.cumsum(r)[:-1]
 
 
+def _check_points(x: Any, y: Any, w: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``x``, ``y``, ``w`` as new finite float arrays of one length ``n >= 3``, ``x`` strictly
+    increasing and ``w`` positive, or a ValueError that names the argument and the fix."""
+    x = check_scores(x, name="x")
+    y = check_scores(y, name="y")
+    n = check_consistent_length(x=x, y=y)
+    w = check_sample_weight(w, n, name="w", rescale=False)
+    if np.any(w == 0):
+        raise ValueError(
+            f"w has {int((w == 0).sum())} zero value(s): trend filtering needs positive weights (the fit at a "
+            "point of weight 0 is not unique); drop those points first."
+        )
+    if n < 3:
+        raise ValueError(f"x has {n} position(s): trend filtering needs at least 3 (a line fits 2 exactly).")
+    if np.any(np.diff(x) <= 0):
+        raise ValueError("x must be strictly increasing: sort the points and collapse tied positions into weights.")
+    return x, y, w
+
+
 def lambda_max(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
     r"""Smallest penalty whose trend-filter solution is the weighted least-squares line.
 
     :math:`\lambda_{\max} = \lVert (DD^\top)^{-1} D\, W (y - \beta^{LS})\rVert_\infty`, computed
-    by two cumulative sums (module docstring). ``x`` must be strictly increasing, ``n >= 3``.
+    by two cumulative sums (module docstring). ``x`` must be strictly increasing, ``n >= 3``,
+    ``y`` finite and ``w`` positive, all of length ``n``.
     """
+    x, y, w = _check_points(x, y, w)
     a, b = weighted_line(x, y, w)
     r = w * (y - (a + b * x))
     nu = _dual_from_residual(np.diff(x), r)  # D1^T nu = r, nu = slope-level multiplier
@@ -310,7 +343,12 @@ def lambda_max(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
 
 
 def objective(x: np.ndarray, y: np.ndarray, w: np.ndarray, beta: np.ndarray, lam: float) -> float:
-    r"""The trend-filtering objective :math:`\tfrac12\sum w(y-\beta)^2 + \lambda\lVert D\beta\rVert_1`."""
+    r"""The trend-filtering objective :math:`\tfrac12\sum w(y-\beta)^2 + \lambda\lVert D\beta\rVert_1`
+    (inputs as in :func:`trend_filter`, ``beta`` of the length of ``x``)."""
+    x, y, w = _check_points(x, y, w)
+    beta = check_scores(beta, name="beta")
+    check_consistent_length(x=x, beta=beta)
+    lam = check_number(lam, "lam", low=0.0)
     slopes = np.diff(beta) / np.diff(x)
     return float(0.5 * (w * (y - beta) ** 2).sum() + lam * np.abs(np.diff(slopes)).sum())
 
@@ -346,32 +384,38 @@ def trend_filter_path(
     Parameters
     ----------
     x : ndarray (n,)
-        Strictly increasing positions, ``n >= 3``.
+        Strictly increasing finite positions, ``n >= 3``.
     y, w : ndarray (n,)
-        Targets and positive weights.
+        Finite targets and positive weights.
     lambdas : ndarray
-        Penalties in decreasing order, in the units of the objective above.
+        Finite positive penalties in decreasing order, in the units of the objective above.
     tol : float
         Relative tolerance of the ADMM primal and dual residuals (Boyd et al. 2011, sec. 3.3).
     max_iter : int
         Cap on ADMM iterations per penalty.
 
-    Yields
-    ------
-    TrendFit
-        One per penalty, in the order given. The ``beta`` arrays are fresh copies.
+    Returns
+    -------
+    iterator of TrendFit
+        One per penalty, in the order given, each solved when it is asked for. The ``beta``
+        arrays are fresh copies. The inputs are checked at the call.
     """
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    w = np.asarray(w, dtype=np.float64)
-    n = x.shape[0]
-    lambdas = np.asarray(lambdas, dtype=np.float64)
-    if n < 3:
-        raise ValueError(f"Trend filtering needs at least 3 distinct positions, got {n}.")
-    if np.any(np.diff(x) <= 0):
-        raise ValueError("x must be strictly increasing: collapse tied positions into weights first.")
+    x, y, w = _check_points(x, y, w)
+    tol = check_number(tol, "tol", low=0.0, inclusive=False)
+    max_iter = check_integer(max_iter, "max_iter", 1)
+    lambdas = check_scores(lambdas, name="lambdas")
+    if np.any(lambdas <= 0):
+        raise ValueError(f"lambdas has {int((lambdas <= 0).sum())} value(s) <= 0: pass positive penalties.")
     if np.any(np.diff(lambdas) > 0):
-        raise ValueError("lambdas must be in decreasing order.")
+        raise ValueError("lambdas must be in decreasing order: sort them, largest first.")
+    return _solve_path(x, y, w, lambdas, tol, max_iter)
+
+
+def _solve_path(
+    x: np.ndarray, y: np.ndarray, w: np.ndarray, lambdas: np.ndarray, tol: float, max_iter: int
+) -> Iterator[TrendFit]:
+    """The solutions of :func:`trend_filter_path` on checked inputs, one per penalty."""
+    n = x.shape[0]
     # rescale: unit mean spacing and unit mean weight, where rho = lambda suits (Ramdas & Tibshirani)
     xs = (x - x[0]) * ((n - 1) / (x[-1] - x[0]))
     wscale = n / w.sum()
@@ -389,14 +433,10 @@ def trend_filter_path(
     rho_prev = 1.0
     for lam in lambdas:
         lam_s = float(lam) * wscale * xfac
-        if not lam_s > 0:
-            raise ValueError("lambdas must be positive.")
         rho = lam_s
         u *= rho_prev / rho
         rho_prev = rho
-        n_iter, converged = _admm_kernel(
-            ws, wy, inv_dx, beta, alpha, u, lam_s, rho, OVER_RELAXATION, float(tol), int(max_iter)
-        )
+        n_iter, converged = _admm_kernel(ws, wy, inv_dx, beta, alpha, u, lam_s, rho, OVER_RELAXATION, tol, max_iter)
         n_knots = count_knots(alpha)
         yield TrendFit(lam=float(lam), beta=beta.copy(), n_knots=n_knots, n_iter=int(n_iter), converged=bool(converged))
 
@@ -404,5 +444,6 @@ def trend_filter_path(
 def trend_filter(
     x: np.ndarray, y: np.ndarray, w: np.ndarray, lam: float, *, tol: float = 1e-6, max_iter: int = 2000
 ) -> TrendFit:
-    """Solve linear trend filtering at one penalty (see :func:`trend_filter_path`)."""
-    return next(trend_filter_path(x, y, w, np.array([float(lam)]), tol=tol, max_iter=max_iter))
+    """Solve linear trend filtering at one finite positive penalty ``lam`` (see :func:`trend_filter_path`)."""
+    lam = check_number(lam, "lam", low=0.0, inclusive=False)
+    return next(trend_filter_path(x, y, w, np.array([lam]), tol=tol, max_iter=max_iter))

@@ -403,6 +403,30 @@ def test_scaling_binning_split_is_reproducible_and_random():
     assert not np.array_equal(a, c)
 
 
+def test_scaling_binning_map_does_not_depend_on_a_common_offset_of_decision_values():
+    """The scaling step is PlattScaling's estimate, on centred scores: decision values shifted by
+    1e5 or 1e7 give the same map (an uncentred fit's ridge flattened it to 0.43-0.61, then to the
+    base rate)."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 2000)
+    t = rng.normal(2 * y - 1, 1)
+    grid = np.linspace(-3, 3, 61)
+    base = ScalingBinning(random_state=0, score_kind="decision").fit(t, y)
+    for offset in (1e5, 1e7):
+        shifted = ScalingBinning(random_state=0, score_kind="decision").fit(t + offset, y)
+        assert shifted.platt_coef_ == pytest.approx(base.platt_coef_, rel=1e-6)
+        np.testing.assert_allclose(shifted.predict_proba(grid + offset), base.predict_proba(grid), atol=1e-9)
+
+
+def test_scaling_binning_parameters_take_numpy_numbers():
+    """A float32 split was refused with a message saying it was not between 0 and 1 (bad values:
+    ``test_bad_parameters_are_named``)."""
+    sim = simulate_scores("beta_skewed", 400, random_state=2)
+    plain = ScalingBinning(n_bins=5, split=0.5, random_state=0).fit(sim.scores, sim.y).predict_proba(sim.scores)
+    numpy = ScalingBinning(n_bins=np.int64(5), split=np.float32(0.5), random_state=0).fit(sim.scores, sim.y)
+    np.testing.assert_array_equal(numpy.predict_proba(sim.scores), plain)
+
+
 def test_scaling_binning_is_symmetric_in_the_labels():
     # same seed, classes swapped: the same split, Platt's sign flips, bins mirror
     sim = simulate_scores("beta_skewed", 1000, random_state=14)
@@ -517,8 +541,10 @@ def test_scores_outside_unit_interval_are_rejected(key):
         (lambda: HistogramBinning(strategy="kmeans"), r"strategy='kmeans' must be 'quantile' .* or 'uniform'"),
         (lambda: IsotonicCalibrator(interpolation="cubic"), r"interpolation='cubic' must be 'linear' or 'step'"),
         (lambda: BetaCalibration(parameters="abc"), r"parameters='abc' must be 'abm', 'am' or 'ab'"),
-        (lambda: ScalingBinning(split=1.0), r"split=1.0 must be a fraction strictly between 0 and 1"),
-        (lambda: ScalingBinning(n_bins=0), r"n_bins=0 must be a positive integer"),
+        (lambda: ScalingBinning(split=1.0), r"split=1.0 must lie in \(0, 1\)"),
+        (lambda: ScalingBinning(split="half"), r"split='half' must be a real number"),
+        (lambda: ScalingBinning(n_bins=0), r"n_bins=0 must be an integer of at least 1"),
+        (lambda: ScalingBinning(n_bins=2.0), r"n_bins=2.0 must be an integer of at least 1"),
     ],
 )
 def test_bad_parameters_are_named(make, message):

@@ -17,6 +17,7 @@ from bayescal.baselines.trend_filter import (
     lambda_max,
     objective,
     trend_filter,
+    trend_filter_path,
     weighted_line,
 )
 from bayescal.data import ScoreSummary
@@ -127,6 +128,35 @@ def test_trend_filter_rejects_bad_positions():
         trend_filter(np.array([0.0, 1.0, 1.0, 2.0]), np.zeros(4), np.ones(4), 1.0)
     with pytest.raises(ValueError, match="at least 3"):
         trend_filter(np.array([0.0, 1.0]), np.zeros(2), np.ones(2), 1.0)
+
+
+_X6, _Y6, _W6 = np.arange(6.0), np.array([0.0, 1.0, 0.0, 1.0, 1.0, 0.0]), np.ones(6)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: trend_filter(_X6, _Y6, np.zeros(6), 0.1), "w sums to zero"),  # was all NaN
+        (lambda: trend_filter(_X6, _Y6, np.r_[-1.0, np.ones(5)], 0.1), "w has 1 negative value"),  # non-convex
+        (lambda: trend_filter(_X6, _Y6, np.r_[0.0, np.ones(5)], 0.1), "w has 1 zero value.*positive weights"),
+        (lambda: trend_filter(_X6, _Y6, np.r_[np.nan, np.ones(5)], 0.1), "w has NaN or infinite values"),
+        (lambda: trend_filter(_X6, _Y6, _W6, np.inf), "lam=inf must be finite"),  # was all NaN
+        (lambda: trend_filter(_X6, _Y6, _W6, 0.0), r"lam=0.0 must lie in \(0, inf\)"),
+        (lambda: trend_filter(_X6, _Y6, np.ones(5), 0.1), "w has 5 values but there are 6"),  # a broadcast error
+        (lambda: trend_filter(_X6, _Y6[:5], _W6, 0.1), "x has 6, y has 5"),
+        (lambda: trend_filter(_X6, np.r_[np.nan, _Y6[1:]], _W6, 0.1), "y has 1 NaN value"),
+        (lambda: lambda_max(_X6[:2], _Y6[:2], _W6[:2]), "x has 2 position.*at least 3"),  # a numpy reduction error
+        (lambda: trend_filter_path(_X6, _Y6, _W6, [1.0, np.inf]), "lambdas has 1 infinite value"),
+        (lambda: trend_filter_path(_X6, _Y6, _W6, [1.0, -1.0]), r"lambdas has 1 value\(s\) <= 0"),
+        (lambda: objective(_X6, _Y6, _W6, _Y6[:5], 0.1), "x has 6, beta has 5"),
+        (lambda: fused_lasso_dp(_Y6, -1.0), r"lam=-1.0 must lie in \[0, inf\)"),
+    ],
+)
+def test_trend_filter_functions_refuse_bad_input_by_name(call, match):
+    """The exported solvers check their input where it comes in: silent NaN fits, a non-convex
+    problem solved as if convex, and numpy's broadcast or reduction errors became these messages."""
+    with pytest.raises(ValueError, match=match):
+        call()
 
 
 # ---- ELiTE on data with known truth and on the authors' data -------------------------------

@@ -456,3 +456,56 @@ def test_a_reflected_fit_round_trips_through_a_file(tmp_path):
         loaded = bayescal.load(tmp_path / f"{kernel}.nc")
         assert loaded.boundary == "reflect"
         np.testing.assert_array_equal(loaded.predict_proba(s), est.predict_proba(s))
+
+
+# ---- review mends ------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("param", "value"), [("kernel", "boxcar"), ("kernel", "gaussian"), ("scale", "logit"), ("boundary", "reflect")]
+)
+def test_parameters_changed_after_the_fit_are_refused_by_name(param, value, tmp_path):
+    """Prediction reads kernel, scale and boundary as the fit used them: a set_params after the fit
+    would give a map of another estimator (or fail deep inside), so prediction, the density map
+    and save refuse it by name, and setting the value back restores the fit."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 300)
+    s = np.where(y == 1, rng.beta(4, 2, 300), rng.beta(2, 4, 300))
+    est = KDECalibrator(kernel="epanechnikov" if value == "gaussian" else "gaussian").fit(s, y)
+    before = est.predict_proba([0.2, 0.5, 0.8])
+    fitted = getattr(est, param)
+    est.set_params(**{param: value})
+    for use in (
+        lambda: est.predict_proba([0.2, 0.5, 0.8]),
+        lambda: est.density_map([0.2, 0.5]),
+        lambda: est.save(tmp_path / "m.nc"),
+    ):
+        with pytest.raises(ValueError, match=f"{param}='{value}' was set after this KDECalibrator was fitted"):
+            use()
+    est.set_params(**{param: fitted})
+    np.testing.assert_array_equal(est.predict_proba([0.2, 0.5, 0.8]), before)
+
+
+def test_gaussian_map_stays_accurate_when_one_class_has_a_far_smaller_bandwidth():
+    """Decision values of class 0 within 1e-3 of 0, of class 1 spread over +-100: the bandwidths
+    differ by 3e4. On one grid shared by both classes the step was set by the wide class's span
+    and was coarser than class 0's bandwidth, which turned class 0's density into a histogram
+    (map 0.44 where the direct sum gives 0.89); each class's own grid keeps the error bound."""
+    rng = np.random.default_rng(0)
+    t = np.r_[rng.normal(0, 1e-3, 1000), rng.normal(0, 30, 1000)]
+    y = np.r_[np.zeros(1000, int), np.ones(1000, int)]
+    w = np.ones(t.size)
+    est = KDECalibrator(score_kind="decision").fit(t, y)
+    assert est.bandwidth_[1] / est.bandwidth_[0] > 1e4
+    q = np.r_[np.quantile(t[:1000], np.linspace(0.01, 0.99, 99)), 4.03e-3]
+    np.testing.assert_allclose(est.predict_proba(q)[:, 1], direct_map(est, t, y, w, q), rtol=0, atol=1e-4)
+
+
+def test_each_class_grid_round_trips_and_a_damaged_one_is_refused(tmp_path):
+    import bayescal
+
+    t, y, w = messy(2000, seed=3)
+    est = KDECalibrator(score_kind="decision").fit(t, y, sample_weight=w)
+    est.save(tmp_path / "m.nc")
+    np.testing.assert_array_equal(bayescal.load(tmp_path / "m.nc").predict_proba(t), est.predict_proba(t))
+    est.class_density_[1] = est.class_density_[1][:-1]  # no longer the grid of its knots and bandwidth
+    with pytest.raises(ValueError, match="density grid of class 1"):
+        est.save(tmp_path / "damaged.nc")

@@ -11,6 +11,7 @@ from sklearn.metrics import roc_auc_score
 import bayescal
 from bayescal.baselines import mbct as mbct_module
 from bayescal.baselines.mbct import MBCT
+from bayescal.data import to_working
 from bayescal.metrics import mvce
 
 
@@ -288,3 +289,29 @@ def test_bad_inputs():
     ):
         with pytest.raises(ValueError, match=next(iter(bad))):
             MBCT(**bad).fit(s, y, X=X)
+
+
+def _with_exact_extremes(n: int, seed: int):
+    """Scores Beta(2, 2) with truth s^2, and 5 % of the rows an exact 0 (truth 0) or 1 (truth 1),
+    as vote-share classifiers give."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, (n, 1)).astype(float)
+    s = rng.beta(2, 2, n)
+    extreme = rng.random(n) < 0.05
+    s[extreme] = rng.integers(0, 2, extreme.sum()).astype(float)
+    truth = s**2
+    y = (rng.random(n) < truth).astype(int)
+    return s, y, X, truth, extreme
+
+
+def test_exact_zero_and_one_scores_fall_in_the_end_bins_and_keep_the_resolution():
+    """The score bins span the scores strictly inside (0, 1): exact 0 and 1 (at the working scale's
+    clip, +-27.6) stretched them so that the other scores used 6 of the 20 bins, and the map on them
+    was nearly twice as far from the truth."""
+    s, y, X, truth, extreme = _with_exact_extremes(20_000, 0)
+    est = MBCT(random_state=0).fit(s, y, X=X)
+    score_bin = np.searchsorted(est.score_edges_, to_working(s, "probability"), side="right")
+    assert np.unique(score_bin[~extreme]).size == est.n_score_bins
+    np.testing.assert_array_equal(score_bin[extreme], np.where(s[extreme] == 0, 0, est.n_score_bins - 1))
+    p = est.predict_proba(s, X=X)[:, 1]
+    assert np.mean(np.abs(p - truth)[~extreme]) < 0.025

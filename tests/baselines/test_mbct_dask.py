@@ -306,3 +306,24 @@ def test_sparse_features_are_refused_by_name():
     y = np.tile([0, 1], 20)
     with pytest.raises(ValueError, match="X is a sparse matrix"):
         MBCT().fit(s, y, X=sparse.csr_matrix(np.ones((40, 2))))
+
+
+def test_exact_zero_and_one_scores_do_not_stretch_the_score_bins_on_dask():
+    """As in memory: the score bins span the scores strictly inside (0, 1), the exact 0 and 1 (5 %
+    of the rows here, in every partition) fall in the end bins; with only exact 0 and 1 the bins
+    span their two working-scale values."""
+    frame, _ = simulate(20_000, 3)
+    rng = np.random.default_rng(3)
+    extreme = rng.random(len(frame)) < 0.05
+    frame.loc[extreme, "score"] = frame.loc[extreme, "label"].astype(float)
+    a = fit_dask(dd.from_pandas(frame, npartitions=4), random_state=0)
+    b = MBCT(random_state=0).fit(frame["score"], frame["label"], X=frame[FEATURES])
+    np.testing.assert_allclose(a.score_edges_, b.score_edges_, atol=0.02)  # within the sketches' rank error
+    inner = frame.loc[~extreme, "score"].to_numpy()
+    t = np.log(inner / (1 - inner))
+    assert t.min() < a.score_edges_[0] and a.score_edges_[-1] < t.max()
+    only = frame.assign(score=frame["label"].astype(float))
+    c = fit_dask(dd.from_pandas(only, npartitions=4), random_state=0)
+    d = MBCT(random_state=0).fit(only["score"], only["label"], X=only[FEATURES])
+    np.testing.assert_array_equal(c.score_edges_, d.score_edges_)
+    assert c.score_edges_[0] > -27.7 and c.score_edges_[-1] < 27.7

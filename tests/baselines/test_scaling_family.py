@@ -18,7 +18,7 @@ from sklearn.linear_model import LogisticRegression
 
 from bayescal import metrics
 from bayescal.baselines.quadratic import QuadraticScaling
-from bayescal.baselines.spline import SplineCalibration, natural_cubic_basis
+from bayescal.baselines.spline import SplineCalibration, natural_cubic_basis, penalised_logistic
 from bayescal.baselines.temperature import TemperatureScaling
 from bayescal.baselines.venn_abers import VennAbers, venn_abers_tables
 
@@ -177,11 +177,13 @@ def test_spline_fit_is_the_logistic_regression_on_its_basis_and_tracks_a_bent_tr
         PlattScaling(score_kind="decision").fit(t, y).predict_proba(grid)[:, 1] - expit(1.5 * np.tanh(grid))
     ).max()
     assert err < 0.05 < platt
-    # the refit is scikit-learn's LogisticRegression(C_) on the standardised basis
+    # the refit is scikit-learn's LogisticRegression(C_) on the standardised basis, each column
+    # centred and scaled over the scores clipped to the boundary knots
     mu, sd = cal.z_centre_scale_
     z = (t - mu) / sd
     B = natural_cubic_basis(z, cal.z_knots_)
-    D = (B - B.mean(0)) / B.std(0)
+    inside = natural_cubic_basis(np.clip(z, cal.z_knots_[0], cal.z_knots_[-1]), cal.z_knots_)
+    D = (B - inside.mean(0)) / inside.std(0)
     ref = LogisticRegression(C=cal.C_, max_iter=1000, tol=1e-8).fit(D, y)
     np.testing.assert_allclose(cal.predict_proba(t[:100])[:, 1], ref.predict_proba(D[:100])[:, 1], atol=1e-6)
 
@@ -197,6 +199,38 @@ def test_spline_is_reproducible_from_random_state_and_small_data_falls_back():
     for bad in ((0.0,), "abc", None, [[1.0, 2.0]], ()):
         with pytest.raises(ValueError, match="Cs=.* must be a sequence of positive numbers"):
             SplineCalibration(Cs=bad).fit(s, y)
+
+
+@pytest.mark.parametrize("far", [1e4, 1e8, 1e50, -1e8])
+def test_one_far_decision_value_of_the_class_the_map_points_to_leaves_the_map_alone(far):
+    """The score is standardised by its median and robust spread and the basis columns by their
+    spread between the boundary knots: one decision value far out, with the label the map's trend
+    gives it, moved neither, and the penalty at the largest C forbade the slopes the rest needs
+    (the map was flat at the base rate for a value of 1e8)."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 600)
+    t = rng.normal(2 * y - 1, 1)
+    grid = np.linspace(-2, 2, 9)
+    clean = SplineCalibration(score_kind="decision", random_state=0).fit(t, y).predict_proba(grid)
+    i = np.flatnonzero(y == (far > 0))[0]
+    t[i] = far
+    est = SplineCalibration(score_kind="decision", random_state=0).fit(t, y)
+    np.testing.assert_allclose(est.predict_proba(grid), clean, atol=0.01)
+    assert est.predict_proba([far])[0, int(far > 0)] > 0.99
+
+
+def test_spline_helpers_and_parameters_refuse_bad_values_by_name():
+    t = np.linspace(-2, 2, 5)
+    for knots in ([1.0, 0.0, -1.0], [0.0, 0.0, 1.0], [0.0], [0.0, np.nan, 1.0]):
+        with pytest.raises(ValueError, match=r"knots=.* must be at least 2 finite, strictly increasing values"):
+            natural_cubic_basis(t, knots)
+    D, y, w = t[:, None], np.array([0, 0, 1, 0, 1]), np.ones(5)
+    for C, match in ((-1.0, r"C=-1.0 must lie in \(0, inf\)"), (0.0, r"C=0.0 must lie in"), (np.inf, "C=inf must be")):
+        with pytest.raises(ValueError, match=match):
+            penalised_logistic(D, y, w, C)
+    s, labels = beta_scores(100, 1)
+    with pytest.raises(ValueError, match=r"^n_knots=2 must be an integer of at least 3\.$"):
+        SplineCalibration(n_knots=2).fit(s, labels)
 
 
 @pytest.mark.filterwarnings("error")
