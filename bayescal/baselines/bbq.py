@@ -78,7 +78,9 @@ class _Spread:
 
 
 def _merge_ties(t: np.ndarray, y: np.ndarray, w: np.ndarray, edges: np.ndarray | None = None) -> tuple:
-    """The samples BBQ bins: one per distinct working-scale score ``t``.
+    """The samples BBQ bins: one per distinct probability-scale score ``expit(t)``, the score
+    prediction reads (decision values beyond about 37 all have probability 1.0, and many beyond
+    about 20 share one: prediction cannot tell them apart, so neither may the bins).
 
     Each sample holds the total weight of the rows at its score and, as its label, their
     weighted fraction of positives. For rows of data (``edges`` is None) a sample is a point
@@ -96,17 +98,19 @@ def _merge_ties(t: np.ndarray, y: np.ndarray, w: np.ndarray, edges: np.ndarray |
     """
     order = np.lexsort((w, y, t))
     t, y, w = t[order], y[order], w[order]
-    start = np.flatnonzero(np.concatenate([[True], t[1:] != t[:-1]]))
-    centres = t[start]
+    p = expit(t)
+    start = np.flatnonzero(np.concatenate([[True], p[1:] != p[:-1]]))
     weight = np.add.reduceat(w, start)
     frac = np.add.reduceat(w * y, start) / weight
-    s = expit(centres)
+    s = p[start]
     if edges is None:
         return s, frac, weight, _Spread(s, s, weight)
-    k = np.clip(np.searchsorted(edges, centres, side="right") - 1, 0, edges.size - 2)
-    inside = (centres > edges[0]) & (centres < edges[-1])
-    a = np.where(inside, expit(edges[k]), s)
-    b = np.where(inside, expit(edges[k + 1]), s)
+    first, last = t[start], t[np.concatenate([start[1:], [t.size]]) - 1]  # a sample's lowest and highest centre
+    k_first = np.clip(np.searchsorted(edges, first, side="right") - 1, 0, edges.size - 2)
+    k_last = np.clip(np.searchsorted(edges, last, side="right") - 1, 0, edges.size - 2)
+    inside = (first > edges[0]) & (last < edges[-1])
+    a = np.where(inside, expit(edges[k_first]), s)
+    b = np.where(inside, expit(edges[k_last + 1]), s)
     return s, frac, weight, _Spread(a, b, weight)
 
 

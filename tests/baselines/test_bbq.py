@@ -313,6 +313,25 @@ def test_decision_scores_use_their_logistic_transform():
     np.testing.assert_allclose(a.predict_proba(d), b.predict_proba(expit(d)), atol=1e-12)
 
 
+def test_decision_scores_that_share_a_probability_are_one_sample():
+    """Margins beyond about 37 all have probability 1.0 (and many beyond 20 share one), which is
+    what prediction reads: the bins must not cut between them. Cut on the margins, the answer at
+    such a score depended on how the labels lay along the margins (0.853 or 1.0 for a tie whose
+    positive share is 0.901)."""
+    rng = np.random.default_rng(0)
+    y = (rng.random(1000) < 0.5).astype(int)
+    d = np.where(y == 1, rng.normal(1, 1, 1000), rng.normal(-1, 1, 1000)) * 100
+    tie = np.flatnonzero(expit(d) == 1.0)
+    tie = tie[np.argsort(d[tie])]
+    answers = []
+    for positives_high in (False, True):
+        arranged = y.copy()
+        arranged[tie] = np.sort(y[tie]) if positives_high else np.sort(y[tie])[::-1]
+        answers.append(float(BBQ(score_kind="decision").fit(d, arranged).predict_proba([100.0])[0, 1]))
+    assert answers[0] == pytest.approx(answers[1], abs=1e-12)
+    assert answers[0] == pytest.approx(y[tie].mean(), abs=0.02)
+
+
 def test_deterministic_bounded_and_inputs_untouched(rng):
     s = rng.random(500)
     y = (rng.random(500) < s**2).astype(int)
