@@ -7,6 +7,7 @@ from scipy.optimize import brentq
 from scipy.special import expit, log_expit, logit
 
 from bayescal import _schema as schema
+from bayescal._stats import weighted_mean_std
 from bayescal.base import Calibrator
 from bayescal.baselines._extremes import ExactExtremes
 from bayescal.baselines._logistic import logistic_fit
@@ -121,7 +122,16 @@ class BetaCalibration(ExactExtremes, Calibrator):
             shift = np.log(2.0) if self.parameters == "ab" else 0.0
             rows = [lp + shift, t - lp - shift]
         intercept = self.parameters != "ab"
-        design = np.vstack(rows + [np.ones_like(t)] if intercept else rows)
+        # with an intercept the slope rows are centred and scaled (their weighted mean and sd;
+        # mapped back below), so the fit and its tiny ridge do not depend on where the scores sit
+        centre, scale = np.zeros(len(rows)), np.ones(len(rows))
+        if intercept:
+            for j, row in enumerate(rows):
+                mu, sd = weighted_mean_std(row, w)
+                centre[j], scale[j] = mu, (sd if sd > 0 else 1.0)
+        design = np.vstack(
+            [(row - m) / sd for row, m, sd in zip(rows, centre, scale)] + ([np.ones_like(t)] if intercept else [])
+        )
         slopes = list(range(len(rows)))
         while True:  # drop the first negative slope (a before b) and refit, until none is left
             keep = slopes + [len(rows)] if intercept else slopes
@@ -134,8 +144,8 @@ class BetaCalibration(ExactExtremes, Calibrator):
                 break
             slopes.remove(negative[0])
         coef = np.zeros(len(rows))
-        coef[slopes] = beta[: len(slopes)]
-        c = beta[-1] if intercept else 0.0
+        coef[slopes] = beta[: len(slopes)] / scale[slopes]
+        c = beta[-1] - float(coef @ centre) if intercept else 0.0
         a, b = (coef[0], coef[0]) if self.parameters == "am" else (coef[0], coef[1])
         self.a_, self.b_ = float(a), float(b)
         # fold the ln 2 shifts of "ab" into the intercept: a (ln p + ln 2) - b (ln(1-p) + ln 2)

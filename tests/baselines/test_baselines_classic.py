@@ -629,3 +629,17 @@ def test_simulate_scores_custom_truth_and_errors():
         simulate_scores(ScoreTruth(stats.norm(), stats.norm(1), 0.5), 100, random_state=0)
     with pytest.raises(ValueError, match="n_samples=3 must be an integer of at least 4"):
         make_naeini2014(3)
+
+
+def test_beta_calibration_on_decision_values_does_not_depend_on_a_common_offset():
+    """``parameters="am"`` is a logistic map of the decision value with an intercept, so shifting
+    every value by a constant must not change it; uncentred, the fit's tiny ridge flattened the
+    map at an offset of 1e6 ([0.371, 0.373, 0.375] for [0.027, 0.302, 0.903])."""
+    rng = np.random.default_rng(0)
+    y = (rng.random(1000) < 0.4).astype(int)
+    d = rng.normal(size=1000) + 1.5 * y
+    grid = np.quantile(d, [0.05, 0.5, 0.95])
+    base = BetaCalibration(parameters="am", score_kind="decision").fit(d, y)
+    for offset in (1e4, 1e6):
+        shifted = BetaCalibration(parameters="am", score_kind="decision").fit(d + offset, y)
+        np.testing.assert_allclose(shifted.predict_proba(grid + offset), base.predict_proba(grid), atol=1e-6)
