@@ -23,6 +23,7 @@ posterior holding ``pi`` and ``atom_prob``. Prior shift is one wrapper,
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from math import ceil
@@ -415,8 +416,26 @@ class Calibrator(ClassifierMixin, BaseEstimator):
     without a refit), they are refused rather than read against a fit made with other values."""
 
     def _record_fitted_params(self) -> None:
-        """Remember the :attr:`_predict_params` of this fit (also of a fit loaded from a file)."""
+        """Remember the :attr:`_predict_params` of this fit (also of a fit loaded from a file), and
+        every parameter's value, which :meth:`_check_params_of_fit` compares before a save."""
         self._fitted_params = {name: getattr(self, name) for name in self._predict_params}
+        self._params_of_fit = {  # containers copied (a list changed in place is a change); estimators not
+            k: copy.deepcopy(v) if isinstance(v, (list, dict, np.ndarray)) else v
+            for k, v in self.get_params(deep=False).items()
+        }
+
+    def _check_params_of_fit(self) -> None:
+        """Refuse parameters changed since the fit (``set_params`` without a refit): a saved file
+        names its parameters, and they must be those its fitted state came from."""
+        fitted = getattr(self, "_params_of_fit", None)
+        if fitted is None:
+            return
+        for name, value in self.get_params(deep=False).items():
+            if name in fitted and not _same_parameter(value, fitted[name]):
+                raise ValueError(
+                    f"{name}={value!r} was set after this {self._name} was fitted with {name}={fitted[name]!r}, "
+                    f"so the file would name a value its fit did not use: fit it again, or set {name} back."
+                )
 
     def _check_fitted_params(self) -> None:
         """:func:`~sklearn.utils.validation.check_is_fitted`, and refuse parameters changed since the fit."""
@@ -1143,6 +1162,25 @@ class PosteriorClassConditional(ClassConditional):
 
 
 # ----------------------------------------------------------------------------- prior shift
+
+
+def _same_parameter(a: Any, b: Any) -> bool:
+    """Whether two values of a parameter are the same: arrays and sequences by their elements,
+    estimators (a wrapped calibrator) by their type and parameters, anything else by ``==``."""
+    if hasattr(a, "get_params") and hasattr(b, "get_params"):
+        return type(a) is type(b) and all(
+            _same_parameter(v, b.get_params(deep=False).get(k)) for k, v in a.get_params(deep=False).items()
+        )
+    if isinstance(a, (np.ndarray, list, tuple)) or isinstance(b, (np.ndarray, list, tuple)):
+        try:
+            return bool(np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object)))
+        except (TypeError, ValueError):
+            return False
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return a is b
+
 
 _CHUNK_ELEMENTS = 2**24  # map draws evaluated in chunks of at most this many (draw x score) values
 

@@ -383,7 +383,8 @@ def save(est: Calibrator, path: str | Path, *, overwrite: bool = False) -> None:
             else "pass a fitted calibrator (bayescal.calibrators() lists them)"
         )
         raise ValueError(f"bayescal.save writes calibrators, and {type(est).__name__} is not one: {hint}.")
-    est._check_fitted_params()  # also refuses parameters changed since the fit: the file would not match it
+    est._check_fitted_params()
+    est._check_params_of_fit()  # a parameter changed since the fit: the file would not match it
     name = registry_name(est)
     _check_fitted_state(est, f"Cannot save this {type(est).__name__}")
     params = json.dumps(

@@ -741,3 +741,25 @@ def test_what_save_writes_loads_and_what_it_cannot_is_refused_by_name(tmp_path):
     for wrong in ("platt", int):
         with pytest.raises(ValueError, match=r"expected=.* is not a calibrator class.*bayescal.PlattScaling"):
             bayescal.load(tmp_path / "flags.nc", expected=wrong)
+
+
+def test_save_refuses_a_parameter_changed_since_the_fit(tmp_path):
+    """A file names its parameters, and they must be those its fitted state came from:
+    HistogramBinning(n_bins=10) fitted, then set to n_bins=20, saved and loaded with n_bins=20
+    beside n_bins_=10; set to an invalid value, it was written and then refused on loading."""
+    rng = np.random.default_rng(0)
+    s = rng.random(400)
+    y = (rng.random(400) < s).astype(int)
+    for name, changed in (
+        ("histogram", {"n_bins": 20}),
+        ("bbq", {"selection": "x"}),
+        ("platt", {"smooth_targets": "yes"}),
+    ):
+        cal = bayescal.make_calibrator(name).fit(s, y)
+        cal.set_params(**changed)
+        key = next(iter(changed))
+        with pytest.raises(
+            ValueError, match=rf"^{key}=.* was set after this .* was fitted .*fit it again, or set {key} back"
+        ):
+            cal.save(tmp_path / f"{name}.nc")
+        assert not (tmp_path / f"{name}.nc").exists()

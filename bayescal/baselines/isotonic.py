@@ -8,7 +8,7 @@ from scipy.optimize import isotonic_regression
 from bayescal import _schema as schema
 from bayescal._interp import interp_sorted, search_sorted
 from bayescal.base import Calibrator
-from bayescal.data import ScoreData, from_working
+from bayescal.data import ScoreData, distinguishable, from_working
 
 __all__ = ["IsotonicCalibrator"]
 
@@ -58,6 +58,7 @@ class IsotonicCalibrator(Calibrator):
 
     weight_scale_matters = False  # weighted means of labels over pooled blocks
     monotone = True
+    _predict_params = ("score_kind", "interpolation")  # prediction reads them as fitted
     _fitted_schema = {
         "knots_": schema.array("f", ("k",), order="increasing"),
         "values_": schema.array("f", ("k",), low=0.0, high=1.0, order="nondecreasing"),
@@ -73,7 +74,9 @@ class IsotonicCalibrator(Calibrator):
 
     def _fit(self, data: ScoreData, X=None) -> None:
         self._check_params()
-        uniq, inverse = np.unique(data.scores, return_inverse=True)
+        # scores the working scale cannot tell apart (probabilities within 1e-12 of 0 or 1) are ties:
+        # prediction reads them at one point, so a knot between them could never be reached
+        uniq, inverse = np.unique(distinguishable(data.scores, self.score_kind), return_inverse=True)
         wu = np.bincount(inverse, weights=data.w, minlength=uniq.size)
         pos = np.bincount(inverse, weights=data.w * data.y, minlength=uniq.size)
         # zero-weight distinct scores carry no information: leave them out of the fit

@@ -643,3 +643,23 @@ def test_beta_calibration_on_decision_values_does_not_depend_on_a_common_offset(
     for offset in (1e4, 1e6):
         shifted = BetaCalibration(parameters="am", score_kind="decision").fit(d + offset, y)
         np.testing.assert_allclose(shifted.predict_proba(grid + offset), base.predict_proba(grid), atol=1e-6)
+
+
+def test_isotonic_treats_probabilities_the_working_scale_cannot_tell_apart_as_ties():
+    """Scores within 1e-12 of 0 or 1 are read at one point by prediction: as separate knots the
+    knot at 0 (value 0) could never be reached (predict_proba gave 0.5 at both 0 and 5e-13)."""
+    s = np.array([0.0, 5e-13, 0.3, 0.4, 0.6, 0.7, 1 - 5e-13, 1.0])
+    y = np.array([0, 1, 0, 1, 0, 1, 0, 1])
+    cal = IsotonicCalibrator().fit(s, y)
+    p = cal.predict_proba(s)[:, 1]
+    assert p[0] == p[1] and p[-2] == p[-1]
+    assert np.all(np.diff(cal.knots_) > 0) and cal.knots_.size == np.unique(cal.knots_).size
+
+
+def test_isotonic_interpolation_changed_after_the_fit_is_refused_by_name():
+    rng = np.random.default_rng(0)
+    s = rng.random(300)
+    y = (rng.random(300) < s).astype(int)
+    cal = IsotonicCalibrator().fit(s, y).set_params(interpolation="step")
+    with pytest.raises(ValueError, match="interpolation='step' was set after this IsotonicCalibrator was fitted"):
+        cal.predict_proba(s)
