@@ -59,6 +59,31 @@ def _response(estimator: Any, X: Any) -> tuple[np.ndarray, str]:
     return np.asarray(scores, dtype=np.float64).reshape(-1), kind
 
 
+def _check_splits(splits: list, n: int, *, prefit: bool, ensemble: bool) -> None:
+    """Refuse cross-validation splits that would calibrate on scores of rows the estimator was
+    fitted on, and, without ``ensemble``, splits whose held-out parts are not a partition of the
+    rows (each row's out-of-fold score comes from exactly one fold)."""
+    if not prefit:
+        for i, (train, test) in enumerate(splits):
+            both = np.intersect1d(np.asarray(train), np.asarray(test))
+            if both.size:
+                raise ValueError(
+                    f"cv split {i} holds {both.size} row(s) in both its training and its held-out part (row "
+                    f"{int(both[0])} first): the calibrator would see scores of rows the estimator was fitted on. "
+                    "Pass disjoint splits, e.g. cv=StratifiedKFold(5)."
+                )
+    if not ensemble:
+        held_out = np.bincount(np.concatenate([np.asarray(test, dtype=np.intp) for _, test in splits]), minlength=n)
+        if np.any(held_out != 1):
+            missing, repeated = int(np.sum(held_out == 0)), int(np.sum(held_out > 1))
+            raise ValueError(
+                f"cv's held-out parts must cover every row exactly once with ensemble=False (one estimator, "
+                f"calibrated on out-of-fold scores), but {missing} row(s) are in none and {repeated} in more than "
+                "one: pass a splitter whose test folds partition the rows (e.g. cv=StratifiedKFold(5)), or "
+                "ensemble=True."
+            )
+
+
 def _check_estimator_classes(estimator: Any, classes: np.ndarray, *, prefit: bool) -> None:
     """Refuse a fitted estimator whose ``classes_`` are not ``classes`` (same values, same order):
     its scores would be of another positive class, or of more than two classes."""
@@ -294,6 +319,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("LeaveOneOut leaves one class out of every test fold: use a stratified splitter.")
         cv = check_cv(self.cv, y, classifier=True)
         splits = list(cv.split(X, y, **routed.splitter.split))
+        _check_splits(splits, len(y01), prefit=prefit, ensemble=ensemble)
         for i, (train, test) in enumerate(splits):
             # the estimator is fitted on each training part (unless prefit); with ensemble=True a
             # calibrator is fitted on each held-out part

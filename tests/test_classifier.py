@@ -379,3 +379,28 @@ def test_refit_on_an_array_drops_the_feature_names():
     assert list(model.feature_names_in_) == ["a", "b", "c"]
     model.fit(X, y)
     assert not hasattr(model, "feature_names_in_") and model.n_features_in_ == 3
+
+
+def test_cross_validation_splits_that_would_leak_or_miss_rows_are_refused_by_name():
+    """Overlapping training and held-out parts calibrated on scores of rows the estimator was
+    fitted on, silently; a ShuffleSplit with ensemble=False failed with scikit-learn's bare
+    "cross_val_predict only works for partitions"."""
+    from sklearn.datasets import make_classification
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import ShuffleSplit
+
+    from bayescal.classifier import CalibratedClassifier
+
+    X, y = make_classification(n_samples=300, n_features=5, random_state=0)
+    rows = np.arange(300)
+    overlapping = [(rows, rows[:150]), (rows, rows[150:])]
+    with pytest.raises(ValueError, match=r"cv split 0 holds 150 row\(s\) in both its training and its held-out part"):
+        CalibratedClassifier(LogisticRegression(), method="platt", cv=overlapping, ensemble=True).fit(X, y)
+    with pytest.raises(ValueError, match=r"cv's held-out parts must cover every row exactly once with ensemble=False"):
+        CalibratedClassifier(
+            LogisticRegression(), method="platt", cv=ShuffleSplit(3, random_state=0), ensemble=False
+        ).fit(X, y)
+    fitted = CalibratedClassifier(
+        LogisticRegression(), method="platt", cv=ShuffleSplit(3, random_state=0), ensemble=True
+    )
+    assert len(fitted.fit(X, y).calibrated_classifiers_) == 3
