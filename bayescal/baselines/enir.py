@@ -7,6 +7,7 @@ from scipy.special import xlogy
 
 from bayescal import _schema as schema
 from bayescal._interp import interp_sorted
+from bayescal._validation import check_integer
 from bayescal.base import Calibrator
 from bayescal.baselines.neariso import neariso_path
 from bayescal.data import ScoreData, distinguishable, from_working
@@ -105,8 +106,7 @@ class ENIR(Calibrator):
     def _check_params(self) -> None:
         if self.selection not in _SELECTIONS:
             raise ValueError(f"selection={self.selection!r} must be one of {_SELECTIONS}.")
-        if not (isinstance(self.max_models, (int, np.integer)) and self.max_models >= 1):
-            raise ValueError(f"max_models={self.max_models!r} must be a positive integer (100 by default).")
+        check_integer(self.max_models, "max_models", 1)
 
     def _fit(self, data: ScoreData, X=None) -> None:
         self._check_params()

@@ -176,6 +176,10 @@ class VennAbers(Calibrator):
                 )
             if isinstance(seed, np.random.Generator):
                 seed = int(seed.integers(2**31 - 1))
+            # the folds are drawn over the rows in a canonical order (label, score, weight), so the
+            # same rows in another order give the same folds, and the same fit
+            order = np.lexsort((w, t, y))
+            t, y, w = t[order], y[order], w[order]
             folds = [test for _, test in StratifiedKFold(n_splits, shuffle=True, random_state=seed).split(t, y)]
         tables = [venn_abers_tables(t[f], y[f], w[f]) for f in folds]
         self.values_ = [v for v, _, _ in tables]

@@ -227,7 +227,8 @@ def test_already_isotonic_data_gives_one_model():
     ("params", "match"),
     [
         ({"selection": "mean"}, "selection='mean' must be one of"),
-        ({"max_models": 0}, "max_models=0 must be a positive integer"),
+        ({"max_models": 0}, "max_models=0 must be an integer of at least 1"),
+        ({"max_models": True}, "max_models=True must be an integer of at least 1"),  # was taken as 1
     ],
 )
 def test_bad_parameters(params, match):

@@ -327,6 +327,18 @@ def test_cross_venn_abers_merges_fold_predictors_by_geometric_means():
         VennAbers(n_splits=1).fit(s, y)
 
 
+def test_cross_venn_abers_does_not_depend_on_the_order_of_the_rows():
+    """The folds were drawn over the rows as given, so the same rows reversed, with the same seed,
+    gave predictions up to 0.065 apart."""
+    rng = np.random.default_rng(0)
+    s = rng.random(400)
+    y = (rng.random(400) < s).astype(int)
+    grid = np.linspace(0, 1, 51)
+    forward = VennAbers(n_splits=5, random_state=0).fit(s, y).predict_proba(grid)
+    backward = VennAbers(n_splits=5, random_state=0).fit(s[::-1], y[::-1]).predict_proba(grid)
+    np.testing.assert_array_equal(forward, backward)
+
+
 def test_venn_abers_is_calibrated_on_fresh_data():
     s, y = beta_scores(3000, 11)
     cal = VennAbers().fit(s**3, y)  # a miscalibrated but monotone classifier
