@@ -6,14 +6,14 @@ sits at :math:`\mathrm{logit}\,\epsilon \approx -27.6` (or :math:`+27.6`). Class
 probabilities are fractions of votes (k nearest neighbours, trees, forests) give exact 0 and 1
 to many rows of both classes, while their other scores lie within a few units of 0: to Platt,
 temperature, beta, quadratic or spline calibration those rows are points of enormous leverage,
-the fitted slope flattens and the whole map is pulled towards the base rate (ten nearest
-neighbours calibrated by Platt scaling: Brier score 0.211 against 0.192 uncalibrated).
+the fitted slope flattens and the whole map is pulled towards the base rate.
 
 :class:`ExactExtremes` puts them next to the observed scores instead: an exact 0 at half the
 smallest score above 0, an exact 1 at half the distance from the largest score below 1 to 1
 (with no score strictly inside (0, 1), at 1/4 and 3/4), on the probability scale, and clips
 every score to those levels when fitting and predicting, so the map stays monotone in the
-score and a new score below the smallest observed one is read as an exact 0 would be. Scores
+score, and a new score below the level of an exact 0 (half the smallest score above 0) is read
+as an exact 0 is (a score between that level and the smallest observed one keeps its own value). Scores
 within :data:`~bayescal.data.PROB_EPS` of 0 or 1 count as exact, as the working scale already
 makes them one value. Without exact 0 or 1 in the fitted data nothing changes.
 """

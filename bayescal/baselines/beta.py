@@ -40,8 +40,9 @@ class BetaCalibration(ExactExtremes, Calibrator):
     Monotonicity: the map is non-decreasing exactly when :math:`a, b \ge 0`. As in the
     authors' code for ``"abm"``, when the fit gives :math:`a < 0` the model is refitted with
     :math:`a = 0` (the :math:`\ln p` term dropped), otherwise when :math:`b < 0` it is refitted
-    with :math:`b = 0`, and a slope still negative after that is dropped too (leaving the
-    constant map at the weighted positive rate). Here the same rule also applies to ``"ab"``
+    with :math:`b = 0`. The authors keep the refit's remaining slope whatever its sign; here a
+    slope still negative after the refit is dropped too (leaving the constant map at the
+    weighted positive rate). Here the same rule also applies to ``"ab"``
     (with both terms dropped it is the constant 1/2) and to ``"am"`` (:math:`a < 0` leaves
     the intercept only), which the authors' package does not constrain; so every fitted
     map is non-decreasing. On data whose true map bends back down (e.g. the linear SVM of
@@ -59,10 +60,12 @@ class BetaCalibration(ExactExtremes, Calibrator):
     rounding :math:`p` to 0 or 1. For probabilities :math:`t` is the logit of the score
     clipped to :math:`[10^{-12}, 1-10^{-12}]` (:data:`bayescal.data.PROB_EPS`), so exact 0
     and 1 stay finite; the authors clip at the machine epsilon :math:`2.2 \cdot 10^{-16}`
-    instead. The two agree on scores at least :math:`10^{-12}` from 0 and 1; a score of exactly
-    0 or 1 in the calibration data has the feature :math:`\ln 10^{-12} = -27.6` here and
-    :math:`-36.0` there, which moves the fitted :math:`a, b, c` and so the map at every score,
-    not only near 0 and 1. Decision values
+    instead. The two agree on scores at least :math:`10^{-12}` from 0 and 1. A score of exactly
+    0 or 1 in the calibration data is first moved next to the observed scores
+    (:mod:`~bayescal.baselines._extremes`: an exact 0 to half the smallest score above 0), so
+    its feature is that score's, where the authors' has :math:`\ln(2.2 \cdot 10^{-16}) = -36.0`,
+    which moves their fitted :math:`a, b, c` and so the map at every score, not only near 0
+    and 1. Decision values
     :math:`d` are mapped through the logistic function, :math:`p = \sigma(d)`, i.e.
     :math:`t = d`.
 

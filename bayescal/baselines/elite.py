@@ -62,16 +62,17 @@ class ELiTE(Calibrator):
     2. **Positions are ranks.** The trend filter sees the points at equally spaced positions
        :math:`1, \dots, n` (the rank of each distinct score), i.e. Kim et al.'s second
        difference :math:`(D\beta)_j = \beta_j - 2\beta_{j+1} + \beta_{j+2}` applied to the
-       labels in the order of the sorted scores. We could not check which positions the
-       authors' R package passes to glmgen's ``trendfilter`` (the package is stored only as
-       a tarball we could not read), so the choice rests on two measurements: positions at
-       the working-scale scores (unequal spacing, second divided differences, also supported
-       by :mod:`bayescal.baselines.trend_filter`) gave about the same quality (test ECE 0.0014
-       against 0.0017 at ranks on the authors' quadratic-SVM scores; mean absolute error
-       0.0350 against 0.0334 on the coverage study's piecewise-linear plateau truth, 1,000
-       scores, 8 seeds) at seven to nine times the ADMM iterations, because tiny score gaps
-       (SVM probabilities piled at 0 and 1) make the problem ill conditioned
-       (``benchmarks/elite_positions.py``, ``benchmarks/results/elite_positions.md``).
+       labels in the order of the sorted scores. The authors' R package (``ELiTE_1.0`` in
+       pakdaman/calibration) thins the scores and calls ``glmgen::trendfilter(y, z, ...)``
+       with the scores ``y`` and the labels ``z``, and predicts with ``x.new = y``, which
+       suggests positions at the (thinned) probability scores; but glmgen declares
+       ``trendfilter(y, x, ...)``, response first, so the call as written is ambiguous. Ranks
+       are used here; positions at the working-scale scores (unequal spacing, second divided
+       differences, also supported by :mod:`bayescal.baselines.trend_filter`) are compared with
+       them by ``benchmarks/elite_positions.py`` (its output,
+       ``benchmarks/results/elite_positions.md``): about the same quality at several times the
+       ADMM iterations, because tiny score gaps (probabilities piled at 0 and 1) make the
+       problem ill conditioned.
     3. **Path.** For each of ``n_lambdas`` = 50 penalties log-spaced from
        :math:`\lambda_{\max}` down to ``lambda_min_ratio`` :math:`= 10^{-4}\,\lambda_{\max}`,
        solve
