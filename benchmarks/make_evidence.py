@@ -672,8 +672,30 @@ def vi_page(source: Path) -> str:
 def random_truths_page(source: Path) -> str:
     """The page of the coverage study on random truths (``random_truths_study.py``)."""
     sys.path.insert(0, str(HERE))
-    from random_truths_study import summary
+    from random_truths_study import _rows, overall_table, summary
 
+    options = source.with_name("random_truths_options.csv")
+    candidates = ""
+    if options.is_file():
+        rows = _rows(options)
+        ns = {r["n"] for r in rows}
+        beside = [r for r in _rows(source) if r["n"] in ns] + rows
+        candidates = (
+            "\n## Other component settings on the same truths\n\n"
+            'The default (`components="select"`: Gaussian or Beta components, chosen per fit by the '
+            'leave-one-out log density of the scores) beside Beta components alone and `components="auto"` '
+            "(both families averaged by their leave-one-out log scores of the labels) on the same truths, data "
+            "and seeds (`--option`, rows in `benchmarks/results/random_truths_options.csv`). These runs were "
+            "made after the default's results were seen, so they diagnose; they choose nothing.\n\n"
+            + stamp(
+                options,
+                "python benchmarks/random_truths_study.py --n 300 1000 --reps 100 --option 'components=\"beta\"' "
+                "--out benchmarks/results/random_truths_options.csv (and 'components=\"auto\"')",
+            )
+            + "\n"
+            + overall_table(beside)
+            + "\n"
+        )
     return (
         "# Coverage on random truths\n\n"
         "How the default DPM calibrator's bands cover true maps drawn at random from two families "
@@ -691,6 +713,7 @@ def random_truths_page(source: Path) -> str:
         + "\n"
         + _markdown(summary(source))
         + "\n"
+        + candidates
     )
 
 

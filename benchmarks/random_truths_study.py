@@ -143,6 +143,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import re
 import sys
 import time
@@ -158,7 +159,7 @@ from scipy.special import expit, logit, logsumexp
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _study_files import RESULTS, appending
-from dpm_coverage import band_scores, data_points, map_families, other_maes, region_grid
+from dpm_coverage import band_scores, data_points, map_families, other_maes, parse_options, region_grid
 from make_evidence import machine
 
 FAMILY_CODE = {"logit_mixture": 1, "beta_mixture": 2}
@@ -178,6 +179,7 @@ FIELDS = [
     "family",
     "n",
     "seed",
+    "options",
     "pi",
     "d",
     "k0",
@@ -338,20 +340,22 @@ def posthoc(draws: np.ndarray, m_grid: np.ndarray) -> dict:
     }
 
 
-def fit_default(s: np.ndarray, y: np.ndarray, seed: int):
-    """The default DPM calibrator fitted as :func:`dpm_coverage.fit_dpm` fits it without options,
-    with its warnings recorded: (model, list of "Category: message" strings, distinct)."""
+def fit_default(s: np.ndarray, y: np.ndarray, seed: int, options: dict | None = None):
+    """The default DPM calibrator fitted as :func:`dpm_coverage.fit_dpm` fits it (with ``options``,
+    other calibrator parameters, when given), with its warnings recorded: (model, list of
+    "Category: message" strings, distinct)."""
     from bayescal import make_calibrator
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = make_calibrator("dpm", random_state=seed, score_kind="probability").fit(s, y)
+        model = make_calibrator("dpm", random_state=seed, score_kind="probability", **(options or {})).fit(s, y)
     seen = dict.fromkeys(f"{w.category.__name__}: {str(w.message).splitlines()[0][:160]}" for w in caught)
     return model, list(seen)
 
 
-def run_one(family: str, n: int, seed: int) -> dict:
-    """One replicate's row (module docstring)."""
+def run_one(family: str, n: int, seed: int, options: dict | None = None) -> dict:
+    """One replicate's row (module docstring); ``options`` are calibrator parameters beside the
+    defaults (a candidate on the same truths and data), recorded in the ``options`` column."""
     truth = FAMILIES[family](seed)
     s, y = truth.simulate(n)
     grid = region_grid(s)
@@ -361,6 +365,7 @@ def run_one(family: str, n: int, seed: int) -> dict:
         "family": family,
         "n": n,
         "seed": seed,
+        "options": json.dumps(options, sort_keys=True) if options else "",
         "pi": truth.pi,
         "d": truth.d,
         "k0": truth.f0.weights.size,
@@ -369,7 +374,7 @@ def run_one(family: str, n: int, seed: int) -> dict:
     row |= features(truth, s, grid, m_grid)
     t0 = time.perf_counter()
     try:
-        model, warned = fit_default(s, y, seed)
+        model, warned = fit_default(s, y, seed, options)
         row["time_s"] = time.perf_counter() - t0
         draws = model.calibration_map(grid).values.reshape(-1, grid.size)
         row |= band_scores(
@@ -394,9 +399,12 @@ def run_one(family: str, n: int, seed: int) -> dict:
 
 
 def _rows(path: Path) -> list[dict]:
-    """The last row of each (family, N, seed) in ``path``."""
+    """The last row of each (family, options, N, seed) in ``path``; a row fitted with options has
+    them in its ``family`` label (``beta_mixture {"components": "beta"}``), so the tables show it
+    as a cell of its own."""
     with open(path) as fh:
-        return list({(r["family"], r["n"], r["seed"]): r for r in csv.DictReader(fh)}.values())
+        rows = {(r["family"], r.get("options", ""), r["n"], r["seed"]): r for r in csv.DictReader(fh)}.values()
+    return [r | {"family": f"{r['family']} {r['options']}"} if r.get("options") else r for r in rows]
 
 
 def _col(sel: list[dict], key: str) -> np.ndarray:
@@ -404,7 +412,11 @@ def _col(sel: list[dict], key: str) -> np.ndarray:
 
 
 def _cells(rows: list[dict]) -> list[tuple[tuple[str, int], list[dict]]]:
-    keys = sorted({(r["family"], int(r["n"])) for r in rows}, key=lambda k: (list(FAMILY_CODE).index(k[0]), k[1]))
+    def order(key: tuple[str, int]) -> tuple:
+        family, _, options = key[0].partition(" ")
+        return (list(FAMILY_CODE).index(family), options, key[1])
+
+    keys = sorted({(r["family"], int(r["n"])) for r in rows}, key=order)
     return [(k, [r for r in rows if (r["family"], int(r["n"])) == k and not r["error"]]) for k in keys]
 
 
@@ -504,7 +516,7 @@ def worst_table(rows: list[dict], k: int) -> str:
     )
     lines = [head, "|---" * (head.count("|") - 1) + "|"]
     for r in ok[:k]:
-        f = {key: float(r[key]) for key in FIELDS if key not in ("family", "fit_family", "warnings", "error")}
+        f = {key: float(r[key]) for key in FIELDS if key not in ("family", "options", "fit_family", "warnings", "error")}
         lines.append(
             f"| {r['family']} | {r['n']} | {r['seed']} | {f['cov95']:.3f} | {f['cov95_data']:.3f} "
             f"| {f['mae']:.4f} / {f['mae_kde']:.4f} | {f['width']:.3f} | {f['pi']:.2f} | {f['d']:.2f} "
@@ -539,11 +551,20 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=RESULTS / "random_truths.csv")
     ap.add_argument("--resume", action="store_true", help="skip the (family, N, seed) already in --out")
     ap.add_argument("--summary", action="store_true", help="only print the tables of --out")
+    ap.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="a calibrator parameter beside the defaults, e.g. --option components='\"beta\"' (repeatable)",
+    )
     ap.add_argument("--worst", type=int, default=12, help="replicates listed in the summary's last table")
     args = ap.parse_args()
+    options = parse_options(args.option, ap.error)
+    label = json.dumps(options, sort_keys=True) if options else ""
     if not args.summary:
         done = (
-            {(r["family"], int(r["n"]), int(r["seed"])) for r in _rows(args.out)}
+            {(r["family"], int(r["n"]), int(r["seed"])) for r in _rows(args.out) if r.get("options", "") == label}
             if args.resume and args.out.exists()
             else set()
         )
@@ -555,7 +576,7 @@ def main() -> None:
                     for seed in range(args.first_seed, args.first_seed + args.reps):
                         if (family, n, seed) in done:
                             continue
-                        row = run_one(family, n, seed)
+                        row = run_one(family, n, seed, options)
                         write(row)
                         print(
                             f"{family} N={n} seed={seed}: cov95 {row.get('cov95', float('nan')):.3f} "
