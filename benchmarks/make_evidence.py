@@ -696,6 +696,20 @@ def random_truths_page(source: Path) -> str:
             + overall_table(beside)
             + "\n"
         )
+        realdata = {
+            name: source.with_name(f"dpm_realdata{suffix}.json") for name, suffix in (("select", ""), ("auto", "_auto"))
+        }
+        if all(path.is_file() for path in realdata.values()):
+            ranks = {
+                name: _checked_ranks(_average_ranks(json.loads(path.read_text()))["dpm"])
+                for name, path in realdata.items()
+            }
+            candidates += (
+                "\nOn the real datasets (`dpm_realdata.py`; `--dpm-param components='\"auto\"'` wrote "
+                "`benchmarks/results/dpm_realdata_auto.json`) the DPM's average ranks among the DPM, beta and "
+                f'isotonic calibrators on Brier score / log loss are {ranks["auto"]} with `components="auto"` '
+                f"against {ranks['select']} by default.\n"
+            )
     return (
         "# Coverage on random truths\n\n"
         "How the default DPM calibrator's bands cover true maps drawn at random from two families "
