@@ -183,6 +183,8 @@ class Calibrator(ClassifierMixin, BaseEstimator):
     feature_aware: bool = False
     supports_weights: bool = True
     weight_scale_matters: bool = True
+    gives_venn_abers_pairs: bool = False
+    """Whether :meth:`_pairs` gives the Venn-Abers multiprobability pair (declared, not probed)."""
     _fitted_schema = {
         "classes_": schema.labels(),
         "n_features_in_": schema.scalar("i", low=1, high=1),
@@ -1383,13 +1385,18 @@ class PriorShiftedCalibrator(Calibrator):
             return inner.copy(data=shift_odds(inner.values, self.base_prior_draws_.item(), self.prior_draws_.item()))
         return super().predict_interval(scores, ci_prob, X=X)
 
-    def _pairs(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    @property
+    def gives_venn_abers_pairs(self) -> bool:  # type: ignore[override]
+        """Whether the shifted calibrator gives Venn-Abers pairs: the wrapped one does, and the
+        shift is to one prevalence (a distribution of prevalences has no pair)."""
+        fitted = getattr(self, "calibrator_", None)
+        inner = self._wrapped() if fitted is None else fitted
+        return bool(inner.gives_venn_abers_pairs) and (fitted is None or self.prior_draws_.size == 1)
+
+    def _pairs(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The wrapped calibrator's Venn-Abers pair ``(p0, p1)`` at working-scale ``t``, each end
-        shifted; None when it gives no pair, or the shift is to a distribution of prevalences."""
-        inner = getattr(self.calibrator_, "_pairs", None)
-        if inner is None or self.prior_draws_.size != 1:
-            return None
-        p0, p1 = inner(t)
+        shifted (when :attr:`gives_venn_abers_pairs`)."""
+        p0, p1 = self.calibrator_._pairs(t)
         shift = (self.base_prior_draws_.item(), self.prior_draws_.item())
         return shift_odds(p0, *shift), shift_odds(p1, *shift)
 

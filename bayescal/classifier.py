@@ -386,14 +386,12 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         """The folds' Venn-Abers pairs at ``X`` merged as in cross Venn-Abers (``merge_pairs``); None
         unless every calibrator is Venn-Abers and there are several."""
         pairs = self.calibrated_classifiers_
-        if len(pairs) < 2 or any(getattr(pair.calibrator, "_pairs", None) is None for pair in pairs):
+        if len(pairs) < 2 or not all(pair.calibrator.gives_venn_abers_pairs for pair in pairs):
             return None
         p0, p1 = [], []
         for pair in pairs:
             # each fold's pair straight from its calibrator (Venn-Abers, or one prior-shifted)
             found = pair.calibrator._pairs(pair.calibrator._working(self._scores(pair, X)))
-            if found is None:  # shifted to a distribution of prevalences: no pair to merge
-                return None
             p0.append(found[0])
             p1.append(found[1])
         return merge_pairs(np.stack(p0), np.stack(p1))

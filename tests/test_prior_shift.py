@@ -520,3 +520,19 @@ def test_a_shifted_calibrator_without_a_calibrator_names_the_argument():
     for attr in ("score_kind", "feature_aware", "monotone"):
         with pytest.raises(AttributeError, match="has no calibrator: pass calibrator="):
             getattr(empty, attr)
+
+
+def test_venn_abers_pairs_are_a_declared_capability_kept_by_a_shift_to_one_prevalence():
+    """Calibrators declare whether they give Venn-Abers pairs (DESIGN: declared, not probed); a
+    shift to one prevalence keeps the pair (each end shifted), a shift to a distribution does not."""
+    rng = np.random.default_rng(0)
+    s, y = sample(400, 0.4, rng)
+    va = bayescal.make_calibrator("venn_abers").fit(s, y)
+    assert va.gives_venn_abers_pairs and not bayescal.make_calibrator("platt").gives_venn_abers_pairs
+    one = va.with_class_prior(0.2)
+    assert one.gives_venn_abers_pairs
+    p0, p1 = one._pairs(one._working(s[:5]))
+    base0, base1 = va._pairs(va._working(s[:5]))
+    np.testing.assert_allclose(p0, shift_odds(base0, va.class_prior_, 0.2))
+    np.testing.assert_allclose(p1, shift_odds(base1, va.class_prior_, 0.2))
+    assert not va.with_class_prior((2.0, 8.0), random_state=0).gives_venn_abers_pairs

@@ -146,6 +146,7 @@ class VennAbers(Calibrator):
     """
 
     monotone = True
+    gives_venn_abers_pairs = True
     _min_per_class = 1
 
     _fitted_schema = {
