@@ -897,3 +897,24 @@ def test_the_ece_posterior_study_compares_with_the_population_error():
         gap = d.true_map(d.scores) - d.scores
         assert exact["ECE"] == pytest.approx(np.abs(gap).mean(), rel=0.01)
         assert exact["REL"] == pytest.approx((gap**2).mean(), rel=0.01)
+
+
+@pytest.mark.parametrize("family", ["logit_mixture", "beta_mixture"])
+def test_the_random_truths_study_draws_an_exact_truth_and_scores_one_fit(family, tmp_path):
+    """Each family's truth is a pair of class densities with an exact map (a large sample's
+    positive share in each bin of scores agrees with the map's mean there), and one replicate
+    gives nested bands."""
+    study = benchmark_module("random_truths_study")
+    truth = study.FAMILIES[family](3)
+    s, y = truth.simulate(200_000)
+    inside = (s > 0.05) & (s < 0.95)
+    edges = np.quantile(s[inside], np.linspace(0, 1, 11))
+    which = np.digitize(s[inside], edges[1:-1])
+    for b in range(10):  # within a bin the positive share estimates the mean of the true map there
+        rows = which == b
+        share, expected = y[inside][rows].mean(), truth.true_map(s[inside][rows]).mean()
+        assert abs(share - expected) < 4 * np.sqrt(expected * (1 - expected) / rows.sum()) + 1e-3
+    row = study.run_one(family, 300, 3)
+    assert not row.get("error"), row.get("error")
+    assert 0.0 <= row["cov50"] <= row["cov80"] <= row["cov95"] <= 1.0
+    assert row["mae"] < 0.15 and row["mae_kde"] > 0
