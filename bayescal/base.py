@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import copy
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from math import ceil
 from pathlib import Path
 from typing import Any
@@ -418,36 +418,33 @@ class Calibrator(ClassifierMixin, BaseEstimator):
     without a refit), they are refused rather than read against a fit made with other values."""
 
     def _record_fitted_params(self) -> None:
-        """Remember the :attr:`_predict_params` of this fit (also of a fit loaded from a file), and
-        every parameter's value, which :meth:`_check_params_of_fit` compares before a save."""
-        self._fitted_params = {name: getattr(self, name) for name in self._predict_params}
+        """Remember every parameter's value at this fit (also of a fit loaded from a file): prediction
+        refuses a change of the :attr:`_predict_params`, a save a change of any."""
         self._params_of_fit = {  # containers copied (a list changed in place is a change); estimators not
             k: copy.deepcopy(v) if isinstance(v, (list, dict, np.ndarray)) else v
             for k, v in self.get_params(deep=False).items()
         }
 
-    def _check_params_of_fit(self) -> None:
-        """Refuse parameters changed since the fit (``set_params`` without a refit): a saved file
-        names its parameters, and they must be those its fitted state came from."""
-        fitted = getattr(self, "_params_of_fit", None)
-        if fitted is None:
-            return
-        for name, value in self.get_params(deep=False).items():
-            if name in fitted and not _same_parameter(value, fitted[name]):
-                raise ValueError(
-                    f"{name}={value!r} was set after this {self._name} was fitted with {name}={fitted[name]!r}, "
-                    f"so the file would name a value its fit did not use: fit it again, or set {name} back."
-                )
-
-    def _check_fitted_params(self) -> None:
-        """:func:`~sklearn.utils.validation.check_is_fitted`, and refuse parameters changed since the fit."""
-        check_is_fitted(self)
-        for name, value in getattr(self, "_fitted_params", {}).items():
-            if getattr(self, name) != value:
+    def _changed_params(self, names: Any) -> None:
+        """Refuse the parameters among ``names`` whose value differs from the fit's."""
+        fitted = getattr(self, "_params_of_fit", {})
+        for name in names:
+            if name in fitted and not _same_parameter(getattr(self, name), fitted[name]):
                 raise ValueError(
                     f"{name}={getattr(self, name)!r} was set after this {self._name} was fitted with "
-                    f"{name}={value!r}: fit it again, or set {name} back."
+                    f"{name}={fitted[name]!r}: fit it again, or set {name} back."
                 )
+
+    def _check_params_of_fit(self) -> None:
+        """Refuse any parameter changed since the fit (``set_params`` without a refit): a saved file
+        names its parameters, and they must be those its fitted state came from."""
+        self._changed_params(self.get_params(deep=False))
+
+    def _check_fitted_params(self) -> None:
+        """:func:`~sklearn.utils.validation.check_is_fitted`, and refuse parameters that prediction
+        reads (:attr:`_predict_params`) changed since the fit."""
+        check_is_fitted(self)
+        self._changed_params(self._predict_params)
 
     def _working(self, scores: Any, name: str = "scores") -> np.ndarray:
         self._check_fitted_params()
@@ -688,12 +685,10 @@ class Calibrator(ClassifierMixin, BaseEstimator):
         ci_prob = check_ci_prob(ci_prob)
         t = self._working(scores)
         X = self._check_X(X, t.shape[0], fitting=False)
-        n_draws = int(np.prod(self._map_draws(t[:1], None if X is None else X[:1]).shape[:2]))
-        step = max(1, _CHUNK_ELEMENTS // n_draws)  # the draws of a block of scores at a time, not all at once
         q = np.empty((t.size, 2))
-        for start in range(0, t.size, step):
-            rows = slice(start, start + step)
-            draws = np.clip(self._map_draws(t[rows], None if X is None else X[rows]), 0.0, 1.0)
+        n_draws = 1
+        for rows, draws in self._draw_blocks(t, X):
+            n_draws = draws.shape[0] * draws.shape[1]
             flat = draws.reshape(n_draws, -1)
             q[rows] = np.quantile(flat, [(1.0 - ci_prob) / 2.0, (1.0 + ci_prob) / 2.0], axis=0).T
         return xr.DataArray(
@@ -703,6 +698,17 @@ class Calibrator(ClassifierMixin, BaseEstimator):
             name="p_interval",
             attrs={"ci_kind": "eti", "ci_prob": ci_prob, "degenerate": int(n_draws == 1)},
         )
+
+    def _draw_blocks(self, t: np.ndarray, X: np.ndarray | None = None) -> Iterator[tuple[slice, np.ndarray]]:
+        """The map's draws at working-scale ``t`` (clipped to [0, 1], as :meth:`predict_posterior`
+        gives them), a block of scores at a time: ``(rows, draws)``, ``draws`` of shape (chain,
+        draw, block) holding at most :data:`_CHUNK_ELEMENTS` values, so a summary over the scores
+        per draw needs memory of the number of draws, not draws times scores."""
+        n_draws = int(np.prod(self._map_draws(t[:1], None if X is None else X[:1]).shape[:2]))
+        step = max(1, _CHUNK_ELEMENTS // n_draws)
+        for start in range(0, t.size, step):
+            rows = slice(start, start + step)
+            yield rows, np.clip(self._map_draws(t[rows], None if X is None else X[rows]), 0.0, 1.0)
 
     # ---- label shift ----------------------------------------------------------------
     def _base_prior_draws(self) -> np.ndarray:

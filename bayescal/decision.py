@@ -44,7 +44,7 @@ from bayescal._validation import (
     check_scored_labels,
     check_scores,
 )
-from bayescal.data import at_atoms
+from bayescal.data import at_atoms, to_working
 
 if TYPE_CHECKING:
     from bayescal.base import Calibrator
@@ -377,22 +377,18 @@ def expected_profit(
 
 
 def _checked_scores(calibrator: Any, scores: ArrayLike, name: str) -> np.ndarray:
-    """The validated scores, once the calibrator is checked to be fitted and to take scores alone."""
+    """The validated scores, once the calibrator is checked to be fitted (with the parameters it
+    predicts with) and to take scores alone."""
     check_calibrator(calibrator, scores_only=name)
+    calibrator._check_fitted_params()
     return check_scores(scores, score_kind=calibrator.score_kind)
 
 
 def posterior_blocks(calibrator: Any, s: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
-    """The map's draws at the scores ``s``, a block of scores at a time: ``(rows, p)`` with ``p``
-    of shape (chain, draw, block). A block holds at most ``_CHUNK_ELEMENTS`` draw values, so the
-    summaries per draw need memory of the number of draws, not draws times scores."""
-    from bayescal.base import _CHUNK_ELEMENTS
-
-    first = calibrator.predict_posterior(s[:1]).values
-    step = max(1, _CHUNK_ELEMENTS // first[..., 0].size)
-    for start in range(0, s.size, step):
-        rows = slice(start, start + step)
-        yield rows, calibrator.predict_posterior(s[rows]).values
+    """The map's draws at the scores ``s`` (validated by :func:`_checked_scores`), a block of scores
+    at a time (:meth:`~bayescal.base.Calibrator._draw_blocks`): ``(rows, p)``, ``p`` of shape
+    (chain, draw, block), as :meth:`~bayescal.base.Calibrator.predict_posterior` gives them."""
+    return calibrator._draw_blocks(to_working(s, calibrator.score_kind))
 
 
 def _benefit(value: Any, name: str, n: int) -> np.ndarray:
@@ -495,13 +491,13 @@ def _with_interval(draws: xr.DataArray, ci_prob: float | None) -> xr.Dataset:
     )
 
 
-def eti_of_draws(draws: xr.DataArray, ci_prob: float) -> xr.DataArray:
-    """Equal-tailed interval of values over ``(chain, draw)`` (arviz-stats), bounds on ``ci_bound``;
-    a point estimate's one draw is both bounds."""
+def eti_of_draws(draws: xr.DataArray, ci_prob: float, dims: tuple[str, ...] = ("chain", "draw")) -> xr.DataArray:
+    """Equal-tailed interval of values over ``dims`` (arviz-stats), bounds on ``ci_bound``; a point
+    estimate's one value is both bounds."""
     import arviz_stats
 
     if draws.size > 1:
-        return arviz_stats.eti(draws, prob=ci_prob, dim=["chain", "draw"])
+        return arviz_stats.eti(draws, prob=ci_prob, dim=list(dims))
     value = float(draws.values.ravel()[0])
     return xr.DataArray([value, value], dims="ci_bound", coords={"ci_bound": ["lower", "upper"]})
 

@@ -64,7 +64,7 @@ from bayescal._validation import (
 )
 from bayescal.base import MAX_GRID_SIZE, ClassConditional
 from bayescal.data import from_working, to_working
-from bayescal.decision import draw_summaries, posterior_blocks
+from bayescal.decision import draw_summaries, eti_of_draws, posterior_blocks
 
 __all__ = [
     "STATISTICS",
@@ -131,13 +131,6 @@ def _check_statistics(statistics: Any) -> list[str]:
             f"statistics={statistics!r} names {', '.join(map(repr, repeated))} more than once: name each statistic once."
         )
     return names
-
-
-def _eti(draws: xr.DataArray, ci_prob: float, dims: Any = ("chain", "draw")) -> xr.DataArray:
-    """Equal-tailed interval over ``dims`` (arviz-stats), bounds on ``ci_bound``."""
-    import arviz_stats
-
-    return arviz_stats.eti(draws, prob=ci_prob, dim=list(dims))
 
 
 def _replicates_per_draw(n_draws: int, min_replicates: int) -> int:
@@ -400,7 +393,6 @@ def consistency_check(
     n_bins, strategy = _check_binning(n_bins, strategy)
     n_replicates = _check_replicates(n_replicates, "n_replicates", 1000)
     band = check_bool(band, "band")
-    band = bool(band)
     ci_prob = check_ci_prob(ci_prob)
     s = check_probabilities(scores, name="scores")
     y01 = check_scored_labels(y, pos_label=pos_label, name="y")
@@ -440,7 +432,7 @@ def consistency_check(
     ds = ds.merge(curve[["mean_predicted", "fraction_positive", "count"]])
     if band:
         replicated_fraction = xr.DataArray(frac, dims=("chain", "draw", "bin"), coords={"bin": curve["bin"].values})
-        ds["band"] = _eti(replicated_fraction, ci_prob).transpose("bin", "ci_bound")
+        ds["band"] = eti_of_draws(replicated_fraction, ci_prob).transpose("bin", "ci_bound")
     return ds
 
 
@@ -607,7 +599,7 @@ def calibration_error_posterior(
         ``<name>_ci`` (ci_bound); ``prob_below_tolerance`` over ``measure`` when ``tolerance``
         is given; attr ``score_distribution``.
     """
-    check_is_fitted(check_calibrator(calibrator, scores_only="calibration_error_posterior"))
+    check_calibrator(calibrator, scores_only="calibration_error_posterior")._check_fitted_params()
     grid_size = check_integer(grid_size, "grid_size", 3)
     if grid_size > MAX_GRID_SIZE:
         raise ValueError(
@@ -835,8 +827,8 @@ def score_density_check(
         attrs={"ci_prob": ci_prob, "ci_kind": "eti", "score_scale": kind, "replicates_per_draw": reps},
     )
     if n_chain * n_draw > 1:
-        ds["density_band"] = _eti(ds["density"], ci_prob).transpose("class", "bin", "ci_bound")
-    count_band = _eti(ds["replicated_count"], ci_prob, ("chain", "draw", "replicate"))
+        ds["density_band"] = eti_of_draws(ds["density"], ci_prob).transpose("class", "bin", "ci_bound")
+    count_band = eti_of_draws(ds["replicated_count"], ci_prob, ("chain", "draw", "replicate"))
     ds["count_band"] = count_band.transpose("class", "bin", "ci_bound")
     hits = (x2_rep >= x2_obs).sum(axis=(0, 1, 2))
     ds["p_value"] = xr.DataArray(_monte_carlo_p(hits, n_chain * n_draw * reps, n_chain * n_draw == 1), dims="class")
