@@ -141,6 +141,27 @@ def _column_names(X: Any) -> np.ndarray | None:
     return np.array(list(columns), dtype=str)
 
 
+def _same_parameter(a: Any, b: Any) -> bool:
+    """Whether two values of a parameter are the same: arrays and sequences by their elements,
+    estimators (a wrapped calibrator) by their type and parameters, anything else by ``==``."""
+    if hasattr(a, "get_params") and hasattr(b, "get_params"):
+        return type(a) is type(b) and all(
+            _same_parameter(v, b.get_params(deep=False).get(k)) for k, v in a.get_params(deep=False).items()
+        )
+    if isinstance(a, (np.ndarray, list, tuple)) or isinstance(b, (np.ndarray, list, tuple)):
+        try:
+            return bool(np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object)))
+        except (TypeError, ValueError):
+            return False
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return a is b
+
+
+_CHUNK_ELEMENTS = 2**24  # map draws evaluated in chunks of at most this many (draw x score) values
+
+
 class Calibrator(ClassifierMixin, BaseEstimator):
     """Base class of every bayescal calibrator.
 
@@ -1170,27 +1191,6 @@ class PosteriorClassConditional(ClassConditional):
 
 
 # ----------------------------------------------------------------------------- prior shift
-
-
-def _same_parameter(a: Any, b: Any) -> bool:
-    """Whether two values of a parameter are the same: arrays and sequences by their elements,
-    estimators (a wrapped calibrator) by their type and parameters, anything else by ``==``."""
-    if hasattr(a, "get_params") and hasattr(b, "get_params"):
-        return type(a) is type(b) and all(
-            _same_parameter(v, b.get_params(deep=False).get(k)) for k, v in a.get_params(deep=False).items()
-        )
-    if isinstance(a, (np.ndarray, list, tuple)) or isinstance(b, (np.ndarray, list, tuple)):
-        try:
-            return bool(np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object)))
-        except (TypeError, ValueError):
-            return False
-    try:
-        return bool(a == b)
-    except (TypeError, ValueError):
-        return a is b
-
-
-_CHUNK_ELEMENTS = 2**24  # map draws evaluated in chunks of at most this many (draw x score) values
 
 
 def _check_prior(prior: Any) -> tuple[str, tuple[float, ...]]:
