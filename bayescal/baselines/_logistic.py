@@ -10,7 +10,7 @@ from scipy.special import expit
 
 from bayescal._stats import weighted_mean_std
 
-__all__ = ["logistic_fit", "platt_fit"]
+__all__ = ["centred_fit", "logistic_fit", "platt_fit"]
 
 _RIDGE = 1e-10
 _WARM_START_N = 20_000
@@ -78,20 +78,19 @@ def logistic_fit(design: np.ndarray, y: np.ndarray, w: np.ndarray, *, intercept:
     return _newton(design, y, wn, wy, ridge, intercept) / scale
 
 
-def platt_fit(t: np.ndarray, target: np.ndarray, w: np.ndarray) -> tuple[float, float]:
-    r"""Weighted logistic regression :math:`\sigma(a t + b)` of ``target`` on one score ``t``.
+def centred_fit(rows: list[np.ndarray], target: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, float]:
+    r"""Weighted logistic regression of ``target`` on ``rows`` with an intercept, on centred rows.
 
-    Fitted by :func:`logistic_fit` on the centred and scaled score :math:`(t - \mu)/\sigma`
-    (:math:`\mu`, :math:`\sigma` the weighted mean and standard deviation of ``t``; 1 for
-    :math:`\sigma` when ``t`` has no spread), and mapped back:
-    :math:`a = a'/\sigma`, :math:`b = b' - a'\mu/\sigma`. The centring makes the fit, and its
-    tiny ridge, independent of where the scores sit: decision values with a large common
-    offset get the slope of the same values without it.
+    Fitted by :func:`logistic_fit` on each row centred and scaled, :math:`(x_j - \mu_j)/\sigma_j`
+    (the weighted mean and standard deviation of the row; 1 for :math:`\sigma_j` when it has no
+    spread), and mapped back: :math:`a_j = a'_j/\sigma_j`, :math:`c = c' - \sum_j a'_j\mu_j/\sigma_j`.
+    The centring makes the fit, and its tiny ridge, independent of where the rows sit: decision
+    values with a large common offset get the slopes of the same values without it.
 
     Parameters
     ----------
-    t : ndarray of shape (n,)
-        Scores on the working scale.
+    rows : list of ndarray of shape (n,)
+        The features (none: the intercept alone).
     target : ndarray of shape (n,)
         Targets in [0, 1] (0/1 labels, or Platt's smoothed targets).
     w : ndarray of shape (n,)
@@ -99,14 +98,24 @@ def platt_fit(t: np.ndarray, target: np.ndarray, w: np.ndarray) -> tuple[float, 
 
     Returns
     -------
-    a, b : float
-        Slope and intercept on the scale of ``t``.
+    slopes : ndarray of shape (len(rows),)
+        On the rows' own scales.
+    intercept : float
     """
-    mu, sd = weighted_mean_std(t, w)
-    sd = sd if sd > 0 else 1.0
-    design = np.vstack([(t - mu) / sd, np.ones_like(t)])
-    a, b = logistic_fit(design, target, w, intercept=True)
-    return float(a / sd), float(b - a * mu / sd)
+    centre, scale = np.zeros(len(rows)), np.ones(len(rows))
+    for j, row in enumerate(rows):
+        mu, sd = weighted_mean_std(row, w)
+        centre[j], scale[j] = mu, (sd if sd > 0 else 1.0)
+    design = np.vstack([(row - m) / sd for row, m, sd in zip(rows, centre, scale)] + [np.ones_like(target)])
+    beta = logistic_fit(design, target, w, intercept=True)
+    return beta[:-1] / scale, float(beta[-1] - np.sum(beta[:-1] * centre / scale))
+
+
+def platt_fit(t: np.ndarray, target: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+    r"""Weighted logistic regression :math:`\sigma(a t + b)` of ``target`` on one score ``t``
+    (:func:`centred_fit`): the slope ``a`` and intercept ``b`` on the scale of ``t``."""
+    (a,), b = centred_fit([t], target, w)
+    return float(a), b
 
 
 def _newton(

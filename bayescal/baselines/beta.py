@@ -7,10 +7,9 @@ from scipy.optimize import brentq
 from scipy.special import expit, log_expit, logit
 
 from bayescal import _schema as schema
-from bayescal._stats import weighted_mean_std
 from bayescal.base import Calibrator
 from bayescal.baselines._extremes import ExactExtremes
-from bayescal.baselines._logistic import logistic_fit
+from bayescal.baselines._logistic import centred_fit, logistic_fit
 from bayescal.data import PROB_EPS, ScoreData
 
 __all__ = ["BetaCalibration"]
@@ -125,30 +124,20 @@ class BetaCalibration(ExactExtremes, Calibrator):
             shift = np.log(2.0) if self.parameters == "ab" else 0.0
             rows = [lp + shift, t - lp - shift]
         intercept = self.parameters != "ab"
-        # with an intercept the slope rows are centred and scaled (their weighted mean and sd;
-        # mapped back below), so the fit and its tiny ridge do not depend on where the scores sit
-        centre, scale = np.zeros(len(rows)), np.ones(len(rows))
-        if intercept:
-            for j, row in enumerate(rows):
-                mu, sd = weighted_mean_std(row, w)
-                centre[j], scale[j] = mu, (sd if sd > 0 else 1.0)
-        design = np.vstack(
-            [(row - m) / sd for row, m, sd in zip(rows, centre, scale)] + ([np.ones_like(t)] if intercept else [])
-        )
         slopes = list(range(len(rows)))
         while True:  # drop the first negative slope (a before b) and refit, until none is left
-            keep = slopes + [len(rows)] if intercept else slopes
-            if not keep:  # "ab" with both slopes dropped: the constant map 1/2
-                beta = np.empty(0)
-                break
-            beta = logistic_fit(design[keep], y, w, intercept=intercept)
-            negative = [j for j, coef in zip(slopes, beta) if coef < 0]
+            if intercept:  # centred rows, so a common offset of the scores does not move the fit
+                kept, c = centred_fit([rows[j] for j in slopes], y, w)
+            elif slopes:
+                kept, c = logistic_fit(np.vstack([rows[j] for j in slopes]), y, w, intercept=False), 0.0
+            else:  # "ab" with both slopes dropped: the constant map 1/2
+                kept, c = np.empty(0), 0.0
+            negative = [j for j, coef in zip(slopes, kept) if coef < 0]
             if not negative:
                 break
             slopes.remove(negative[0])
         coef = np.zeros(len(rows))
-        coef[slopes] = beta[: len(slopes)] / scale[slopes]
-        c = beta[-1] - float(coef @ centre) if intercept else 0.0
+        coef[slopes] = kept
         a, b = (coef[0], coef[0]) if self.parameters == "am" else (coef[0], coef[1])
         self.a_, self.b_ = float(a), float(b)
         # fold the ln 2 shifts of "ab" into the intercept: a (ln p + ln 2) - b (ln(1-p) + ln 2)
