@@ -11,6 +11,7 @@ __all__ = [
     "quantile_sketch",
     "sketch_quantile",
     "silverman_bandwidth",
+    "robust_spread",
 ]
 
 
@@ -112,15 +113,23 @@ def silverman_bandwidth(x: np.ndarray, w: np.ndarray | None = None, *, robust: b
     """
     x = np.asarray(x, dtype=np.float64)
     w = np.ones_like(x) if w is None else np.asarray(w, dtype=np.float64)
+    spread = robust_spread(x, w) if robust else (weighted_mean_std(x, w)[1] if x.max() > x.min() else 0.0)
+    return float(1.06 * spread * w.sum() ** (-0.2))
+
+
+def robust_spread(x: np.ndarray, w: np.ndarray | None = None) -> float:
+    r"""The robust spread :math:`\min(\hat\sigma, \mathrm{IQR}/1.349)` of a weighted sample
+    (:func:`silverman_bandwidth`'s :math:`A` with ``robust=True``): the standard deviation when the
+    interquartile range is 0, and 0 when the sample has no spread. The quartiles are those of the
+    distinct values with their pooled weights (unchanged by mirroring ``x``)."""
+    x = np.asarray(x, dtype=np.float64)
+    w = np.ones_like(x) if w is None else np.asarray(w, dtype=np.float64)
     _, spread = weighted_mean_std(x, w)
     if x.max() == x.min():
         return 0.0
-    if robust:  # quartiles of the distinct values with their pooled weights: unchanged by mirroring x
-        values, index = np.unique(x, return_inverse=True)
-        q1, q3 = weighted_quantile(values, np.array([0.25, 0.75]), np.bincount(index, w))
-        if q3 > q1:
-            spread = min(spread, float(q3 - q1) / 1.349)
-    return float(1.06 * spread * w.sum() ** (-0.2))
+    values, index = np.unique(x, return_inverse=True)
+    q1, q3 = weighted_quantile(values, np.array([0.25, 0.75]), np.bincount(index, w))
+    return min(spread, float(q3 - q1) / 1.349) if q3 > q1 else spread
 
 
 def hessian_from_gradient(gradient, x: np.ndarray, step: float = 1e-6) -> np.ndarray:

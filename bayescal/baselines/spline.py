@@ -9,7 +9,7 @@ from scipy.special import expit, log_expit
 from sklearn.model_selection import StratifiedKFold
 
 from bayescal import _schema as schema
-from bayescal._stats import silverman_bandwidth, weighted_quantile
+from bayescal._stats import robust_spread, weighted_quantile
 from bayescal._typing import RandomStateLike
 from bayescal._validation import check_integer, check_number, random_generator
 from bayescal.base import Calibrator
@@ -313,9 +313,8 @@ class SplineCalibration(ExactExtremes, Calibrator):
     @staticmethod
     def _centre_scale(t: np.ndarray, w: np.ndarray) -> tuple[float, float]:
         r"""Weighted median and robust spread :math:`\min(\hat\sigma, \mathrm{IQR}/1.349)` of ``t``
-        (1 when ``t`` has no spread): Silverman's robust bandwidth
-        (:func:`~bayescal._stats.silverman_bandwidth`) without its factor :math:`1.06 N^{-1/5}`."""
-        spread = silverman_bandwidth(t, w, robust=True) * float(w.sum()) ** 0.2 / 1.06
+        (:func:`~bayescal._stats.robust_spread`; 1 when ``t`` has no spread)."""
+        spread = robust_spread(t, w)
         return float(weighted_quantile(t, 0.5, w)), spread if spread > 0 else 1.0
 
     def _fit(self, data: ScoreData, X=None) -> None:
