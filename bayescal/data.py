@@ -62,6 +62,7 @@ __all__ = [
     "ASINH_SPREAD",
     "ASINH_MAX_BIN_FACTOR",
     "ASINH_BINS_PER_IQR",
+    "WORKING_ENDS",
     "SUMMARY_MIN_MIDDLE_BINS",
 ]
 
@@ -156,6 +157,11 @@ def _in_row_halves(n: int, run: Any) -> list:
     half = n // 2
     with ThreadPoolExecutor(max_workers=2) as pool:
         return list(pool.map(run, (0, half), (half, n)))
+
+
+WORKING_ENDS: tuple[float, float] = (float(logit(PROB_EPS)), float(logit(1.0 - PROB_EPS)))
+"""The working-scale values of the probabilities 0 and 1 (the logit's clip, about -27.6 and 27.6),
+where exact 0 and 1 sit."""
 
 
 def from_working(t: np.ndarray, score_kind: str) -> np.ndarray:

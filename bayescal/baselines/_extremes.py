@@ -24,11 +24,11 @@ import numpy as np
 from scipy.special import expit, logit
 
 from bayescal import _schema as schema
-from bayescal.data import ScoreData, to_working
+from bayescal.data import WORKING_ENDS, ScoreData
 
 __all__ = ["ExactExtremes", "extreme_limits"]
 
-_T_ZERO, _T_ONE = (float(v) for v in to_working(np.array([0.0, 1.0]), "probability"))
+_T_ZERO, _T_ONE = WORKING_ENDS
 """The working-scale values of an exact 0 and an exact 1."""
 
 

@@ -26,8 +26,7 @@ from bayescal._validation import (
     whole_data_error,
 )
 from bayescal.base import Calibrator
-from bayescal.baselines._extremes import _T_ONE, _T_ZERO
-from bayescal.data import ScoreData, dask_partitions, to_working
+from bayescal.data import WORKING_ENDS, ScoreData, dask_partitions, to_working
 
 __all__ = ["MBCT"]
 
@@ -45,7 +44,7 @@ def _score_range_rows(t: np.ndarray, w: np.ndarray, score_kind: str) -> np.ndarr
     (about -27.6 or 27.6, far from the other scores); it falls in an end bin."""
     rows = w > 0
     if score_kind == "probability":
-        rows &= (t > _T_ZERO) & (t < _T_ONE)
+        rows &= (t > WORKING_ENDS[0]) & (t < WORKING_ENDS[1])
     return rows
 
 
@@ -337,7 +336,7 @@ class MBCT(Calibrator):
         if rows.any():
             lo, hi = weighted_quantile(t[rows], np.array([_SCORE_TAIL, 1.0 - _SCORE_TAIL]), w[rows])
         else:  # every score an exact 0 or 1
-            lo, hi = _T_ZERO, _T_ONE
+            lo, hi = WORKING_ENDS
         self._set_encoding(kinds, edges, levels, lo, hi)
 
     def _feature_quantiles(self) -> np.ndarray:
@@ -549,7 +548,7 @@ class MBCT(Calibrator):
         if any(points.size for points, _ in sketches):
             lo, hi = sketch_quantile(sketches, np.array([_SCORE_TAIL, 1.0 - _SCORE_TAIL]))
         else:  # every score an exact 0 or 1
-            lo, hi = _T_ZERO, _T_ONE
+            lo, hi = WORKING_ENDS
         self._set_encoding(kinds, edges, levels, lo, hi)
 
     def _partition_sums(self, s: Any, y: Any, w: Any, X: Any, classes: np.ndarray, base: int, number: int) -> Any:

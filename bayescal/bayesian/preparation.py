@@ -75,6 +75,7 @@ import xarray as xr
 
 from bayescal.data import (
     ASINH_BINS_PER_IQR,
+    WORKING_ENDS,
     ScoreData,
     asinh_bins,
     class_bin_counts,
@@ -161,8 +162,7 @@ def _end_atoms(data: ScoreData) -> list[float]:
     """The clipped ends of the logit scale where exact (or underflowed) 0 and 1 pile up."""
     if data.score_kind != "probability":
         return []
-    ends = to_working(np.array([0.0, 1.0]), "probability")
-    return [float(a) for a in ends if np.any(data.t == a)]
+    return [a for a in WORKING_ENDS if np.any(data.t == a)]
 
 
 def find_atoms(data: ScoreData, atom_threshold: float, atom_min_count: int) -> np.ndarray:
@@ -230,9 +230,8 @@ def _input_atoms(data: ScoreData, atoms_t: np.ndarray) -> np.ndarray:
     probabilities stand for exact 0 and 1."""
     atoms = np.array([data.scores[np.flatnonzero(data.t == a)[0]] for a in atoms_t], dtype=np.float64)
     if data.score_kind == "probability":
-        ends = to_working(np.array([0.0, 1.0]), "probability")
-        atoms[atoms_t == ends[0]] = 0.0
-        atoms[atoms_t == ends[1]] = 1.0
+        atoms[atoms_t == WORKING_ENDS[0]] = 0.0
+        atoms[atoms_t == WORKING_ENDS[1]] = 1.0
     return atoms
 
 
