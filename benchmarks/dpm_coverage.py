@@ -159,26 +159,11 @@ LEARNT_CONCENTRATION = {"alpha_shape": 1.0, "alpha_rate": 1.0}
 """The concentration prior of the default calibrator until 2026-12-02, Gamma(1, 1), under which the
 concentration is learnt; rows written before then carry it in their ``route`` label."""
 
-FIELDS = [
-    "truth",
-    "n",
-    "seed",
-    "route",
-    "cov50",
-    "cov80",
-    "cov95",
-    "cov95_data",
-    "cov95_open",
-    "edge_gap",
-    "mae",
-    "width",
-    "rhat_max",
-    "ess_bulk_min",
-    "ess_tail_min",
-    "time_s",
-    "family",
-    "others",
-]
+BAND_FIELDS = ["cov50", "cov80", "cov95", "cov95_data", "cov95_open", "edge_gap", "mae", "width"]
+"""The columns :func:`band_scores` fills."""
+CONVERGENCE_FIELDS = ["rhat_max", "ess_bulk_min", "ess_tail_min"]
+"""The map's convergence, from ``diagnostics_["map"]``."""
+FIELDS = ["truth", "n", "seed", "route", *BAND_FIELDS, *CONVERGENCE_FIELDS, "time_s", "family", "others"]
 
 
 class Mixture:
@@ -439,13 +424,7 @@ def run_one(
         true_map(data_pts),
     )
     conv = model.diagnostics_["map"]
-    row.update(
-        {
-            "rhat_max": conv["rhat_max"],
-            "ess_bulk_min": conv["ess_bulk_min"],
-            "ess_tail_min": conv.get("ess_tail_min", float("nan")),
-        }
-    )
+    row.update({k: conv.get(k, float("nan")) for k in CONVERGENCE_FIELDS})
     mae_others = dict(known or {})
     mae_others |= other_maes(s, y, kind, seed, grid, truth_vals, [name for name in others if name not in mae_others])
     row["others"] = json.dumps(mae_others)

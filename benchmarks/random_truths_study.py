@@ -159,7 +159,16 @@ from scipy.special import expit, logit, logsumexp
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _study_files import RESULTS, appending
-from dpm_coverage import band_scores, data_points, map_families, other_maes, parse_options, region_grid
+from dpm_coverage import (
+    BAND_FIELDS,
+    CONVERGENCE_FIELDS,
+    band_scores,
+    data_points,
+    map_families,
+    other_maes,
+    parse_options,
+    region_grid,
+)
 from make_evidence import machine
 
 FAMILY_CODE = {"logit_mixture": 1, "beta_mixture": 2}
@@ -184,19 +193,10 @@ FIELDS = [
     "d",
     "k0",
     "k1",
-    "cov50",
-    "cov80",
-    "cov95",
-    "cov95_data",
-    "cov95_open",
-    "edge_gap",
-    "mae",
+    *BAND_FIELDS,
     "mae_kde",
     "mae_beta",
-    "width",
-    "rhat_max",
-    "ess_bulk_min",
-    "ess_tail_min",
+    *CONVERGENCE_FIELDS,
     "time_s",
     "fit_family",
     "map_range",
@@ -386,7 +386,7 @@ def run_one(family: str, n: int, seed: int, options: dict | None = None) -> dict
         )
         row |= posthoc(draws, m_grid)
         conv = model.diagnostics_["map"]
-        row |= {k: conv.get(k, float("nan")) for k in ("rhat_max", "ess_bulk_min", "ess_tail_min")}
+        row |= {k: conv.get(k, float("nan")) for k in CONVERGENCE_FIELDS}
         row["fit_family"] = map_families(model)
         row["warnings"] = " | ".join(warned)
     except Exception as exc:  # recorded, the study goes on
@@ -516,7 +516,9 @@ def worst_table(rows: list[dict], k: int) -> str:
     )
     lines = [head, "|---" * (head.count("|") - 1) + "|"]
     for r in ok[:k]:
-        f = {key: float(r[key]) for key in FIELDS if key not in ("family", "options", "fit_family", "warnings", "error")}
+        f = {
+            key: float(r[key]) for key in FIELDS if key not in ("family", "options", "fit_family", "warnings", "error")
+        }
         lines.append(
             f"| {r['family']} | {r['n']} | {r['seed']} | {f['cov95']:.3f} | {f['cov95_data']:.3f} "
             f"| {f['mae']:.4f} / {f['mae_kde']:.4f} | {f['width']:.3f} | {f['pi']:.2f} | {f['d']:.2f} "
