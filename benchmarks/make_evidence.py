@@ -672,14 +672,14 @@ def vi_page(source: Path) -> str:
 def random_truths_page(source: Path) -> str:
     """The page of the coverage study on random truths (``random_truths_study.py``)."""
     sys.path.insert(0, str(HERE))
-    from random_truths_study import _rows, overall_table, summary
+    from random_truths_study import overall_table, read_rows, summary
 
     options = source.with_name("random_truths_options.csv")
     candidates = ""
     if options.is_file():
-        rows = _rows(options)
+        rows = read_rows(options)
         ns = {r["n"] for r in rows}
-        beside = [r for r in _rows(source) if r["n"] in ns] + rows
+        beside = [r for r in read_rows(source) if r["n"] in ns] + rows
         candidates = (
             "\n## Other component settings on the same truths\n\n"
             'The default (`components="select"`: Gaussian or Beta components, chosen per fit by the '
@@ -898,11 +898,11 @@ def _random_truth_numbers(source: Path) -> str:
     """The README's sentence on the random truths (``random_truths_study.py``): mean 95 % coverage
     and its standard error per family and N."""
     sys.path.insert(0, str(HERE))
-    from random_truths_study import _cells, _col, _rows
+    from random_truths_study import column, family_cells, read_rows
 
     by_family: dict[str, list[str]] = {}
-    for (family, n), sel in _cells(_rows(source)):
-        cov = _col(sel, "cov95")
+    for (family, n), sel in family_cells(read_rows(source)):
+        cov = column(sel, "cov95")
         by_family.setdefault(family, []).append(
             f"{cov.mean():.3f} ({cov.std(ddof=1) / cov.size**0.5:.3f}) at {_n(n)} ({cov.size} truths)"
         )

@@ -398,7 +398,7 @@ def run_one(family: str, n: int, seed: int, options: dict | None = None) -> dict
     return row
 
 
-def _rows(path: Path) -> list[dict]:
+def read_rows(path: Path) -> list[dict]:
     """The last row of each (family, options, N, seed) in ``path``; a row fitted with options has
     them in its ``family`` label (``beta_mixture {"components": "beta"}``), so the tables show it
     as a cell of its own."""
@@ -407,11 +407,11 @@ def _rows(path: Path) -> list[dict]:
     return [r | {"family": f"{r['family']} {r['options']}"} if r.get("options") else r for r in rows]
 
 
-def _col(sel: list[dict], key: str) -> np.ndarray:
+def column(sel: list[dict], key: str) -> np.ndarray:
     return np.array([float(r[key]) if r[key] != "" else np.nan for r in sel])
 
 
-def _cells(rows: list[dict]) -> list[tuple[tuple[str, int], list[dict]]]:
+def family_cells(rows: list[dict]) -> list[tuple[tuple[str, int], list[dict]]]:
     def order(key: tuple[str, int]) -> tuple:
         family, _, options = key[0].partition(" ")
         return (list(FAMILY_CODE).index(family), options, key[1])
@@ -428,18 +428,18 @@ def overall_table(rows: list[dict]) -> str:
         "| fits R-hat > 1.2 | fits warned | median time s |"
     )
     lines = [head, "|---" * (head.count("|") - 1) + "|"]
-    for (family, n), sel in _cells(rows):
-        cov = _col(sel, "cov95")
-        mae, kde, beta = (_col(sel, k) for k in ("mae", "mae_kde", "mae_beta"))
-        rhat = _col(sel, "rhat_max")
+    for (family, n), sel in family_cells(rows):
+        cov = column(sel, "cov95")
+        mae, kde, beta = (column(sel, k) for k in ("mae", "mae_kde", "mae_beta"))
+        rhat = column(sel, "rhat_max")
         lines.append(
             f"| {family} | {n} | {cov.size} | {cov.mean():.3f} ({cov.std(ddof=1) / np.sqrt(cov.size):.3f}) "
-            f"| {_col(sel, 'cov80').mean():.3f} | {_col(sel, 'cov50').mean():.3f} | {_col(sel, 'cov95_data').mean():.3f} "
+            f"| {column(sel, 'cov80').mean():.3f} | {column(sel, 'cov50').mean():.3f} | {column(sel, 'cov95_data').mean():.3f} "
             f"| {np.mean((cov >= BAR[0]) & (cov <= BAR[1])):.2f} | {np.mean(cov < 0.90):.2f} "
             f"| {np.quantile(cov, 0.1):.3f} | {np.mean(mae <= kde):.2f} "
-            f"| {mae.mean():.4f} / {kde.mean():.4f} / {np.nanmean(beta):.4f} | {_col(sel, 'width').mean():.3f} "
+            f"| {mae.mean():.4f} / {kde.mean():.4f} / {np.nanmean(beta):.4f} | {column(sel, 'width').mean():.3f} "
             f"| {np.median(rhat):.3f} | {int(np.sum(rhat > 1.2))} | {sum(bool(r['warnings']) for r in sel)} "
-            f"| {np.median(_col(sel, 'time_s')):.2f} |"
+            f"| {np.median(column(sel, 'time_s')):.2f} |"
         )
     return "\n".join(lines)
 
@@ -466,10 +466,10 @@ def feature_table(rows: list[dict]) -> str:
     """Table 2: mean 95 % coverage by feature tercile per family x N (module docstring)."""
     head = "| family | N | feature | low: cov95 +- se (n; range) | middle | high |"
     lines = [head, "|---" * (head.count("|") - 1) + "|"]
-    for (family, n), sel in _cells(rows):
-        cov = _col(sel, "cov95")
+    for (family, n), sel in family_cells(rows):
+        cov = column(sel, "cov95")
         for name, label in TERCILE_FEATURES.items():
-            x = _col(sel, "k0") + _col(sel, "k1") if name == "k" else _col(sel, name)
+            x = column(sel, "k0") + column(sel, "k1") if name == "k" else column(sel, name)
             group = np.digitize(x, np.quantile(x, [1 / 3, 2 / 3]), right=True)
             cells = []
             for g in range(3):
@@ -478,7 +478,7 @@ def feature_table(rows: list[dict]) -> str:
                     f"{_mean_se(cov[k])} ({k.sum()}; {_fmt(x[k].min())}-{_fmt(x[k].max())})" if k.any() else "-"
                 )
             lines.append(f"| {family} | {n} | {label} | " + " | ".join(cells) + " |")
-        mono = _col(sel, "monotone") == 1
+        mono = column(sel, "monotone") == 1
         parts = [
             f"{_mean_se(cov[k])} ({k.sum()}; {tag})" if k.any() else "-" for k, tag in ((~mono, "no"), (mono, "yes"))
         ]
@@ -496,11 +496,11 @@ def posthoc_table(rows: list[dict]) -> str:
         "| 95 % cov within 0.01 | largest miss: median | 90th pct | share > 0.05 |"
     )
     lines = [head, "|---" * (head.count("|") - 1) + "|"]
-    for (family, n), sel in _cells(rows):
-        miss = _col(sel, "miss_max")
+    for (family, n), sel in family_cells(rows):
+        miss = column(sel, "miss_max")
         lines.append(
-            f"| {family} | {n} | {len(sel)} | {_col(sel, 'cov95').mean():.3f} | {np.nanmean(_col(sel, 'cov95_mid')):.3f} "
-            f"| {_col(sel, 'mid_share').mean():.2f} | {_col(sel, 'cov95_tol').mean():.3f} | {np.median(miss):.4f} "
+            f"| {family} | {n} | {len(sel)} | {column(sel, 'cov95').mean():.3f} | {np.nanmean(column(sel, 'cov95_mid')):.3f} "
+            f"| {column(sel, 'mid_share').mean():.2f} | {column(sel, 'cov95_tol').mean():.3f} | {np.median(miss):.4f} "
             f"| {np.quantile(miss, 0.9):.3f} | {np.mean(miss > 0.05):.2f} |"
         )
     return "\n".join(lines)
@@ -529,7 +529,7 @@ def worst_table(rows: list[dict], k: int) -> str:
 
 
 def summary(path: Path, worst: int = 12) -> str:
-    rows = _rows(path)
+    rows = read_rows(path)
     errors = [r for r in rows if r["error"]]
     warned: dict[str, int] = {}
     for r in rows:
@@ -566,7 +566,11 @@ def main() -> None:
     label = json.dumps(options, sort_keys=True) if options else ""
     if not args.summary:
         done = (
-            {(r["family"], int(r["n"]), int(r["seed"])) for r in _rows(args.out) if r.get("options", "") == label}
+            {  # a row's family label carries its options (read_rows): the family is its first word
+                (r["family"].partition(" ")[0], int(r["n"]), int(r["seed"]))
+                for r in read_rows(args.out)
+                if r.get("options", "") == label
+            }
             if args.resume and args.out.exists()
             else set()
         )
