@@ -1420,12 +1420,9 @@ class PriorShiftedCalibrator(Calibrator):
 
     def _calibrate(self, t: np.ndarray, X: np.ndarray | None = None) -> np.ndarray:
         t = np.asarray(t, dtype=np.float64)
-        step = max(1, _CHUNK_ELEMENTS // self.prior_draws_.size)
         out = np.empty(t.shape[0])
-        for i in range(0, t.shape[0], step):
-            out[i : i + step] = self._map_draws(t[i : i + step], None if X is None else X[i : i + step]).mean(
-                axis=(0, 1)
-            )
+        for rows, draws in self._draw_blocks(t, X):  # the mean of the shifted draws, a block at a time
+            out[rows] = draws.mean(axis=(0, 1))
         return out
 
     def _restore(self) -> None:  # pragma: no cover - not saved
