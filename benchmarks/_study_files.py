@@ -113,9 +113,7 @@ def stamp_runs(path: Path, title: str, intro: str, command: str | None, table: s
     md = path.with_suffix(".md")
     runs = [ln for ln in md.read_text().splitlines() if ln.startswith("- ")] if md.exists() else []
     if command is not None:
-        runs.append(
-            f"- {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} ({machine()}): `{command}`"
-        )
+        runs.append(f"- {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} ({machine()}): `{command}`")
     md.write_text(f"# {title}\n\n{intro}\n\n" + "\n".join(runs) + f"\n\n{table}\n")
 
 

@@ -330,34 +330,52 @@ def band_scores(
 
 def fit_dpm(s: np.ndarray, y: np.ndarray, kind: str, seed: int, **params):
     """The DPM calibrator fitted to a replicate as the coverage study fits it (``random_state=seed``,
-    the replicate's score kind, ``params`` such as ``inference``), its warnings silenced.
+    the replicate's score kind, ``params`` such as ``inference`` and the study options of
+    :func:`study_options`), its warnings silenced."""
+    from bayescal import make_calibrator
 
-    ``prior_spread="sd"`` (a study option, not a calibrator parameter) fits the former default's
-    priors, whose bandwidth took each class's standard deviation rather than the robust spread
+    with warnings.catch_warnings(), study_options(params) as calibrator_params:
+        warnings.simplefilter("ignore")
+        return make_calibrator("dpm", random_state=seed, score_kind=kind, **calibrator_params).fit(s, y)
+
+
+@contextlib.contextmanager
+def study_options(params: dict):
+    """Within the block, the library set up as the study options among ``params`` ask (options of
+    the studies, not calibrator parameters); yields the other ``params``, the calibrator's.
+
+    ``prior_spread="sd"`` fits the former default's priors, whose bandwidth took each class's
+    standard deviation rather than the robust spread
     (:func:`bayescal.bayesian.priors.kde_prior` with ``robust=False``; the default until
     2026-12-03, so every row written before then carries it in its ``route`` label);
     ``prior_spread="robust_for_gaussian"`` takes the robust spread for Gaussian components and the
     standard deviation for Beta ones (a candidate: on scores piled at 0 and 1, which Beta
-    components fit, the logit scale's long tails are the class's spread, not outliers)."""
+    components fit, the logit scale's long tails are the class's spread, not outliers).
+    ``select_by="labels"`` makes ``components="select"`` compare the families by the leave-one-out
+    log scores of the labels instead of the points' (:data:`bayescal.bayesian.dpm.SELECT_SCORE`;
+    a candidate: the labels' scores are what the map predicts)."""
     from unittest import mock
 
-    from bayescal import make_calibrator
-    from bayescal.bayesian import priors
+    from bayescal.bayesian import dpm, priors
 
+    params = dict(params)
     spread = params.pop("prior_spread", "robust")
     if spread not in PRIOR_SPREADS:
         raise ValueError(f"prior_spread={spread!r} is not one of {PRIOR_SPREADS}.")
+    select_by = params.pop("select_by", dpm.SELECT_SCORE)
+    if select_by not in dpm.SELECT_SCORES:
+        raise ValueError(f"select_by={select_by!r} is not one of {tuple(dpm.SELECT_SCORES)}.")
     kde_prior = priors.kde_prior
 
     def spread_prior(x, counts, n_components, family="gaussian"):
         robust = spread == "robust_for_gaussian" and family == "gaussian"
         return kde_prior(x, counts, n_components, family, robust=robust)
 
-    with warnings.catch_warnings(), contextlib.ExitStack() as stack:
-        warnings.simplefilter("ignore")
+    with contextlib.ExitStack() as stack:
         if spread != "robust":  # the library's own prior otherwise
             stack.enter_context(mock.patch.object(priors, "kde_prior", spread_prior))
-        return make_calibrator("dpm", random_state=seed, score_kind=kind, **params).fit(s, y)
+        stack.enter_context(mock.patch.object(dpm, "SELECT_SCORE", select_by))
+        yield params
 
 
 def map_families(model) -> str:

@@ -168,6 +168,7 @@ from dpm_coverage import (
     other_maes,
     parse_options,
     region_grid,
+    study_options,
 )
 from make_evidence import machine
 
@@ -342,13 +343,13 @@ def posthoc(draws: np.ndarray, m_grid: np.ndarray) -> dict:
 
 def fit_default(s: np.ndarray, y: np.ndarray, seed: int, options: dict | None = None):
     """The default DPM calibrator fitted as :func:`dpm_coverage.fit_dpm` fits it (with ``options``,
-    other calibrator parameters, when given), with its warnings recorded: (model, list of
+    other calibrator parameters or study options of :func:`dpm_coverage.study_options`, when given), with its warnings recorded: (model, list of
     "Category: message" strings, distinct)."""
     from bayescal import make_calibrator
 
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, study_options(options or {}) as params:
         warnings.simplefilter("always")
-        model = make_calibrator("dpm", random_state=seed, score_kind="probability", **(options or {})).fit(s, y)
+        model = make_calibrator("dpm", random_state=seed, score_kind="probability", **params).fit(s, y)
     seen = dict.fromkeys(f"{w.category.__name__}: {str(w.message).splitlines()[0][:160]}" for w in caught)
     return model, list(seen)
 
@@ -528,6 +529,40 @@ def worst_table(rows: list[dict], k: int) -> str:
     return "\n".join(lines)
 
 
+def paired_table(rows: list[dict]) -> str:
+    """Every setting fitted with options beside the default on the truths both fitted (the same
+    family, N and seed, so the same data): per family x N, the truths paired, the mean 95 % coverage
+    of each and their mean difference with its standard error (sd / sqrt(n) of the paired
+    differences), how many truths' coverage lies in 0.92-0.98 with each, the mean MAE of each and
+    their ratio, the share of truths on which the two maps are made of different component families
+    (``fit_family``), and the median fit time of each."""
+    head = (
+        "| setting | family | N | truths paired | 95 % cov default / setting | difference (se) "
+        "| truths in 0.92-0.98: default / setting | MAE default / setting (ratio) | other family kept "
+        "| median time s: default / setting |"
+    )
+    lines = [head, "|---" * (head.count("|") - 1) + "|"]
+    base = {(r["family"], r["n"], r["seed"]): r for r in rows if not r.get("options") and not r["error"]}
+    for (label, n), sel in family_cells([r for r in rows if r.get("options")]):
+        family, _, options = label.partition(" ")
+        pairs = [(base[key], r) for r in sel if (key := (family, r["n"], r["seed"])) in base]
+        if len(pairs) < 2:
+            continue
+        a, b = ([p[i] for p in pairs] for i in (0, 1))
+        cov_a, cov_b = column(a, "cov95"), column(b, "cov95")
+        diff = cov_b - cov_a
+        mae_a, mae_b = column(a, "mae"), column(b, "mae")
+        in_bar = [int(np.sum((c >= BAR[0]) & (c <= BAR[1]))) for c in (cov_a, cov_b)]
+        other = np.mean([x["fit_family"] != y["fit_family"] for x, y in pairs])
+        lines.append(
+            f"| {options} | {family} | {n} | {len(pairs)} | {cov_a.mean():.3f} / {cov_b.mean():.3f} "
+            f"| {diff.mean():+.3f} ({diff.std(ddof=1) / np.sqrt(diff.size):.3f}) | {in_bar[0]} / {in_bar[1]} "
+            f"| {mae_a.mean():.4f} / {mae_b.mean():.4f} ({mae_b.mean() / mae_a.mean():.3f}) | {other:.2f} "
+            f"| {np.median(column(a, 'time_s')):.2f} / {np.median(column(b, 'time_s')):.2f} |"
+        )
+    return "\n".join(lines)
+
+
 def summary(path: Path, worst: int = 12) -> str:
     rows = read_rows(path)
     errors = [r for r in rows if r["error"]]
@@ -537,6 +572,8 @@ def summary(path: Path, worst: int = 12) -> str:
             key = re.sub(r"\d[\d.e+-]*", "#", w)[:110]  # one line per kind of warning
             warned[key] = warned.get(key, 0) + 1
     parts = [overall_table(rows), "", feature_table(rows), "", posthoc_table(rows), "", worst_table(rows, worst), ""]
+    if any(r.get("options") for r in rows):
+        parts += [paired_table(rows), ""]
     parts.append(f"Fits that raised: {len(errors)}")
     parts += [f"- {r['family']} N={r['n']} seed={r['seed']}: {r['error']}" for r in errors]
     parts.append("Warnings (numbers as #; fits):")

@@ -918,3 +918,26 @@ def test_the_random_truths_study_draws_an_exact_truth_and_scores_one_fit(family,
     assert not row.get("error"), row.get("error")
     assert 0.0 <= row["cov50"] <= row["cov80"] <= row["cov95"] <= 1.0
     assert row["mae"] < 0.15 and row["mae_kde"] > 0
+
+
+def test_the_select_by_study_option_compares_the_families_by_the_labels_and_restores_the_library():
+    """``select_by="labels"`` (a study option) makes ``components="select"`` keep the family of
+    the larger leave-one-out log score of the labels, recorded beside it; the library compares by
+    the points' again after the fit, and an unknown value is refused by name."""
+    from bayescal.bayesian import dpm
+
+    coverage = benchmark_module("dpm_coverage")
+    rng = np.random.default_rng(2)
+    y = (rng.random(300) < 0.4).astype(int)
+    s = np.where(y == 1, rng.beta(4, 0.4, y.size), rng.beta(0.4, 4, y.size))
+    by_labels = coverage.fit_dpm(s, y, "probability", 1, select_by="labels", draws=200, tune=100)
+    selection = by_labels.diagnostics_["family_selection"]
+    assert not any(key.startswith("elpd_joint") for key in selection), selection
+    elpd = {f: selection[f"elpd_label_{f}"] for f in ("gaussian", "beta")}
+    assert selection["chosen"] == max(elpd, key=elpd.get)
+    assert selection["elpd_label_diff"] == pytest.approx(abs(elpd["gaussian"] - elpd["beta"]))
+    assert dpm.SELECT_SCORE == "points"
+    by_points = coverage.fit_dpm(s, y, "probability", 1, draws=200, tune=100).diagnostics_["family_selection"]
+    assert "elpd_joint_diff" in by_points and "elpd_label_diff" not in by_points
+    with pytest.raises(ValueError, match="select_by='votes' is not one of"):
+        coverage.fit_dpm(s, y, "probability", 1, select_by="votes")

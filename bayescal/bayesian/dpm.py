@@ -59,6 +59,14 @@ prediction grid must give; with fewer the grid is spaced on the asinh scale (:me
 SELECT_PILOT_DRAWS = 100
 """Kept draws per chain on which ``components="select"`` with the sampler compares the families;
 the kept family's chains then run on to ``draws`` and the other's stop (:meth:`DPMCalibrator._select_in_stretches`)."""
+SELECT_SCORES = {"points": 1, "labels": 0}
+r"""The leave-one-out scores by which ``components="select"`` can compare the families, each with its
+place in :func:`bayescal.bayesian.averaging.loo_log_scores`' result: of the points,
+:math:`\log p(t_i, y_i \mid D_{-i})`, or of the labels, :math:`\log p(y_i \mid t_i, D_{-i})`."""
+SELECT_SCORE = "points"
+"""The leave-one-out score ``components="select"`` compares the families by (:data:`SELECT_SCORES`;
+the class docstring, "Components", says why the points'). The labels' is kept as a measured
+alternative for the benchmarks' studies (``docs/evidence/candidates.md``)."""
 SELECT_AVERAGE_UNITS = 100_000
 """Above this many scores (total weight) in a class, ``components="select"`` averages the two
 families' maps as ``components="auto"`` does instead of keeping one (class docstring, "Components")."""
@@ -137,10 +145,12 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     of each chain, and only the kept family's chains run on; either way the kept
     fit is the posterior of ``components=<that family>`` with the same ``random_state``.
     For decision values, or a route that fits Gaussian components only, it is the Gaussian
-    model alone. On piled scores it keeps Beta components, where Gaussian ones alone leave the
-    band short of the true map; on real data it mostly keeps Gaussian components (measurements:
-    ``docs/evidence/coverage.md``, ``docs/evidence/realdata.md``; their history:
-    ``docs/evidence/sampler_history.md``). The choice, the comparison
+    model alone. On the designed truths with piled scores it keeps Beta components, where
+    Gaussian ones alone leave the band short of the true map; on random Beta mixtures that pile
+    scores it keeps Gaussian ones on about a third of the truths or more, and the band falls
+    short where the truth nears 0 or 1 (``docs/evidence/random_truths.md``); on real data it
+    mostly keeps Gaussian components (measurements: ``docs/evidence/coverage.md``,
+    ``docs/evidence/realdata.md``; their history: ``docs/evidence/sampler_history.md``). The choice, the comparison
     and the pilot's size are in ``diagnostics_["family_selection"]``.
     ``components="auto"`` instead averages the two families' maps (and the constant map) by
     the pseudo-BMA+ weights of their leave-one-out log scores of the labels
@@ -245,7 +255,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
     route_options : dict or None, default None
         Extra keyword arguments for the inference route (e.g. ``{"thin": 2}`` for Gibbs,
         ``{"hmc_steps": 20}`` for its Hamiltonian moves, which raise the share of converged fits on
-        raw scores at about twice the time; they run by default for a class of more than
+        raw scores at about three times the time (``docs/evidence/speed.md``); they run by default for a class of more than
         :data:`~bayescal.bayesian.gibbs.HMC_AUTO_UNITS` scores; or ``{"start": "single"}``, chains
         that start from one component per class instead of every component occupied, or
         ``{"start": "dispersed"}``, each chain from its own prior draw, a check that the chains
@@ -501,15 +511,17 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         else:
             log_joints, y, reffs, counts = inputs
             scores = {f: loo_log_scores(log_joints[f], y, reffs[f]) for f in families}
-            elpd = {f: float((counts * scores[f][1]).sum()) for f in families}
+            score = SELECT_SCORES[SELECT_SCORE]
+            elpd = {f: float((counts * scores[f][score]).sum()) for f in families}
             chosen = max(families, key=lambda f: elpd[f])
             runner_up = max((f for f in families if f != chosen), key=lambda f: elpd[f])
-            gap = scores[chosen][1] - scores[runner_up][1]
+            gap = scores[chosen][score] - scores[runner_up][score]
             n_units = counts.sum()
             sd = np.sqrt(np.average((gap - np.average(gap, weights=counts)) ** 2, weights=counts))
-            selection = {f"elpd_joint_{f}": elpd[f] for f in families} | {
-                "elpd_joint_diff": float((counts * gap).sum()),
-                "elpd_joint_diff_se": float(np.sqrt(n_units) * sd),
+            name = "joint" if SELECT_SCORE == "points" else "label"
+            selection = {f"elpd_{name}_{f}": elpd[f] for f in families} | {
+                f"elpd_{name}_diff": float((counts * gap).sum()),
+                f"elpd_{name}_diff_se": float(np.sqrt(n_units) * sd),
                 "pareto_k_max": float(np.nanmax([scores[f][2] for f in families])),
                 "n_points": int(y.size),
                 "n_units": float(n_units),
