@@ -226,17 +226,26 @@ def _evaluate(y: np.ndarray, p: np.ndarray) -> dict[str, float]:
 
 
 def _calibrate(name: str, seed: int, s_cal, y_cal, s_te, y_te, dpm_params: dict) -> dict:
-    """Fit one calibrator, score the test set; a failure is recorded, not raised."""
+    """Fit one calibrator, score the test set; a failure is recorded, not raised. For the DPM,
+    ``dpm_params`` are calibrator parameters or study options (:func:`dpm_coverage.study_options`),
+    and the row names the component families its map is made of (``family``,
+    :func:`dpm_coverage.map_families`)."""
+    from dpm_coverage import map_families, study_options
+
     from bayescal import make_calibrator
 
     # every calibrator with randomness (the DPM's sampler, the spline's folds, ...) is seeded
     seeded = "random_state" in make_calibrator(name).get_params()
     params = ({"random_state": seed} if seeded else {}) | (dpm_params if name == "dpm" else {})
+    family = {}
     t0 = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, study_options(params) as params:
         warnings.simplefilter("always")
         try:
-            p = make_calibrator(name, **params).fit(s_cal, y_cal).predict_proba(s_te)[:, 1]
+            model = make_calibrator(name, **params).fit(s_cal, y_cal)
+            p = model.predict_proba(s_te)[:, 1]
+            if name == "dpm":
+                family = {"family": map_families(model)}
         except Exception as exc:
             return {
                 "calibrator": name,
@@ -247,7 +256,7 @@ def _calibrate(name: str, seed: int, s_cal, y_cal, s_te, y_te, dpm_params: dict)
             }
     seconds = time.perf_counter() - t0
     notes = sorted({f"{w.category.__name__}: {str(w.message)[:200]}" for w in caught})
-    return {"calibrator": name, "time_s": seconds, **_evaluate(y_te, p), "error": None, "warnings": notes}
+    return {"calibrator": name, "time_s": seconds, **_evaluate(y_te, p), "error": None, "warnings": notes} | family
 
 
 def run(datasets, classifier_names, calibrator_names, seeds: int, dpm_params: dict) -> pd.DataFrame:
