@@ -731,6 +731,7 @@ def random_truths_page(source: Path) -> str:
                 f'isotonic calibrators on Brier score / log loss are {ranks["auto"]} with `components="auto"` '
                 f"against {ranks['select']} by default.\n"
             )
+    candidates += _preregistered_section(source.with_name("random_truths_fresh.csv"))
     return (
         "# Coverage on random truths\n\n"
         "How the default DPM calibrator's bands cover true maps drawn at random from two families "
@@ -750,6 +751,80 @@ def random_truths_page(source: Path) -> str:
         + "\n"
         + candidates
     )
+
+
+def _beta_cells(report: dict) -> tuple[int, int] | None:
+    """Cells of a real-data report whose DPM map holds Beta components, and the DPM's cells (None
+    when its rows do not name the families)."""
+    families = [r.get("family") for r in report["rows"] if r["calibrator"] == "dpm"]
+    if not families or any(not isinstance(f, str) for f in families):
+        return None
+    return sum("beta" in f for f in families), len(families)
+
+
+def _preregistered_section(fresh: Path) -> str:
+    """The random-truths page's section on the candidates judged on fresh truths by a rule written
+    before their first fit (``random_truths_study.PREREGISTERED``): the rule, both settings' tables
+    on those truths, the paired table, the rule's checks (1)-(3) and the real-data ranks (4) from
+    ``dpm_realdata_<name>.json`` beside the default's ``dpm_realdata.json``."""
+    from random_truths_study import PREREGISTERED, overall_table, paired_table, preregistered_verdict, read_rows
+
+    if not fresh.is_file():
+        return ""
+    rows = read_rows(fresh)
+    out = [
+        "\n## Candidates judged by a rule written first\n",
+        "Each candidate below was fitted on fresh truths (seeds never fitted before) beside the default, "
+        "and judged by a rule written down before its first fit.\n",
+        stamp(
+            fresh,
+            "python benchmarks/random_truths_study.py --n 300 1000 --reps 100 --first-seed 100 --out "
+            "benchmarks/results/random_truths_fresh.csv (and the same with --option for each candidate)",
+        ),
+        "",
+        overall_table(rows),
+        "",
+        paired_table(rows),
+    ]
+    default_ranks = RESULTS / "dpm_realdata.json"
+    for name, entry in PREREGISTERED.items():
+        checks = preregistered_verdict(rows, entry["option"])
+        if not checks:
+            continue
+        realdata = fresh.with_name(f"dpm_realdata_{name}_{entry['option'][name]}.json")
+        if realdata.is_file() and default_ranks.is_file():
+            cand = _average_ranks(json.loads(realdata.read_text()))["dpm"]
+            base = _average_ranks(json.loads(default_ranks.read_text()))["dpm"]
+            worse = (
+                cand["rank_brier_checked"] > base["rank_brier_checked"]
+                or cand["rank_log_loss_checked"] > base["rank_log_loss_checked"]
+            )
+            checks.append(
+                f"(4) real data, ranks among DPM / beta / isotonic on Brier score / log loss: {_checked_ranks(cand)} "
+                f"against {_checked_ranks(base)} (`{realdata.name}`)" + (": fails" if worse else ": holds")
+            )
+        failed = [c.split(")")[0] + ")" for c in checks if c.endswith("fails")]
+        verdict = f"Not adopted: {', '.join(failed)} failed." if failed else "Checks (1)-(4) hold; (5) decides."
+        if realdata.is_file() and any(c.startswith(("(1)", "(2)", "(3)")) for c in failed):
+            verdict += " The real-data ranks (4) were measured after (1)-(3) were known, as a diagnosis."
+        if realdata.is_file() and default_ranks.is_file():
+            kept = {
+                which: _beta_cells(json.loads(path.read_text()))
+                for which, path in (("candidate", realdata), ("default", default_ranks))
+            }
+            if all(kept.values()):
+                verdict += (
+                    " On the real datasets the candidate's map is made of Beta components in {} of {} cells, the "
+                    "default's in {}.".format(*kept["candidate"], kept["default"][0])
+                )
+        out += [
+            f"\n### `{json.dumps(entry['option'], sort_keys=True)}`\n",
+            f"Rule (written {entry['written']}): {entry['rule']}\n",
+            "\n".join(f"- {c}" for c in checks),
+            "",
+            verdict,
+        ]
+    return "\n".join(out) + "\n"
 
 
 PAGES = {

@@ -51,7 +51,10 @@ spaced in logit s), ``piles`` (share of the scores below 0.01 or above 0.99); ``
 ``error``.
 
 Runs: R = 100 truths per family at N = 300 and 1,000 (seeds 0-99), R = 50 at N = 10,000 (seeds
-0-49). ``--summary`` prints, per family x N: replicates, mean 95 % coverage (se = sd / sqrt(R)),
+0-49). Candidates judged by a rule written before their first fit (:data:`PREREGISTERED`) run on
+fresh truths, seeds 100-199, beside the default (``--first-seed 100 --out
+benchmarks/results/random_truths_fresh.csv``); with options in the file the summary ends with
+:func:`paired_table`. ``--summary`` prints, per family x N: replicates, mean 95 % coverage (se = sd / sqrt(R)),
 80 % and 50 %, data-weighted 95 %, share of truths with 95 % coverage in 0.92-0.98 and below 0.90,
 its 10th percentile, share whose MAE is no larger than the KDE calibrator's, mean MAEs, mean width,
 median worst R-hat, fits with R-hat > 1.2, fits that warned, median time; then the mean 95 %
@@ -561,6 +564,66 @@ def paired_table(rows: list[dict]) -> str:
             f"| {np.median(column(a, 'time_s')):.2f} / {np.median(column(b, 'time_s')):.2f} |"
         )
     return "\n".join(lines)
+
+
+PREREGISTERED = {
+    "select_by": {
+        "option": {"select_by": "labels"},
+        "written": "2026-12-05, before any fit of the candidate",
+        "rule": (
+            'Candidate `select_by="labels"` (a study option): `components="select"` compares the families by '
+            "the PSIS leave-one-out log scores of the labels, log p(y_i | t_i, D_-i), instead of the points', "
+            "log p(t_i, y_i | D_-i). Fresh random truths, seeds 100-199 (never fitted before), at N = 300 and "
+            "1,000, both families, with the default fitted on the same seeds (`--first-seed 100 --out "
+            "benchmarks/results/random_truths_fresh.csv`). Adopt it as the next default (which needs the "
+            "coverage study's default rows refitted) only if all hold: (1) on the Beta mixtures its mean 95 % "
+            "coverage is above the default's at both N by more than 2 paired standard errors; (2) on the logit "
+            "mixtures it lies in 0.92-0.98 at both N and is not below the default's by more than 2 paired "
+            "standard errors; (3) its mean MAE is at most 5 % above the default's in every cell; (4) on the real "
+            "datasets (`dpm_realdata.py`) its ranks among the DPM, beta and isotonic calibrators are no worse "
+            "than the default's; (5) on the designed and held-out truths at 300 and 10^3 scores (16 seeds) no "
+            "fewer cells are in the bar. (4) and (5) run only if (1)-(3) hold."
+        ),
+    }
+}
+"""Candidates judged on fresh truths by a rule written before their first fit: the study option,
+when the rule was written, and the rule (:func:`preregistered_verdict` applies its first three
+checks; the page adds the real-data ranks)."""
+
+
+def preregistered_verdict(rows: list[dict], option: dict) -> list[str]:
+    """Checks (1)-(3) of a :data:`PREREGISTERED` rule on ``rows`` (the default's and the candidate's
+    on the same truths): one line per check, each ending in "holds" or "fails"."""
+    label = json.dumps(option, sort_keys=True)
+    base = {(r["family"], r["n"], r["seed"]): r for r in rows if not r.get("options") and not r["error"]}
+    cells: dict[tuple[str, str], list] = {}
+    for r in rows:
+        if r.get("options") == label and not r["error"]:
+            family = r["family"].partition(" ")[0]
+            if (key := (family, r["n"], r["seed"])) in base:
+                cells.setdefault((family, r["n"]), []).append((base[key], r))
+    lines = []
+    for family, check in (("beta_mixture", 1), ("logit_mixture", 2)):
+        parts, holds = [], True
+        for (f, n), pairs in sorted(cells.items(), key=lambda kv: int(kv[0][1])):
+            if f != family:
+                continue
+            a, b = column([p[0] for p in pairs], "cov95"), column([p[1] for p in pairs], "cov95")
+            diff, se = (b - a).mean(), (b - a).std(ddof=1) / np.sqrt(a.size)
+            ok = diff > 2 * se if check == 1 else (BAR[0] <= b.mean() <= BAR[1] and diff >= -2 * se)
+            holds &= bool(ok)
+            parts.append(f"N = {n}: {b.mean():.3f} against {a.mean():.3f}, difference {diff:+.3f} (se {se:.3f})")
+        lines.append(f"({check}) {family}: " + "; ".join(parts) + (": holds" if holds else ": fails"))
+    ratios = {
+        (f, n): column([p[1] for p in pairs], "mae").mean() / column([p[0] for p in pairs], "mae").mean()
+        for (f, n), pairs in cells.items()
+    }
+    worst = max(ratios.values()) if ratios else float("nan")
+    lines.append(
+        f"(3) MAE ratio to the default's, largest over the cells: {worst:.3f}"
+        + (": holds" if worst <= 1.05 else ": fails")
+    )
+    return lines
 
 
 def summary(path: Path, worst: int = 12) -> str:

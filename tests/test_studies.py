@@ -941,3 +941,41 @@ def test_the_select_by_study_option_compares_the_families_by_the_labels_and_rest
     assert "elpd_joint_diff" in by_points and "elpd_label_diff" not in by_points
     with pytest.raises(ValueError, match="select_by='votes' is not one of"):
         coverage.fit_dpm(s, y, "probability", 1, select_by="votes")
+
+
+def test_a_preregistered_rule_holds_only_where_the_candidate_does_what_it_asks():
+    """Checks (1)-(3) of a rule written before a candidate's fits: a candidate that lifts the Beta
+    mixtures' coverage by far more than its standard error and leaves the logit mixtures alone
+    passes (1)-(3); the same rows with the Beta mixtures' gain removed fail (1), and a 10 % higher
+    error fails (3)."""
+    study = benchmark_module("random_truths_study")
+    option = {"select_by": "labels"}
+    label = '{"select_by": "labels"}'
+    rng = np.random.default_rng(0)
+
+    def rows(gain: float, error_factor: float) -> list[dict]:
+        out = []
+        for family in ("logit_mixture", "beta_mixture"):
+            for n in ("300", "1000"):
+                for seed in range(30):
+                    cov = 0.9 + 0.05 * rng.random()
+                    lift = gain if family == "beta_mixture" else 0.0
+                    common = {"n": n, "seed": str(seed), "error": ""}
+                    out.append(common | {"family": family, "options": "", "cov95": str(cov), "mae": "0.02"})
+                    out.append(
+                        common
+                        | {
+                            "family": f"{family} {label}",
+                            "options": label,
+                            "cov95": str(cov + lift + 0.002 * rng.standard_normal()),
+                            "mae": str(0.02 * error_factor),
+                        }
+                    )
+        return out
+
+    good = study.preregistered_verdict(rows(0.05, 1.0), option)
+    assert [line.endswith("holds") for line in good] == [True, True, True], good
+    no_gain = study.preregistered_verdict(rows(0.0, 1.0), option)
+    assert no_gain[0].endswith("fails") and no_gain[2].endswith("holds"), no_gain
+    worse = study.preregistered_verdict(rows(0.05, 1.1), option)
+    assert worse[2].endswith("fails"), worse
