@@ -787,11 +787,11 @@ def _preregistered_section(fresh: Path) -> str:
         paired_table(rows),
     ]
     default_ranks = RESULTS / "dpm_realdata.json"
-    for name, entry in PREREGISTERED.items():
-        checks = preregistered_verdict(rows, entry["option"])
-        if not checks:
+    for entry in PREREGISTERED.values():
+        checks = preregistered_verdict(rows, entry["option"], entry["logit_check"])
+        if not any(r.get("options") == json.dumps(entry["option"], sort_keys=True) for r in rows):
             continue
-        realdata = fresh.with_name(f"dpm_realdata_{name}_{entry['option'][name]}.json")
+        realdata = fresh.with_name(entry["realdata"])
         if realdata.is_file() and default_ranks.is_file():
             cand = _average_ranks(json.loads(realdata.read_text()))["dpm"]
             base = _average_ranks(json.loads(default_ranks.read_text()))["dpm"]
