@@ -353,7 +353,10 @@ def study_options(params: dict):
     components fit, the logit scale's long tails are the class's spread, not outliers).
     ``select_by="labels"`` makes ``components="select"`` compare the families by the leave-one-out
     log scores of the labels instead of the points' (:data:`bayescal.bayesian.dpm.SELECT_SCORE`;
-    a candidate: the labels' scores are what the map predicts)."""
+    a candidate: the labels' scores are what the map predicts). ``select_average_within=c``
+    makes it average the two families as ``components="auto"`` does where the better family's
+    lead is below c standard errors of the difference
+    (:data:`bayescal.bayesian.dpm.SELECT_AVERAGE_WITHIN`; a candidate)."""
     from unittest import mock
 
     from bayescal.bayesian import dpm, priors
@@ -365,6 +368,9 @@ def study_options(params: dict):
     select_by = params.pop("select_by", dpm.SELECT_SCORE)
     if select_by not in dpm.SELECT_SCORES:
         raise ValueError(f"select_by={select_by!r} is not one of {tuple(dpm.SELECT_SCORES)}.")
+    within = float(params.pop("select_average_within", dpm.SELECT_AVERAGE_WITHIN))
+    if not within >= 0:
+        raise ValueError(f"select_average_within={within!r} must be a number >= 0.")
     kde_prior = priors.kde_prior
 
     def spread_prior(x, counts, n_components, family="gaussian"):
@@ -375,6 +381,7 @@ def study_options(params: dict):
         if spread != "robust":  # the library's own prior otherwise
             stack.enter_context(mock.patch.object(priors, "kde_prior", spread_prior))
         stack.enter_context(mock.patch.object(dpm, "SELECT_SCORE", select_by))
+        stack.enter_context(mock.patch.object(dpm, "SELECT_AVERAGE_WITHIN", within))
         yield params
 
 

@@ -67,6 +67,14 @@ SELECT_SCORE = "points"
 """The leave-one-out score ``components="select"`` compares the families by (:data:`SELECT_SCORES`;
 the class docstring, "Components", says why the points'). The labels' is kept as a measured
 alternative for the benchmarks' studies (``docs/evidence/candidates.md``)."""
+AVERAGED = "averaged"
+"""``diagnostics_["family_selection"]["chosen"]`` where ``components="select"`` kept both families
+and averaged them as ``components="auto"`` does."""
+SELECT_AVERAGE_WITHIN = 0.0
+"""``components="select"`` averages the two families as ``components="auto"`` does, instead of
+keeping one, where the better family's lead in the compared score is below this many standard
+errors of the difference (0: never, the default; a measured alternative for the benchmarks'
+studies, ``docs/evidence/random_truths.md``)."""
 SELECT_AVERAGE_UNITS = 100_000
 """Above this many scores (total weight) in a class, ``components="select"`` averages the two
 families' maps as ``components="auto"`` does instead of keeping one (class docstring, "Components")."""
@@ -299,7 +307,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         convergence warning reads); ``divergences``; ``model_averaging``, the pseudo-BMA+
         weights of the families' maps and the constant map and what set them
         (:func:`bayescal.bayesian.averaging.model_weights`); with ``components="select"``,
-        ``family_selection``: the kept family (``chosen``), each family's ``elpd_joint_<family>``,
+        ``family_selection``: the kept family (``chosen``; ``"averaged"`` where
+        :data:`SELECT_AVERAGE_WITHIN` makes it average them), each family's ``elpd_joint_<family>``,
         their difference and its standard error, the largest Pareto k and the number of points;
         or, above :data:`SELECT_AVERAGE_UNITS` scores in a class, ``chosen`` ``"averaged"`` and
         the classes' sizes (``class_units``).
@@ -471,14 +480,13 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         family_seeds = {f: (seeds[:3], seeds[4:7])[mixture.FAMILIES.index(f)] for f in families}
         select = self.components == "select" and len(families) > 1
         if select and float(np.max(prep.totals)) > SELECT_AVERAGE_UNITS:
-            self.diagnostics_["family_selection"] = {"chosen": "averaged", "class_units": prep.totals.tolist()}
+            self.diagnostics_["family_selection"] = {"chosen": AVERAGED, "class_units": prep.totals.tolist()}
             select = False
         if select and self.inference == "gibbs":
             fits = self._select_in_stretches(prep, families, family_seeds, attrs, region)
         else:
             fits, caught = self._fit_families(prep, families, family_seeds, attrs, region)
-            if select:
-                chosen = self._select_family(prep, fits)
+            if select and (chosen := self._select_family(prep, fits)) != AVERAGED:
                 fits = {chosen: fits[chosen]}
             for family in fits:  # the warnings of a family that selection drops are not the fit's
                 for message, category in caught[family]:
@@ -500,7 +508,8 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         with too few draws to compare (with a warning). The other families' diagnostics are
         dropped; the choice and the comparison (with the standard error of the difference,
         :math:`\sqrt{N}` times the weighted standard deviation of the pointwise differences)
-        go to ``diagnostics_["family_selection"]``."""
+        go to ``diagnostics_["family_selection"]``. :data:`AVERAGED` (every family kept, to be
+        averaged) where the lead is below :data:`SELECT_AVERAGE_WITHIN` standard errors."""
         from bayescal.bayesian.averaging import loo_log_scores
 
         families = list(fits)
@@ -526,8 +535,10 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
                 "n_points": int(y.size),
                 "n_units": float(n_units),
             }
+        if selection and selection[f"elpd_{name}_diff"] < SELECT_AVERAGE_WITHIN * selection[f"elpd_{name}_diff_se"]:
+            chosen = AVERAGED
         for f in families:
-            if f != chosen:
+            if chosen != AVERAGED and f != chosen:
                 del self.diagnostics_[f]
         self.diagnostics_["family_selection"] = {"chosen": chosen} | selection
         return chosen
@@ -659,16 +670,21 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             for family, (priors, chains) in started.items()
         }
         chosen = self._select_family(prep, fits)
-        priors, chains = started[chosen]
-        self.diagnostics_["family_selection"]["pilot_draws"] = min(c.kept for c in chains)
-        if any(c.kept < c.n_keep for c in chains):  # else the pilot ran them to the end (or draws <= pilot)
-            with one_blas_thread():
-                for c in chains:
+        kept = families if chosen == AVERAGED else (chosen,)
+        self.diagnostics_["family_selection"]["pilot_draws"] = min(c.kept for f in kept for c in started[f][1])
+
+        def run_on(family: str) -> None:
+            for c in started[family][1]:
+                if c.kept < c.n_keep:  # else the pilot ran it to the end (or draws <= pilot)
                     c.advance(c.n_keep)
+
+        with one_blas_thread():
+            map_in_threads(run_on, kept, len(kept))
         return {
-            chosen: self._family_posterior(
-                prep, chosen, [c.class_fit() for c in chains], seeds[chosen][2], attrs, priors, region
+            f: self._family_posterior(
+                prep, f, [c.class_fit() for c in started[f][1]], seeds[f][2], attrs, started[f][0], region
             )
+            for f in kept
         }
 
     def _combine(

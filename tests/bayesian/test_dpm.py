@@ -1226,3 +1226,24 @@ def test_every_draws_densities_give_its_map_also_on_the_constant_map_draws():
     masses = m.score_atoms().values.reshape(-1, 2)
     at_atom = pi[:, 0] * masses[:, 1] / (pi[:, 0] * masses[:, 1] + (1 - pi[:, 0]) * masses[:, 0])
     np.testing.assert_allclose(at_atom, m.calibration_map(np.array([0.0])).values.reshape(-1), atol=1e-12)
+
+
+def test_select_averages_the_families_as_auto_does_where_the_lead_is_within_the_margin(monkeypatch):
+    """With SELECT_AVERAGE_WITHIN above the better family's lead (in its standard errors),
+    components="select" keeps both families and its fit is components="auto"'s, draw for draw (the
+    sampler's chains run in stretches are the chains run at once); with the default 0 it keeps one."""
+    from bayescal.bayesian import dpm
+
+    rng = np.random.default_rng(3)
+    y = (rng.random(400) < 0.4).astype(int)
+    s = np.where(y == 1, rng.beta(4, 0.4, y.size), rng.beta(0.4, 4, y.size))
+    grid = np.linspace(0.02, 0.98, 25)
+    kept = DPMCalibrator(random_state=1, **TINY).fit(s, y)
+    assert kept.diagnostics_["family_selection"]["chosen"] in ("gaussian", "beta")
+    monkeypatch.setattr(dpm, "SELECT_AVERAGE_WITHIN", 1e6)
+    averaged = DPMCalibrator(random_state=1, **TINY).fit(s, y)
+    assert averaged.diagnostics_["family_selection"]["chosen"] == "averaged"
+    assert sorted(_present_families(averaged.idata_["posterior"])) == ["beta", "gaussian"]
+    auto = DPMCalibrator(random_state=1, components="auto", **TINY).fit(s, y)
+    np.testing.assert_array_equal(averaged.calibration_map(grid).values, auto.calibration_map(grid).values)
+    assert averaged.diagnostics_["model_averaging"] == auto.diagnostics_["model_averaging"]
