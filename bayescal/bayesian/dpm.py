@@ -66,7 +66,7 @@ place in :func:`bayescal.bayesian.averaging.loo_log_scores`' result: of the poin
 SELECT_SCORE = "points"
 """The leave-one-out score ``components="select"`` compares the families by (:data:`SELECT_SCORES`;
 the class docstring, "Components", says why the points'). The labels' is kept as a measured
-alternative for the benchmarks' studies (``docs/evidence/candidates.md``)."""
+alternative for the benchmarks' studies (``docs/evidence/random_truths.md``)."""
 AVERAGED = "averaged"
 """``diagnostics_["family_selection"]["chosen"]`` where ``components="select"`` kept both families
 and averaged them as ``components="auto"`` does."""
@@ -514,6 +514,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
 
         families = list(fits)
         selection: dict[str, Any] = {}
+        name = "joint" if SELECT_SCORE == "points" else "label"
         inputs = self._loo_inputs(prep, {f: fit[0] for f, fit in fits.items()}, None, "components='select'")
         if inputs is None:
             chosen = families[0]
@@ -527,7 +528,6 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
             gap = scores[chosen][score] - scores[runner_up][score]
             n_units = counts.sum()
             sd = np.sqrt(np.average((gap - np.average(gap, weights=counts)) ** 2, weights=counts))
-            name = "joint" if SELECT_SCORE == "points" else "label"
             selection = {f"elpd_{name}_{f}": elpd[f] for f in families} | {
                 f"elpd_{name}_diff": float((counts * gap).sum()),
                 f"elpd_{name}_diff_se": float(np.sqrt(n_units) * sd),
@@ -643,7 +643,7 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
         """``components="select"`` with the sampler: every family's chains run to
         :data:`SELECT_PILOT_DRAWS` kept draws (the families in two threads), :meth:`_select_family`
         compares the families on those draws, and only the kept family's chains run on to
-        ``draws``. A chain run in stretches is the chain run at once
+        ``draws`` (both families', in two threads, where it averages them). A chain run in stretches is the chain run at once
         (:class:`bayescal.bayesian.gibbs.GibbsChains`), so the kept fit is still the posterior of
         ``components=<that family>`` with the same ``random_state``, at about 1.3 (10^3 scores)
         to 1.5 (compressed scores, where the warm-up is most of the sweeps) times one family's
