@@ -778,8 +778,9 @@ def _preregistered_section(fresh: Path) -> str:
         "and judged by a rule written down before its first fit.\n",
         stamp(
             fresh,
-            "python benchmarks/random_truths_study.py --n 300 1000 --reps 100 --first-seed 100 --out "
-            "benchmarks/results/random_truths_fresh.csv (and the same with --option for each candidate)",
+            "python benchmarks/random_truths_study.py --n 300 1000 --reps 100 --first-seed S --out "
+            "benchmarks/results/random_truths_fresh.csv, with and without the candidate's --option, S the first "
+            "seed its rule names",
         ),
         "",
         overall_table(rows),
