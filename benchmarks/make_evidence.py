@@ -815,7 +815,7 @@ def _preregistered_section(fresh: Path) -> str:
             }
             if all(kept.values()):
                 verdict += (
-                    " On the real datasets the candidate's map is made of Beta components in {} of {} cells, the "
+                    " On the real datasets the candidate's map holds Beta components (alone or averaged with Gaussian ones) in {} of {} cells, the "
                     "default's in {}.".format(*kept["candidate"], kept["default"][0])
                 )
         out += [

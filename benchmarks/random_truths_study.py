@@ -641,7 +641,7 @@ def preregistered_verdict(rows: list[dict], option: dict, logit_check: str = "no
             not_lower = diff >= -2 * se or (logit_check == "not_lower_below_level" and b.mean() >= 0.95)
             ok = diff > 2 * se if check == 1 else (BAR[0] <= b.mean() <= BAR[1] and not_lower)
             holds &= bool(ok)
-            parts.append(f"N = {n}: {b.mean():.3f} against {a.mean():.3f}, difference {diff:+.3f} (se {se:.3f})")
+            parts.append(f"N = {n}: {b.mean():.4f} against {a.mean():.4f}, difference {diff:+.4f} (se {se:.4f})")
         lines.append(f"({check}) {family}: " + "; ".join(parts) + (": holds" if holds else ": fails"))
     ratios = {
         (f, n): column([p[1] for p in pairs], "mae").mean() / column([p[0] for p in pairs], "mae").mean()
