@@ -532,6 +532,20 @@ def worst_table(rows: list[dict], k: int) -> str:
     return "\n".join(lines)
 
 
+def paired_cells(rows: list[dict]) -> dict[tuple[str, str, int], list[tuple[dict, dict]]]:
+    """The rows of every setting fitted with options, each beside the default's row on the same
+    truth and data (the same family, N and seed; rows that raised left out), by (options label,
+    family, N), in the order of :func:`family_cells`."""
+    base = {(r["family"], r["n"], r["seed"]): r for r in rows if not r.get("options") and not r["error"]}
+    cells = {}
+    for (label, n), sel in family_cells([r for r in rows if r.get("options")]):
+        family = label.partition(" ")[0]
+        pairs = [(base[key], r) for r in sel if (key := (family, r["n"], r["seed"])) in base]
+        if pairs:
+            cells[(sel[0]["options"], family, n)] = pairs
+    return cells
+
+
 def paired_table(rows: list[dict]) -> str:
     """Every setting fitted with options beside the default on the truths both fitted (the same
     family, N and seed, so the same data): per family x N, the truths paired, the mean 95 % coverage
@@ -545,10 +559,7 @@ def paired_table(rows: list[dict]) -> str:
         "| median time s: default / setting |"
     )
     lines = [head, "|---" * (head.count("|") - 1) + "|"]
-    base = {(r["family"], r["n"], r["seed"]): r for r in rows if not r.get("options") and not r["error"]}
-    for (label, n), sel in family_cells([r for r in rows if r.get("options")]):
-        family, _, options = label.partition(" ")
-        pairs = [(base[key], r) for r in sel if (key := (family, r["n"], r["seed"])) in base]
+    for (options, family, n), pairs in paired_cells(rows).items():
         if len(pairs) < 2:
             continue
         a, b = ([p[i] for p in pairs] for i in (0, 1))
@@ -623,17 +634,11 @@ def preregistered_verdict(rows: list[dict], option: dict, logit_check: str = "no
     on the same truths), its check (2) in the form ``logit_check``: one line per check, each ending
     in "holds" or "fails"."""
     label = json.dumps(option, sort_keys=True)
-    base = {(r["family"], r["n"], r["seed"]): r for r in rows if not r.get("options") and not r["error"]}
-    cells: dict[tuple[str, str], list] = {}
-    for r in rows:
-        if r.get("options") == label and not r["error"]:
-            family = r["family"].partition(" ")[0]
-            if (key := (family, r["n"], r["seed"])) in base:
-                cells.setdefault((family, r["n"]), []).append((base[key], r))
+    cells = {(f, n): pairs for (options, f, n), pairs in paired_cells(rows).items() if options == label}
     lines = []
     for family, check in (("beta_mixture", 1), ("logit_mixture", 2)):
         parts, holds = [], True
-        for (f, n), pairs in sorted(cells.items(), key=lambda kv: int(kv[0][1])):
+        for (f, n), pairs in cells.items():
             if f != family:
                 continue
             a, b = column([p[0] for p in pairs], "cov95"), column([p[1] for p in pairs], "cov95")
