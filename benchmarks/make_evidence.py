@@ -775,7 +775,9 @@ def _preregistered_section(fresh: Path) -> str:
     out = [
         "\n## Candidates judged by a rule written first\n",
         "Each candidate below was fitted on fresh truths (seeds never fitted before) beside the default, "
-        "and judged by a rule written down before its first fit.\n",
+        'and judged by a rule written down before its first fit. The tables also hold `components="auto"` '
+        "refitted on seeds 100-199, a replication on fresh truths of its run above (no rule: it is an "
+        "option the choosing guide recommends for bands on piled scores, not a candidate default).\n",
         stamp(
             fresh,
             "python benchmarks/random_truths_study.py --n 300 1000 --reps 100 --first-seed S --out "
