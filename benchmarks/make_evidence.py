@@ -767,7 +767,14 @@ def _preregistered_section(fresh: Path) -> str:
     before their first fit (``random_truths_study.PREREGISTERED``): the rule, both settings' tables
     on those truths, the paired table, the rule's checks (1)-(3) and the real-data ranks (4) from
     ``dpm_realdata_<name>.json`` beside the default's ``dpm_realdata.json``."""
-    from random_truths_study import PREREGISTERED, overall_table, paired_table, preregistered_verdict, read_rows
+    from random_truths_study import (
+        PREREGISTERED,
+        Check,
+        overall_table,
+        paired_table,
+        preregistered_verdict,
+        read_rows,
+    )
 
     if not fresh.is_file():
         return ""
@@ -789,41 +796,44 @@ def _preregistered_section(fresh: Path) -> str:
         "",
         paired_table(rows),
     ]
-    default_ranks = RESULTS / "dpm_realdata.json"
+    default_path = RESULTS / "dpm_realdata.json"
+    default = json.loads(default_path.read_text()) if default_path.is_file() else None
     for entry in PREREGISTERED.values():
-        checks = preregistered_verdict(rows, entry["option"], entry["logit_check"])
         if not any(r.get("options") == json.dumps(entry["option"], sort_keys=True) for r in rows):
             continue
+        checks = preregistered_verdict(rows, entry["option"], entry["logit_check"])
         realdata = fresh.with_name(entry["realdata"])
-        if realdata.is_file() and default_ranks.is_file():
-            cand = _average_ranks(json.loads(realdata.read_text()))["dpm"]
-            base = _average_ranks(json.loads(default_ranks.read_text()))["dpm"]
-            worse = (
-                cand["rank_brier_checked"] > base["rank_brier_checked"]
-                or cand["rank_log_loss_checked"] > base["rank_log_loss_checked"]
-            )
+        report = json.loads(realdata.read_text()) if realdata.is_file() and default is not None else None
+        if report is not None:
+            cand, base = (_average_ranks(r)["dpm"] for r in (report, default))
+            worse = any(cand[k] > base[k] for k in ("rank_brier_checked", "rank_log_loss_checked"))
             checks.append(
-                f"(4) real data, ranks among DPM / beta / isotonic on Brier score / log loss: {_checked_ranks(cand)} "
-                f"against {_checked_ranks(base)} (`{realdata.name}`)" + (": fails" if worse else ": holds")
+                Check(
+                    4,
+                    f"real data, ranks among DPM / beta / isotonic on Brier score / log loss: {_checked_ranks(cand)} "
+                    f"against {_checked_ranks(base)} (`{realdata.name}`)",
+                    not worse,
+                )
             )
-        failed = [c.split(")")[0] + ")" for c in checks if c.endswith("fails")]
-        verdict = f"Not adopted: {', '.join(failed)} failed." if failed else "Checks (1)-(4) hold; (5) decides."
-        if realdata.is_file() and any(c.startswith(("(1)", "(2)", "(3)")) for c in failed):
+        failed = [c.number for c in checks if not c.holds]
+        verdict = (
+            "Not adopted: " + ", ".join(f"({n})" for n in failed) + " failed."
+            if failed
+            else "Checks (1)-(4) hold; (5) decides."
+        )
+        if report is not None and any(n <= 3 for n in failed):
             verdict += " The real-data ranks (4) were measured after (1)-(3) were known, as a diagnosis."
-        if realdata.is_file() and default_ranks.is_file():
-            kept = {
-                which: _beta_cells(json.loads(path.read_text()))
-                for which, path in (("candidate", realdata), ("default", default_ranks))
-            }
-            if all(kept.values()):
+        if report is not None:
+            kept, kept_default = _beta_cells(report), _beta_cells(default)
+            if kept and kept_default:
                 verdict += (
-                    " On the real datasets the candidate's map holds Beta components (alone or averaged with Gaussian ones) in {} of {} cells, the "
-                    "default's in {}.".format(*kept["candidate"], kept["default"][0])
+                    " On the real datasets the candidate's map holds Beta components (alone or averaged with "
+                    f"Gaussian ones) in {kept[0]} of {kept[1]} cells, the default's in {kept_default[0]}."
                 )
         out += [
             f"\n### `{json.dumps(entry['option'], sort_keys=True)}`\n",
             f"Rule (written {entry['written']}): {entry['rule']}\n",
-            "\n".join(f"- {c}" for c in checks),
+            "\n".join(f"- ({c.number}) {c.text}: {'holds' if c.holds else 'fails'}" for c in checks),
             "",
             verdict,
         ]

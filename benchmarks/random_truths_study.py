@@ -154,6 +154,7 @@ import traceback
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from scipy import stats
@@ -629,14 +630,22 @@ only where the candidate's coverage is below 0.95) and the file of its real-data
 (:func:`preregistered_verdict` applies its first three checks; the page adds the real-data ranks)."""
 
 
-def preregistered_verdict(rows: list[dict], option: dict, logit_check: str = "not_lower") -> list[str]:
+class Check(NamedTuple):
+    """One check of a :data:`PREREGISTERED` rule: its number, what it measured, whether it holds."""
+
+    number: int
+    text: str
+    holds: bool
+
+
+def preregistered_verdict(rows: list[dict], option: dict, logit_check: str = "not_lower") -> list[Check]:
     """Checks (1)-(3) of a :data:`PREREGISTERED` rule on ``rows`` (the default's and the candidate's
-    on the same truths), its check (2) in the form ``logit_check``: one line per check, each ending
-    in "holds" or "fails"."""
+    on the same truths), its check (2) in the form ``logit_check``; a check without paired truths
+    does not hold."""
     label = json.dumps(option, sort_keys=True)
     cells = {(f, n): pairs for (options, f, n), pairs in paired_cells(rows).items() if options == label}
-    lines = []
-    for family, check in (("beta_mixture", 1), ("logit_mixture", 2)):
+    checks = []
+    for family, number in (("beta_mixture", 1), ("logit_mixture", 2)):
         parts, holds = [], True
         for (f, n), pairs in cells.items():
             if f != family:
@@ -644,20 +653,16 @@ def preregistered_verdict(rows: list[dict], option: dict, logit_check: str = "no
             a, b = column([p[0] for p in pairs], "cov95"), column([p[1] for p in pairs], "cov95")
             diff, se = (b - a).mean(), (b - a).std(ddof=1) / np.sqrt(a.size)
             not_lower = diff >= -2 * se or (logit_check == "not_lower_below_level" and b.mean() >= 0.95)
-            ok = diff > 2 * se if check == 1 else (BAR[0] <= b.mean() <= BAR[1] and not_lower)
-            holds &= bool(ok)
+            holds &= bool(diff > 2 * se if number == 1 else (BAR[0] <= b.mean() <= BAR[1] and not_lower))
             parts.append(f"N = {n}: {b.mean():.4f} against {a.mean():.4f}, difference {diff:+.4f} (se {se:.4f})")
-        lines.append(f"({check}) {family}: " + "; ".join(parts) + (": holds" if holds else ": fails"))
-    ratios = {
-        (f, n): column([p[1] for p in pairs], "mae").mean() / column([p[0] for p in pairs], "mae").mean()
-        for (f, n), pairs in cells.items()
-    }
-    worst = max(ratios.values()) if ratios else float("nan")
-    lines.append(
-        f"(3) MAE ratio to the default's, largest over the cells: {worst:.3f}"
-        + (": holds" if worst <= 1.05 else ": fails")
-    )
-    return lines
+        checks.append(Check(number, f"{family}: " + "; ".join(parts), holds and bool(parts)))
+    ratios = [
+        column([p[1] for p in pairs], "mae").mean() / column([p[0] for p in pairs], "mae").mean()
+        for pairs in cells.values()
+    ]
+    worst = max(ratios) if ratios else float("nan")
+    checks.append(Check(3, f"MAE ratio to the default's, largest over the cells: {worst:.3f}", worst <= 1.05))
+    return checks
 
 
 def summary(path: Path, worst: int = 12) -> str:

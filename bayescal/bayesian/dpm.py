@@ -59,9 +59,10 @@ prediction grid must give; with fewer the grid is spaced on the asinh scale (:me
 SELECT_PILOT_DRAWS = 100
 """Kept draws per chain on which ``components="select"`` with the sampler compares the families;
 the kept family's chains then run on to ``draws`` and the other's stop (:meth:`DPMCalibrator._select_in_stretches`)."""
-SELECT_SCORES = {"points": 1, "labels": 0}
+SELECT_SCORES = {"points": (1, "joint"), "labels": (0, "label")}
 r"""The leave-one-out scores by which ``components="select"`` can compare the families, each with its
-place in :func:`bayescal.bayesian.averaging.loo_log_scores`' result: of the points,
+place in :func:`bayescal.bayesian.averaging.loo_log_scores`' result and its name in
+``diagnostics_["family_selection"]`` (``elpd_<name>_...``): of the points,
 :math:`\log p(t_i, y_i \mid D_{-i})`, or of the labels, :math:`\log p(y_i \mid t_i, D_{-i})`."""
 SELECT_SCORE = "points"
 """The leave-one-out score ``components="select"`` compares the families by (:data:`SELECT_SCORES`;
@@ -514,29 +515,29 @@ class DPMCalibrator(PosteriorClassConditional, BayesianCalibrator):
 
         families = list(fits)
         selection: dict[str, Any] = {}
-        name = "joint" if SELECT_SCORE == "points" else "label"
+        score, name = SELECT_SCORES[SELECT_SCORE]
         inputs = self._loo_inputs(prep, {f: fit[0] for f, fit in fits.items()}, None, "components='select'")
         if inputs is None:
             chosen = families[0]
         else:
             log_joints, y, reffs, counts = inputs
             scores = {f: loo_log_scores(log_joints[f], y, reffs[f]) for f in families}
-            score = SELECT_SCORES[SELECT_SCORE]
             elpd = {f: float((counts * scores[f][score]).sum()) for f in families}
             chosen = max(families, key=lambda f: elpd[f])
             runner_up = max((f for f in families if f != chosen), key=lambda f: elpd[f])
             gap = scores[chosen][score] - scores[runner_up][score]
             n_units = counts.sum()
             sd = np.sqrt(np.average((gap - np.average(gap, weights=counts)) ** 2, weights=counts))
+            lead, lead_se = float((counts * gap).sum()), float(np.sqrt(n_units) * sd)
+            if lead < SELECT_AVERAGE_WITHIN * lead_se:
+                chosen = AVERAGED
             selection = {f"elpd_{name}_{f}": elpd[f] for f in families} | {
-                f"elpd_{name}_diff": float((counts * gap).sum()),
-                f"elpd_{name}_diff_se": float(np.sqrt(n_units) * sd),
+                f"elpd_{name}_diff": lead,
+                f"elpd_{name}_diff_se": lead_se,
                 "pareto_k_max": float(np.nanmax([scores[f][2] for f in families])),
                 "n_points": int(y.size),
                 "n_units": float(n_units),
             }
-        if selection and selection[f"elpd_{name}_diff"] < SELECT_AVERAGE_WITHIN * selection[f"elpd_{name}_diff_se"]:
-            chosen = AVERAGED
         for f in families:
             if chosen != AVERAGED and f != chosen:
                 del self.diagnostics_[f]
